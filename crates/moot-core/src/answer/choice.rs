@@ -1,0 +1,196 @@
+//! The `choice` kind: option letters A–J, or an option's text when the options are known.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::Answer;
+
+/// A letter at the start of an answer span: `B`, `(B)`, `B)`, `[B]`, `option B`, `b.`.
+static LEADING_LETTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[\s:=\-]*(?:(?i:option|choice|letter)\s*)?([\(\[])?([A-Ja-j])([\)\]])?([^A-Za-z0-9]|$)")
+        .expect("valid regex")
+});
+static PAREN_LETTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\(([A-J])\)").expect("valid regex"));
+static NAMED_LETTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i:option|choice)\s+\(?([A-J])\b").expect("valid regex"));
+static BOLD_LETTER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\*\*\(?([A-J])\)?[.:)]?\*\*").expect("valid regex"));
+/// A line that is just a letter with optional markup: `B`, `(B)`, `B) Paris`, `**B.**`.
+static LETTER_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[\s*#>]*\(?([A-J])(?:[\).:]|\s*$)").expect("valid regex")
+});
+
+fn index_of(letter: char, options: &[String]) -> Option<u8> {
+    let upper = letter.to_ascii_uppercase();
+    if !('A'..='J').contains(&upper) {
+        return None;
+    }
+    let index = upper as u8 - b'A';
+    if !options.is_empty() && usize::from(index) >= options.len() {
+        return None;
+    }
+    Some(index)
+}
+
+fn clean(span: &str) -> String {
+    span.replace("**", "")
+        .replace("\\text{", "")
+        .replace("\\textbf{", "")
+        .replace(['$', '}', '{'], "")
+}
+
+fn fold(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_string()
+}
+
+/// The whole string is an option: a letter (`"B"`, `"(b)"`, `"B."`) or an option's text.
+pub(super) fn parse_exact(s: &str, options: &[String]) -> Option<Answer> {
+    let cleaned = clean(s);
+    let bare = cleaned
+        .trim()
+        .trim_matches(|c: char| matches!(c, '(' | ')' | '[' | ']' | '.' | ':' | '*'))
+        .trim();
+    let mut chars = bare.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        return index_of(c, options).map(Answer::choice);
+    }
+    let folded = fold(s);
+    options
+        .iter()
+        .position(|o| fold(o) == folded && !folded.is_empty())
+        .and_then(|i| u8::try_from(i).ok())
+        .map(Answer::choice)
+}
+
+/// The option an answer span names.
+pub(super) fn from_span(span: &str, options: &[String]) -> Option<Answer> {
+    let cleaned = clean(span);
+    let text = cleaned.trim();
+    if let Some(c) = LEADING_LETTER.captures(text) {
+        let letter = c.get(2).map_or(' ', |m| m.as_str().chars().next().unwrap_or(' '));
+        let bracketed = c.get(1).is_some() || c.get(3).is_some();
+        let after = &text[c.get(0).map_or(0, |m| m.end())..];
+        let closes_span = after.trim().is_empty() || after.starts_with(['.', ':', ',']) || after.starts_with(" -");
+        // "a"/"I" are words: take a bare A or I only when nothing word-like follows it, and a
+        // lowercase letter only when bracketed or alone.
+        let plausible = if letter.is_ascii_lowercase() {
+            bracketed || closes_span
+        } else if matches!(letter, 'A' | 'I') && !bracketed {
+            closes_span || !after.trim_start().starts_with(|c: char| c.is_ascii_lowercase())
+        } else {
+            true
+        };
+        if plausible {
+            if let Some(i) = index_of(letter, options) {
+                return Some(Answer::choice(i));
+            }
+        }
+    }
+    for re in [&*PAREN_LETTER, &*NAMED_LETTER] {
+        if let Some(i) = re
+            .captures(text)
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().chars().next())
+            .and_then(|l| index_of(l, options))
+        {
+            return Some(Answer::choice(i));
+        }
+    }
+    option_text_in(text, options)
+}
+
+/// The longest option text that the span contains as whole words.
+fn option_text_in(span: &str, options: &[String]) -> Option<Answer> {
+    let haystack = format!(" {} ", fold_words(span));
+    options
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| {
+            let needle = fold_words(o);
+            (!needle.is_empty() && haystack.contains(&format!(" {needle} "))).then_some((i, needle.len()))
+        })
+        .max_by_key(|&(i, len)| (len, std::cmp::Reverse(i)))
+        .and_then(|(i, _)| u8::try_from(i).ok())
+        .map(Answer::choice)
+}
+
+/// Lowercase words separated by single spaces, punctuation dropped.
+fn fold_words(s: &str) -> String {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// No marker: a last line that is just a letter (`B) Paris`, `**C**`), else the last bold
+/// letter, else the last `(X)`, else an option text on the last line.
+pub(super) fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> {
+    let letter_of = |c: regex::Captures<'_>| {
+        c.get(1)
+            .and_then(|m| m.as_str().chars().next())
+            .and_then(|l| index_of(l, options))
+    };
+    if let Some(last) = super::span::last_line(text) {
+        if let Some(i) = LETTER_LINE.captures(last).and_then(letter_of) {
+            return Some(Answer::choice(i));
+        }
+    }
+    for re in [&*BOLD_LETTER, &*PAREN_LETTER] {
+        if let Some(i) = re.captures_iter(text).last().and_then(letter_of) {
+            return Some(Answer::choice(i));
+        }
+    }
+    super::span::last_line(text).and_then(|l| option_text_in(l, options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Vec<String> {
+        ["Paris", "London", "Berlin", "New York City"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn letters_in_spans() {
+        let none: &[String] = &[];
+        let l = |s: &str| from_span(s, none).map(|a| a.canonical);
+        assert_eq!(l(" (B)"), Some("B".into()));
+        assert_eq!(l(" B) Paris"), Some("B".into()));
+        assert_eq!(l(" **C**"), Some("C".into()));
+        assert_eq!(l(" b"), Some("B".into()));
+        assert_eq!(l(" option D."), Some("D".into()));
+        assert_eq!(l(" a bit tricky, but (C)"), Some("C".into()));
+        assert_eq!(l(" A."), Some("A".into()));
+        assert_eq!(l(" I think it is (D)"), Some("D".into()));
+        assert_eq!(l(" K"), None);
+    }
+
+    #[test]
+    fn option_texts_map_to_letters() {
+        let o = opts();
+        assert_eq!(from_span(" Paris.", &o).map(|a| a.canonical), Some("A".into()));
+        assert_eq!(from_span(" the city of new york city", &o).map(|a| a.canonical), Some("D".into()));
+        assert_eq!(parse_exact("London", &o).map(|a| a.canonical), Some("B".into()));
+        // E is out of range when four options are given.
+        assert_eq!(parse_exact("E", &o), None);
+    }
+
+    #[test]
+    fn whole_text_fallbacks() {
+        let none: &[String] = &[];
+        let w = |s: &str| from_whole_text(s, none).map(|a| a.canonical);
+        assert_eq!(w("Looking at each option...\n\nB) 42"), Some("B".into()));
+        assert_eq!(w("I pick **C** here because it fits."), Some("C".into()));
+        assert_eq!(w("A good way to see this is (D) fits."), Some("D".into()));
+        assert_eq!(w("A good way to see this."), None);
+    }
+}

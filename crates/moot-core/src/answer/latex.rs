@@ -1,0 +1,445 @@
+//! LaTeX answer normalisation and evaluation for the `math` kind (DESIGN §4).
+//!
+//! Normalisation makes equal-looking answers equal strings (`\dfrac12` and `\frac{1}{2}`,
+//! `\left( 3, \frac{\pi}{2} \right)` and `(3,\frac{\pi}{2})`, `90^\circ` and `90`). Evaluation turns
+//! the numeric ones into values, so `0.5`, `\frac{1}{2}` and `1/2` agree, as do `\sqrt{8}` and
+//! `2\sqrt{2}`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::number::{approx_eq_f64, format_f64};
+use super::span::balanced_group;
+
+static TEXT_COMMANDS: &[&str] = &[
+    "\\text", "\\textbf", "\\textit", "\\mathrm", "\\mathbf", "\\mbox", "\\operatorname",
+];
+static VARIABLE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?\s*(?:=|\\in)\s*").expect("valid regex")
+});
+static TRAILING_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.*?[0-9}).])\s+(?:[a-zA-Z]+\.?\s*){1,3}$").expect("valid regex")
+});
+static THOUSANDS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$").expect("valid regex"));
+
+/// Normalises a LaTeX answer to a comparable string: no spaces, no `$`, `\left`/`\right`,
+/// `\dfrac`→`\frac`, units and degree signs removed, `x =` prefix removed, no trailing period.
+pub fn normalize(raw: &str) -> String {
+    let mut s = raw.trim().to_string();
+    for (from, to) in [
+        ("\\(", ""),
+        ("\\)", ""),
+        ("\\[", ""),
+        ("\\]", ""),
+        ("\\$", ""),
+        ("$", ""),
+        ("\\displaystyle", ""),
+        ("\\left", ""),
+        ("\\right", ""),
+        ("\\dfrac", "\\frac"),
+        ("\\tfrac", "\\frac"),
+        ("\\!", ""),
+        ("\\,", ""),
+        ("\\;", ""),
+        ("\\:", ""),
+        ("\\quad", ""),
+        ("~", " "),
+        ("^\\circ", ""),
+        ("^{\\circ}", ""),
+        ("\\circ", ""),
+        ("°", ""),
+        ("\\degree", ""),
+        ("\\%", ""),
+        ("%", ""),
+        ("{,}", ""),
+        ("\\cdot", "*"),
+        ("\\times", "*"),
+        ("−", "-"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s = strip_text_commands(&s);
+    s = s.trim().trim_end_matches(['.', ',']).trim().to_string();
+    if let Some(m) = VARIABLE_PREFIX.find(&s) {
+        let rest = &s[m.end()..];
+        if !rest.contains('=') && !rest.trim().is_empty() {
+            s = rest.to_string();
+        }
+    }
+    if let Some(c) = TRAILING_WORDS.captures(&s) {
+        let head = c.get(1).map_or("", |m| m.as_str());
+        if !head.contains('\\') || head.ends_with('}') {
+            s = head.to_string();
+        }
+    }
+    let mut s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    if THOUSANDS.is_match(&s) {
+        s = s.replace(',', "");
+    }
+    s = brace_short_arguments(&s);
+    s = s.trim_end_matches('.').to_string();
+    if let Some(stripped) = s.strip_prefix('.') {
+        s = format!("0.{stripped}");
+    }
+    s
+}
+
+/// Unwraps `\text{…}`-like groups. A group that follows other content is a unit
+/// (`10 \text{ dollars}`) and is dropped; a group that is the whole answer (`\text{(B)}`) is kept.
+fn strip_text_commands(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    loop {
+        let next = TEXT_COMMANDS
+            .iter()
+            .filter_map(|cmd| {
+                rest.find(cmd).and_then(|pos| {
+                    let after = pos + cmd.len();
+                    rest[after..].starts_with('{').then_some((pos, after))
+                })
+            })
+            .min();
+        let Some((pos, open)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..pos]);
+        match balanced_group(rest, open) {
+            Some((inner, end)) => {
+                let is_unit = !out.trim().is_empty()
+                    && inner.trim().chars().all(|c| c.is_alphabetic() || c == ' ' || c == '.')
+                    && !inner.trim().is_empty();
+                if !is_unit {
+                    out.push_str(inner);
+                }
+                rest = &rest[end..];
+            }
+            None => {
+                out.push_str(&rest[pos..]);
+                return out;
+            }
+        }
+    }
+}
+
+/// `\frac12` → `\frac{1}{2}`, `\sqrt2` → `\sqrt{2}`, `x^{2}` → `x^2`.
+fn brace_short_arguments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let rest: String = chars[i..].iter().take(6).collect();
+        let (cmd, arity) = if rest.starts_with("\\frac") {
+            ("\\frac", 2)
+        } else if rest.starts_with("\\sqrt") {
+            ("\\sqrt", 1)
+        } else {
+            ("", 0)
+        };
+        if arity > 0 {
+            out.push_str(cmd);
+            i += cmd.chars().count();
+            for _ in 0..arity {
+                match chars.get(i) {
+                    Some('{') | Some('[') | None => break,
+                    Some(&c) if c.is_ascii_alphanumeric() => {
+                        out.push('{');
+                        out.push(c);
+                        out.push('}');
+                        i += 1;
+                    }
+                    Some(_) => break,
+                }
+            }
+            continue;
+        }
+        // ^{x} with a single character inside → ^x
+        if chars[i] == '^' && chars.get(i + 1) == Some(&'{') && chars.get(i + 3) == Some(&'}') {
+            if let Some(&c) = chars.get(i + 2) {
+                if c.is_ascii_alphanumeric() {
+                    out.push('^');
+                    out.push(c);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The numeric value of a normalised answer, if it is a closed-form number built from decimals,
+/// `+ - * /`, `^`, `\frac`, `\sqrt`, `\sqrt[n]`, `\pi`, `e` is not included (ambiguous with a
+/// variable), parentheses and implicit multiplication (`2\sqrt{2}`, `3\pi`).
+pub fn evaluate(normalized: &str) -> Option<f64> {
+    let mut p = Parser {
+        s: normalized.as_bytes(),
+        i: 0,
+    };
+    let v = p.expr()?;
+    (p.i == p.s.len() && v.is_finite()).then_some(v)
+}
+
+/// True when two normalised answers are the same: equal strings, equal values, or tuples /
+/// intervals with the same brackets whose elements are pairwise the same.
+pub fn equivalent(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    if let (Some(x), Some(y)) = (evaluate(a), evaluate(b)) {
+        return approx_eq_f64(x, y);
+    }
+    match (split_tuple(a), split_tuple(b)) {
+        (Some((ao, ac, ai)), Some((bo, bc, bi))) => {
+            ao == bo && ac == bc && ai.len() == bi.len() && ai.len() > 1
+                && ai.iter().zip(&bi).all(|(x, y)| equivalent(x, y))
+        }
+        _ => false,
+    }
+}
+
+/// Canonical text for a normalised answer: its value when it evaluates to a plain number
+/// written as a decimal or integer, otherwise the normalised LaTeX itself.
+pub fn canonical(normalized: &str) -> String {
+    if normalized.parse::<f64>().is_ok() {
+        if let Some(v) = evaluate(normalized) {
+            return format_f64(v);
+        }
+    }
+    normalized.to_string()
+}
+
+/// `(a,b)`, `[a,b)`, `\{a,b\}` → brackets and top-level elements. A bare `a,b` counts as a tuple
+/// with no brackets.
+fn split_tuple(s: &str) -> Option<(String, String, Vec<String>)> {
+    let (open, close, inner) = if let Some(inner) = s.strip_prefix("\\{").and_then(|r| r.strip_suffix("\\}")) {
+        ("{".to_string(), "}".to_string(), inner)
+    } else {
+        let first = s.chars().next()?;
+        let last = s.chars().last()?;
+        if matches!(first, '(' | '[') && matches!(last, ')' | ']') && s.len() >= 2 {
+            (first.to_string(), last.to_string(), &s[1..s.len() - 1])
+        } else {
+            (String::new(), String::new(), s)
+        }
+    };
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut current = String::new();
+    for c in inner.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    parts.push(current);
+    (parts.len() > 1).then_some((open, close, parts))
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn eat(&mut self, token: &str) -> bool {
+        if self.s[self.i..].starts_with(token.as_bytes()) {
+            self.i += token.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expr(&mut self) -> Option<f64> {
+        let mut v = self.term()?;
+        loop {
+            if self.eat("+") {
+                v += self.term()?;
+            } else if self.eat("-") {
+                v -= self.term()?;
+            } else {
+                return Some(v);
+            }
+        }
+    }
+
+    fn term(&mut self) -> Option<f64> {
+        let mut v = self.unary()?;
+        loop {
+            if self.eat("*") {
+                v *= self.unary()?;
+            } else if self.eat("/") {
+                let d = self.unary()?;
+                if d == 0.0 {
+                    return None;
+                }
+                v /= d;
+            } else if self.starts_atom() {
+                v *= self.power()?;
+            } else {
+                return Some(v);
+            }
+        }
+    }
+
+    fn unary(&mut self) -> Option<f64> {
+        if self.eat("-") {
+            return Some(-self.unary()?);
+        }
+        if self.eat("+") {
+            return self.unary();
+        }
+        self.power()
+    }
+
+    fn power(&mut self) -> Option<f64> {
+        let base = self.atom()?;
+        if self.eat("^") {
+            let exponent = if self.peek() == Some(b'{') {
+                self.group()?
+            } else if self.peek() == Some(b'-') {
+                self.i += 1;
+                -self.atom()?
+            } else {
+                self.atom()?
+            };
+            return Some(base.powf(exponent));
+        }
+        Some(base)
+    }
+
+    fn starts_atom(&self) -> bool {
+        match self.peek() {
+            Some(c) if c.is_ascii_digit() || c == b'.' || c == b'(' || c == b'{' => true,
+            Some(b'\\') => ["\\pi", "\\frac", "\\sqrt"]
+                .iter()
+                .any(|t| self.s[self.i..].starts_with(t.as_bytes())),
+            _ => false,
+        }
+    }
+
+    fn group(&mut self) -> Option<f64> {
+        if !self.eat("{") {
+            return None;
+        }
+        let v = self.expr()?;
+        self.eat("}").then_some(v)
+    }
+
+    fn atom(&mut self) -> Option<f64> {
+        match self.peek()? {
+            b'(' => {
+                self.i += 1;
+                let v = self.expr()?;
+                self.eat(")").then_some(v)
+            }
+            b'{' => self.group(),
+            c if c.is_ascii_digit() || c == b'.' => self.number(),
+            b'\\' => {
+                if self.eat("\\pi") {
+                    Some(std::f64::consts::PI)
+                } else if self.eat("\\frac") {
+                    let n = self.group()?;
+                    let d = self.group()?;
+                    (d != 0.0).then(|| n / d)
+                } else if self.eat("\\sqrt") {
+                    let root = if self.eat("[") {
+                        let r = self.expr()?;
+                        if !self.eat("]") {
+                            return None;
+                        }
+                        r
+                    } else {
+                        2.0
+                    };
+                    let v = self.group()?;
+                    if v < 0.0 || root == 0.0 {
+                        return None;
+                    }
+                    Some(v.powf(1.0 / root))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn number(&mut self) -> Option<f64> {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'.') {
+            self.i += 1;
+        }
+        std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_common_variants() {
+        assert_eq!(normalize(r"\dfrac{1}{2}"), r"\frac{1}{2}");
+        assert_eq!(normalize(r"\frac12"), r"\frac{1}{2}");
+        assert_eq!(normalize(r"\left( 3, \frac{\pi}{2} \right)"), r"(3,\frac{\pi}{2})");
+        assert_eq!(normalize(r"90^\circ"), "90");
+        assert_eq!(normalize(r"10 \text{ dollars}"), "10");
+        assert_eq!(normalize(r"x = 5"), "5");
+        assert_eq!(normalize(r"5."), "5");
+        assert_eq!(normalize(r"\text{(B)}"), "(B)");
+        assert_eq!(normalize(r"1{,}000"), "1000");
+        assert_eq!(normalize("1,000"), "1000");
+        assert_eq!(normalize(r"$\sqrt2$"), r"\sqrt{2}");
+        assert_eq!(normalize(r"x^{2}+1"), "x^2+1");
+        assert_eq!(normalize("12 cm"), "12");
+        assert_eq!(normalize(r"\$18.50"), "18.50");
+    }
+
+    #[test]
+    fn evaluates_closed_forms() {
+        let close = |s: &str, v: f64| {
+            let got = evaluate(&normalize(s)).unwrap_or(f64::NAN);
+            assert!(approx_eq_f64(got, v), "{s}: {got} != {v}");
+        };
+        close(r"\frac{1}{2}", 0.5);
+        close(r"2\sqrt{2}", 8f64.sqrt());
+        close(r"\frac{3\pi}{2}", 1.5 * std::f64::consts::PI);
+        close(r"3\pi/2", 1.5 * std::f64::consts::PI);
+        close(r"\sqrt[3]{27}", 3.0);
+        close(r"-\frac{\sqrt{3}}{2}", -(3f64.sqrt()) / 2.0);
+        close("2^{10}", 1024.0);
+        close("(1+2)*3", 9.0);
+        assert_eq!(evaluate("x+1"), None);
+        assert_eq!(evaluate(r"\frac{1}{0}"), None);
+        assert_eq!(evaluate("(1,2)"), None);
+    }
+
+    #[test]
+    fn equivalence_covers_values_and_tuples() {
+        assert!(equivalent(&normalize("0.5"), &normalize(r"\frac{1}{2}")));
+        assert!(equivalent(&normalize(r"\sqrt{8}"), &normalize(r"2\sqrt{2}")));
+        assert!(equivalent(
+            &normalize(r"\left(3, \frac{\pi}{2}\right)"),
+            &normalize(r"(3,\dfrac{\pi}{2})")
+        ));
+        assert!(!equivalent(&normalize("(1,2)"), &normalize("[1,2]")));
+        assert!(!equivalent(&normalize(r"\frac{1}{3}"), &normalize("0.33")));
+        assert!(equivalent("x^2+1", "x^2+1"));
+    }
+}

@@ -1,0 +1,390 @@
+//! Answers: extraction from response text, canonical forms and equivalence (DESIGN §4).
+//!
+//! An [`Answer`] is the comparable value extracted from a response. "No answer" is not an
+//! `Answer`: extraction returns `Option<Answer>`, and `None` is never equivalent to a gold answer.
+
+mod choice;
+pub mod latex;
+pub mod number;
+mod span;
+mod text;
+mod yes_no;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use number::Number;
+use span::{candidate_spans, solution_section, Span, SpanSource};
+
+/// How a response's answer is read and compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerKind {
+    /// The final number; equal within relative 1e-6.
+    Numeric,
+    /// An option letter A–J (or the option's text when the options are known).
+    Choice,
+    /// yes / no (true / false).
+    YesNo,
+    /// A LaTeX expression; equal when normalised strings match or values agree.
+    Math,
+    /// Free text, compared after case and whitespace folding.
+    Text,
+}
+
+impl AnswerKind {
+    pub const ALL: [AnswerKind; 5] = [
+        AnswerKind::Numeric,
+        AnswerKind::Choice,
+        AnswerKind::YesNo,
+        AnswerKind::Math,
+        AnswerKind::Text,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AnswerKind::Numeric => "numeric",
+            AnswerKind::Choice => "choice",
+            AnswerKind::YesNo => "yes-no",
+            AnswerKind::Math => "math",
+            AnswerKind::Text => "text",
+        }
+    }
+}
+
+impl fmt::Display for AnswerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown answer kind {0:?} (expected one of numeric, choice, yes-no, math, text)")]
+pub struct UnknownAnswerKind(pub String);
+
+impl FromStr for AnswerKind {
+    type Err = UnknownAnswerKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        AnswerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownAnswerKind(s.to_string()))
+    }
+}
+
+/// The comparable value behind an answer.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Number(Number),
+    /// Zero-based option index (0 = A).
+    Choice(u8),
+    YesNo(bool),
+    /// A normalised LaTeX string.
+    Math(String),
+    Text(String),
+}
+
+/// An extracted, normalised answer of one [`AnswerKind`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    kind: AnswerKind,
+    canonical: String,
+    value: Value,
+}
+
+/// What extraction may know about the question besides the response text.
+#[derive(Debug, Clone, Default)]
+pub struct ExtractContext<'a> {
+    /// Option texts, in order A, B, C, … (choice kind).
+    pub options: &'a [String],
+}
+
+impl Answer {
+    /// Extracts the final answer of `kind` from a model's response, or `None` when the response
+    /// states none that can be read.
+    pub fn extract(kind: AnswerKind, response: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+        // A freemad-style SOLUTION section is the answer's home; search it first.
+        if let Some(section) = solution_section(response) {
+            if let Some(a) = extract_from(kind, section, ctx) {
+                return Some(a);
+            }
+        }
+        extract_from(kind, response, ctx)
+    }
+
+    /// Reads a string that is meant to be an answer already (a gold answer, a stored answer, a
+    /// trajectory cell): taken whole when it is a bare answer (`"025"`, `"(B)"`, `"True"`,
+    /// `"\frac{1}{2}"`), otherwise extracted as from a response (`"#### 18"`).
+    pub fn parse(kind: AnswerKind, s: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+        let whole = match kind {
+            AnswerKind::Numeric => number_from_span(s, false),
+            AnswerKind::Choice => choice::parse_exact(s, ctx.options),
+            AnswerKind::YesNo => yes_no::parse_exact(s),
+            AnswerKind::Math => math_from_span(s),
+            AnswerKind::Text => text::from_span(s),
+        };
+        let whole = whole.filter(|_| !s.contains("\\boxed") && !s.contains("####"));
+        whole.or_else(|| Answer::extract(kind, s, ctx))
+    }
+
+    pub fn kind(&self) -> AnswerKind {
+        self.kind
+    }
+
+    /// The canonical text: integers without separators, other numbers as shortest decimals,
+    /// one uppercase letter, `yes`/`no`, normalised LaTeX, folded text.
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
+    /// The numeric value, when the answer has one.
+    pub fn numeric_value(&self) -> Option<f64> {
+        match &self.value {
+            Value::Number(n) => Some(n.value()),
+            Value::Math(m) => latex::evaluate(m),
+            _ => None,
+        }
+    }
+
+    /// Whether two answers are the same answer under their kind. Answers of different kinds
+    /// are never equivalent.
+    pub fn equivalent(&self, other: &Answer) -> bool {
+        match (&self.value, &other.value) {
+            (Value::Number(a), Value::Number(b)) => a.approx_eq(b),
+            (Value::Choice(a), Value::Choice(b)) => a == b,
+            (Value::YesNo(a), Value::YesNo(b)) => a == b,
+            (Value::Math(a), Value::Math(b)) => latex::equivalent(a, b),
+            (Value::Text(a), Value::Text(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    fn number(n: Number) -> Answer {
+        Answer {
+            kind: AnswerKind::Numeric,
+            canonical: n.canonical().to_string(),
+            value: Value::Number(n),
+        }
+    }
+
+    fn choice(index: u8) -> Answer {
+        Answer {
+            kind: AnswerKind::Choice,
+            canonical: char::from(b'A' + index).to_string(),
+            value: Value::Choice(index),
+        }
+    }
+
+    fn yes_no(yes: bool) -> Answer {
+        Answer {
+            kind: AnswerKind::YesNo,
+            canonical: if yes { "yes" } else { "no" }.to_string(),
+            value: Value::YesNo(yes),
+        }
+    }
+
+    fn math(normalized: String) -> Answer {
+        Answer {
+            kind: AnswerKind::Math,
+            canonical: latex::canonical(&normalized),
+            value: Value::Math(normalized),
+        }
+    }
+
+    fn text(folded: String) -> Answer {
+        Answer {
+            kind: AnswerKind::Text,
+            canonical: folded.clone(),
+            value: Value::Text(folded),
+        }
+    }
+}
+
+impl fmt::Display for Answer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.canonical)
+    }
+}
+
+/// True when `extracted` is an answer equivalent to `gold`; `None` is never correct.
+pub fn is_correct(extracted: Option<&Answer>, gold: &Answer) -> bool {
+    extracted.is_some_and(|a| a.equivalent(gold))
+}
+
+fn extract_from(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+    let spans = candidate_spans(text);
+    for span in &spans {
+        if let Some(a) = from_span(kind, span, ctx) {
+            return Some(a);
+        }
+    }
+    whole_text_fallback(kind, text, ctx)
+}
+
+fn from_span(kind: AnswerKind, span: &Span<'_>, ctx: &ExtractContext<'_>) -> Option<Answer> {
+    let explicit = span.source != SpanSource::Marker;
+    match kind {
+        AnswerKind::Numeric => number_from_span(span.text, !explicit),
+        AnswerKind::Choice => choice::from_span(span.text, ctx.options),
+        AnswerKind::YesNo => yes_no::from_span(span.text),
+        AnswerKind::Math => {
+            if explicit {
+                math_from_span(span.text)
+            } else {
+                math_from_marker(span.text)
+            }
+        }
+        AnswerKind::Text => text::from_span(span.text),
+    }
+}
+
+fn whole_text_fallback(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+    match kind {
+        // The last number in the response is the usual closing statement ("…, so she earns $18.").
+        AnswerKind::Numeric => number::scan_numbers(text)
+            .pop()
+            .map(|f| Answer::number(f.number)),
+        AnswerKind::Choice => choice::from_whole_text(text, ctx.options),
+        AnswerKind::YesNo => yes_no::from_whole_text(text),
+        // A math answer without a box or a marker is not trusted: prose is full of expressions.
+        AnswerKind::Math => None,
+        AnswerKind::Text => span::last_line(text).and_then(text::from_span),
+    }
+}
+
+/// A number from an answer span. A LaTeX value (`\frac{1}{2}`, `2\sqrt{2}`) counts; otherwise
+/// the text after the last `=` of the first sentence, first number there. For marker spans
+/// (`sentence_only`), only the first sentence is read, so "42. (Check: 6*7.)" gives 42.
+fn number_from_span(span_text: &str, sentence_only: bool) -> Option<Answer> {
+    let text = if sentence_only {
+        span::first_sentence(span_text)
+    } else {
+        span_text
+    };
+    let normalized = latex::normalize(text);
+    if let Some(v) = latex::evaluate(&normalized) {
+        // Integer-looking literals keep their exact digits; computed values use their value.
+        let n = Number::parse_exact(&normalized).or_else(|| Number::from_f64(v))?;
+        return Some(Answer::number(n));
+    }
+    let text = text.replace("{,}", ",").replace("\\!", "");
+    let tail = text.rsplit('=').next().unwrap_or(&text);
+    let tail_frac = latex_fraction_value(tail);
+    if let Some(n) = tail_frac {
+        return Some(Answer::number(n));
+    }
+    number::scan_numbers(tail)
+        .into_iter()
+        .next()
+        .map(|f| Answer::number(f.number))
+}
+
+/// The value of the first `\frac{…}{…}` in a span, for numeric answers written in LaTeX inside
+/// prose ("so $x = \frac{3}{4}$ of the cake").
+fn latex_fraction_value(text: &str) -> Option<Number> {
+    let pos = text.find("\\frac").or_else(|| text.find("\\dfrac"))?;
+    let first_number = number::scan_numbers(text).into_iter().next();
+    if first_number.is_some_and(|f| f.start < pos) {
+        return None;
+    }
+    let rest = &text[pos..];
+    let end = rest
+        .find(|c: char| c == '$' || c == '\n' || c == ',' || c == ' ')
+        .unwrap_or(rest.len());
+    let sign = text[..pos].trim_end().ends_with('-');
+    let v = latex::evaluate(&latex::normalize(&rest[..end]))?;
+    Number::from_f64(if sign { -v } else { v })
+}
+
+fn math_from_span(span_text: &str) -> Option<Answer> {
+    let normalized = latex::normalize(span_text);
+    (!normalized.is_empty()).then(|| Answer::math(normalized))
+}
+
+/// A math answer after a marker: the first inline-math group (`$…$`, `\(…\)`) if there is one,
+/// else the first sentence.
+fn math_from_marker(span_text: &str) -> Option<Answer> {
+    let inline = inline_math(span_text);
+    let text = inline.unwrap_or_else(|| span::first_sentence(span_text));
+    let text = text.trim().trim_matches('*').trim();
+    math_from_span(text)
+}
+
+fn inline_math(text: &str) -> Option<&str> {
+    for (open, close) in [("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")] {
+        if let Some(start) = text.find(open) {
+            let inner_start = start + open.len();
+            if let Some(len) = text[inner_start..].find(close) {
+                return Some(&text[inner_start..inner_start + len]);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ex(kind: AnswerKind, text: &str) -> Option<String> {
+        Answer::extract(kind, text, &ExtractContext::default()).map(|a| a.canonical)
+    }
+
+    #[test]
+    fn kind_names_round_trip() {
+        for k in AnswerKind::ALL {
+            assert_eq!(k.name().parse::<AnswerKind>(), Ok(k));
+        }
+        assert!("number".parse::<AnswerKind>().is_err());
+    }
+
+    #[test]
+    fn numeric_extraction_styles() {
+        use AnswerKind::Numeric as N;
+        assert_eq!(ex(N, r"So \boxed{18}."), Some("18".into()));
+        assert_eq!(ex(N, "16-3-4 = 9\n#### 18"), Some("18".into()));
+        assert_eq!(ex(N, "The answer is 18."), Some("18".into()));
+        assert_eq!(ex(N, "**Answer:** $1,250.50"), Some("1250.5".into()));
+        assert_eq!(ex(N, "<answer>7</answer> and 9"), Some("7".into()));
+        assert_eq!(ex(N, "Final Answer: | 94858 |"), Some("94858".into()));
+        assert_eq!(ex(N, "The answer is -42."), Some("-42".into()));
+        assert_eq!(ex(N, r"\boxed{\frac{1}{2}}"), Some("0.5".into()));
+        assert_eq!(ex(N, r"\boxed{10 \text{ dollars}}"), Some("10".into()));
+        assert_eq!(ex(N, r"so $x = 5$"), Some("5".into()));
+        assert_eq!(ex(N, "The answer is 42. (I double-checked with 6*7.)"), Some("42".into()));
+        assert_eq!(ex(N, "The answer is 16 - 3 - 4 = 9 eggs."), Some("9".into()));
+        assert_eq!(ex(N, "She has 3 apples, then 5, so 8 in total"), Some("8".into()));
+        assert_eq!(ex(N, "I cannot tell."), None);
+        assert_eq!(ex(N, r"\boxed{025}"), Some("25".into()));
+    }
+
+    #[test]
+    fn parse_reads_bare_answers_whole() {
+        let ctx = ExtractContext::default();
+        let p = |k, s| Answer::parse(k, s, &ctx).map(|a| a.canonical);
+        assert_eq!(p(AnswerKind::Numeric, "025"), Some("25".into()));
+        assert_eq!(p(AnswerKind::Numeric, "#### 72"), Some("72".into()));
+        assert_eq!(p(AnswerKind::Choice, "(B)"), Some("B".into()));
+        assert_eq!(p(AnswerKind::YesNo, "True"), Some("yes".into()));
+        assert_eq!(p(AnswerKind::Math, r"\dfrac{14}{3}"), Some(r"\frac{14}{3}".into()));
+        assert_eq!(p(AnswerKind::Text, "  Valid. "), Some("valid".into()));
+    }
+
+    #[test]
+    fn none_is_never_correct() {
+        let gold = Answer::parse(AnswerKind::Numeric, "18", &ExtractContext::default()).unwrap();
+        assert!(!is_correct(None, &gold));
+        assert!(is_correct(Some(&gold), &gold));
+    }
+
+    #[test]
+    fn kinds_never_cross_compare() {
+        let ctx = ExtractContext::default();
+        let n = Answer::parse(AnswerKind::Numeric, "1", &ctx).unwrap();
+        let m = Answer::parse(AnswerKind::Math, "1", &ctx).unwrap();
+        assert!(!n.equivalent(&m));
+    }
+}

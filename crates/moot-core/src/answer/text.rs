@@ -1,0 +1,44 @@
+//! The `text` kind: whitespace- and case-folded free text (freemad's behaviour).
+
+use super::Answer;
+
+/// Folds a span to comparable text: markdown emphasis, `\text{}`, quotes and a trailing period
+/// removed, lowercased, whitespace collapsed.
+pub(super) fn fold(span: &str) -> String {
+    let mut s = span.trim().to_string();
+    if let Some(inner) = s.strip_prefix("\\text{").and_then(|r| r.strip_suffix('}')) {
+        s = inner.to_string();
+    }
+    let s = s.replace("**", "").replace("__", "");
+    let s = s
+        .trim()
+        .trim_start_matches([':', '|'])
+        .trim_end_matches('|')
+        .trim()
+        .trim_matches(['"', '\'', '`', '“', '”', '‘', '’'])
+        .trim()
+        .trim_end_matches(['.', '!'])
+        .trim();
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+pub(super) fn from_span(span: &str) -> Option<Answer> {
+    let folded = fold(span);
+    (!folded.is_empty()).then(|| Answer::text(folded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds_markup_case_and_space() {
+        assert_eq!(fold("  **Valid**. "), "valid");
+        assert_eq!(fold("\"Apple   Banana\tcherry\""), "apple banana cherry");
+        assert_eq!(fold(": ] ) }"), "] ) }");
+        assert!(from_span(" ** ").is_none());
+    }
+}

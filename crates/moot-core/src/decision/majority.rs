@@ -1,0 +1,89 @@
+//! `majority-last`: plurality of the last round's answers.
+
+use super::{key_text, Action, Decision, DecisionRule, ScoreEvent, Tally, TieBreak};
+use crate::trajectory::Trajectory;
+
+pub(super) const NAME: &str = "majority-last";
+
+/// Plurality of the last round. Agents without a response do not vote; responses without an
+/// answer vote for the `None` key, which never wins. Deterministic ties go to the tied answer
+/// given first in agent order.
+#[derive(Debug, Clone)]
+pub struct MajorityLast {
+    tie_break: TieBreak,
+}
+
+impl MajorityLast {
+    pub fn new(tie_break: TieBreak) -> MajorityLast {
+        MajorityLast { tie_break }
+    }
+}
+
+impl DecisionRule for MajorityLast {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn decide(&self, trajectory: &Trajectory) -> Decision {
+        let round = trajectory.last_round();
+        let (tally, events) = votes(trajectory, round, Action::Vote);
+        tally.decide(NAME, self.tie_break, events)
+    }
+}
+
+/// One vote per responding agent in `round`, recorded as `action`.
+pub(super) fn votes(trajectory: &Trajectory, round: usize, action: Action) -> (Tally, Vec<ScoreEvent>) {
+    let mut tally = Tally::default();
+    let mut events = Vec::new();
+    for (agent, cell) in trajectory.round(round).enumerate() {
+        if !cell.responded() {
+            continue;
+        }
+        let key = cell.answer();
+        tally.add(key, 1.0);
+        events.push(ScoreEvent {
+            round,
+            agent: Some(agent),
+            action,
+            answer: key_text(key),
+            delta: 1.0,
+        });
+    }
+    (tally, events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::test_support::{score_of, traj};
+
+    fn decide(rows: &[&[&str]]) -> Option<String> {
+        MajorityLast::new(TieBreak::Deterministic)
+            .decide(&traj(rows))
+            .answer
+            .map(|a| a.canonical().to_string())
+    }
+
+    #[test]
+    fn plurality_of_last_round_only() {
+        assert_eq!(decide(&[&["A", "B"], &["A", "B"], &["A", "C"]]), Some("b".into()));
+    }
+
+    #[test]
+    fn none_never_wins() {
+        assert_eq!(decide(&[&["?"], &["?"], &["A"]]), Some("a".into()));
+        assert_eq!(decide(&[&["?"], &["?"]]), None);
+    }
+
+    #[test]
+    fn missing_agents_do_not_vote() {
+        let d = MajorityLast::new(TieBreak::Deterministic).decide(&traj(&[&["B", "-"], &["B", "-"], &["A", "A"]]));
+        assert_eq!(d.answer.as_ref().unwrap().canonical(), "a");
+        assert_eq!(score_of(&d, Some("b")), None);
+    }
+
+    #[test]
+    fn deterministic_tie_goes_to_first_agent_order() {
+        assert_eq!(decide(&[&["A", "C"], &["A", "B"], &["B", "B"], &["B", "C"]]), Some("c".into()));
+    }
+}

@@ -1,0 +1,17 @@
+//! `moot-core`: the pure domain of the moot debate engine.
+//!
+//! Everything here is deterministic and free of I/O and async, so that any stored debate can be
+//! re-decided, re-scored and re-measured offline (DESIGN §1, §3):
+//! - [`answer`]: extraction of a comparable answer from a model's response text, per answer kind.
+//! - [`trajectory`]: the agents × rounds matrix of answers that decision rules read.
+//! - [`decision`]: the decision rules (`majority-last`, `free-mad`, `max-consistency`).
+//! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
+
+pub mod answer;
+pub mod decision;
+pub mod metrics;
+pub mod trajectory;
+
+pub use answer::{Answer, AnswerKind};
+pub use decision::{build_rule, Decision, DecisionConfig, DecisionRule, TieBreak, RULES};
+pub use trajectory::{Cell, Trajectory};
