@@ -8,7 +8,7 @@ use super::Answer;
 
 /// A letter at the start of an answer span: `B`, `(B)`, `B)`, `[B]`, `option B`, `b.`.
 static LEADING_LETTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[\s:=\-]*(?:(?i:option|choice|letter)\s*)?([\(\[])?([A-Ja-j])([\)\]])?([^A-Za-z0-9]|$)")
+    Regex::new(r"^[\s:=\-|*]*(?:(?i:option|choice|letter)\s*)?([\(\[])?([A-Ja-j])([\)\]])?([^A-Za-z0-9]|$)")
         .expect("valid regex")
 });
 static PAREN_LETTER: LazyLock<Regex> =
@@ -19,7 +19,7 @@ static BOLD_LETTER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\*\*\(?([A-J])\)?[.:)]?\*\*").expect("valid regex"));
 /// A line that is just a letter with optional markup: `B`, `(B)`, `B) Paris`, `**B.**`.
 static LETTER_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[\s*#>]*\(?([A-J])(?:[\).:]|\s*$)").expect("valid regex")
+    Regex::new(r"^[\s*#>]*\(?([A-J])(?:[\).:]|\**\s*$)").expect("valid regex")
 });
 
 fn index_of(letter: char, options: &[String]) -> Option<u8> {
@@ -131,24 +131,30 @@ fn fold_words(s: &str) -> String {
 }
 
 /// No marker: a last line that is just a letter (`B) Paris`, `**C**`), else the last bold
-/// letter, else the last `(X)`, else an option text on the last line.
+/// letter of the closing lines, else the last `(X)` of the last line, else an option text on the
+/// last line. Letters earlier in the response are usually the options being discussed.
 pub(super) fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> {
     let letter_of = |c: regex::Captures<'_>| {
         c.get(1)
             .and_then(|m| m.as_str().chars().next())
             .and_then(|l| index_of(l, options))
     };
-    if let Some(last) = super::span::last_line(text) {
-        if let Some(i) = LETTER_LINE.captures(last).and_then(letter_of) {
+    let last = super::span::last_line(text)?;
+    if let Some(i) = LETTER_LINE.captures(last).and_then(letter_of) {
+        return Some(Answer::choice(i));
+    }
+    let closing: Vec<&str> = text.lines().rev().filter(|l| !l.trim().is_empty()).take(3).collect();
+    for line in closing {
+        if let Some(i) = BOLD_LETTER.captures_iter(line).last().and_then(letter_of) {
             return Some(Answer::choice(i));
         }
     }
-    for re in [&*BOLD_LETTER, &*PAREN_LETTER] {
-        if let Some(i) = re.captures_iter(text).last().and_then(letter_of) {
+    for re in [&*PAREN_LETTER, &*NAMED_LETTER] {
+        if let Some(i) = re.captures_iter(last).last().and_then(letter_of) {
             return Some(Answer::choice(i));
         }
     }
-    super::span::last_line(text).and_then(|l| option_text_in(l, options))
+    option_text_in(last, options)
 }
 
 #[cfg(test)]
@@ -191,6 +197,7 @@ mod tests {
         assert_eq!(w("Looking at each option...\n\nB) 42"), Some("B".into()));
         assert_eq!(w("I pick **C** here because it fits."), Some("C".into()));
         assert_eq!(w("A good way to see this is (D) fits."), Some("D".into()));
+        assert_eq!(w("(A) one\n(B) two\nIt is hard to pick between them."), None);
         assert_eq!(w("A good way to see this."), None);
     }
 }

@@ -143,14 +143,27 @@ fn brace_short_arguments(s: &str) -> String {
             i += cmd.chars().count();
             for _ in 0..arity {
                 match chars.get(i) {
-                    Some('{') | Some('[') | None => break,
+                    Some('{') => {
+                        // A braced argument: normalise inside it, so `\frac{\sqrt3}{3}` and the
+                        // next argument are both seen.
+                        let rest: String = chars[i..].iter().collect();
+                        match balanced_group(&rest, 0) {
+                            Some((inner, end)) => {
+                                out.push('{');
+                                out.push_str(&brace_short_arguments(inner));
+                                out.push('}');
+                                i += rest[..end].chars().count();
+                            }
+                            None => break,
+                        }
+                    }
                     Some(&c) if c.is_ascii_alphanumeric() => {
                         out.push('{');
                         out.push(c);
                         out.push('}');
                         i += 1;
                     }
-                    Some(_) => break,
+                    _ => break,
                 }
             }
             continue;
@@ -194,12 +207,29 @@ pub fn equivalent(a: &str, b: &str) -> bool {
         return approx_eq_f64(x, y);
     }
     match (split_tuple(a), split_tuple(b)) {
+        // A bare list is a set of solutions ("3,5,7" = "7,5,3"); a bracketed one is ordered.
+        (Some((ao, _, ai)), Some((bo, _, bi))) if ao.is_empty() && bo.is_empty() => {
+            same_multiset(&ai, &bi)
+        }
         (Some((ao, ac, ai)), Some((bo, bc, bi))) => {
-            ao == bo && ac == bc && ai.len() == bi.len() && ai.len() > 1
+            ao == bo
+                && ac == bc
+                && ai.len() == bi.len()
                 && ai.iter().zip(&bi).all(|(x, y)| equivalent(x, y))
         }
         _ => false,
     }
+}
+
+fn same_multiset(a: &[String], b: &[String]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut used = vec![false; b.len()];
+    a.iter().all(|x| {
+        let found = (0..b.len()).find(|&j| !used[j] && equivalent(x, &b[j]));
+        found.map(|j| used[j] = true).is_some()
+    })
 }
 
 /// Canonical text for a normalised answer: its value when it evaluates to a plain number
@@ -216,6 +246,10 @@ pub fn canonical(normalized: &str) -> String {
 /// `(a,b)`, `[a,b)`, `\{a,b\}` → brackets and top-level elements. A bare `a,b` counts as a tuple
 /// with no brackets.
 fn split_tuple(s: &str) -> Option<(String, String, Vec<String>)> {
+    if s.matches("\\pm").count() == 1 && !s.contains(',') {
+        let parts = vec![s.replace("\\pm", "+"), s.replace("\\pm", "-")];
+        return Some((String::new(), String::new(), parts));
+    }
     let (open, close, inner) = if let Some(inner) = s.strip_prefix("\\{").and_then(|r| r.strip_suffix("\\}")) {
         ("{".to_string(), "}".to_string(), inner)
     } else {
@@ -441,5 +475,10 @@ mod tests {
         assert!(!equivalent(&normalize("(1,2)"), &normalize("[1,2]")));
         assert!(!equivalent(&normalize(r"\frac{1}{3}"), &normalize("0.33")));
         assert!(equivalent("x^2+1", "x^2+1"));
+        assert!(equivalent("3,5,7", "7,3,5"));
+        assert!(!equivalent("3,5,7", "3,5"));
+        assert!(equivalent(&normalize(r"1\pm\sqrt{19}"), &normalize(r"1-\sqrt{19}, 1+\sqrt{19}")));
+        assert_eq!(normalize(r"\frac{270}7"), r"\frac{270}{7}");
+        assert_eq!(normalize(r"\dfrac{\sqrt3}{3}"), r"\frac{\sqrt{3}}{3}");
     }
 }

@@ -4,6 +4,7 @@
 //! `Answer`: extraction returns `Option<Answer>`, and `None` is never equivalent to a gold answer.
 
 mod choice;
+mod fallback;
 pub mod latex;
 pub mod number;
 mod span;
@@ -130,6 +131,16 @@ impl Answer {
         whole.or_else(|| Answer::extract(kind, s, ctx))
     }
 
+    /// A `text` answer compared verbatim, for callers whose answers are already canonical
+    /// strings (a trajectory file without an answer kind).
+    pub fn verbatim(s: &str) -> Answer {
+        Answer {
+            kind: AnswerKind::Text,
+            canonical: s.to_string(),
+            value: Value::Text(s.to_string()),
+        }
+    }
+
     pub fn kind(&self) -> AnswerKind {
         self.kind
     }
@@ -215,11 +226,28 @@ pub fn is_correct(extracted: Option<&Answer>, gold: &Answer) -> bool {
 }
 
 fn extract_from(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+    let cleaned;
+    let text = if kind == AnswerKind::Numeric {
+        cleaned = fallback::strip_calculator_notes(text);
+        cleaned.as_str()
+    } else {
+        text
+    };
     let spans = candidate_spans(text);
+    let mut seen_marker = false;
     for span in &spans {
         if let Some(a) = from_span(kind, span, ctx) {
             return Some(a);
         }
+        // The model's last "the answer is …" left the answer blank: it stated no answer, and an
+        // incidental number elsewhere is not one.
+        if span.source == SpanSource::Marker && !seen_marker && fallback::is_blank(span.text) {
+            return None;
+        }
+        seen_marker |= span.source == SpanSource::Marker;
+    }
+    if fallback::declines_or_is_cut_off(text) {
+        return None;
     }
     whole_text_fallback(kind, text, ctx)
 }
@@ -243,15 +271,11 @@ fn from_span(kind: AnswerKind, span: &Span<'_>, ctx: &ExtractContext<'_>) -> Opt
 
 fn whole_text_fallback(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
     match kind {
-        // The last number in the response is the usual closing statement ("…, so she earns $18.").
-        AnswerKind::Numeric => number::scan_numbers(text)
-            .pop()
-            .map(|f| Answer::number(f.number)),
+        AnswerKind::Numeric => fallback::closing_number(text).map(Answer::number),
         AnswerKind::Choice => choice::from_whole_text(text, ctx.options),
         AnswerKind::YesNo => yes_no::from_whole_text(text),
-        // A math answer without a box or a marker is not trusted: prose is full of expressions.
-        AnswerKind::Math => None,
-        AnswerKind::Text => span::last_line(text).and_then(text::from_span),
+        AnswerKind::Math => fallback::closing_math(text),
+        AnswerKind::Text => fallback::closing_text(text).and_then(|t| text::from_span(&t)),
     }
 }
 
@@ -314,15 +338,7 @@ fn math_from_marker(span_text: &str) -> Option<Answer> {
 }
 
 fn inline_math(text: &str) -> Option<&str> {
-    for (open, close) in [("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")] {
-        if let Some(start) = text.find(open) {
-            let inner_start = start + open.len();
-            if let Some(len) = text[inner_start..].find(close) {
-                return Some(&text[inner_start..inner_start + len]);
-            }
-        }
-    }
-    None
+    fallback::inline_math_groups(text).into_iter().next()
 }
 
 #[cfg(test)]

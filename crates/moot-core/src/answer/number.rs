@@ -118,6 +118,7 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
         }
         // Digits glued to a letter ("H2O", "step2", "x2") are not answers.
         if i > 0 && chars[i - 1].1.is_alphabetic() {
+            i += 1;
             while i < chars.len() && chars[i].1.is_ascii_alphanumeric() {
                 i += 1;
             }
@@ -241,6 +242,7 @@ mod tests {
         assert_eq!(canon("1/2 of 025 is .5"), vec!["0.5", "25", "0.5"]);
         assert_eq!(canon("-$7 or $-8"), vec!["-7", "-8"]);
         assert_eq!(canon("H2O step2 3rd"), vec!["3"]);
+        assert_eq!(canon("a.5 b"), Vec::<String>::new());
         assert_eq!(canon("list 1,2,3"), vec!["1", "2", "3"]);
         assert_eq!(canon("0.000 and -0"), vec!["0", "0"]);
         assert_eq!(canon("12345678901234567890123"), vec!["12345678901234567890123"]);

@@ -9,16 +9,22 @@ pub(super) fn fold(span: &str) -> String {
     if let Some(inner) = s.strip_prefix("\\text{").and_then(|r| r.strip_suffix('}')) {
         s = inner.to_string();
     }
-    let s = s.replace("**", "").replace("__", "");
-    let s = s
-        .trim()
-        .trim_start_matches([':', '|'])
-        .trim_end_matches('|')
-        .trim()
-        .trim_matches(['"', '\'', '`', '“', '”', '‘', '’'])
-        .trim()
-        .trim_end_matches(['.', '!'])
-        .trim();
+    let mut s = s.replace("**", "").replace("__", "");
+    // Strip wrappers until nothing changes: `") >".` needs the period, then the quotes, to go.
+    loop {
+        let trimmed = s
+            .trim()
+            .trim_start_matches([':', '|'])
+            .trim_end_matches('|')
+            .trim_matches(['"', '\'', '`', '“', '”', '‘', '’'])
+            .trim_end_matches(['.', '!'])
+            .trim()
+            .to_string();
+        if trimmed == s {
+            break;
+        }
+        s = trimmed;
+    }
     s.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

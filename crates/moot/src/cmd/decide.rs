@@ -1,0 +1,178 @@
+//! `moot decide`: apply decision rules to a trajectory.
+//!
+//! The trajectory file is `{"answers": [[agent0 round0, agent0 round1, …], [agent1 …], …]}`.
+//! A cell is an answer string, `null` (the agent responded without an answer) or
+//! `{"missing": true}` (the agent gave no response that round).
+
+use std::path::PathBuf;
+
+use moot_core::answer::{Answer, AnswerKind, ExtractContext};
+use moot_core::decision::{
+    build_rule, rule_names, Decision, DecisionConfig, FreeMadWeights, TieBreak, RULES,
+};
+use moot_core::trajectory::{Cell, Trajectory};
+use serde_json::{json, Map, Value};
+
+use crate::input::{bad_input, read_stdin, InputError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TieBreakArg {
+    Deterministic,
+    Random,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Decision rule: majority-last, free-mad, max-consistency, or all.
+    #[arg(long, default_value = "all")]
+    rule: String,
+    /// Trajectory JSON file, or - for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    trajectory: PathBuf,
+    /// FREE-MAD weights initial,abandon,adopt,keep.
+    #[arg(long, default_value = "20,25,30,20", allow_hyphen_values = true)]
+    weights: String,
+    /// How ties between top-scored answers are broken.
+    #[arg(long, value_enum, default_value = "deterministic")]
+    tie_break: TieBreakArg,
+    /// Seed for --tie-break random.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// FREE-MAD: divide each answer's score by the number of agents that ever held it.
+    #[arg(long)]
+    normalize: bool,
+    /// How to compare answers; without it, answers are compared as exact strings.
+    #[arg(long, value_parser = super::extract::parse_kind)]
+    kind: Option<AnswerKind>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let weights: FreeMadWeights = args
+        .weights
+        .parse()
+        .map_err(|e| InputError(format!("--weights: {e}")))?;
+    let tie_break = match args.tie_break {
+        TieBreakArg::Deterministic => TieBreak::Deterministic,
+        TieBreakArg::Random => TieBreak::Random { seed: args.seed },
+    };
+    let config = DecisionConfig {
+        tie_break,
+        weights,
+        normalize: args.normalize,
+    };
+    let names: Vec<&str> = if args.rule == "all" {
+        RULES.iter().map(|r| r.name).collect()
+    } else if rule_names().contains(&args.rule.as_str()) {
+        vec![args.rule.as_str()]
+    } else {
+        return bad_input(format!(
+            "--rule {:?} is not a decision rule (expected one of {}, all)",
+            args.rule,
+            rule_names().join(", ")
+        ));
+    };
+    let (text, source) = if args.trajectory.as_os_str() == "-" {
+        (read_stdin("the trajectory")?, "stdin".to_string())
+    } else {
+        let path = args.trajectory.display().to_string();
+        let text = std::fs::read_to_string(&args.trajectory)
+            .map_err(|e| InputError(format!("cannot read trajectory {path}: {e}")))?;
+        (text, path)
+    };
+    let trajectory = parse_trajectory(&text, args.kind).map_err(|e| InputError(format!("{source}: {e}")))?;
+    let decisions: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            let rule = build_rule(name, &config).expect("name checked against the registry");
+            decision_json(&rule.decide(&trajectory))
+        })
+        .collect();
+    let out = if args.rule == "all" {
+        Value::Array(decisions)
+    } else {
+        decisions.into_iter().next().unwrap_or(Value::Null)
+    };
+    println!("{out}");
+    Ok(())
+}
+
+/// Parses and validates a trajectory document; errors name the offending key or cell.
+pub fn parse_trajectory(text: &str, kind: Option<AnswerKind>) -> Result<Trajectory, String> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))?;
+    let Value::Object(doc) = doc else {
+        return Err("expected a JSON object with an \"answers\" key".into());
+    };
+    if let Some(k) = doc.keys().find(|k| k.as_str() != "answers") {
+        return Err(format!("unknown key {k:?} (expected only \"answers\")"));
+    }
+    let rows = match doc.get("answers") {
+        Some(Value::Array(rows)) => rows,
+        Some(other) => return Err(format!("\"answers\" must be an array of rows, got {}", type_name(other))),
+        None => return Err("missing key \"answers\"".into()),
+    };
+    if rows.is_empty() {
+        return Err("\"answers\" is empty: a trajectory needs at least one agent".into());
+    }
+    let mut cells = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let Value::Array(row) = row else {
+            return Err(format!("answers[{i}] must be an array (one cell per round), got {}", type_name(row)));
+        };
+        let mut parsed = Vec::with_capacity(row.len());
+        for (j, cell) in row.iter().enumerate() {
+            parsed.push(parse_cell(cell, kind).map_err(|e| format!("answers[{i}][{j}]: {e}"))?);
+        }
+        cells.push(parsed);
+    }
+    Trajectory::new(cells).map_err(|e| e.to_string())
+}
+
+fn parse_cell(cell: &Value, kind: Option<AnswerKind>) -> Result<Cell, String> {
+    match cell {
+        Value::Null => Ok(Cell::Answered(None)),
+        Value::String(s) => match kind {
+            None => Ok(Cell::Answered(Some(Answer::verbatim(s)))),
+            Some(kind) => Answer::parse(kind, s, &ExtractContext::default())
+                .map(|a| Cell::Answered(Some(a)))
+                .ok_or_else(|| format!("{s:?} is not a {kind} answer (use null for no answer)")),
+        },
+        Value::Object(o) if o.len() == 1 && o.get("missing") == Some(&Value::Bool(true)) => Ok(Cell::Missing),
+        other => Err(format!(
+            "expected a string, null or {{\"missing\": true}}, got {}",
+            type_name(other)
+        )),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `{"rule", "answer", "scores", "no_answer_score", "tie", "explanation"}`.
+pub fn decision_json(d: &Decision) -> Value {
+    let mut scores = Map::new();
+    let mut no_answer = None;
+    for (key, score) in &d.scores {
+        match key {
+            Some(a) => {
+                scores.insert(a.canonical().to_string(), json!(score));
+            }
+            None => no_answer = Some(*score),
+        }
+    }
+    json!({
+        "rule": d.rule,
+        "answer": d.answer.as_ref().map(|a| a.canonical()),
+        "scores": scores,
+        "no_answer_score": no_answer,
+        "tie": d.tie,
+        "explanation": d.events,
+    })
+}

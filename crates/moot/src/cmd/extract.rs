@@ -1,0 +1,47 @@
+//! `moot extract`: the answer in one response, read from stdin.
+
+use moot_core::answer::{is_correct, Answer, AnswerKind, ExtractContext};
+use serde_json::json;
+
+use crate::input::{bad_input, read_stdin};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// How to read the answer: numeric, choice, yes-no, math or text.
+    #[arg(long, value_parser = parse_kind)]
+    kind: AnswerKind,
+    /// Option texts in order A, B, C, … (choice only), comma-separated or repeated.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    options: Vec<String>,
+    /// The gold answer; adds `"correct": true|false` to the output.
+    #[arg(long)]
+    gold: Option<String>,
+}
+
+pub fn parse_kind(s: &str) -> Result<AnswerKind, String> {
+    s.parse().map_err(|e: moot_core::answer::UnknownAnswerKind| e.to_string())
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if !args.options.is_empty() && args.kind != AnswerKind::Choice {
+        return bad_input(format!("--options applies only to --kind choice, not {}", args.kind));
+    }
+    let ctx = ExtractContext {
+        options: &args.options,
+    };
+    let gold = match &args.gold {
+        Some(g) => match Answer::parse(args.kind, g, &ctx) {
+            Some(a) => Some(a),
+            None => return bad_input(format!("--gold {g:?} is not a {} answer", args.kind)),
+        },
+        None => None,
+    };
+    let response = read_stdin("the response")?;
+    let answer = Answer::extract(args.kind, &response, &ctx);
+    let mut out = json!({ "answer": answer.as_ref().map(|a| a.canonical()) });
+    if let Some(gold) = &gold {
+        out["correct"] = json!(is_correct(answer.as_ref(), gold));
+    }
+    println!("{out}");
+    Ok(())
+}
