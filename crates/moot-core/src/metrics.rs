@@ -91,6 +91,9 @@ mod tests {
         let random = debate(&[("A", 5), ("B", 5)], &[("A", 10)]);
         assert_eq!(gold_log_likelihood(&random, 1, &gold), Some(0.0));
         let none_right = debate(&[("B", 10)], &[("B", 10)]);
-        assert_eq!(gold_log_likelihood(&none_right, 1, &gold), Some(f64::NEG_INFINITY));
+        assert_eq!(
+            gold_log_likelihood(&none_right, 1, &gold),
+            Some(f64::NEG_INFINITY)
+        );
     }
 }

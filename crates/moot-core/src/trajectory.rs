@@ -32,7 +32,9 @@ pub enum TrajectoryError {
     NoAgents,
     #[error("agent {agent} has no rounds")]
     NoRounds { agent: usize },
-    #[error("agent {agent} has {len} rounds but agent 0 has {expected} (rows must be equally long)")]
+    #[error(
+        "agent {agent} has {len} rounds but agent 0 has {expected} (rows must be equally long)"
+    )]
     Ragged {
         agent: usize,
         len: usize,
@@ -109,7 +111,10 @@ mod tests {
             Err(TrajectoryError::NoRounds { agent: 0 })
         );
         assert_eq!(
-            Trajectory::new(vec![vec![Cell::Missing], vec![Cell::Missing, Cell::Missing]]),
+            Trajectory::new(vec![
+                vec![Cell::Missing],
+                vec![Cell::Missing, Cell::Missing]
+            ]),
             Err(TrajectoryError::Ragged {
                 agent: 1,
                 len: 2,

@@ -13,12 +13,18 @@ struct Row {
     text: String,
     #[serde(default)]
     options: Vec<String>,
-    #[serde(default)]
-    expected: Option<String>,
+    /// Absent on math rows that grade by equivalence; `null` means "no answer".
+    #[serde(default, deserialize_with = "present")]
+    expected: Option<Option<String>>,
     #[serde(default)]
     gold: Option<String>,
     #[serde(default)]
     correct: Option<bool>,
+}
+
+/// Distinguishes a present `null` (`Some(None)`) from an absent key (`None`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 fn rows() -> Vec<Row> {
@@ -41,21 +47,31 @@ fn every_row_extracts_as_a_grader_would() {
     let mut failures = Vec::new();
     let rows = rows();
     for row in &rows {
-        let kind: AnswerKind = row.kind.parse().unwrap_or_else(|e| panic!("{}: {e}", row.id));
+        let kind: AnswerKind = row
+            .kind
+            .parse()
+            .unwrap_or_else(|e| panic!("{}: {e}", row.id));
         let ctx = ExtractContext {
             options: &row.options,
         };
         let got = Answer::extract(kind, &row.text, &ctx);
         let got_text = got.as_ref().map(|a| a.canonical().to_string());
-        // `expected` is compared for every kind but math, whose rows grade by equivalence.
-        if kind != AnswerKind::Math || row.expected.is_none() && row.gold.is_none() {
-            if got_text != row.expected {
-                failures.push(format!("{}: expected {:?}, got {:?}", row.id, row.expected, got_text));
+        // `expected` is given for every kind but math, whose rows grade by equivalence (and
+        // give `expected: null` only for responses without an answer).
+        if let Some(expected) = &row.expected {
+            if got_text != *expected {
+                failures.push(format!(
+                    "{}: expected {expected:?}, got {got_text:?}",
+                    row.id
+                ));
                 continue;
             }
+        } else if kind != AnswerKind::Math {
+            failures.push(format!("{}: a {kind} row needs `expected`", row.id));
         }
         if let (Some(gold), Some(correct)) = (&row.gold, row.correct) {
-            let gold = Answer::parse(kind, gold, &ctx).unwrap_or_else(|| panic!("{}: gold {gold:?} unreadable", row.id));
+            let gold = Answer::parse(kind, gold, &ctx)
+                .unwrap_or_else(|| panic!("{}: gold {gold:?} unreadable", row.id));
             if is_correct(got.as_ref(), &gold) != correct {
                 failures.push(format!(
                     "{}: extracted {:?} vs gold {:?}: expected correct={correct}",

@@ -37,13 +37,18 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
 pub fn clap_exit(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
-        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
             ExitCode::SUCCESS
         }
         _ => {
             let rendered = e.render().to_string();
-            let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let first = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             let first = first.strip_prefix("error: ").unwrap_or(first);
             eprintln!("moot: error: {first} (see --help)");
             ExitCode::from(2)
@@ -57,5 +62,10 @@ pub fn read_stdin(what: &str) -> anyhow::Result<String> {
     std::io::stdin()
         .read_to_end(&mut bytes)
         .map_err(|e| InputError(format!("cannot read {what} from stdin: {e}")))?;
-    String::from_utf8(bytes).or_else(|e| bad_input(format!("{what} on stdin is not UTF-8 (byte {})", e.utf8_error().valid_up_to())))
+    String::from_utf8(bytes).or_else(|e| {
+        bad_input(format!(
+            "{what} on stdin is not UTF-8 (byte {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
 }

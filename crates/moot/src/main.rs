@@ -8,7 +8,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "moot", version, about = "Multi-agent debate engine", propagate_version = true)]
+#[command(
+    name = "moot",
+    version,
+    about = "Multi-agent debate engine",
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -18,9 +18,8 @@ static NAMED_LETTER: LazyLock<Regex> =
 static BOLD_LETTER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\*\*\(?([A-J])\)?[.:)]?\*\*").expect("valid regex"));
 /// A line that is just a letter with optional markup: `B`, `(B)`, `B) Paris`, `**B.**`.
-static LETTER_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[\s*#>]*\(?([A-J])(?:[\).:]|\**\s*$)").expect("valid regex")
-});
+static LETTER_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[\s*#>]*\(?([A-J])(?:[\).:]|\**\s*$)").expect("valid regex"));
 
 fn index_of(letter: char, options: &[String]) -> Option<u8> {
     let upper = letter.to_ascii_uppercase();
@@ -74,16 +73,23 @@ pub(super) fn from_span(span: &str, options: &[String]) -> Option<Answer> {
     let cleaned = clean(span);
     let text = cleaned.trim();
     if let Some(c) = LEADING_LETTER.captures(text) {
-        let letter = c.get(2).map_or(' ', |m| m.as_str().chars().next().unwrap_or(' '));
+        let letter = c
+            .get(2)
+            .map_or(' ', |m| m.as_str().chars().next().unwrap_or(' '));
         let bracketed = c.get(1).is_some() || c.get(3).is_some();
         let after = &text[c.get(0).map_or(0, |m| m.end())..];
-        let closes_span = after.trim().is_empty() || after.starts_with(['.', ':', ',']) || after.starts_with(" -");
+        let closes_span = after.trim().is_empty()
+            || after.starts_with(['.', ':', ','])
+            || after.starts_with(" -");
         // "a"/"I" are words: take a bare A or I only when nothing word-like follows it, and a
         // lowercase letter only when bracketed or alone.
         let plausible = if letter.is_ascii_lowercase() {
             bracketed || closes_span
         } else if matches!(letter, 'A' | 'I') && !bracketed {
-            closes_span || !after.trim_start().starts_with(|c: char| c.is_ascii_lowercase())
+            closes_span
+                || !after
+                    .trim_start()
+                    .starts_with(|c: char| c.is_ascii_lowercase())
         } else {
             true
         };
@@ -114,7 +120,8 @@ fn option_text_in(span: &str, options: &[String]) -> Option<Answer> {
         .enumerate()
         .filter_map(|(i, o)| {
             let needle = fold_words(o);
-            (!needle.is_empty() && haystack.contains(&format!(" {needle} "))).then_some((i, needle.len()))
+            (!needle.is_empty() && haystack.contains(&format!(" {needle} ")))
+                .then_some((i, needle.len()))
         })
         .max_by_key(|&(i, len)| (len, std::cmp::Reverse(i)))
         .and_then(|(i, _)| u8::try_from(i).ok())
@@ -143,7 +150,12 @@ pub(super) fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> 
     if let Some(i) = LETTER_LINE.captures(last).and_then(letter_of) {
         return Some(Answer::choice(i));
     }
-    let closing: Vec<&str> = text.lines().rev().filter(|l| !l.trim().is_empty()).take(3).collect();
+    let closing: Vec<&str> = text
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .collect();
     for line in closing {
         if let Some(i) = BOLD_LETTER.captures_iter(line).last().and_then(letter_of) {
             return Some(Answer::choice(i));
@@ -162,7 +174,9 @@ mod tests {
     use super::*;
 
     fn opts() -> Vec<String> {
-        ["Paris", "London", "Berlin", "New York City"].map(String::from).to_vec()
+        ["Paris", "London", "Berlin", "New York City"]
+            .map(String::from)
+            .to_vec()
     }
 
     #[test]
@@ -183,9 +197,18 @@ mod tests {
     #[test]
     fn option_texts_map_to_letters() {
         let o = opts();
-        assert_eq!(from_span(" Paris.", &o).map(|a| a.canonical), Some("A".into()));
-        assert_eq!(from_span(" the city of new york city", &o).map(|a| a.canonical), Some("D".into()));
-        assert_eq!(parse_exact("London", &o).map(|a| a.canonical), Some("B".into()));
+        assert_eq!(
+            from_span(" Paris.", &o).map(|a| a.canonical),
+            Some("A".into())
+        );
+        assert_eq!(
+            from_span(" the city of new york city", &o).map(|a| a.canonical),
+            Some("D".into())
+        );
+        assert_eq!(
+            parse_exact("London", &o).map(|a| a.canonical),
+            Some("B".into())
+        );
         // E is out of range when four options are given.
         assert_eq!(parse_exact("E", &o), None);
     }
@@ -197,7 +220,10 @@ mod tests {
         assert_eq!(w("Looking at each option...\n\nB) 42"), Some("B".into()));
         assert_eq!(w("I pick **C** here because it fits."), Some("C".into()));
         assert_eq!(w("A good way to see this is (D) fits."), Some("D".into()));
-        assert_eq!(w("(A) one\n(B) two\nIt is hard to pick between them."), None);
+        assert_eq!(
+            w("(A) one\n(B) two\nIt is hard to pick between them."),
+            None
+        );
         assert_eq!(w("A good way to see this."), None);
     }
 }

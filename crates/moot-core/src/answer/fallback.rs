@@ -201,25 +201,42 @@ mod tests {
 
     #[test]
     fn statements() {
-        assert_eq!(n("Gretchen has 70 gold coins (and 40 silver coins)."), Some("70".into()));
-        assert_eq!(n("He spends $75.00 on yogurt over 30 days."), Some("75".into()));
+        assert_eq!(
+            n("Gretchen has 70 gold coins (and 40 silver coins)."),
+            Some("70".into())
+        );
+        assert_eq!(
+            n("He spends $75.00 on yogurt over 30 days."),
+            Some("75".into())
+        );
         assert_eq!(n("In 3 days, she makes $54."), Some("54".into()));
-        assert_eq!(n("The family now has 40 kittens. That's 7 + 21 + 12."), Some("40".into()));
+        assert_eq!(
+            n("The family now has 40 kittens. That's 7 + 21 + 12."),
+            Some("40".into())
+        );
         assert_eq!(n("So the total is 9 + 3 = 12."), Some("12".into()));
-        assert_eq!(n("She has 3 apples, then 5, so 8 in total"), Some("8".into()));
+        assert_eq!(
+            n("She has 3 apples, then 5, so 8 in total"),
+            Some("8".into())
+        );
         assert_eq!(n("No numbers here."), None);
     }
 
     #[test]
     fn declining_and_cut_off() {
-        assert!(declines_or_is_cut_off("I cannot determine this without the rate."));
+        assert!(declines_or_is_cut_off(
+            "I cannot determine this without the rate."
+        ));
         assert!(declines_or_is_cut_off("Over a week this is 42 ×"));
         assert!(!declines_or_is_cut_off("So she makes $18."));
     }
 
     #[test]
     fn math_groups() {
-        assert_eq!(inline_math_groups(r"a $x$ b $$y=2$$ c \(z\)"), vec!["x", "y=2", "z"]);
+        assert_eq!(
+            inline_math_groups(r"a $x$ b $$y=2$$ c \(z\)"),
+            vec!["x", "y=2", "z"]
+        );
         assert_eq!(
             closing_math("So the roots are $x = 3, 5, 7$.").map(|a| a.canonical().to_string()),
             Some("3,5,7".into())
@@ -228,8 +245,17 @@ mod tests {
 
     #[test]
     fn texts() {
-        assert_eq!(closing_text("Sorted list:\nb\nc\nd").as_deref(), Some("b c d"));
-        assert_eq!(closing_text("The sorted list is \"a b\".").as_deref(), Some("a b"));
-        assert_eq!(closing_text("Reasoning.\n\nOutput: ] ] >").as_deref(), Some("] ] >"));
+        assert_eq!(
+            closing_text("Sorted list:\nb\nc\nd").as_deref(),
+            Some("b c d")
+        );
+        assert_eq!(
+            closing_text("The sorted list is \"a b\".").as_deref(),
+            Some("a b")
+        );
+        assert_eq!(
+            closing_text("Reasoning.\n\nOutput: ] ] >").as_deref(),
+            Some("] ] >")
+        );
     }
 }

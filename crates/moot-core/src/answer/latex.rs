@@ -13,10 +13,17 @@ use super::number::{approx_eq_f64, format_f64};
 use super::span::balanced_group;
 
 static TEXT_COMMANDS: &[&str] = &[
-    "\\text", "\\textbf", "\\textit", "\\mathrm", "\\mathbf", "\\mbox", "\\operatorname",
+    "\\text",
+    "\\textbf",
+    "\\textit",
+    "\\mathrm",
+    "\\mathbf",
+    "\\mbox",
+    "\\operatorname",
 ];
 static VARIABLE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?\s*(?:=|\\in)\s*").expect("valid regex")
+    Regex::new(r"^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?[a-zA-Z0-9]+\}?)?\s*(?:=|\\in)\s*")
+        .expect("valid regex")
 });
 static TRAILING_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(.*?[0-9}).])\s+(?:[a-zA-Z]+\.?\s*){1,3}$").expect("valid regex")
@@ -109,7 +116,10 @@ fn strip_text_commands(s: &str) -> String {
         match balanced_group(rest, open) {
             Some((inner, end)) => {
                 let is_unit = !out.trim().is_empty()
-                    && inner.trim().chars().all(|c| c.is_alphabetic() || c == ' ' || c == '.')
+                    && inner
+                        .trim()
+                        .chars()
+                        .all(|c| c.is_alphabetic() || c == ' ' || c == '.')
                     && !inner.trim().is_empty();
                 if !is_unit {
                     out.push_str(inner);
@@ -250,17 +260,18 @@ fn split_tuple(s: &str) -> Option<(String, String, Vec<String>)> {
         let parts = vec![s.replace("\\pm", "+"), s.replace("\\pm", "-")];
         return Some((String::new(), String::new(), parts));
     }
-    let (open, close, inner) = if let Some(inner) = s.strip_prefix("\\{").and_then(|r| r.strip_suffix("\\}")) {
-        ("{".to_string(), "}".to_string(), inner)
-    } else {
-        let first = s.chars().next()?;
-        let last = s.chars().last()?;
-        if matches!(first, '(' | '[') && matches!(last, ')' | ']') && s.len() >= 2 {
-            (first.to_string(), last.to_string(), &s[1..s.len() - 1])
+    let (open, close, inner) =
+        if let Some(inner) = s.strip_prefix("\\{").and_then(|r| r.strip_suffix("\\}")) {
+            ("{".to_string(), "}".to_string(), inner)
         } else {
-            (String::new(), String::new(), s)
-        }
-    };
+            let first = s.chars().next()?;
+            let last = s.chars().last()?;
+            if matches!(first, '(' | '[') && matches!(last, ')' | ']') && s.len() >= 2 {
+                (first.to_string(), last.to_string(), &s[1..s.len() - 1])
+            } else {
+                (String::new(), String::new(), s)
+            }
+        };
     let mut parts = Vec::new();
     let mut depth = 0i32;
     let mut current = String::new();
@@ -419,7 +430,10 @@ impl Parser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'.') {
             self.i += 1;
         }
-        std::str::from_utf8(&self.s[start..self.i]).ok()?.parse().ok()
+        std::str::from_utf8(&self.s[start..self.i])
+            .ok()?
+            .parse()
+            .ok()
     }
 }
 
@@ -431,7 +445,10 @@ mod tests {
     fn normalises_common_variants() {
         assert_eq!(normalize(r"\dfrac{1}{2}"), r"\frac{1}{2}");
         assert_eq!(normalize(r"\frac12"), r"\frac{1}{2}");
-        assert_eq!(normalize(r"\left( 3, \frac{\pi}{2} \right)"), r"(3,\frac{\pi}{2})");
+        assert_eq!(
+            normalize(r"\left( 3, \frac{\pi}{2} \right)"),
+            r"(3,\frac{\pi}{2})"
+        );
         assert_eq!(normalize(r"90^\circ"), "90");
         assert_eq!(normalize(r"10 \text{ dollars}"), "10");
         assert_eq!(normalize(r"x = 5"), "5");
@@ -467,7 +484,10 @@ mod tests {
     #[test]
     fn equivalence_covers_values_and_tuples() {
         assert!(equivalent(&normalize("0.5"), &normalize(r"\frac{1}{2}")));
-        assert!(equivalent(&normalize(r"\sqrt{8}"), &normalize(r"2\sqrt{2}")));
+        assert!(equivalent(
+            &normalize(r"\sqrt{8}"),
+            &normalize(r"2\sqrt{2}")
+        ));
         assert!(equivalent(
             &normalize(r"\left(3, \frac{\pi}{2}\right)"),
             &normalize(r"(3,\dfrac{\pi}{2})")
@@ -477,7 +497,10 @@ mod tests {
         assert!(equivalent("x^2+1", "x^2+1"));
         assert!(equivalent("3,5,7", "7,3,5"));
         assert!(!equivalent("3,5,7", "3,5"));
-        assert!(equivalent(&normalize(r"1\pm\sqrt{19}"), &normalize(r"1-\sqrt{19}, 1+\sqrt{19}")));
+        assert!(equivalent(
+            &normalize(r"1\pm\sqrt{19}"),
+            &normalize(r"1-\sqrt{19}, 1+\sqrt{19}")
+        ));
         assert_eq!(normalize(r"\frac{270}7"), r"\frac{270}{7}");
         assert_eq!(normalize(r"\dfrac{\sqrt3}{3}"), r"\frac{\sqrt{3}}{3}");
     }

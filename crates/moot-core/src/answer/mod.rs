@@ -315,9 +315,7 @@ fn latex_fraction_value(text: &str) -> Option<Number> {
         return None;
     }
     let rest = &text[pos..];
-    let end = rest
-        .find(|c: char| c == '$' || c == '\n' || c == ',' || c == ' ')
-        .unwrap_or(rest.len());
+    let end = rest.find(['$', '\n', ',', ' ']).unwrap_or(rest.len());
     let sign = text[..pos].trim_end().ends_with('-');
     let v = latex::evaluate(&latex::normalize(&rest[..end]))?;
     Number::from_f64(if sign { -v } else { v })
@@ -370,9 +368,18 @@ mod tests {
         assert_eq!(ex(N, r"\boxed{\frac{1}{2}}"), Some("0.5".into()));
         assert_eq!(ex(N, r"\boxed{10 \text{ dollars}}"), Some("10".into()));
         assert_eq!(ex(N, r"so $x = 5$"), Some("5".into()));
-        assert_eq!(ex(N, "The answer is 42. (I double-checked with 6*7.)"), Some("42".into()));
-        assert_eq!(ex(N, "The answer is 16 - 3 - 4 = 9 eggs."), Some("9".into()));
-        assert_eq!(ex(N, "She has 3 apples, then 5, so 8 in total"), Some("8".into()));
+        assert_eq!(
+            ex(N, "The answer is 42. (I double-checked with 6*7.)"),
+            Some("42".into())
+        );
+        assert_eq!(
+            ex(N, "The answer is 16 - 3 - 4 = 9 eggs."),
+            Some("9".into())
+        );
+        assert_eq!(
+            ex(N, "She has 3 apples, then 5, so 8 in total"),
+            Some("8".into())
+        );
         assert_eq!(ex(N, "I cannot tell."), None);
         assert_eq!(ex(N, r"\boxed{025}"), Some("25".into()));
     }
@@ -385,7 +392,10 @@ mod tests {
         assert_eq!(p(AnswerKind::Numeric, "#### 72"), Some("72".into()));
         assert_eq!(p(AnswerKind::Choice, "(B)"), Some("B".into()));
         assert_eq!(p(AnswerKind::YesNo, "True"), Some("yes".into()));
-        assert_eq!(p(AnswerKind::Math, r"\dfrac{14}{3}"), Some(r"\frac{14}{3}".into()));
+        assert_eq!(
+            p(AnswerKind::Math, r"\dfrac{14}{3}"),
+            Some(r"\frac{14}{3}".into())
+        );
         assert_eq!(p(AnswerKind::Text, "  Valid. "), Some("valid".into()));
     }
 

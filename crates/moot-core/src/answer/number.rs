@@ -45,7 +45,10 @@ impl Number {
         let s = s.trim().trim_end_matches('.').trim();
         let found = scan_numbers(s);
         match found.as_slice() {
-            [one] if one.start_skip_ok(s) && s[one.end..].trim().trim_end_matches('%').trim().is_empty() => {
+            [one]
+                if one.start_skip_ok(s)
+                    && s[one.end..].trim().trim_end_matches('%').trim().is_empty() =>
+            {
                 Some(one.number.clone())
             }
             _ => None,
@@ -135,7 +138,9 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
         if !digits.is_empty() && digits.len() <= 3 {
             while j + 3 < chars.len()
                 && chars[j].1 == ','
-                && chars[j + 1..=j + 3].iter().all(|&(_, d)| d.is_ascii_digit())
+                && chars[j + 1..=j + 3]
+                    .iter()
+                    .all(|&(_, d)| d.is_ascii_digit())
                 && chars.get(j + 4).is_none_or(|&(_, d)| !d.is_ascii_digit())
             {
                 for &(_, d) in &chars[j + 1..=j + 3] {
@@ -161,7 +166,8 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
                 denominator.push(chars[k].1);
                 k += 1;
             }
-            let decimal_follows = k + 1 < chars.len() && chars[k].1 == '.' && chars[k + 1].1.is_ascii_digit();
+            let decimal_follows =
+                k + 1 < chars.len() && chars[k].1 == '.' && chars[k + 1].1.is_ascii_digit();
             if !denominator.is_empty() && !decimal_follows {
                 if let (Ok(n), Ok(d)) = (digits.parse::<f64>(), denominator.parse::<f64>()) {
                     if d != 0.0 {
@@ -194,7 +200,11 @@ fn sign_before(chars: &[(usize, char)], i: usize) -> (bool, usize) {
     }
     if k > 0 && is_minus(chars[k - 1].1) {
         let before = if k >= 2 { Some(chars[k - 2].1) } else { None };
-        let before = if before == Some('$') && k >= 3 { Some(chars[k - 3].1) } else { before };
+        let before = if before == Some('$') && k >= 3 {
+            Some(chars[k - 3].1)
+        } else {
+            before
+        };
         let glued = before.is_some_and(|b| b.is_alphanumeric() || matches!(b, ')' | ']' | '}'));
         if !glued {
             return (true, k - 1);
@@ -207,7 +217,11 @@ fn sign_before(chars: &[(usize, char)], i: usize) -> (bool, usize) {
 fn decimal_number(negative: bool, int_digits: &str, frac_digits: &str) -> Option<Number> {
     let int_trimmed = int_digits.trim_start_matches('0');
     let frac_trimmed = frac_digits.trim_end_matches('0');
-    let int_part = if int_trimmed.is_empty() { "0" } else { int_trimmed };
+    let int_part = if int_trimmed.is_empty() {
+        "0"
+    } else {
+        int_trimmed
+    };
     let magnitude = if frac_trimmed.is_empty() {
         int_part.to_string()
     } else {
@@ -245,16 +259,28 @@ mod tests {
         assert_eq!(canon("a.5 b"), Vec::<String>::new());
         assert_eq!(canon("list 1,2,3"), vec!["1", "2", "3"]);
         assert_eq!(canon("0.000 and -0"), vec!["0", "0"]);
-        assert_eq!(canon("12345678901234567890123"), vec!["12345678901234567890123"]);
+        assert_eq!(
+            canon("12345678901234567890123"),
+            vec!["12345678901234567890123"]
+        );
         assert_eq!(canon("1/3"), vec!["0.3333333333333333"]);
         assert_eq!(canon("4/2"), vec!["2"]);
     }
 
     #[test]
     fn parse_exact_accepts_only_one_number() {
-        assert_eq!(Number::parse_exact("$18").map(|n| n.canonical), Some("18".into()));
-        assert_eq!(Number::parse_exact("25%").map(|n| n.canonical), Some("25".into()));
-        assert_eq!(Number::parse_exact("18.").map(|n| n.canonical), Some("18".into()));
+        assert_eq!(
+            Number::parse_exact("$18").map(|n| n.canonical),
+            Some("18".into())
+        );
+        assert_eq!(
+            Number::parse_exact("25%").map(|n| n.canonical),
+            Some("25".into())
+        );
+        assert_eq!(
+            Number::parse_exact("18.").map(|n| n.canonical),
+            Some("18".into())
+        );
         assert!(Number::parse_exact("18 apples").is_none());
         assert!(Number::parse_exact("1 2").is_none());
         assert!(Number::parse_exact("").is_none());

@@ -156,7 +156,10 @@ pub(crate) fn candidate_spans(text: &str) -> Vec<Span<'_>> {
         let rest = &text[m.end()..];
         let line = rest.split('\n').next().unwrap_or("");
         // A marker alone on its line ("Final Answer:\n\n18") announces the next non-empty line.
-        let line = if line.trim_matches(|c: char| c.is_whitespace() || c == '*' || c == ':').is_empty() {
+        let line = if line
+            .trim_matches(|c: char| c.is_whitespace() || c == '*' || c == ':')
+            .is_empty()
+        {
             rest.lines()
                 .map(str::trim)
                 .find(|l| !l.is_empty())
@@ -203,7 +206,10 @@ mod tests {
 
     #[test]
     fn unterminated_box_is_skipped() {
-        assert_eq!(boxed_groups(r"\boxed{12} then \boxed{\frac{1}{2"), vec!["12"]);
+        assert_eq!(
+            boxed_groups(r"\boxed{12} then \boxed{\frac{1}{2"),
+            vec!["12"]
+        );
     }
 
     #[test]

@@ -38,17 +38,22 @@ pub(super) fn from_span(span: &str) -> Option<Answer> {
 /// A yes/no word used as a verdict ("So actually, no, …", "… is false."), not as a determiner
 /// ("there is no agreed way").
 static INTERJECTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(yes|no|true|false)\b\s*[,.!;:]|\b(yes|no|true|false)\s*\**\s*$").expect("valid regex")
+    Regex::new(r"(?i)\b(yes|no|true|false)\b\s*[,.!;:]|\b(yes|no|true|false)\s*\**\s*$")
+        .expect("valid regex")
 });
 static VERDICT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:is|seems|sounds)\s+(not\s+|im|in)?(plausible|correct|valid)\b").expect("valid regex")
+    Regex::new(r"(?i)\b(?:is|seems|sounds)\s+(not\s+|im|in)?(plausible|correct|valid)\b")
+        .expect("valid regex")
 });
 static NEGATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(?:not|never|n't)\b|n't\b").expect("valid regex"));
 
 /// "The sentence is plausible." / "is not plausible" / "is implausible".
 fn verdict(text: &str) -> Option<bool> {
-    VERDICT.captures_iter(text).last().map(|c| c.get(1).is_none())
+    VERDICT
+        .captures_iter(text)
+        .last()
+        .map(|c| c.get(1).is_none())
 }
 
 /// No marker: a response that opens with its verdict ("Yes, because…"), else a sentence of the
@@ -82,11 +87,20 @@ mod tests {
     #[test]
     fn whole_text_verdicts() {
         assert_eq!(w("Yes, because Paris is in France."), Some("yes".into()));
-        assert_eq!(w("Reasoning here.\nSo it is. No, it cannot be."), Some("no".into()));
-        assert_eq!(w("He plays soccer.\n\nThe sentence is plausible."), Some("yes".into()));
+        assert_eq!(
+            w("Reasoning here.\nSo it is. No, it cannot be."),
+            Some("no".into())
+        );
+        assert_eq!(
+            w("He plays soccer.\n\nThe sentence is plausible."),
+            Some("yes".into())
+        );
         assert_eq!(w("The sentence is implausible."), Some("no".into()));
         assert_eq!(w("There is no agreed way to measure it."), None);
-        assert_eq!(w("At first, yes: it works.\nSo actually, no, it would not."), Some("no".into()));
+        assert_eq!(
+            w("At first, yes: it works.\nSo actually, no, it would not."),
+            Some("no".into())
+        );
         assert_eq!(w("Checking.\nThe statement is false."), Some("no".into()));
     }
 
@@ -94,7 +108,10 @@ mod tests {
     fn span_verdicts() {
         let s = |t: &str| from_span(t).map(|a| a.canonical().to_string());
         assert_eq!(s(" no, it is not"), Some("no".into()));
-        assert_eq!(s(" Albany GA would not have reached it first"), Some("no".into()));
+        assert_eq!(
+            s(" Albany GA would not have reached it first"),
+            Some("no".into())
+        );
         assert_eq!(s(" Albany GA got there first"), None);
     }
 }

@@ -43,13 +43,19 @@ impl Default for FreeMadWeights {
 
 impl fmt::Display for FreeMadWeights {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{},{},{},{}", self.initial, self.abandon, self.adopt, self.keep)
+        write!(
+            f,
+            "{},{},{},{}",
+            self.initial, self.abandon, self.adopt, self.keep
+        )
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WeightsError {
-    #[error("weights need exactly 4 comma-separated numbers (initial,abandon,adopt,keep), got {0}")]
+    #[error(
+        "weights need exactly 4 comma-separated numbers (initial,abandon,adopt,keep), got {0}"
+    )]
     Count(usize),
     #[error("weight {position} ({text:?}) is not a number")]
     NotANumber { position: usize, text: String },
@@ -120,46 +126,41 @@ impl DecisionRule for FreeMad {
 
     fn decide(&self, trajectory: &Trajectory) -> Decision {
         let w = self.weights;
-        let mut tally = Tally::default();
-        let mut events = Vec::new();
+        let mut score = Scoring::default();
         // Last observed answer per agent: None = never responded yet; Some(None) = responded
         // without an answer.
         let mut previous: Vec<Option<Option<&Answer>>> = vec![None; trajectory.agents()];
         // Agents that ever held each key, for `normalize`.
         let mut holders: Vec<(Option<&Answer>, Vec<usize>)> = Vec::new();
-        let record = |events: &mut Vec<ScoreEvent>, tally: &mut Tally, round, agent, action, key: Option<&Answer>, delta| {
-            tally.add(key, delta);
-            events.push(ScoreEvent {
-                round,
-                agent: Some(agent),
-                action,
-                answer: key_text(key),
-                delta,
-            });
-        };
         for round in 0..trajectory.rounds() {
             let f = 1.0 / (round as f64 + 1.0);
-            for agent in 0..trajectory.agents() {
-                let Cell::Answered(current) = trajectory.cell(agent, round) else {
+            for (agent, (cell, prev)) in
+                trajectory.round(round).zip(previous.iter_mut()).enumerate()
+            {
+                let Cell::Answered(current) = cell else {
                     continue;
                 };
                 let current = current.as_ref();
                 note_holder(&mut holders, current, agent);
-                match previous[agent] {
-                    None => record(&mut events, &mut tally, round, agent, Action::Initial, current, w.initial * f),
-                    Some(prev) if same(prev, current) => {
-                        record(&mut events, &mut tally, round, agent, Action::Keep, current, w.keep * f)
+                match *prev {
+                    None => score.record(round, agent, Action::Initial, current, w.initial * f),
+                    Some(p) if same(p, current) => {
+                        score.record(round, agent, Action::Keep, current, w.keep * f)
                     }
-                    Some(prev) => {
-                        if tally.contains(prev) {
-                            record(&mut events, &mut tally, round, agent, Action::Abandon, prev, -w.abandon * f);
+                    Some(p) => {
+                        if score.tally.contains(p) {
+                            score.record(round, agent, Action::Abandon, p, -w.abandon * f);
                         }
-                        record(&mut events, &mut tally, round, agent, Action::Adopt, current, w.adopt * f);
+                        score.record(round, agent, Action::Adopt, current, w.adopt * f);
                     }
                 }
-                previous[agent] = Some(current);
+                *prev = Some(current);
             }
         }
+        let Scoring {
+            mut tally,
+            mut events,
+        } = score;
         if self.normalize {
             let last = trajectory.last_round();
             for (key, score) in tally.entries_mut() {
@@ -182,6 +183,33 @@ impl DecisionRule for FreeMad {
     }
 }
 
+/// The running tally and its explanation.
+#[derive(Default)]
+struct Scoring {
+    tally: Tally,
+    events: Vec<ScoreEvent>,
+}
+
+impl Scoring {
+    fn record(
+        &mut self,
+        round: usize,
+        agent: usize,
+        action: Action,
+        key: Option<&Answer>,
+        delta: f64,
+    ) {
+        self.tally.add(key, delta);
+        self.events.push(ScoreEvent {
+            round,
+            agent: Some(agent),
+            action,
+            answer: key_text(key),
+            delta,
+        });
+    }
+}
+
 fn same(a: Option<&Answer>, b: Option<&Answer>) -> bool {
     match (a, b) {
         (None, None) => true,
@@ -190,7 +218,11 @@ fn same(a: Option<&Answer>, b: Option<&Answer>) -> bool {
     }
 }
 
-fn note_holder<'a>(holders: &mut Vec<(Option<&'a Answer>, Vec<usize>)>, key: Option<&'a Answer>, agent: usize) {
+fn note_holder<'a>(
+    holders: &mut Vec<(Option<&'a Answer>, Vec<usize>)>,
+    key: Option<&'a Answer>,
+    agent: usize,
+) {
     match holders.iter_mut().find(|(k, _)| same(*k, key)) {
         Some((_, agents)) => {
             if !agents.contains(&agent) {
@@ -204,9 +236,9 @@ fn note_holder<'a>(holders: &mut Vec<(Option<&'a Answer>, Vec<usize>)>, key: Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::answer::AnswerKind;
     use crate::decision::majority::MajorityLast;
     use crate::decision::test_support::{score_of, traj, traj_kind};
-    use crate::answer::AnswerKind;
 
     fn rule() -> FreeMad {
         FreeMad::new(FreeMadWeights::default(), TieBreak::Deterministic, false)
@@ -220,11 +252,26 @@ mod tests {
     #[test]
     fn weights_parse_and_validate() {
         assert_eq!("20,25,30,20".parse(), Ok(FreeMadWeights::default()));
-        assert_eq!(" 1, 2 ,3,4".parse::<FreeMadWeights>().map(|w| w.adopt), Ok(3.0));
-        assert_eq!("1,2,3".parse::<FreeMadWeights>(), Err(WeightsError::Count(3)));
-        assert!(matches!("1,x,3,4".parse::<FreeMadWeights>(), Err(WeightsError::NotANumber { position: 2, .. })));
-        assert!(matches!("1,2,-3,4".parse::<FreeMadWeights>(), Err(WeightsError::OutOfRange { position: 3, .. })));
-        assert!(matches!("1,2,3,inf".parse::<FreeMadWeights>(), Err(WeightsError::OutOfRange { position: 4, .. })));
+        assert_eq!(
+            " 1, 2 ,3,4".parse::<FreeMadWeights>().map(|w| w.adopt),
+            Ok(3.0)
+        );
+        assert_eq!(
+            "1,2,3".parse::<FreeMadWeights>(),
+            Err(WeightsError::Count(3))
+        );
+        assert!(matches!(
+            "1,x,3,4".parse::<FreeMadWeights>(),
+            Err(WeightsError::NotANumber { position: 2, .. })
+        ));
+        assert!(matches!(
+            "1,2,-3,4".parse::<FreeMadWeights>(),
+            Err(WeightsError::OutOfRange { position: 3, .. })
+        ));
+        assert!(matches!(
+            "1,2,3,inf".parse::<FreeMadWeights>(),
+            Err(WeightsError::OutOfRange { position: 4, .. })
+        ));
     }
 
     // Hand computed, R = 2. Round 0: A,A,A (3×20 = 60). Round 1 (f=1/2): all keep (+3×10).
@@ -306,7 +353,10 @@ mod tests {
         close(score_of(&d, Some("a")), 20.0 - 25.0 / 3.0);
         close(score_of(&d, Some("b")), 10.0 + 20.0 + 10.0 + 20.0 / 3.0);
         close(score_of(&d, Some("c")), 10.0 + 20.0 / 3.0);
-        assert!(d.events.iter().all(|e| !(e.agent == Some(0) && e.round == 1)));
+        assert!(d
+            .events
+            .iter()
+            .all(|e| !(e.agent == Some(0) && e.round == 1)));
     }
 
     // Two agents that never move: A 30, B 30. Deterministic picks the one first seen in round 0.
@@ -359,7 +409,11 @@ mod tests {
     #[test]
     fn custom_weights_apply() {
         let w = FreeMadWeights::new([1.0, 0.0, 0.0, 0.0]).unwrap();
-        let d = FreeMad::new(w, TieBreak::Deterministic, false).decide(&traj(&[&["A", "B"], &["A", "B"], &["B", "B"]]));
+        let d = FreeMad::new(w, TieBreak::Deterministic, false).decide(&traj(&[
+            &["A", "B"],
+            &["A", "B"],
+            &["B", "B"],
+        ]));
         close(score_of(&d, Some("a")), 2.0);
         close(score_of(&d, Some("b")), 1.0);
     }

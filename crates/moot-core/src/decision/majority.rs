@@ -32,7 +32,11 @@ impl DecisionRule for MajorityLast {
 }
 
 /// One vote per responding agent in `round`, recorded as `action`.
-pub(super) fn votes(trajectory: &Trajectory, round: usize, action: Action) -> (Tally, Vec<ScoreEvent>) {
+pub(super) fn votes(
+    trajectory: &Trajectory,
+    round: usize,
+    action: Action,
+) -> (Tally, Vec<ScoreEvent>) {
     let mut tally = Tally::default();
     let mut events = Vec::new();
     for (agent, cell) in trajectory.round(round).enumerate() {
@@ -66,7 +70,10 @@ mod tests {
 
     #[test]
     fn plurality_of_last_round_only() {
-        assert_eq!(decide(&[&["A", "B"], &["A", "B"], &["A", "C"]]), Some("b".into()));
+        assert_eq!(
+            decide(&[&["A", "B"], &["A", "B"], &["A", "C"]]),
+            Some("b".into())
+        );
     }
 
     #[test]
@@ -77,13 +84,20 @@ mod tests {
 
     #[test]
     fn missing_agents_do_not_vote() {
-        let d = MajorityLast::new(TieBreak::Deterministic).decide(&traj(&[&["B", "-"], &["B", "-"], &["A", "A"]]));
+        let d = MajorityLast::new(TieBreak::Deterministic).decide(&traj(&[
+            &["B", "-"],
+            &["B", "-"],
+            &["A", "A"],
+        ]));
         assert_eq!(d.answer.as_ref().unwrap().canonical(), "a");
         assert_eq!(score_of(&d, Some("b")), None);
     }
 
     #[test]
     fn deterministic_tie_goes_to_first_agent_order() {
-        assert_eq!(decide(&[&["A", "C"], &["A", "B"], &["B", "B"], &["B", "C"]]), Some("c".into()));
+        assert_eq!(
+            decide(&[&["A", "C"], &["A", "B"], &["B", "B"], &["B", "C"]]),
+            Some("c".into())
+        );
     }
 }

@@ -65,7 +65,11 @@ mod tests {
 
     #[test]
     fn most_agreed_answer_of_last_round() {
-        let d = MaxConsistency::new(TieBreak::Deterministic).decide(&traj(&[&["A", "B"], &["A", "B"], &["A", "C"]]));
+        let d = MaxConsistency::new(TieBreak::Deterministic).decide(&traj(&[
+            &["A", "B"],
+            &["A", "B"],
+            &["A", "C"],
+        ]));
         assert_eq!(d.answer.as_ref().unwrap().canonical(), "b");
         assert_eq!(score_of(&d, Some("b")), Some(1.0));
         assert_eq!(score_of(&d, Some("c")), Some(0.0));
@@ -74,7 +78,11 @@ mod tests {
 
     #[test]
     fn falls_back_to_latest_round_with_answers() {
-        let d = MaxConsistency::new(TieBreak::Deterministic).decide(&traj(&[&["A", "?"], &["A", "-"], &["B", "?"]]));
+        let d = MaxConsistency::new(TieBreak::Deterministic).decide(&traj(&[
+            &["A", "?"],
+            &["A", "-"],
+            &["B", "?"],
+        ]));
         assert_eq!(d.answer.unwrap().canonical(), "a");
     }
 

@@ -141,7 +141,10 @@ pub fn rule_names() -> Vec<&'static str> {
 }
 
 /// Builds the rule called `name`.
-pub fn build_rule(name: &str, config: &DecisionConfig) -> Result<Box<dyn DecisionRule>, UnknownRule> {
+pub fn build_rule(
+    name: &str,
+    config: &DecisionConfig,
+) -> Result<Box<dyn DecisionRule>, UnknownRule> {
     RULES
         .iter()
         .find(|r| r.name == name)

@@ -79,7 +79,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| InputError(format!("cannot read trajectory {path}: {e}")))?;
         (text, path)
     };
-    let trajectory = parse_trajectory(&text, args.kind).map_err(|e| InputError(format!("{source}: {e}")))?;
+    let trajectory =
+        parse_trajectory(&text, args.kind).map_err(|e| InputError(format!("{source}: {e}")))?;
     let decisions: Vec<Value> = names
         .iter()
         .map(|name| {
@@ -107,7 +108,12 @@ pub fn parse_trajectory(text: &str, kind: Option<AnswerKind>) -> Result<Trajecto
     }
     let rows = match doc.get("answers") {
         Some(Value::Array(rows)) => rows,
-        Some(other) => return Err(format!("\"answers\" must be an array of rows, got {}", type_name(other))),
+        Some(other) => {
+            return Err(format!(
+                "\"answers\" must be an array of rows, got {}",
+                type_name(other)
+            ))
+        }
         None => return Err("missing key \"answers\"".into()),
     };
     if rows.is_empty() {
@@ -116,7 +122,10 @@ pub fn parse_trajectory(text: &str, kind: Option<AnswerKind>) -> Result<Trajecto
     let mut cells = Vec::with_capacity(rows.len());
     for (i, row) in rows.iter().enumerate() {
         let Value::Array(row) = row else {
-            return Err(format!("answers[{i}] must be an array (one cell per round), got {}", type_name(row)));
+            return Err(format!(
+                "answers[{i}] must be an array (one cell per round), got {}",
+                type_name(row)
+            ));
         };
         let mut parsed = Vec::with_capacity(row.len());
         for (j, cell) in row.iter().enumerate() {
@@ -136,7 +145,9 @@ fn parse_cell(cell: &Value, kind: Option<AnswerKind>) -> Result<Cell, String> {
                 .map(|a| Cell::Answered(Some(a)))
                 .ok_or_else(|| format!("{s:?} is not a {kind} answer (use null for no answer)")),
         },
-        Value::Object(o) if o.len() == 1 && o.get("missing") == Some(&Value::Bool(true)) => Ok(Cell::Missing),
+        Value::Object(o) if o.len() == 1 && o.get("missing") == Some(&Value::Bool(true)) => {
+            Ok(Cell::Missing)
+        }
         other => Err(format!(
             "expected a string, null or {{\"missing\": true}}, got {}",
             type_name(other)
@@ -162,17 +173,36 @@ pub fn decision_json(d: &Decision) -> Value {
     for (key, score) in &d.scores {
         match key {
             Some(a) => {
-                scores.insert(a.canonical().to_string(), json!(score));
+                scores.insert(a.canonical().to_string(), json!(tidy(*score)));
             }
-            None => no_answer = Some(*score),
+            None => no_answer = Some(tidy(*score)),
         }
     }
+    let explanation: Vec<Value> = d
+        .events
+        .iter()
+        .map(|e| {
+            let mut v = json!(e);
+            v["delta"] = json!(tidy(e.delta));
+            v
+        })
+        .collect();
     json!({
         "rule": d.rule,
         "answer": d.answer.as_ref().map(|a| a.canonical()),
         "scores": scores,
         "no_answer_score": no_answer,
         "tie": d.tie,
-        "explanation": d.events,
+        "explanation": explanation,
     })
+}
+
+/// Scores are short sums of fractions like 20/3; printing them to 9 decimals hides float noise
+/// (80.00000000000001) without hiding any real difference between answers.
+fn tidy(x: f64) -> f64 {
+    if x.is_finite() {
+        (x * 1e9).round() / 1e9
+    } else {
+        x
+    }
 }

@@ -19,12 +19,16 @@ pub struct Args {
 }
 
 pub fn parse_kind(s: &str) -> Result<AnswerKind, String> {
-    s.parse().map_err(|e: moot_core::answer::UnknownAnswerKind| e.to_string())
+    s.parse()
+        .map_err(|e: moot_core::answer::UnknownAnswerKind| e.to_string())
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if !args.options.is_empty() && args.kind != AnswerKind::Choice {
-        return bad_input(format!("--options applies only to --kind choice, not {}", args.kind));
+        return bad_input(format!(
+            "--options applies only to --kind choice, not {}",
+            args.kind
+        ));
     }
     let ctx = ExtractContext {
         options: &args.options,
