@@ -8,6 +8,7 @@
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
 
 pub mod answer;
+pub mod chat;
 pub mod decision;
 pub mod metrics;
 pub mod trajectory;

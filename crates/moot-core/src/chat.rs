@@ -1,0 +1,139 @@
+//! Chat messages, sampling parameters, token usage and logprob signals: the vocabulary shared by
+//! protocols (which plan prompts) and backends (which run them).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// Sampling parameters of one call. `None` leaves the backend's default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplingParams {
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    /// Ask for the log-probabilities of the sampled tokens.
+    pub logprobs: bool,
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens sent (the whole prompt).
+    pub input_tokens: u64,
+    /// Tokens generated.
+    pub output_tokens: u64,
+    /// Prompt tokens the backend actually had to process (less than `input_tokens` when it
+    /// reused a cache); `None` when the backend does not say.
+    pub processed_input_tokens: Option<u64>,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.processed_input_tokens = match (self.processed_input_tokens, o.processed_input_tokens) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// Signals from the log-probabilities of a response's sampled tokens (DESIGN §5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LogprobSummary {
+    pub tokens: usize,
+    pub mean: f64,
+    /// Minimum token log-likelihood.
+    pub min: f64,
+    /// exp(−mean).
+    pub perplexity: f64,
+}
+
+impl LogprobSummary {
+    /// `None` for an empty response (no tokens, no signal).
+    pub fn from_logprobs(logprobs: &[f32]) -> Option<LogprobSummary> {
+        if logprobs.is_empty() {
+            return None;
+        }
+        let sum: f64 = logprobs.iter().map(|&l| f64::from(l)).sum();
+        let mean = sum / logprobs.len() as f64;
+        let min = logprobs
+            .iter()
+            .map(|&l| f64::from(l))
+            .fold(f64::INFINITY, f64::min);
+        Some(LogprobSummary {
+            tokens: logprobs.len(),
+            mean,
+            min,
+            perplexity: (-mean).exp(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logprob_summary() {
+        let s = LogprobSummary::from_logprobs(&[-0.5, -1.5, 0.0]).unwrap();
+        assert_eq!(s.tokens, 3);
+        assert!((s.mean - -2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(s.min, -1.5);
+        assert!((s.perplexity - (2.0f64 / 3.0).exp()).abs() < 1e-9);
+        assert!(LogprobSummary::from_logprobs(&[]).is_none());
+    }
+
+    #[test]
+    fn usage_adds() {
+        let mut u = Usage { input_tokens: 1, output_tokens: 2, processed_input_tokens: None };
+        u += Usage { input_tokens: 3, output_tokens: 4, processed_input_tokens: Some(1) };
+        assert_eq!(u, Usage { input_tokens: 4, output_tokens: 6, processed_input_tokens: Some(1) });
+    }
+}
