@@ -9,6 +9,7 @@
 //! One module per provider; wrappers (timeouts, retries, rate limits, caching) live outside the
 //! provider code.
 
+pub mod models;
 pub mod scripted;
 
 use std::fmt;

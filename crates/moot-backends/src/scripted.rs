@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage};
+use crate::{
+    BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
+};
 
 /// One scripted reply.
 #[derive(Debug, Clone)]
@@ -14,7 +16,10 @@ pub enum Scripted {
     /// Reply with this text after `delay`.
     Reply { text: String, delay: Duration },
     /// Fail with this error after `delay`.
-    Fail { error: BackendError, delay: Duration },
+    Fail {
+        error: BackendError,
+        delay: Duration,
+    },
     /// Never answer (until cancelled).
     Hang,
 }
@@ -45,7 +50,10 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
-    pub fn new(name: impl Into<String>, script: impl IntoIterator<Item = Scripted>) -> ScriptedModel {
+    pub fn new(
+        name: impl Into<String>,
+        script: impl IntoIterator<Item = Scripted>,
+    ) -> ScriptedModel {
         ScriptedModel {
             name: name.into(),
             script: Mutex::new(script.into_iter().collect()),
@@ -88,12 +96,19 @@ impl LanguageModel for ScriptedModel {
     }
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
-        let input_tokens = request.messages.iter().map(|m| count_words(&m.content)).sum();
+        let input_tokens = request
+            .messages
+            .iter()
+            .map(|m| count_words(&m.content))
+            .sum();
         if let Ok(mut r) = self.requests.lock() {
             r.push(request);
         }
         match self.next() {
-            None => Err(BackendError::Config(format!("scripted model {} has no script", self.name))),
+            None => Err(BackendError::Config(format!(
+                "scripted model {} has no script",
+                self.name
+            ))),
             Some(Scripted::Hang) => std::future::pending().await,
             Some(Scripted::Fail { error, delay }) => {
                 tokio::time::sleep(delay).await;
@@ -127,7 +142,10 @@ mod tests {
         let req = CompletionRequest::new(vec![ChatMessage::user("hi there")]);
         assert_eq!(m.complete(req.clone()).await.unwrap().text, "one");
         let c = m.complete(req.clone()).await.unwrap();
-        assert_eq!((c.text.as_str(), c.usage.output_tokens, c.usage.input_tokens), ("two words", 2, 2));
+        assert_eq!(
+            (c.text.as_str(), c.usage.output_tokens, c.usage.input_tokens),
+            ("two words", 2, 2)
+        );
         assert_eq!(m.complete(req).await.unwrap().text, "two words");
         assert_eq!(m.requests().len(), 3);
     }

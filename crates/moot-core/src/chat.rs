@@ -77,7 +77,8 @@ impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, o: Usage) {
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
-        self.processed_input_tokens = match (self.processed_input_tokens, o.processed_input_tokens) {
+        self.processed_input_tokens = match (self.processed_input_tokens, o.processed_input_tokens)
+        {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
         };
@@ -132,8 +133,23 @@ mod tests {
 
     #[test]
     fn usage_adds() {
-        let mut u = Usage { input_tokens: 1, output_tokens: 2, processed_input_tokens: None };
-        u += Usage { input_tokens: 3, output_tokens: 4, processed_input_tokens: Some(1) };
-        assert_eq!(u, Usage { input_tokens: 4, output_tokens: 6, processed_input_tokens: Some(1) });
+        let mut u = Usage {
+            input_tokens: 1,
+            output_tokens: 2,
+            processed_input_tokens: None,
+        };
+        u += Usage {
+            input_tokens: 3,
+            output_tokens: 4,
+            processed_input_tokens: Some(1),
+        };
+        assert_eq!(
+            u,
+            Usage {
+                input_tokens: 4,
+                output_tokens: 6,
+                processed_input_tokens: Some(1)
+            }
+        );
     }
 }
