@@ -50,6 +50,27 @@ impl ChatMessage {
     }
 }
 
+/// Why a call is made, for backends that distinguish (freemad's agent CLI contract passes it as
+/// the command's argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CallMode {
+    /// Round 0: an independent answer.
+    #[default]
+    Generate,
+    /// A debate round: the prompt carries peers' responses.
+    Critique,
+}
+
+impl CallMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallMode::Generate => "generate",
+            CallMode::Critique => "critique",
+        }
+    }
+}
+
 /// Sampling parameters of one call. `None` leaves the backend's default.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SamplingParams {

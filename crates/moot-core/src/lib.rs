@@ -9,6 +9,9 @@
 
 pub mod answer;
 pub mod chat;
+pub mod debate;
+pub mod prompts;
+pub mod protocol;
 pub mod decision;
 pub mod metrics;
 pub mod trajectory;
