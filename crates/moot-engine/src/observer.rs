@@ -1,0 +1,14 @@
+//! Observers: progress displays and live views hear about rounds and calls as they happen.
+
+use moot_core::debate::{Outcome, Transcript};
+
+pub trait Observer: Send + Sync {
+    fn round_started(&self, _round: usize, _calls: usize) {}
+    fn call_finished(&self, _round: usize, _agent: usize, _outcome: Option<&Outcome>) {}
+    fn round_finished(&self, _round: usize, _transcript: &Transcript) {}
+}
+
+/// Hears nothing.
+pub struct NoObserver;
+
+impl Observer for NoObserver {}

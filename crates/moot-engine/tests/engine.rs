@@ -1,0 +1,476 @@
+//! Engine semantics with scripted backends on a real SQLite store: rounds, deadlines with paused
+//! time, quorum, cancellation, and resume after a crash.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use moot_backends::scripted::{Scripted, ScriptedModel};
+use moot_backends::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel};
+use moot_core::answer::AnswerKind;
+use moot_core::chat::SamplingParams;
+use moot_core::debate::{AgentSpec, DebateSpec, Outcome};
+use moot_core::decision::DecisionConfig;
+use moot_core::protocol::build_protocol;
+use moot_engine::{Debate, EngineAgent, EngineConfig, NoObserver};
+use moot_store::{MemoryStore, RunStatus, SqliteStore, Store};
+
+fn spec(agents: usize, rounds: usize) -> DebateSpec {
+    DebateSpec {
+        question: "What is 17 * 24?".into(),
+        kind: AnswerKind::Numeric,
+        options: vec![],
+        agents: (0..agents)
+            .map(|i| AgentSpec {
+                id: format!("a{i}"),
+                persona: None,
+            })
+            .collect(),
+        rounds,
+        seed: 7,
+    }
+}
+
+fn agent(model: Arc<dyn LanguageModel>) -> EngineAgent {
+    EngineAgent {
+        model,
+        params: SamplingParams::default(),
+    }
+}
+
+async fn store() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("moot.db"))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+/// Paused-time tests use the in-process store: SQLite's pool timeouts run on tokio timers and
+/// would fire at once while time auto-advances.
+fn memory() -> MemoryStore {
+    MemoryStore::default()
+}
+
+fn config(soft_ms: u64, hard_ms: u64, min_agents: usize) -> EngineConfig {
+    EngineConfig {
+        soft_timeout: Duration::from_millis(soft_ms),
+        hard_timeout: Duration::from_millis(hard_ms),
+        min_agents,
+        max_concurrent_calls: 8,
+    }
+}
+
+#[tokio::test]
+async fn free_mad_n_debate_records_every_call_and_decision() {
+    let (_dir, store) = store().await;
+    let models: Vec<Arc<ScriptedModel>> = vec![
+        Arc::new(ScriptedModel::new(
+            "x",
+            [
+                Scripted::reply("17*24 = 408. Final answer: 408"),
+                Scripted::reply("I keep it. Final answer: 408"),
+            ],
+        )),
+        Arc::new(ScriptedModel::new(
+            "y",
+            [
+                Scripted::reply("Final answer: 418"),
+                Scripted::reply("Agent 1 is right. Final answer: 408"),
+            ],
+        )),
+        Arc::new(ScriptedModel::new(
+            "z",
+            [
+                Scripted::reply("Final answer: 408"),
+                Scripted::reply("Final answer: 408"),
+            ],
+        )),
+    ];
+    let agents = models.iter().map(|m| agent(m.clone())).collect();
+    let mut debate = Debate::new(
+        "r1".into(),
+        spec(3, 1),
+        build_protocol("free-mad-n").unwrap(),
+        agents,
+        config(15_000, 30_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate
+        .create("free-mad", serde_json::json!({}))
+        .await
+        .unwrap();
+    let result = debate
+        .run("free-mad", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    assert_eq!(
+        result
+            .decision()
+            .unwrap()
+            .answer
+            .as_ref()
+            .unwrap()
+            .canonical(),
+        "408"
+    );
+    assert_eq!(result.records.len(), 6);
+    // Round-1 prompts carry the peers' round-0 responses, never the agent's own as a peer's.
+    let r1 = &models[1].requests()[1];
+    let last = &r1.messages.last().unwrap().content;
+    assert!(last.contains("Agent 1's solution") && last.contains("Agent 3's solution"));
+    assert!(!last.contains("Agent 2's solution"));
+    assert_eq!(r1.session.as_deref(), Some("a1"));
+    let calls = store.calls("r1").await.unwrap();
+    assert_eq!(calls.len(), 6);
+    assert_eq!(calls[4].peers, vec![0, 2]);
+    assert_eq!(calls[4].answer.as_deref(), Some("408"));
+    assert_eq!(store.decisions("r1").await.unwrap().len(), 3);
+    let run = store.run("r1").await.unwrap();
+    assert_eq!(
+        (run.status, run.answer.as_deref()),
+        (RunStatus::Done, Some("408"))
+    );
+    assert_eq!(
+        result.usage().output_tokens,
+        calls.iter().map(|c| c.output_tokens).sum::<u64>()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn soft_deadline_proceeds_with_quorum_and_records_the_straggler_as_missing() {
+    let store = memory();
+    let fast = || -> Arc<dyn LanguageModel> {
+        Arc::new(ScriptedModel::new(
+            "f",
+            [Scripted::delayed("Final answer: 5", Duration::from_secs(1))],
+        ))
+    };
+    let slow: Arc<dyn LanguageModel> = Arc::new(ScriptedModel::new(
+        "s",
+        [Scripted::delayed(
+            "Final answer: 6",
+            Duration::from_secs(60),
+        )],
+    ));
+    let agents = vec![agent(fast()), agent(fast()), agent(slow)];
+    let mut debate = Debate::new(
+        "r2".into(),
+        spec(3, 0),
+        build_protocol("cot-sc").unwrap(),
+        agents,
+        config(15_000, 30_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate
+        .create("majority-last", serde_json::json!({}))
+        .await
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let result = debate
+        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(15) && waited < Duration::from_secs(16),
+        "{waited:?}"
+    );
+    match result.transcript.get(0, 2) {
+        Some(Outcome::Missing { reason }) => assert!(reason.contains("soft deadline"), "{reason}"),
+        other => panic!("expected missing, got {other:?}"),
+    }
+    let calls = store.calls("r2").await.unwrap();
+    assert_eq!(calls[2].response_text, None);
+    assert!(calls[2].error.as_deref().unwrap().contains("soft deadline"));
+    assert_eq!(
+        result
+            .decision()
+            .unwrap()
+            .answer
+            .as_ref()
+            .unwrap()
+            .canonical(),
+        "5"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_quorum_the_round_waits_until_the_hard_deadline() {
+    let store = memory();
+    let fast: Arc<dyn LanguageModel> = Arc::new(ScriptedModel::new(
+        "f",
+        [Scripted::delayed("Final answer: 5", Duration::from_secs(1))],
+    ));
+    let hang = || -> Arc<dyn LanguageModel> { Arc::new(ScriptedModel::new("h", [Scripted::Hang])) };
+    let agents = vec![agent(fast), agent(hang()), agent(hang())];
+    let mut debate = Debate::new(
+        "r3".into(),
+        spec(3, 0),
+        build_protocol("cot-sc").unwrap(),
+        agents,
+        config(15_000, 30_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate
+        .create("majority-last", serde_json::json!({}))
+        .await
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let result = debate
+        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+    for a in [1, 2] {
+        assert!(
+            matches!(result.transcript.get(0, a), Some(Outcome::Missing { reason }) if reason.contains("hard deadline"))
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn late_responses_within_the_soft_deadline_are_all_kept() {
+    let store = memory();
+    let m = |secs| -> Arc<dyn LanguageModel> {
+        Arc::new(ScriptedModel::new(
+            "m",
+            [Scripted::delayed(
+                "Final answer: 9",
+                Duration::from_secs(secs),
+            )],
+        ))
+    };
+    let agents = vec![agent(m(1)), agent(m(2)), agent(m(10))];
+    let mut debate = Debate::new(
+        "r4".into(),
+        spec(3, 0),
+        build_protocol("cot-sc").unwrap(),
+        agents,
+        config(15_000, 30_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate
+        .create("majority-last", serde_json::json!({}))
+        .await
+        .unwrap();
+    let result = debate
+        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    assert!((0..3).all(|a| matches!(result.transcript.get(0, a), Some(Outcome::Responded { .. }))));
+}
+
+/// Counts calls and whether an in-flight call was cancelled (its future dropped).
+#[derive(Debug, Default)]
+struct Watched {
+    started: AtomicUsize,
+    dropped_unfinished: Arc<AtomicUsize>,
+}
+
+struct DropGuard(Arc<AtomicUsize>, bool);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[async_trait]
+impl LanguageModel for Watched {
+    fn name(&self) -> String {
+        "watched".into()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    async fn complete(&self, _r: CompletionRequest) -> Result<Completion, BackendError> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let _guard = DropGuard(self.dropped_unfinished.clone(), false);
+        std::future::pending::<()>().await;
+        unreachable!()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn hard_deadline_really_cancels_the_call() {
+    let store = memory();
+    let watched = Arc::new(Watched::default());
+    let ok: Arc<dyn LanguageModel> = Arc::new(ScriptedModel::new(
+        "f",
+        [Scripted::reply("Final answer: 1")],
+    ));
+    let agents = vec![agent(ok), agent(watched.clone())];
+    let mut debate = Debate::new(
+        "r5".into(),
+        spec(2, 0),
+        build_protocol("cot-sc").unwrap(),
+        agents,
+        config(100, 1_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate
+        .create("majority-last", serde_json::json!({}))
+        .await
+        .unwrap();
+    debate
+        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    assert_eq!(watched.started.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        watched.dropped_unfinished.load(Ordering::SeqCst),
+        1,
+        "the hung call was dropped"
+    );
+}
+
+#[tokio::test]
+async fn backend_errors_are_missing_responses_not_kept_answers() {
+    let (_dir, store) = store().await;
+    let failing: Arc<dyn LanguageModel> = Arc::new(ScriptedModel::new(
+        "e",
+        [
+            Scripted::reply("Final answer: 3"),
+            Scripted::Fail {
+                error: BackendError::Transport("connection reset".into()),
+                delay: Duration::ZERO,
+            },
+        ],
+    ));
+    let ok = || -> Arc<dyn LanguageModel> {
+        Arc::new(ScriptedModel::new(
+            "o",
+            [Scripted::reply("Final answer: 4")],
+        ))
+    };
+    let agents = vec![agent(failing), agent(ok()), agent(ok())];
+    let mut debate = Debate::new(
+        "r6".into(),
+        spec(3, 1),
+        build_protocol("som").unwrap(),
+        agents,
+        config(15_000, 30_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate
+        .create("majority-last", serde_json::json!({}))
+        .await
+        .unwrap();
+    let result = debate
+        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    assert!(
+        matches!(result.transcript.get(1, 0), Some(Outcome::Missing { reason }) if reason.contains("connection reset"))
+    );
+    let traj = result.transcript.trajectory().unwrap();
+    assert!(!traj.cell(0, 1).responded());
+    let majority = result
+        .decisions
+        .iter()
+        .find(|d| d.rule == "majority-last")
+        .unwrap();
+    assert_eq!(
+        majority.scores.len(),
+        1,
+        "agent 0's round-0 answer is not carried into round 1"
+    );
+}
+
+#[tokio::test]
+async fn resume_after_a_crash_repeats_no_completed_call() {
+    let (_dir, store) = store().await;
+    // First process: round 0 completes, round 1 is still running when the process "dies".
+    let first: Vec<Arc<ScriptedModel>> = (0..3)
+        .map(|i| {
+            Arc::new(ScriptedModel::new(
+                "p1",
+                [
+                    Scripted::reply(format!("Final answer: {}", 400 + i)),
+                    Scripted::delayed("Final answer: 408", Duration::from_secs(3600)),
+                ],
+            ))
+        })
+        .collect();
+    {
+        let agents = first.iter().map(|m| agent(m.clone())).collect();
+        let mut debate = Debate::new(
+            "r7".into(),
+            spec(3, 1),
+            build_protocol("free-mad-n").unwrap(),
+            agents,
+            config(15_000, 30_000, 2),
+            &store,
+        )
+        .unwrap();
+        debate
+            .create("free-mad", serde_json::json!({}))
+            .await
+            .unwrap();
+        let crashed = tokio::time::timeout(
+            Duration::from_millis(300),
+            debate.run("free-mad", &DecisionConfig::default(), &NoObserver),
+        )
+        .await;
+        assert!(crashed.is_err(), "the run was interrupted mid-round");
+    }
+    assert_eq!(store.calls("r7").await.unwrap().len(), 3);
+    assert_eq!(store.run("r7").await.unwrap().status, RunStatus::Running);
+    // Second process: resume from the store.
+    let second: Vec<Arc<ScriptedModel>> = (0..3)
+        .map(|_| {
+            Arc::new(ScriptedModel::new(
+                "p2",
+                [Scripted::reply("Final answer: 408")],
+            ))
+        })
+        .collect();
+    let agents = second.iter().map(|m| agent(m.clone())).collect();
+    let mut debate = Debate::new(
+        "r7".into(),
+        spec(3, 1),
+        build_protocol("free-mad-n").unwrap(),
+        agents,
+        config(15_000, 30_000, 2),
+        &store,
+    )
+    .unwrap();
+    debate.restore(store.calls("r7").await.unwrap());
+    let result = debate
+        .run("free-mad", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    for m in &second {
+        let reqs = m.requests();
+        assert_eq!(reqs.len(), 1, "only the round-1 call is made again");
+        assert!(
+            reqs[0]
+                .messages
+                .iter()
+                .any(|msg| msg.content.contains("Final answer: 40")),
+            "round-1 prompt includes restored round-0 answers"
+        );
+    }
+    assert_eq!(store.calls("r7").await.unwrap().len(), 6);
+    assert_eq!(
+        result
+            .decision()
+            .unwrap()
+            .answer
+            .as_ref()
+            .unwrap()
+            .canonical(),
+        "408"
+    );
+    assert_eq!(store.run("r7").await.unwrap().status, RunStatus::Done);
+}

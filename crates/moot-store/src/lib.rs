@@ -1,0 +1,174 @@
+//! Storage for runs, calls and decisions (DESIGN §8).
+//!
+//! [`Store`] is the interface the engine and CLI use; [`SqliteStore`] is the embedded default (one
+//! file, WAL journal, migrations from `migrations/`). Every call is written as soon as it
+//! completes, before the engine uses its outcome, so a killed process loses nothing it acted on.
+
+mod memory;
+mod sqlite;
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+pub use memory::MemoryStore;
+pub use sqlite::SqliteStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("run {0:?} not found")]
+    RunNotFound(String),
+    #[error("stored {what} of run {run} is not valid JSON: {message}")]
+    Corrupt {
+        run: String,
+        what: &'static str,
+        message: String,
+    },
+    #[error("{0}")]
+    Location(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Done,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> RunStatus {
+        match s {
+            "done" => RunStatus::Done,
+            "failed" => RunStatus::Failed,
+            _ => RunStatus::Running,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub created_at: String,
+    pub question: String,
+    pub protocol: String,
+    pub rule: String,
+    pub spec: serde_json::Value,
+    pub config: serde_json::Value,
+    pub status: RunStatus,
+    pub answer: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub run_id: String,
+    pub round: u32,
+    pub agent: u32,
+    pub agent_id: String,
+    pub backend: String,
+    pub mode: String,
+    pub template: String,
+    pub template_hash: String,
+    pub messages: serde_json::Value,
+    pub peers: Vec<u32>,
+    /// `Some` when the agent responded.
+    pub response_text: Option<String>,
+    pub answer: Option<String>,
+    /// Why there is no response (deadline, error).
+    pub error: Option<String>,
+    pub finish: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub processed_input_tokens: Option<u64>,
+    pub logprob_tokens: Option<u64>,
+    pub logprob_mean: Option<f64>,
+    pub logprob_min: Option<f64>,
+    pub perplexity: Option<f64>,
+    pub latency_ms: u64,
+    pub recorded_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    pub run_id: String,
+    pub rule: String,
+    pub answer: Option<String>,
+    /// The full decision output (scores, tie, explanation).
+    pub decision: serde_json::Value,
+    pub decided_at: String,
+}
+
+#[async_trait]
+pub trait Store: Send + Sync {
+    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// Records one call; recording the same (run, round, agent) again replaces it.
+    async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError>;
+    async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError>;
+    async fn finish_run(
+        &self,
+        id: &str,
+        status: RunStatus,
+        answer: Option<&str>,
+        at: &str,
+    ) -> Result<(), StoreError>;
+    async fn run(&self, id: &str) -> Result<RunRecord, StoreError>;
+    async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError>;
+    async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError>;
+    /// Most recent first.
+    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError>;
+}
+
+/// Where a store lives, from `--store`, `MOOT_STORE`, or the default data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// `sqlite://PATH`, `postgres://…`, or a plain file path.
+    pub fn parse(spec: &str) -> StoreLocation {
+        if let Some(p) = spec.strip_prefix("sqlite://") {
+            StoreLocation::Sqlite(PathBuf::from(p))
+        } else if let Some(p) = spec.strip_prefix("sqlite:") {
+            StoreLocation::Sqlite(PathBuf::from(p))
+        } else if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            StoreLocation::Postgres(spec.to_string())
+        } else {
+            StoreLocation::Sqlite(PathBuf::from(spec))
+        }
+    }
+
+    /// The default: `moot.db` in the user's data directory (`~/.local/share/moot` on Linux).
+    pub fn default_location() -> Result<StoreLocation, StoreError> {
+        dirs::data_dir()
+            .map(|d| StoreLocation::Sqlite(d.join("moot").join("moot.db")))
+            .ok_or_else(|| {
+                StoreError::Location("no data directory: pass --store or set MOOT_STORE".into())
+            })
+    }
+
+    /// Opens the store, creating and migrating it if needed.
+    pub async fn open(&self) -> Result<Box<dyn Store>, StoreError> {
+        match self {
+            StoreLocation::Sqlite(path) => Ok(Box::new(SqliteStore::open(path).await?)),
+            StoreLocation::Postgres(url) => Err(StoreError::Location(format!(
+                "{url}: the PostgreSQL store is not available yet; use a SQLite file path"
+            ))),
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! An in-process store. For tests that run on paused time, where SQLite's pool timeouts (driven
+//! by tokio timers while the database thread works) would fire instantly; everything else uses
+//! the SQLite store.
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store, StoreError};
+
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    runs: Vec<RunRecord>,
+    calls: Vec<CallRecord>,
+    decisions: Vec<DecisionRecord>,
+}
+
+impl MemoryStore {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Inner) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut inner = self
+            .inner
+            .lock()
+            .map_err(|_| StoreError::Location("memory store poisoned by a panic".into()))?;
+        f(&mut inner)
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            i.runs.push(run.clone());
+            Ok(())
+        })
+    }
+
+    async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            if !i.runs.iter().any(|r| r.id == call.run_id) {
+                return Err(StoreError::RunNotFound(call.run_id.clone()));
+            }
+            i.calls.retain(|c| {
+                !(c.run_id == call.run_id && c.round == call.round && c.agent == call.agent)
+            });
+            i.calls.push(call.clone());
+            Ok(())
+        })
+    }
+
+    async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            i.decisions
+                .retain(|x| !(x.run_id == d.run_id && x.rule == d.rule));
+            i.decisions.push(d.clone());
+            Ok(())
+        })
+    }
+
+    async fn finish_run(
+        &self,
+        id: &str,
+        status: RunStatus,
+        answer: Option<&str>,
+        at: &str,
+    ) -> Result<(), StoreError> {
+        self.with(|i| {
+            let run = i
+                .runs
+                .iter_mut()
+                .find(|r| r.id == id)
+                .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
+            run.status = status;
+            run.answer = answer.map(String::from);
+            run.finished_at = Some(at.to_string());
+            Ok(())
+        })
+    }
+
+    async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
+        self.with(|i| {
+            i.runs
+                .iter()
+                .find(|r| r.id == id)
+                .cloned()
+                .ok_or_else(|| StoreError::RunNotFound(id.to_string()))
+        })
+    }
+
+    async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
+        self.with(|i| {
+            let mut calls: Vec<_> = i.calls.iter().filter(|c| c.run_id == id).cloned().collect();
+            calls.sort_by_key(|c| (c.round, c.agent));
+            Ok(calls)
+        })
+    }
+
+    async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
+        self.with(|i| {
+            let mut d: Vec<_> = i
+                .decisions
+                .iter()
+                .filter(|d| d.run_id == id)
+                .cloned()
+                .collect();
+            d.sort_by(|a, b| a.rule.cmp(&b.rule));
+            Ok(d)
+        })
+    }
+
+    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+        self.with(|i| Ok(i.runs.iter().rev().take(limit as usize).cloned().collect()))
+    }
+}
