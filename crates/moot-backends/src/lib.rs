@@ -9,7 +9,9 @@
 //! One module per provider; wrappers (timeouts, retries, rate limits, caching) live outside the
 //! provider code.
 
+pub mod cli;
 pub mod models;
+pub mod openai;
 pub mod scripted;
 
 use std::fmt;
@@ -17,28 +19,7 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-pub use moot_core::chat::{ChatMessage, LogprobSummary, Role, SamplingParams, Usage};
-
-/// Why a call is made, for backends that distinguish (freemad's agent CLI contract passes it as
-/// the command's argument).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum CallMode {
-    /// Round 0: an independent answer.
-    #[default]
-    Generate,
-    /// A debate round: the prompt carries peers' responses.
-    Critique,
-}
-
-impl CallMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallMode::Generate => "generate",
-            CallMode::Critique => "critique",
-        }
-    }
-}
+pub use moot_core::chat::{CallMode, ChatMessage, LogprobSummary, Role, SamplingParams, Usage};
 
 /// One call to a model.
 #[derive(Debug, Clone, PartialEq)]

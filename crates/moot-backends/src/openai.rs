@@ -1,0 +1,867 @@
+//! `openai`: chat completions over an OpenAI-compatible HTTP API (OpenAI, vLLM, llama.cpp's
+//! server, Ollama, LM Studio…), with token logprobs and seeds.
+//!
+//! The request body is built by [`request_body`] and responses are read by [`parse_response`]
+//! (one JSON body) or, in streaming mode, from server-sent events; all three are pure so their
+//! exact shapes are unit-tested. The HTTP call itself is a plain `reqwest` future: dropping it
+//! closes the connection, which OpenAI-compatible servers take as "stop generating".
+//!
+//! No timeouts or retries here: wrappers do those (DESIGN §6).
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use async_trait::async_trait;
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::{Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::{
+    BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
+};
+
+/// How much of an error body is kept in [`BackendError::Http`].
+pub const MAX_ERROR_BODY: usize = 2000;
+
+/// Where and how to call an OpenAI-compatible server. Sampling fields are defaults that a
+/// request's own [`crate::SamplingParams`] override.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenAiConfig {
+    /// API root including the version segment, e.g. `https://api.openai.com/v1` or
+    /// `http://127.0.0.1:8080/v1`; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    /// The NAME of the environment variable holding the API key (sent as a bearer token). Read
+    /// once, when the model is built; `None` sends no key (local servers).
+    pub api_key_env: Option<String>,
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
+    /// Ask for server-sent events and assemble the answer from them.
+    pub stream: bool,
+}
+
+impl OpenAiConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
+        OpenAiConfig {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key_env: None,
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+            seed: None,
+            stream: false,
+        }
+    }
+}
+
+/// The JSON body of one chat-completions call.
+///
+/// Sampling values come from the request's params, else the config's defaults; unset values are
+/// left out so the server's defaults apply. With `params.logprobs`, `logprobs: true` and
+/// `top_logprobs: 1` are sent: llama.cpp's server reads `top_logprobs: 0` as "no logprobs" and
+/// without the field returns twenty alternatives per token, and 1 is valid everywhere.
+/// Streaming adds `stream: true` and asks for the usage chunk.
+pub fn request_body(
+    config: &OpenAiConfig,
+    request: &CompletionRequest,
+    stream: bool,
+) -> Result<Value, BackendError> {
+    let params = &request.params;
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(config.model.clone()));
+    let messages = request
+        .messages
+        .iter()
+        .map(|m| json!({ "role": m.role.as_str(), "content": m.content }))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if let Some(t) = params.temperature.or(config.temperature) {
+        body.insert("temperature".into(), float("temperature", t)?);
+    }
+    if let Some(p) = params.top_p.or(config.top_p) {
+        body.insert("top_p".into(), float("top_p", p)?);
+    }
+    if let Some(n) = params.max_tokens.or(config.max_tokens) {
+        body.insert("max_tokens".into(), Value::from(n));
+    }
+    if let Some(s) = params.seed.or(config.seed) {
+        body.insert("seed".into(), Value::from(s));
+    }
+    if params.logprobs {
+        body.insert("logprobs".into(), Value::Bool(true));
+        body.insert("top_logprobs".into(), Value::from(1));
+    }
+    if stream {
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({ "include_usage": true }));
+    }
+    Ok(Value::Object(body))
+}
+
+/// An `f32` as the JSON number a person would write (`0.7`, not `0.699999988079071`).
+fn float(name: &str, x: f32) -> Result<Value, BackendError> {
+    if !x.is_finite() {
+        return Err(BackendError::Config(format!(
+            "{name} must be a finite number, not {x}"
+        )));
+    }
+    let shortest: f64 = x.to_string().parse().unwrap_or(f64::from(x));
+    Ok(Value::from(shortest))
+}
+
+// --- wire types (only the fields moot reads; everything else is ignored) ---
+
+#[derive(Debug, Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    choices: Vec<WireChoice>,
+    usage: Option<WireUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireChoice {
+    #[serde(default)]
+    index: u32,
+    /// Non-streaming responses.
+    message: Option<WireMessage>,
+    /// Streaming chunks.
+    delta: Option<WireMessage>,
+    finish_reason: Option<String>,
+    logprobs: Option<WireLogprobs>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireMessage {
+    content: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireLogprobs {
+    content: Option<Vec<WireTokenLogprob>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireTokenLogprob {
+    /// `null` would mean a token the server considers impossible; kept as −∞.
+    logprob: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireUsage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    prompt_tokens_details: Option<WirePromptDetails>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WirePromptDetails {
+    cached_tokens: Option<u64>,
+}
+
+impl WireUsage {
+    fn into_usage(self) -> Usage {
+        let cached = self.prompt_tokens_details.and_then(|d| d.cached_tokens);
+        Usage {
+            input_tokens: self.prompt_tokens,
+            output_tokens: self.completion_tokens,
+            processed_input_tokens: cached.map(|c| self.prompt_tokens.saturating_sub(c)),
+        }
+    }
+}
+
+fn token_logprobs(lp: Option<WireLogprobs>) -> Option<Vec<f32>> {
+    lp.and_then(|l| l.content).map(|tokens| {
+        tokens
+            .iter()
+            .map(|t| t.logprob.map_or(f32::NEG_INFINITY, |v| v as f32))
+            .collect()
+    })
+}
+
+fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "stop" | "eos" | "end_turn" => FinishReason::Stop,
+        "length" | "max_tokens" => FinishReason::Length,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+/// The first `max` bytes of `text` (cut at a character boundary), marked when cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+/// The error a server reported inside a 200 response or an event stream, as
+/// `{"error": {"message": …, "code": …}}` or `{"error": "…"}`.
+fn server_error(error: &Value) -> BackendError {
+    let message = match error {
+        Value::String(s) => s.clone(),
+        other => other
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| other.to_string()),
+    };
+    let message = truncate(&message, MAX_ERROR_BODY);
+    match error.get("code").and_then(Value::as_u64) {
+        Some(code @ 400..=599) => BackendError::Http {
+            status: code as u16,
+            body: message,
+        },
+        _ => BackendError::InvalidResponse(format!("the server reported an error: {message}")),
+    }
+}
+
+fn parse_json(text: &str, what: &str) -> Result<Value, BackendError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        BackendError::InvalidResponse(format!("{what} is not JSON ({e}): {}", truncate(text, 200)))
+    })?;
+    match value.get("error") {
+        Some(error) if !error.is_null() => Err(server_error(error)),
+        _ => Ok(value),
+    }
+}
+
+fn decode(value: Value, what: &str) -> Result<WireResponse, BackendError> {
+    serde_json::from_value(value)
+        .map_err(|e| BackendError::InvalidResponse(format!("unexpected {what} shape: {e}")))
+}
+
+/// Reads one non-streaming chat-completions response body.
+pub fn parse_response(body: &str) -> Result<Completion, BackendError> {
+    let response = decode(parse_json(body, "the response")?, "response")?;
+    let usage = response
+        .usage
+        .ok_or_else(|| BackendError::InvalidResponse("the response has no token usage".into()))?
+        .into_usage();
+    let choice = response
+        .choices
+        .into_iter()
+        .min_by_key(|c| c.index)
+        .ok_or_else(|| BackendError::InvalidResponse("the response has no choices".into()))?;
+    Ok(Completion {
+        text: choice.message.and_then(|m| m.content).unwrap_or_default(),
+        usage,
+        logprobs: token_logprobs(choice.logprobs),
+        finish: choice
+            .finish_reason
+            .as_deref()
+            .map_or(FinishReason::Other("unknown".into()), finish_reason),
+    })
+}
+
+/// Assembles a streamed answer from the `data:` payloads of its events.
+#[derive(Debug, Default)]
+pub struct StreamAccumulator {
+    text: String,
+    logprobs: Option<Vec<f32>>,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+    done: bool,
+}
+
+impl StreamAccumulator {
+    /// Takes one event's data. Returns `true` once `[DONE]` has arrived.
+    pub fn push(&mut self, data: &str) -> Result<bool, BackendError> {
+        let data = data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let chunk = decode(parse_json(data, "a stream chunk")?, "stream chunk")?;
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            if let Some(content) = choice.delta.and_then(|d| d.content) {
+                self.text.push_str(&content);
+            }
+            if let Some(lps) = token_logprobs(choice.logprobs) {
+                self.logprobs.get_or_insert_with(Vec::new).extend(lps);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish = Some(finish_reason(&reason));
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into_usage());
+        }
+        Ok(false)
+    }
+
+    /// The answer, once the stream has ended. The stream counts as complete when it sent
+    /// `[DONE]`, or a finish reason and the usage chunk.
+    pub fn finish(self) -> Result<Completion, BackendError> {
+        let complete = self.done || (self.finish.is_some() && self.usage.is_some());
+        if !complete {
+            return Err(BackendError::Transport(
+                "stream ended before the answer was complete".into(),
+            ));
+        }
+        let usage = self.usage.ok_or_else(|| {
+            BackendError::InvalidResponse(
+                "the stream sent no token usage (does the server support stream_options.include_usage?)"
+                    .into(),
+            )
+        })?;
+        Ok(Completion {
+            text: self.text,
+            usage,
+            logprobs: self.logprobs,
+            finish: self
+                .finish
+                .unwrap_or_else(|| FinishReason::Other("unknown".into())),
+        })
+    }
+}
+
+/// Reads a server-sent-event byte stream into an answer. Stops reading at `[DONE]`.
+pub async fn read_event_stream<S, B, E>(bytes: S) -> Result<Completion, BackendError>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: StdError + 'static,
+{
+    let mut events = std::pin::pin!(bytes.eventsource());
+    let mut acc = StreamAccumulator::default();
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(event) if event.event == "error" => {
+                let error = serde_json::from_str::<Value>(&event.data)
+                    .ok()
+                    .map(|v| v.get("error").cloned().unwrap_or(v))
+                    .unwrap_or(Value::String(event.data));
+                return Err(server_error(&error));
+            }
+            Ok(event) => {
+                if acc.push(&event.data)? {
+                    break;
+                }
+            }
+            Err(EventStreamError::Transport(e)) => {
+                return Err(BackendError::Transport(format!(
+                    "stream ended before the answer was complete: {}",
+                    describe(&e)
+                )))
+            }
+            Err(EventStreamError::Utf8(e)) => {
+                return Err(BackendError::InvalidResponse(format!(
+                    "event stream is not UTF-8: {e}"
+                )))
+            }
+            Err(EventStreamError::Parser(e)) => {
+                return Err(BackendError::InvalidResponse(format!(
+                    "malformed event stream: {e}"
+                )))
+            }
+        }
+    }
+    acc.finish()
+}
+
+/// An error and its sources, `outer: inner: innermost` (reqwest's own message is terse).
+fn describe(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// A model behind an OpenAI-compatible `/chat/completions` endpoint.
+pub struct OpenAiModel {
+    config: OpenAiConfig,
+    url: reqwest::Url,
+    api_key: Option<String>,
+    client: reqwest::Client,
+}
+
+impl fmt::Debug for OpenAiModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiModel")
+            .field("config", &self.config)
+            .field("url", &self.url.as_str())
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+impl OpenAiModel {
+    /// Checks the URL and reads the API key from the environment variable the config names.
+    pub fn new(config: OpenAiConfig) -> Result<OpenAiModel, BackendError> {
+        let api_key = match &config.api_key_env {
+            None => None,
+            Some(var) => match std::env::var(var) {
+                Ok(key) if !key.trim().is_empty() => Some(key.trim().to_string()),
+                Ok(_) => {
+                    return Err(BackendError::Config(format!(
+                        "api_key_env names {var}, which is empty"
+                    )))
+                }
+                Err(std::env::VarError::NotPresent) => {
+                    return Err(BackendError::Config(format!(
+                        "api_key_env names {var}, which is not set"
+                    )))
+                }
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    return Err(BackendError::Config(format!(
+                        "api_key_env names {var}, which is not valid UTF-8"
+                    )))
+                }
+            },
+        };
+        let url = chat_url(&config.base_url)?;
+        if config.model.trim().is_empty() {
+            return Err(BackendError::Config("the model name is empty".into()));
+        }
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| BackendError::Config(format!("HTTP client: {}", describe(&e))))?;
+        Ok(OpenAiModel {
+            config,
+            url,
+            api_key,
+            client,
+        })
+    }
+
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+}
+
+fn chat_url(base_url: &str) -> Result<reqwest::Url, BackendError> {
+    let joined = format!("{}/chat/completions", base_url.trim().trim_end_matches('/'));
+    let url = reqwest::Url::parse(&joined)
+        .map_err(|e| BackendError::Config(format!("base_url {base_url:?}: {e}")))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(BackendError::Config(format!(
+            "base_url {base_url:?}: scheme {other:?} is not http or https"
+        ))),
+    }
+}
+
+#[async_trait]
+impl LanguageModel for OpenAiModel {
+    fn name(&self) -> String {
+        format!("openai:{}@{}", self.config.model, self.config.base_url)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            logprobs: true,
+            seed: true,
+            sessions: false,
+        }
+    }
+
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
+        let stream = self.config.stream;
+        let body = request_body(&self.config, &request, stream)?;
+        let mut call = self.client.post(self.url.clone()).json(&body);
+        if let Some(key) = &self.api_key {
+            call = call.bearer_auth(key);
+        }
+        if stream {
+            call = call.header(reqwest::header::ACCEPT, "text/event-stream");
+        }
+        let response = call
+            .send()
+            .await
+            .map_err(|e| BackendError::Transport(describe(&e)))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = match response.text().await {
+                Ok(text) => truncate(text.trim(), MAX_ERROR_BODY),
+                Err(e) => format!("(the error body could not be read: {})", describe(&e)),
+            };
+            return Err(BackendError::Http {
+                status: status.as_u16(),
+                body,
+            });
+        }
+        if stream {
+            read_event_stream(response.bytes_stream()).await
+        } else {
+            let text = response.text().await.map_err(|e| {
+                BackendError::Transport(format!("reading the response: {}", describe(&e)))
+            })?;
+            parse_response(&text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ChatMessage, SamplingParams};
+
+    fn config() -> OpenAiConfig {
+        OpenAiConfig {
+            temperature: Some(0.7),
+            top_p: Some(0.95),
+            max_tokens: Some(256),
+            seed: None,
+            ..OpenAiConfig::new("http://127.0.0.1:8080/v1/", "qwen")
+        }
+    }
+
+    fn request(params: SamplingParams) -> CompletionRequest {
+        CompletionRequest {
+            params,
+            ..CompletionRequest::new(vec![
+                ChatMessage::system("Be brief."),
+                ChatMessage::user("2+2?"),
+                ChatMessage::assistant("4"),
+                ChatMessage::user("Sure?"),
+            ])
+        }
+    }
+
+    #[test]
+    fn body_uses_config_defaults() {
+        let body = request_body(&config(), &request(SamplingParams::default()), false).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "qwen",
+                "messages": [
+                    {"role": "system", "content": "Be brief."},
+                    {"role": "user", "content": "2+2?"},
+                    {"role": "assistant", "content": "4"},
+                    {"role": "user", "content": "Sure?"}
+                ],
+                "temperature": 0.7,
+                "top_p": 0.95,
+                "max_tokens": 256
+            })
+        );
+        // Key order is stable too (serde_json preserves insertion order here).
+        assert!(body
+            .to_string()
+            .starts_with(r#"{"model":"qwen","messages":[{"role":"system","content":"Be brief."}"#));
+    }
+
+    #[test]
+    fn request_params_override_and_logprobs_and_stream() {
+        let params = SamplingParams {
+            temperature: Some(0.0),
+            top_p: None,
+            max_tokens: Some(16),
+            seed: Some(42),
+            logprobs: true,
+        };
+        let body = request_body(&config(), &request(params), true).unwrap();
+        let mut expected = json!({
+            "model": "qwen",
+            "temperature": 0.0,
+            "top_p": 0.95,
+            "max_tokens": 16,
+            "seed": 42,
+            "logprobs": true,
+            "top_logprobs": 1,
+            "stream": true,
+            "stream_options": {"include_usage": true}
+        });
+        expected["messages"] = body["messages"].clone();
+        assert_eq!(body, expected);
+        assert_eq!(body["temperature"].to_string(), "0.0");
+    }
+
+    #[test]
+    fn bare_config_sends_only_model_and_messages() {
+        let cfg = OpenAiConfig::new("http://h/v1", "m");
+        let req = CompletionRequest::new(vec![ChatMessage::user("hi")]);
+        assert_eq!(
+            request_body(&cfg, &req, false).unwrap().to_string(),
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#
+        );
+    }
+
+    #[test]
+    fn non_finite_sampling_values_are_refused() {
+        let params = SamplingParams {
+            temperature: Some(f32::NAN),
+            ..SamplingParams::default()
+        };
+        let err = request_body(&config(), &request(params), false).unwrap_err();
+        assert!(matches!(err, BackendError::Config(m) if m.contains("temperature")));
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            chat_url("http://127.0.0.1:8080/v1/").unwrap().as_str(),
+            "http://127.0.0.1:8080/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_url("https://api.openai.com/v1").unwrap().as_str(),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert!(matches!(
+            chat_url("ftp://x/v1"),
+            Err(BackendError::Config(_))
+        ));
+        assert!(matches!(
+            chat_url("not a url"),
+            Err(BackendError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn api_key_env_must_exist() {
+        let cfg = OpenAiConfig {
+            api_key_env: Some("MOOT_TEST_NO_SUCH_VARIABLE_7c1e".into()),
+            ..config()
+        };
+        let err = OpenAiModel::new(cfg).unwrap_err();
+        assert!(
+            matches!(&err, BackendError::Config(m) if m.contains("MOOT_TEST_NO_SUCH_VARIABLE_7c1e") && m.contains("not set")),
+            "{err}"
+        );
+        // A variable that exists is read (its value never shows in Debug output).
+        let cfg = OpenAiConfig {
+            api_key_env: Some("PATH".into()),
+            ..config()
+        };
+        let model = OpenAiModel::new(cfg).unwrap();
+        let debug = format!("{model:?}");
+        assert!(debug.contains("<redacted>"), "{debug}");
+        let path = std::env::var("PATH").unwrap();
+        assert!(!debug.contains(&path));
+        assert_eq!(model.name(), "openai:qwen@http://127.0.0.1:8080/v1/");
+        assert_eq!(
+            model.capabilities(),
+            Capabilities {
+                logprobs: true,
+                seed: true,
+                sessions: false
+            }
+        );
+    }
+
+    const LLAMA_CPP_RESPONSE: &str = r#"{"choices":[{"finish_reason":"length","index":0,
+        "message":{"role":"assistant","content":"The answer to this classic"},
+        "logprobs":{"content":[
+            {"id":504,"token":"The","bytes":[84,104,101],"logprob":-1.5308,"top_logprobs":[]},
+            {"id":2988,"token":" answer","logprob":-0.6048,"top_logprobs":[]},
+            {"id":288,"token":" to","logprob":0.0,"top_logprobs":[]}]}}],
+        "created":1795277224,"model":"x","object":"chat.completion",
+        "usage":{"completion_tokens":3,"prompt_tokens":37,"total_tokens":40,
+                 "prompt_tokens_details":{"cached_tokens":36}},
+        "id":"chatcmpl-1","timings":{"cache_n":36,"prompt_n":1}}"#;
+
+    #[test]
+    fn parses_a_response_with_logprobs() {
+        let c = parse_response(LLAMA_CPP_RESPONSE).unwrap();
+        assert_eq!(c.text, "The answer to this classic");
+        assert_eq!(c.finish, FinishReason::Length);
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 37,
+                output_tokens: 3,
+                processed_input_tokens: Some(1)
+            }
+        );
+        assert_eq!(c.logprobs, Some(vec![-1.5308, -0.6048, 0.0]));
+        assert_eq!(c.logprob_summary().unwrap().tokens, 3);
+    }
+
+    #[test]
+    fn parses_a_plain_openai_response() {
+        let body = r#"{"id":"x","object":"chat.completion","choices":[{"index":0,
+            "message":{"role":"assistant","content":"Paris.","refusal":null},
+            "logprobs":null,"finish_reason":"stop"}],
+            "usage":{"prompt_tokens":12,"completion_tokens":2,"total_tokens":14}}"#;
+        let c = parse_response(body).unwrap();
+        assert_eq!(
+            (c.text.as_str(), c.finish, c.logprobs),
+            ("Paris.", FinishReason::Stop, None)
+        );
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 12,
+                output_tokens: 2,
+                processed_input_tokens: None
+            }
+        );
+        // Null content (e.g. only a refusal or tool call) is an empty answer, not an error.
+        let body = r#"{"choices":[{"index":0,"message":{"content":null},"finish_reason":"content_filter"}],
+            "usage":{"prompt_tokens":1,"completion_tokens":0}}"#;
+        let c = parse_response(body).unwrap();
+        assert_eq!(c.text, "");
+        assert_eq!(c.finish, FinishReason::Other("content_filter".into()));
+    }
+
+    #[test]
+    fn malformed_and_error_bodies() {
+        let err = parse_response("<html>Bad gateway</html>").unwrap_err();
+        assert!(
+            matches!(&err, BackendError::InvalidResponse(m) if m.contains("not JSON") && m.contains("Bad gateway")),
+            "{err}"
+        );
+        let err =
+            parse_response(r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":0}}"#)
+                .unwrap_err();
+        assert!(matches!(&err, BackendError::InvalidResponse(m) if m.contains("no choices")));
+        let err = parse_response(
+            r#"{"choices":[{"index":0,"message":{"content":"x"},"finish_reason":"stop"}]}"#,
+        )
+        .unwrap_err();
+        assert!(matches!(&err, BackendError::InvalidResponse(m) if m.contains("usage")));
+        // llama.cpp's error body: {"error": {"code", "message", "type"}}.
+        let err = parse_response(
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            BackendError::Http {
+                status: 400,
+                body: "the request exceeds the available context size".into()
+            }
+        );
+        // OpenAI's: code is a string.
+        let err = parse_response(
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&err, BackendError::InvalidResponse(m) if m.contains("Incorrect API key")),
+            "{err}"
+        );
+        let err = parse_response(r#"{"error":"model not found"}"#).unwrap_err();
+        assert!(matches!(&err, BackendError::InvalidResponse(m) if m.contains("model not found")));
+    }
+
+    #[test]
+    fn truncation_respects_characters() {
+        assert_eq!(truncate("short", 10), "short");
+        let t = truncate("ééééé", 3);
+        assert!(t.starts_with("é…"), "{t}");
+        assert!(t.contains("10 bytes"));
+    }
+
+    fn sse(chunks: &[&str]) -> String {
+        chunks.iter().map(|c| format!("data: {c}\n\n")).collect()
+    }
+
+    const CHUNKS: &[&str] = &[
+        r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}]}"#,
+        r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"The"},"logprobs":{"content":[{"token":"The","logprob":-1.5}]}}]}"#,
+        r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" answer"},"logprobs":{"content":[{"token":" answer","logprob":-0.25}]}}]}"#,
+        r#"{"choices":[{"finish_reason":"length","index":0,"delta":{}}]}"#,
+        r#"{"choices":[],"usage":{"completion_tokens":2,"prompt_tokens":37,"total_tokens":39}}"#,
+        "[DONE]",
+    ];
+
+    /// Splits `text` into pieces of `size` bytes, as a network would.
+    fn pieces(text: &str, size: usize) -> impl Stream<Item = Result<Vec<u8>, std::io::Error>> {
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> = text
+            .as_bytes()
+            .chunks(size)
+            .map(|c| Ok(c.to_vec()))
+            .collect();
+        futures_util::stream::iter(chunks)
+    }
+
+    async fn read(text: &str, size: usize) -> Result<Completion, BackendError> {
+        read_event_stream(pieces(text, size)).await
+    }
+
+    #[tokio::test]
+    async fn assembles_a_stream_whatever_the_packet_size() {
+        let text = sse(CHUNKS);
+        for size in [1, 7, 64, text.len()] {
+            let c = read(&text, size).await.unwrap();
+            assert_eq!(c.text, "The answer");
+            assert_eq!(c.logprobs, Some(vec![-1.5, -0.25]));
+            assert_eq!(c.finish, FinishReason::Length);
+            assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (37, 2));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cut_stream_is_a_transport_error() {
+        for keep in 1..4 {
+            let err = read(&sse(&CHUNKS[..keep]), 50).await.unwrap_err();
+            assert_eq!(
+                err,
+                BackendError::Transport("stream ended before the answer was complete".into())
+            );
+        }
+        // Finish reason and usage but no [DONE]: complete.
+        assert!(read(&sse(&CHUNKS[..5]), 50).await.is_ok());
+        // [DONE] without a usage chunk: the server ignored include_usage.
+        let mut no_usage = CHUNKS[..4].to_vec();
+        no_usage.push("[DONE]");
+        let err = read(&sse(&no_usage), 50).await.unwrap_err();
+        assert!(matches!(err, BackendError::InvalidResponse(m) if m.contains("usage")));
+    }
+
+    #[tokio::test]
+    async fn a_transport_failure_mid_stream_is_a_transport_error() {
+        let head = sse(&CHUNKS[..2]).into_bytes();
+        let items: Vec<Result<Vec<u8>, std::io::Error>> = vec![
+            Ok(head),
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "connection reset by peer",
+            )),
+        ];
+        let err = read_event_stream(futures_util::stream::iter(items))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, BackendError::Transport(m) if m.contains("before the answer was complete") && m.contains("reset")),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_inside_a_stream() {
+        let text = sse(&[
+            CHUNKS[1],
+            r#"{"error":{"code":500,"message":"slot unavailable","type":"server_error"}}"#,
+        ]);
+        assert_eq!(
+            read(&text, 16).await.unwrap_err(),
+            BackendError::Http {
+                status: 500,
+                body: "slot unavailable".into()
+            }
+        );
+        let text = "event: error\ndata: {\"message\":\"overloaded\"}\n\n";
+        let err = read(text, 16).await.unwrap_err();
+        assert!(matches!(&err, BackendError::InvalidResponse(m) if m.contains("overloaded")));
+        let err = read(&sse(&["{not json"]), 16).await.unwrap_err();
+        assert!(matches!(&err, BackendError::InvalidResponse(m) if m.contains("not JSON")));
+    }
+
+    #[tokio::test]
+    async fn stops_reading_at_done() {
+        // Anything after [DONE] (even garbage) is never read.
+        let text = sse(CHUNKS) + "data: {garbage\n\n";
+        assert!(read(&text, 9).await.is_ok());
+    }
+}

@@ -1,0 +1,401 @@
+//! The agent-CLI backend against real child processes (small `sh` scripts in a tempdir).
+//!
+//! Scripts are run as `sh SCRIPT …` rather than executed directly: a freshly written executable
+//! can fail to exec with ETXTBSY while another test thread forks.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use moot_backends::cli::{parse_sections, CliConfig, CliModel};
+use moot_backends::{
+    BackendError, CallMode, ChatMessage, Completion, CompletionRequest, LanguageModel,
+};
+
+struct Scripts {
+    dir: tempfile::TempDir,
+}
+
+impl Scripts {
+    fn new() -> Scripts {
+        Scripts {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, body: &str) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, body).expect("write script");
+        path.to_string_lossy().to_string()
+    }
+
+    /// A model running `sh SCRIPT extra_args… MODE`.
+    fn model(&self, name: &str, body: &str, extra_args: &[&str]) -> CliModel {
+        CliModel::new(self.config(name, body, extra_args)).expect("sh is allowed")
+    }
+
+    fn config(&self, name: &str, body: &str, extra_args: &[&str]) -> CliConfig {
+        let script = self.write(name, body);
+        let mut args = vec![script];
+        args.extend(extra_args.iter().map(|a| a.to_string()));
+        CliConfig {
+            allowed_commands: vec!["sh".into()],
+            ..CliConfig::new("sh", args)
+        }
+    }
+}
+
+fn request(mode: CallMode, messages: Vec<ChatMessage>) -> CompletionRequest {
+    CompletionRequest {
+        mode,
+        ..CompletionRequest::new(messages)
+    }
+}
+
+fn ask(text: &str) -> CompletionRequest {
+    request(CallMode::Generate, vec![ChatMessage::user(text)])
+}
+
+async fn run(model: &CliModel, req: CompletionRequest) -> Result<Completion, BackendError> {
+    tokio::time::timeout(Duration::from_secs(30), model.complete(req))
+        .await
+        .expect("the agent call should not hang")
+}
+
+#[tokio::test]
+async fn mode_argument_and_prompt_arrive() {
+    let s = Scripts::new();
+    let m = s.model(
+        "echo.sh",
+        "printf 'mode=%s args=%s\\n' \"$2\" \"$1\"\ncat\n",
+        &["first"],
+    );
+    let req = request(
+        CallMode::Critique,
+        vec![
+            ChatMessage::system("Disagree if wrong."),
+            ChatMessage::user("Is 7 prime?"),
+        ],
+    );
+    let c = run(&m, req).await.unwrap();
+    assert_eq!(
+        c.text,
+        "mode=critique args=first\n### System\nDisagree if wrong.\n\n### User\nIs 7 prime?"
+    );
+    // Approximate usage: whitespace-separated words.
+    assert_eq!(c.usage.input_tokens, 10);
+    assert_eq!(c.usage.output_tokens, 12);
+    assert_eq!(c.usage.processed_input_tokens, None);
+    assert!(c.logprobs.is_none());
+
+    let c = run(&m, ask("hello")).await.unwrap();
+    assert!(
+        c.text.starts_with("mode=generate args=first\n"),
+        "{}",
+        c.text
+    );
+}
+
+#[tokio::test]
+async fn large_prompts_do_not_deadlock() {
+    // 300 KB in and out: more than a pipe buffer both ways, written and read concurrently.
+    let s = Scripts::new();
+    let m = s.model("cat.sh", "cat\n", &[]);
+    let big = "word ".repeat(60_000);
+    let c = run(&m, ask(&big)).await.unwrap();
+    assert_eq!(c.text, format!("### User\n{}", big.trim_end()));
+    assert_eq!(c.usage.output_tokens, 60_002);
+}
+
+#[tokio::test]
+async fn solution_and_reasoning_sections() {
+    let s = Scripts::new();
+    let m = s.model(
+        "agent.sh",
+        "cat > /dev/null\nprintf 'SOLUTION:\\n18\\n\\nREASONING:\\n16 - 3 - 4 = 9 eggs, 9 * $2 = $18\\n'\n",
+        &[],
+    );
+    let c = run(&m, ask("Janet's ducks…")).await.unwrap();
+    assert_eq!(
+        c.text,
+        "SOLUTION:\n18\n\nREASONING:\n16 - 3 - 4 = 9 eggs, 9 * $2 = $18"
+    );
+    let sections = parse_sections(&c.text);
+    assert_eq!(sections.solution.as_deref(), Some("18"));
+    assert_eq!(
+        sections.reasoning.as_deref(),
+        Some("16 - 3 - 4 = 9 eggs, 9 * $2 = $18")
+    );
+
+    // No markers is fine: the whole output is the answer.
+    let m = s.model("plain.sh", "echo '  The answer is 4.  '\n", &[]);
+    let c = run(&m, ask("2+2")).await.unwrap();
+    assert_eq!(c.text, "The answer is 4.");
+    assert_eq!(parse_sections(&c.text).solution, None);
+}
+
+#[tokio::test]
+async fn a_command_not_allowed_is_refused_without_running() {
+    let s = Scripts::new();
+    let marker = s.path("ran");
+    let script = s.write(
+        "evil.sh",
+        &format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+    );
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    for allowed in [vec![], vec!["sh".to_string()], vec!["evil.sh".to_string()]] {
+        let config = CliConfig {
+            allowed_commands: allowed,
+            ..CliConfig::new(script.clone(), vec![])
+        };
+        let err = CliModel::new(config).unwrap_err();
+        assert!(
+            matches!(&err, BackendError::Config(m) if m.contains("not in the allowed commands")),
+            "{err}"
+        );
+    }
+    // `sh` may not be smuggled in as a shell command string either.
+    let config = CliConfig {
+        allowed_commands: vec!["sh".into()],
+        ..CliConfig::new(format!("sh -c 'touch {}'", marker.display()), vec![])
+    };
+    assert!(CliModel::new(config).is_err());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!marker.exists(), "a refused command must never run");
+}
+
+#[tokio::test]
+async fn arguments_are_not_interpreted_by_a_shell() {
+    let s = Scripts::new();
+    let marker = s.path("pwned");
+    let hostile = format!(
+        "$(touch {}); `touch {}`",
+        marker.display(),
+        marker.display()
+    );
+    let m = s.model("args.sh", "printf '%s' \"$1\"\n", &[&hostile]);
+    let c = run(&m, ask("x")).await.unwrap();
+    assert_eq!(c.text, hostile);
+    assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn output_is_capped_and_the_process_killed() {
+    let s = Scripts::new();
+    for (name, body) in [
+        ("stdout.sh", "exec yes 'flood'\n"),
+        ("stderr.sh", "exec yes 'flood' >&2\n"),
+    ] {
+        let config = CliConfig {
+            max_output_bytes: 1000,
+            ..s.config(name, body, &[])
+        };
+        let m = CliModel::new(config).unwrap();
+        let started = Instant::now();
+        let err = run(&m, ask("go")).await.unwrap_err();
+        assert!(
+            matches!(&err, BackendError::Process(m) if m.contains("output exceeds 1000 bytes")),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+    // Exactly at the cap is fine.
+    let config = CliConfig {
+        max_output_bytes: 10,
+        ..s.config("ten.sh", "printf '0123456789'\n", &[])
+    };
+    let c = run(&CliModel::new(config).unwrap(), ask("go"))
+        .await
+        .unwrap();
+    assert_eq!(c.text, "0123456789");
+}
+
+#[tokio::test]
+async fn a_failing_command_reports_status_and_stderr_tail() {
+    let s = Scripts::new();
+    let m = s.model(
+        "fail.sh",
+        "echo 'partial answer'\n\
+         i=0; while [ $i -lt 100 ]; do printf 'noise-noise-' >&2; i=$((i+1)); done\n\
+         echo 'model not found' >&2\n\
+         exit 3\n",
+        &[],
+    );
+    let err = run(&m, ask("x")).await.unwrap_err();
+    let BackendError::Process(message) = &err else {
+        panic!("expected a process error, got {err:?}");
+    };
+    assert!(message.contains("exit status: 3"), "{message}");
+    assert!(message.ends_with("model not found"), "{message}");
+    let stderr_part = message.split("stderr: ").nth(1).unwrap();
+    assert!(stderr_part.len() <= 500, "{}", stderr_part.len());
+
+    // A command that cannot be started is a process error too.
+    let config = CliConfig {
+        allowed_commands: vec!["/nonexistent/agent".into()],
+        ..CliConfig::new("/nonexistent/agent", vec![])
+    };
+    let m = CliModel::new(config).unwrap();
+    let err = run(&m, ask("x")).await.unwrap_err();
+    assert!(
+        matches!(&err, BackendError::Process(m) if m.contains("cannot start")),
+        "{err}"
+    );
+}
+
+fn env_of(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_environment_is_cleared() {
+    let s = Scripts::new();
+    // `env` runs as a separate program, so this is what the agent process received (sh itself
+    // may add PWD, SHLVL, _ and OLDPWD to what it exports).
+    let body = "exec env\n";
+    let m = s.model("env.sh", body, &[]);
+    let c = run(&m, ask("x")).await.unwrap();
+    let shell_added = ["PWD", "OLDPWD", "SHLVL", "_"];
+    for (key, value) in env_of(&c.text) {
+        assert!(
+            ["PATH", "HOME", "LANG"].contains(&key.as_str()) || shell_added.contains(&key.as_str()),
+            "unexpected variable {key} in the agent's environment"
+        );
+        if key == "PATH" {
+            assert_eq!(Some(value), std::env::var("PATH").ok());
+        }
+    }
+    assert!(env_of(&c.text).iter().any(|(k, _)| k == "PATH"));
+
+    // A variable of ours that is not listed stays out; listed, it is passed through. Cargo sets
+    // CARGO_MANIFEST_DIR for test processes.
+    let name = "CARGO_MANIFEST_DIR";
+    let Ok(ours) = std::env::var(name) else {
+        return;
+    };
+    assert!(!env_of(&c.text).iter().any(|(k, _)| k == name));
+    let config = CliConfig {
+        env_allow: vec![name.to_string()],
+        ..s.config("env2.sh", body, &[])
+    };
+    let c = run(&CliModel::new(config).unwrap(), ask("x"))
+        .await
+        .unwrap();
+    assert!(env_of(&c.text).contains(&(name.to_string(), ours)));
+}
+
+fn read_pid(path: &Path) -> Option<u32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether `pid` is a live process. A zombie (exited, waiting for its parent to collect it) is
+/// not: it runs nothing and holds nothing but its process-table entry.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        // The state follows the parenthesised command name.
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next()),
+            Some('Z') | Some('X')
+        ),
+    }
+}
+
+async fn wait_gone(pids: &[u32], within: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + within;
+    loop {
+        let living: Vec<u32> = pids.iter().copied().filter(|&p| alive(p)).collect();
+        if living.is_empty() || Instant::now() > deadline {
+            return living;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_whole_process_group() {
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let m = s.model(
+        "hang.sh",
+        "sleep 1000 &\n\
+         echo $! > \"$1/grandchild.pid.tmp\" && mv \"$1/grandchild.pid.tmp\" \"$1/grandchild.pid\"\n\
+         echo $$ > \"$1/leader.pid.tmp\" && mv \"$1/leader.pid.tmp\" \"$1/leader.pid\"\n\
+         sleep 1000\n",
+        &[&dir],
+    );
+    let leader_file = s.path("leader.pid");
+    let grandchild_file = s.path("grandchild.pid");
+    let started = Instant::now();
+    // A 300 ms deadline; on a loaded machine the script may need longer to write its pids, so
+    // the deadline counts from when both are there (bounded at 20 s).
+    let pids_written = async {
+        while !(leader_file.exists() && grandchild_file.exists()) {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the script never started"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    tokio::select! {
+        result = m.complete(ask("never answered")) => panic!("the call returned: {result:?}"),
+        () = pids_written => {}
+    } // the call's future is dropped here
+    let leader = read_pid(&leader_file).expect("leader pid");
+    let grandchild = read_pid(&grandchild_file).expect("grandchild pid");
+    let living = wait_gone(&[leader, grandchild], Duration::from_secs(2)).await;
+    assert!(
+        living.is_empty(),
+        "still running 2 s after cancellation: {living:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_cancels_like_a_deadline() {
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let m = s.model(
+        "slow.sh",
+        "sleep 1000 &\necho $! > \"$1/bg.pid.tmp\" && mv \"$1/bg.pid.tmp\" \"$1/bg.pid\"\nsleep 1000\n",
+        &[&dir],
+    );
+    let bg_file = s.path("bg.pid");
+    let out = tokio::time::timeout(Duration::from_millis(300), m.complete(ask("x"))).await;
+    assert!(
+        out.is_err(),
+        "the call should still be running at the deadline"
+    );
+    // The script may not even have started under load; if it did, its background job is gone.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    if let Some(bg) = read_pid(&bg_file) {
+        assert!(wait_gone(&[bg], Duration::from_secs(2)).await.is_empty());
+    }
+}
+
+#[tokio::test]
+async fn leftovers_holding_the_output_are_killed_after_exit() {
+    // The agent answers and exits, but a background job keeps stdout open: the call still
+    // returns promptly with the answer, and the job is killed.
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let m = s.model(
+        "leaky.sh",
+        "sleep 1000 &\necho $! > \"$1/bg.pid\"\necho 'SOLUTION: 5'\n",
+        &[&dir],
+    );
+    let started = Instant::now();
+    let c = run(&m, ask("x")).await.unwrap();
+    assert_eq!(c.text, "SOLUTION: 5");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let bg = read_pid(&s.path("bg.pid")).expect("bg pid");
+    assert!(wait_gone(&[bg], Duration::from_secs(2)).await.is_empty());
+}

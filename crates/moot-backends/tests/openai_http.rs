@@ -1,0 +1,345 @@
+//! The OpenAI-compatible backend over real HTTP against a tiny scripted server on 127.0.0.1:
+//! what goes on the wire, error statuses, streams cut short, and cancellation. No model needed.
+
+use std::time::{Duration, Instant};
+
+use moot_backends::openai::{request_body, OpenAiConfig, OpenAiModel};
+use moot_backends::{
+    BackendError, ChatMessage, CompletionRequest, FinishReason, LanguageModel, SamplingParams,
+};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// One request as the server saw it.
+#[derive(Debug)]
+struct Seen {
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("the request body is JSON")
+    }
+}
+
+async fn read_request(socket: &mut TcpStream) -> Seen {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = socket.read(&mut chunk).await.expect("read request");
+        assert!(n > 0, "client closed before sending a request");
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut seen = Seen {
+        head,
+        body: buf[head_end..].to_vec(),
+    };
+    let length: usize = seen
+        .header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while seen.body.len() < length {
+        let n = socket.read(&mut chunk).await.expect("read body");
+        assert!(n > 0, "client closed mid-body");
+        seen.body.extend_from_slice(&chunk[..n]);
+    }
+    seen
+}
+
+/// What the scripted server does after reading the request.
+enum Reply {
+    /// Write these pieces (pausing between them), then close.
+    Pieces(Vec<Vec<u8>>),
+    /// Write nothing; report how long until the client hung up.
+    Hold,
+}
+
+struct FakeServer {
+    base_url: String,
+    seen: oneshot::Receiver<Seen>,
+    hung_up: oneshot::Receiver<Duration>,
+}
+
+async fn serve(reply: Reply) -> FakeServer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (seen_tx, seen) = oneshot::channel();
+    let (hung_tx, hung_up) = oneshot::channel();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let request = read_request(&mut socket).await;
+        let _ = seen_tx.send(request);
+        match reply {
+            Reply::Pieces(pieces) => {
+                for piece in pieces {
+                    if socket.write_all(&piece).await.is_err() {
+                        return;
+                    }
+                    let _ = socket.flush().await;
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                // Dropping the socket closes the connection.
+            }
+            Reply::Hold => {
+                let start = Instant::now();
+                let mut byte = [0u8; 1];
+                // Returns 0 (or an error) once the client has closed the connection.
+                let _ = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut byte)).await;
+                let _ = hung_tx.send(start.elapsed());
+            }
+        }
+    });
+    FakeServer {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        seen,
+        hung_up,
+    }
+}
+
+fn response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// An event-stream response delimited by closing the connection.
+fn sse_head() -> Vec<u8> {
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_vec()
+}
+
+fn sse_event(data: &str) -> Vec<u8> {
+    format!("data: {data}\n\n").into_bytes()
+}
+
+/// One HTTP/1.1 chunk of a chunked body.
+fn chunk(data: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+const CHUNKS: &[&str] = &[
+    r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+    r#"{"choices":[{"index":0,"delta":{"content":"Four"},"logprobs":{"content":[{"token":"Four","logprob":-0.5}]},"finish_reason":null}]}"#,
+    r#"{"choices":[{"index":0,"delta":{"content":"."},"logprobs":{"content":[{"token":".","logprob":-0.125}]},"finish_reason":null}]}"#,
+    r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+    r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#,
+    "[DONE]",
+];
+
+fn request() -> CompletionRequest {
+    CompletionRequest {
+        params: SamplingParams {
+            temperature: Some(0.2),
+            max_tokens: Some(8),
+            seed: Some(7),
+            logprobs: true,
+            ..SamplingParams::default()
+        },
+        ..CompletionRequest::new(vec![
+            ChatMessage::system("Answer in one word."),
+            ChatMessage::user("2+2?"),
+        ])
+    }
+}
+
+fn model(base_url: &str, stream: bool) -> OpenAiModel {
+    OpenAiModel::new(OpenAiConfig {
+        stream,
+        ..OpenAiConfig::new(base_url, "test-model")
+    })
+    .expect("config")
+}
+
+async fn complete(model: &OpenAiModel) -> Result<moot_backends::Completion, BackendError> {
+    tokio::time::timeout(Duration::from_secs(30), model.complete(request()))
+        .await
+        .expect("the call should not hang")
+}
+
+#[tokio::test]
+async fn sends_the_documented_request_and_reads_the_answer() {
+    let body = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Four."},
+        "logprobs":{"content":[{"token":"Four","logprob":-0.5},{"token":".","logprob":-0.125}]},
+        "finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2}}"#;
+    let server = serve(Reply::Pieces(vec![response(
+        "200 OK",
+        "application/json",
+        body,
+    )]))
+    .await;
+    // The key is read from the variable the config names (HOME is set for every test run).
+    let key = std::env::var("HOME").expect("HOME");
+    let config = OpenAiConfig {
+        api_key_env: Some("HOME".into()),
+        ..OpenAiConfig::new(server.base_url.clone(), "test-model")
+    };
+    let m = OpenAiModel::new(config.clone()).unwrap();
+    let c = complete(&m).await.unwrap();
+    assert_eq!(c.text, "Four.");
+    assert_eq!(c.finish, FinishReason::Stop);
+    assert_eq!(c.logprobs, Some(vec![-0.5, -0.125]));
+    assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (9, 2));
+
+    let seen = server.seen.await.unwrap();
+    assert!(
+        seen.head
+            .starts_with("POST /v1/chat/completions HTTP/1.1\r\n"),
+        "{}",
+        seen.head
+    );
+    assert_eq!(seen.header("authorization"), Some(format!("Bearer {key}")));
+    assert_eq!(
+        seen.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    assert_eq!(
+        seen.json(),
+        request_body(&config, &request(), false).unwrap()
+    );
+    assert_eq!(
+        seen.json(),
+        json!({
+            "model": "test-model",
+            "messages": [
+                {"role": "system", "content": "Answer in one word."},
+                {"role": "user", "content": "2+2?"}
+            ],
+            "temperature": 0.2,
+            "max_tokens": 8,
+            "seed": 7,
+            "logprobs": true,
+            "top_logprobs": 1
+        })
+    );
+}
+
+#[tokio::test]
+async fn http_errors_keep_status_and_body() {
+    let body =
+        r#"{"error":{"code":404,"message":"model 'gpt-9' not found","type":"not_found_error"}}"#;
+    let server = serve(Reply::Pieces(vec![response(
+        "404 Not Found",
+        "application/json",
+        body,
+    )]))
+    .await;
+    let err = complete(&model(&server.base_url, false)).await.unwrap_err();
+    assert_eq!(
+        err,
+        BackendError::Http {
+            status: 404,
+            body: body.to_string()
+        }
+    );
+
+    // A huge error page is truncated.
+    let page = "x".repeat(100_000);
+    let server = serve(Reply::Pieces(vec![response(
+        "502 Bad Gateway",
+        "text/html",
+        &page,
+    )]))
+    .await;
+    match complete(&model(&server.base_url, true)).await.unwrap_err() {
+        BackendError::Http { status, body } => {
+            assert_eq!(status, 502);
+            assert!(body.len() < 2100, "{}", body.len());
+            assert!(body.ends_with("(100000 bytes in all)"), "{body}");
+        }
+        other => panic!("expected an HTTP error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn streams_are_assembled() {
+    let mut pieces = vec![sse_head()];
+    pieces.extend(CHUNKS.iter().map(|c| sse_event(c)));
+    let server = serve(Reply::Pieces(pieces)).await;
+    let c = complete(&model(&server.base_url, true)).await.unwrap();
+    assert_eq!(c.text, "Four.");
+    assert_eq!(c.logprobs, Some(vec![-0.5, -0.125]));
+    assert_eq!(c.finish, FinishReason::Stop);
+    assert_eq!((c.usage.input_tokens, c.usage.output_tokens), (9, 2));
+    let seen = server.seen.await.unwrap();
+    assert_eq!(seen.json()["stream"], json!(true));
+    assert_eq!(
+        seen.json()["stream_options"],
+        json!({"include_usage": true})
+    );
+    assert_eq!(seen.header("accept").as_deref(), Some("text/event-stream"));
+}
+
+#[tokio::test]
+async fn a_stream_closed_early_is_a_transport_error() {
+    // Connection-delimited body: the close looks like a clean end of stream.
+    let mut pieces = vec![sse_head()];
+    pieces.extend(CHUNKS[..3].iter().map(|c| sse_event(c)));
+    let server = serve(Reply::Pieces(pieces)).await;
+    let err = complete(&model(&server.base_url, true)).await.unwrap_err();
+    assert_eq!(
+        err,
+        BackendError::Transport("stream ended before the answer was complete".into())
+    );
+
+    // Chunked body cut before its last chunk: the HTTP layer itself reports the failure.
+    let mut pieces = vec![
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            .to_vec(),
+    ];
+    pieces.extend(CHUNKS[..3].iter().map(|c| chunk(&sse_event(c))));
+    let server = serve(Reply::Pieces(pieces)).await;
+    let err = complete(&model(&server.base_url, true)).await.unwrap_err();
+    assert!(
+        matches!(&err, BackendError::Transport(m) if m.starts_with("stream ended before the answer was complete")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn dropping_the_call_closes_the_connection() {
+    let server = serve(Reply::Hold).await;
+    let m = model(&server.base_url, false);
+    let out = tokio::time::timeout(Duration::from_millis(300), m.complete(request())).await;
+    assert!(out.is_err(), "the server never answers");
+    let waited = tokio::time::timeout(Duration::from_secs(5), server.hung_up)
+        .await
+        .expect("the server should see the client hang up")
+        .unwrap();
+    assert!(waited < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_transport_error() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let m = model(&format!("http://127.0.0.1:{port}/v1"), false);
+    let err = complete(&m).await.unwrap_err();
+    assert!(
+        matches!(&err, BackendError::Transport(msg) if msg.to_lowercase().contains("connect")),
+        "{err}"
+    );
+}
