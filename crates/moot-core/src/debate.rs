@@ -45,7 +45,10 @@ impl DebateSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// A response (whose answer may be unreadable: `None`).
-    Responded { text: String, answer: Option<Answer> },
+    Responded {
+        text: String,
+        answer: Option<Answer>,
+    },
     /// No response: deadline, error or cancellation. Never read as a kept answer.
     Missing { reason: String },
 }
@@ -89,7 +92,10 @@ impl Transcript {
     }
 
     pub fn get(&self, round: usize, agent: usize) -> Option<&Outcome> {
-        self.rounds.get(round).and_then(|r| r.get(agent)).and_then(Option::as_ref)
+        self.rounds
+            .get(round)
+            .and_then(|r| r.get(agent))
+            .and_then(Option::as_ref)
     }
 
     /// Records an outcome. Out-of-range positions are ignored and reported as `false`.
@@ -105,14 +111,22 @@ impl Transcript {
 
     /// The first round with an agent that has no outcome yet.
     pub fn first_open_round(&self) -> Option<usize> {
-        self.rounds.iter().position(|r| r.iter().any(Option::is_none))
+        self.rounds
+            .iter()
+            .position(|r| r.iter().any(Option::is_none))
     }
 
     /// Agents without an outcome in `round`.
     pub fn open_agents(&self, round: usize) -> Vec<usize> {
         self.rounds
             .get(round)
-            .map(|r| r.iter().enumerate().filter(|(_, o)| o.is_none()).map(|(i, _)| i).collect())
+            .map(|r| {
+                r.iter()
+                    .enumerate()
+                    .filter(|(_, o)| o.is_none())
+                    .map(|(i, _)| i)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

@@ -10,10 +10,10 @@
 pub mod answer;
 pub mod chat;
 pub mod debate;
-pub mod prompts;
-pub mod protocol;
 pub mod decision;
 pub mod metrics;
+pub mod prompts;
+pub mod protocol;
 pub mod trajectory;
 
 pub use answer::{Answer, AnswerKind};

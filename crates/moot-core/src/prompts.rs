@@ -13,12 +13,14 @@ pub const SYSTEM_DEFAULT: &str =
 pub const INITIAL: &str = "{question}{options}\n\nSolve the problem step by step. {format}";
 
 /// Conformity debate round (Society of Mind, Du et al.; FREE-MAD-C).
-pub const CONFORMITY: &str = "Here are the latest solutions from the other agents:\n\n{peers}\n\nUse these \
+pub const CONFORMITY: &str =
+    "Here are the latest solutions from the other agents:\n\n{peers}\n\nUse these \
 solutions as additional information together with your own reasoning, and give an updated answer \
 to the original question:\n{question}{options}\n\n{format}";
 
 /// Anti-conformity critique round (FREE-MAD-N): the five-step structure of the paper.
-pub const ANTI_CONFORMITY: &str = "Here are the latest solutions from the other agents:\n\n{peers}\n\nDo not look for \
+pub const ANTI_CONFORMITY: &str =
+    "Here are the latest solutions from the other agents:\n\n{peers}\n\nDo not look for \
 agreement; look for mistakes. Work through these five steps:\n\
 1. Restate your own reasoning for the original question briefly.\n\
 2. Examine each other agent's solution in turn and name any concrete error in it (a wrong \
@@ -34,7 +36,9 @@ pub fn format_instruction(kind: AnswerKind) -> &'static str {
     match kind {
         AnswerKind::Numeric => "End with a line of the form \"Final answer: <number>\".",
         AnswerKind::Choice => "End with a line of the form \"Final answer: <letter>\".",
-        AnswerKind::YesNo => "End with a line of the form \"Final answer: yes\" or \"Final answer: no\".",
+        AnswerKind::YesNo => {
+            "End with a line of the form \"Final answer: yes\" or \"Final answer: no\"."
+        }
         AnswerKind::Math => "Put your final answer in \\boxed{} at the end.",
         AnswerKind::Text => "End with a line of the form \"Final answer: <answer>\".",
     }

@@ -44,6 +44,39 @@ impl AnswerKind {
         AnswerKind::Text,
     ];
 
+    /// A best guess of the kind a question asks for, for users who do not say: options mean
+    /// `choice`; "yes or no" / "true or false" mean `yes-no`; "answer with a number", "how many",
+    /// "how much" or arithmetic on numbers mean `numeric`; LaTeX means `math`; anything else `text`.
+    pub fn guess(question: &str, options: &[String]) -> AnswerKind {
+        let q = question.to_lowercase();
+        if !options.is_empty() {
+            return AnswerKind::Choice;
+        }
+        if q.contains("yes or no") || q.contains("true or false") || q.contains("yes/no") {
+            return AnswerKind::YesNo;
+        }
+        if q.contains("\\frac") || q.contains("\\sqrt") || q.contains("$") {
+            return AnswerKind::Math;
+        }
+        let numeric_words = [
+            "a number",
+            "how many",
+            "how much",
+            "what is the sum",
+            "what is the product",
+            "calculate",
+            "compute",
+        ];
+        let has_arithmetic = q.chars().any(|c| c.is_ascii_digit())
+            && ["+", "-", "*", "×", "/", "÷", " plus ", " minus ", " times "]
+                .iter()
+                .any(|op| q.contains(op));
+        if numeric_words.iter().any(|w| q.contains(w)) || has_arithmetic {
+            return AnswerKind::Numeric;
+        }
+        AnswerKind::Text
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             AnswerKind::Numeric => "numeric",
@@ -353,6 +386,26 @@ mod tests {
             assert_eq!(k.name().parse::<AnswerKind>(), Ok(k));
         }
         assert!("number".parse::<AnswerKind>().is_err());
+    }
+
+    #[test]
+    fn guesses_kinds() {
+        let g = |q| AnswerKind::guess(q, &[]);
+        assert_eq!(
+            g("What is 17 * 24? Answer with a number."),
+            AnswerKind::Numeric
+        );
+        assert_eq!(g("How many legs does a spider have?"), AnswerKind::Numeric);
+        assert_eq!(
+            g("Is Paris in France? Answer yes or no."),
+            AnswerKind::YesNo
+        );
+        assert_eq!(g("Simplify $\\frac{4}{6}$."), AnswerKind::Math);
+        assert_eq!(g("Who wrote Hamlet?"), AnswerKind::Text);
+        assert_eq!(
+            AnswerKind::guess("Pick one", &["a".into()]),
+            AnswerKind::Choice
+        );
     }
 
     #[test]

@@ -42,12 +42,21 @@ impl Protocol for Independent {
         (if self.single { 1 } else { agents }, 0)
     }
 
-    fn plan_call(&self, spec: &DebateSpec, _t: &Transcript, round: usize, agent: usize) -> PlannedCall {
+    fn plan_call(
+        &self,
+        spec: &DebateSpec,
+        _t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> PlannedCall {
         PlannedCall {
             round,
             agent,
             mode: CallMode::Generate,
-            messages: vec![system_message(spec, agent), ChatMessage::user(initial_prompt(spec))],
+            messages: vec![
+                system_message(spec, agent),
+                ChatMessage::user(initial_prompt(spec)),
+            ],
             peers: vec![],
             template: "initial",
             template_hash: prompts::template_hash(prompts::INITIAL),
@@ -69,9 +78,13 @@ mod tests {
         assert_eq!(p.shape(3, 2), (3, 0));
         let s = spec(3, 0);
         let mut t = Transcript::new(3, 0);
-        let Step::Round { round, calls } = p.next(&s, &t) else { panic!("a round") };
+        let Step::Round { round, calls } = p.next(&s, &t) else {
+            panic!("a round")
+        };
         assert_eq!((round, calls.len()), (0, 3));
-        assert!(calls.iter().all(|c| c.peers.is_empty() && c.mode == CallMode::Generate));
+        assert!(calls
+            .iter()
+            .all(|c| c.peers.is_empty() && c.mode == CallMode::Generate));
         assert!(calls[0].messages[1].content.contains("What is 17 * 24?"));
         for a in 0..3 {
             respond(&s, &mut t, 0, a, "Final answer: 408");

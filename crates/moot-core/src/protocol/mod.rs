@@ -32,7 +32,10 @@ pub struct PlannedCall {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
-    Round { round: usize, calls: Vec<PlannedCall> },
+    Round {
+        round: usize,
+        calls: Vec<PlannedCall>,
+    },
     Done,
 }
 
@@ -43,7 +46,13 @@ pub trait Protocol: Send + Sync {
     /// The (agents, debate rounds) this protocol runs for a requested shape.
     fn shape(&self, agents: usize, rounds: usize) -> (usize, usize);
     /// The call for one agent in one round.
-    fn plan_call(&self, spec: &DebateSpec, transcript: &Transcript, round: usize, agent: usize) -> PlannedCall;
+    fn plan_call(
+        &self,
+        spec: &DebateSpec,
+        transcript: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> PlannedCall;
 
     /// The next round's calls for every agent without an outcome in the first open round.
     fn next(&self, spec: &DebateSpec, transcript: &Transcript) -> Step {
@@ -82,17 +91,35 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "som",
         summary: "Society of Mind (Du et al.): all-to-all rounds, use the others' solutions",
-        build: || Box::new(RoundTable::new("som", PromptStyle::Conformity, "majority-last")),
+        build: || {
+            Box::new(RoundTable::new(
+                "som",
+                PromptStyle::Conformity,
+                "majority-last",
+            ))
+        },
     },
     ProtocolEntry {
         name: "free-mad-n",
         summary: "FREE-MAD with the anti-conformity critique prompt, FREE-MAD score decision",
-        build: || Box::new(RoundTable::new("free-mad-n", PromptStyle::AntiConformity, "free-mad")),
+        build: || {
+            Box::new(RoundTable::new(
+                "free-mad-n",
+                PromptStyle::AntiConformity,
+                "free-mad",
+            ))
+        },
     },
     ProtocolEntry {
         name: "free-mad-c",
         summary: "FREE-MAD with the conformity prompt, FREE-MAD score decision",
-        build: || Box::new(RoundTable::new("free-mad-c", PromptStyle::Conformity, "free-mad")),
+        build: || {
+            Box::new(RoundTable::new(
+                "free-mad-c",
+                PromptStyle::Conformity,
+                "free-mad",
+            ))
+        },
     },
 ];
 
@@ -152,6 +179,13 @@ pub(crate) mod test_support {
 
     pub fn respond(spec: &DebateSpec, t: &mut Transcript, round: usize, agent: usize, text: &str) {
         let answer = spec.extract(text);
-        assert!(t.set(round, agent, Outcome::Responded { text: text.into(), answer }));
+        assert!(t.set(
+            round,
+            agent,
+            Outcome::Responded {
+                text: text.into(),
+                answer
+            }
+        ));
     }
 }

@@ -46,7 +46,13 @@ impl RoundTable {
     }
 
     /// The debate-round user prompt for `agent` in `round` (≥ 1) and the peers it shows.
-    fn debate_prompt(&self, spec: &DebateSpec, t: &Transcript, round: usize, agent: usize) -> (String, Vec<usize>) {
+    fn debate_prompt(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> (String, Vec<usize>) {
         let mut peers = Vec::new();
         let mut blocks = Vec::new();
         for peer in (0..t.agents()).filter(|&p| p != agent) {
@@ -87,7 +93,13 @@ impl Protocol for RoundTable {
         (agents, rounds)
     }
 
-    fn plan_call(&self, spec: &DebateSpec, t: &Transcript, round: usize, agent: usize) -> PlannedCall {
+    fn plan_call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> PlannedCall {
         let mut messages = vec![system_message(spec, agent)];
         // Whether the conversation so far holds one of the agent's answers. Until it does, the
         // question itself leads the prompt.
@@ -151,33 +163,65 @@ mod tests {
         let s = spec(3, 2);
         let mut t = Transcript::new(3, 2);
         for a in 0..3 {
-            respond(&s, &mut t, 0, a, &format!("I think {}.\nFinal answer: {}", 400 + a, 400 + a));
+            respond(
+                &s,
+                &mut t,
+                0,
+                a,
+                &format!("I think {}.\nFinal answer: {}", 400 + a, 400 + a),
+            );
         }
-        let Step::Round { round, calls } = p.next(&s, &t) else { panic!() };
+        let Step::Round { round, calls } = p.next(&s, &t) else {
+            panic!()
+        };
         assert_eq!(round, 1);
         assert_eq!(calls[0].peers, vec![1, 2]);
         assert_eq!(calls[1].peers, vec![0, 2]);
         assert_eq!(calls[0].mode, CallMode::Critique);
-        assert_eq!(roles(&calls[0]), vec![Role::System, Role::User, Role::Assistant, Role::User]);
+        assert_eq!(
+            roles(&calls[0]),
+            vec![Role::System, Role::User, Role::Assistant, Role::User]
+        );
         let last = &calls[0].messages[3].content;
         assert!(last.contains("Agent 2's solution:\nI think 401."));
         assert!(last.contains("Agent 3's solution"));
-        assert!(!last.contains("Agent 1's solution"), "never shown its own response as a peer's");
+        assert!(
+            !last.contains("Agent 1's solution"),
+            "never shown its own response as a peer's"
+        );
         assert!(last.contains("not evidence"));
         assert_eq!(calls[0].template, "anti-conformity");
         // Round 2: agent 1 missed round 1; its peers see only agents that answered.
         respond(&s, &mut t, 1, 0, "Final answer: 408");
-        t.set(1, 1, Outcome::Missing { reason: "timeout".into() });
+        t.set(
+            1,
+            1,
+            Outcome::Missing {
+                reason: "timeout".into(),
+            },
+        );
         respond(&s, &mut t, 1, 2, "Final answer: 408");
-        let Step::Round { round, calls } = p.next(&s, &t) else { panic!() };
+        let Step::Round { round, calls } = p.next(&s, &t) else {
+            panic!()
+        };
         assert_eq!(round, 2);
         assert_eq!(calls[0].peers, vec![2]);
         assert_eq!(
             roles(&calls[0]),
-            vec![Role::System, Role::User, Role::Assistant, Role::User, Role::Assistant, Role::User]
+            vec![
+                Role::System,
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::Assistant,
+                Role::User
+            ]
         );
         // Agent 1's unanswered round-1 prompt is dropped, so turns alternate.
-        assert_eq!(roles(&calls[1]), vec![Role::System, Role::User, Role::Assistant, Role::User]);
+        assert_eq!(
+            roles(&calls[1]),
+            vec![Role::System, Role::User, Role::Assistant, Role::User]
+        );
     }
 
     #[test]
@@ -186,13 +230,25 @@ mod tests {
         let s = spec(3, 1);
         let mut t = Transcript::new(3, 1);
         respond(&s, &mut t, 0, 1, "Final answer: 1");
-        let Step::Round { round, calls } = p.next(&s, &t) else { panic!() };
+        let Step::Round { round, calls } = p.next(&s, &t) else {
+            panic!()
+        };
         assert_eq!(round, 0);
-        assert_eq!(calls.iter().map(|c| c.agent).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(
+            calls.iter().map(|c| c.agent).collect::<Vec<_>>(),
+            vec![0, 2]
+        );
         respond(&s, &mut t, 0, 0, "Final answer: 1");
         respond(&s, &mut t, 0, 2, "Final answer: 2");
-        let Step::Round { calls, .. } = p.next(&s, &t) else { panic!() };
-        assert!(calls[0].messages.last().unwrap().content.contains("additional information"));
+        let Step::Round { calls, .. } = p.next(&s, &t) else {
+            panic!()
+        };
+        assert!(calls[0]
+            .messages
+            .last()
+            .unwrap()
+            .content
+            .contains("additional information"));
     }
 
     #[test]
@@ -200,9 +256,17 @@ mod tests {
         let p = RoundTable::new("som", PromptStyle::Conformity, "majority-last");
         let s = spec(2, 1);
         let mut t = Transcript::new(2, 1);
-        t.set(0, 0, Outcome::Missing { reason: "error".into() });
+        t.set(
+            0,
+            0,
+            Outcome::Missing {
+                reason: "error".into(),
+            },
+        );
         respond(&s, &mut t, 0, 1, "Final answer: 5");
-        let Step::Round { calls, .. } = p.next(&s, &t) else { panic!() };
+        let Step::Round { calls, .. } = p.next(&s, &t) else {
+            panic!()
+        };
         assert_eq!(roles(&calls[0]), vec![Role::System, Role::User]);
         assert!(calls[0].messages[1].content.contains("Solve the problem"));
         assert!(calls[0].messages[1].content.contains("Agent 2's solution"));

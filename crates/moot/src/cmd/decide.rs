@@ -7,11 +7,13 @@
 use std::path::PathBuf;
 
 use moot_core::answer::{Answer, AnswerKind, ExtractContext};
+use moot_core::debate::{DebateSpec, Transcript};
 use moot_core::decision::{
-    build_rule, rule_names, Decision, DecisionConfig, FreeMadWeights, TieBreak, RULES,
+    build_rule, rule_names, DecisionConfig, FreeMadWeights, TieBreak, RULES,
 };
 use moot_core::trajectory::{Cell, Trajectory};
-use serde_json::{json, Map, Value};
+use moot_store::CallRecord;
+use serde_json::Value;
 
 use crate::input::{bad_input, read_stdin, InputError};
 
@@ -27,8 +29,16 @@ pub struct Args {
     #[arg(long, default_value = "all")]
     rule: String,
     /// Trajectory JSON file, or - for stdin.
-    #[arg(long, value_name = "FILE|-")]
-    trajectory: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE|-",
+        required_unless_present = "run",
+        conflicts_with = "run"
+    )]
+    trajectory: Option<PathBuf>,
+    /// A stored run to re-decide (its answer kind applies unless --kind is given).
+    #[arg(long)]
+    run: Option<String>,
     /// FREE-MAD weights initial,abandon,adopt,keep.
     #[arg(long, default_value = "20,25,30,20", allow_hyphen_values = true)]
     weights: String,
@@ -46,7 +56,10 @@ pub struct Args {
     kind: Option<AnswerKind>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(
+    args: Args,
+    load_run: impl FnOnce(&str) -> anyhow::Result<StoredRun>,
+) -> anyhow::Result<()> {
     let weights: FreeMadWeights = args
         .weights
         .parse()
@@ -71,21 +84,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             rule_names().join(", ")
         ));
     };
-    let (text, source) = if args.trajectory.as_os_str() == "-" {
-        (read_stdin("the trajectory")?, "stdin".to_string())
-    } else {
-        let path = args.trajectory.display().to_string();
-        let text = std::fs::read_to_string(&args.trajectory)
-            .map_err(|e| InputError(format!("cannot read trajectory {path}: {e}")))?;
-        (text, path)
+    let trajectory = match (&args.trajectory, &args.run) {
+        (Some(path), _) => {
+            let (text, source) = if path.as_os_str() == "-" {
+                (read_stdin("the trajectory")?, "stdin".to_string())
+            } else {
+                let name = path.display().to_string();
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| InputError(format!("cannot read trajectory {name}: {e}")))?;
+                (text, name)
+            };
+            parse_trajectory(&text, args.kind).map_err(|e| InputError(format!("{source}: {e}")))?
+        }
+        (None, Some(run_id)) => {
+            let stored = load_run(run_id)?;
+            let mut spec = stored.spec;
+            if let Some(kind) = args.kind {
+                spec.kind = kind;
+            }
+            let mut transcript = Transcript::new(spec.agents.len(), spec.rounds);
+            for call in &stored.calls {
+                transcript.set(
+                    call.round as usize,
+                    call.agent as usize,
+                    moot_engine::outcome_of(&spec, call),
+                );
+            }
+            transcript
+                .trajectory()
+                .ok_or_else(|| InputError("the stored run has no agents".into()))?
+        }
+        (None, None) => return bad_input("give --trajectory FILE or --run RUN"),
     };
-    let trajectory =
-        parse_trajectory(&text, args.kind).map_err(|e| InputError(format!("{source}: {e}")))?;
     let decisions: Vec<Value> = names
         .iter()
         .map(|name| {
             let rule = build_rule(name, &config).expect("name checked against the registry");
-            decision_json(&rule.decide(&trajectory))
+            moot_engine::decision_json(&rule.decide(&trajectory))
         })
         .collect();
     let out = if args.rule == "all" {
@@ -166,43 +201,8 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// `{"rule", "answer", "scores", "no_answer_score", "tie", "explanation"}`.
-pub fn decision_json(d: &Decision) -> Value {
-    let mut scores = Map::new();
-    let mut no_answer = None;
-    for (key, score) in &d.scores {
-        match key {
-            Some(a) => {
-                scores.insert(a.canonical().to_string(), json!(tidy(*score)));
-            }
-            None => no_answer = Some(tidy(*score)),
-        }
-    }
-    let explanation: Vec<Value> = d
-        .events
-        .iter()
-        .map(|e| {
-            let mut v = json!(e);
-            v["delta"] = json!(tidy(e.delta));
-            v
-        })
-        .collect();
-    json!({
-        "rule": d.rule,
-        "answer": d.answer.as_ref().map(|a| a.canonical()),
-        "scores": scores,
-        "no_answer_score": no_answer,
-        "tie": d.tie,
-        "explanation": explanation,
-    })
-}
-
-/// Scores are short sums of fractions like 20/3; printing them to 9 decimals hides float noise
-/// (80.00000000000001) without hiding any real difference between answers.
-fn tidy(x: f64) -> f64 {
-    if x.is_finite() {
-        (x * 1e9).round() / 1e9
-    } else {
-        x
-    }
+/// A stored run's spec and calls, loaded only when `--run` is given.
+pub struct StoredRun {
+    pub spec: DebateSpec,
+    pub calls: Vec<CallRecord>,
 }

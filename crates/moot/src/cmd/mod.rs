@@ -1,4 +1,9 @@
 //! One module per subcommand.
 
+pub mod ask;
+pub mod config;
 pub mod decide;
 pub mod extract;
+pub mod model;
+pub mod resume;
+pub mod show;

@@ -1,0 +1,267 @@
+//! End-to-end tests on a real (tiny) model, SmolLM2-135M. They download it on first use
+//! (~98 MB, through `moot_backends::models::ensure`), so they are ignored by default:
+//! `cargo test -p moot-local -- --include-ignored`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use moot_backends::models::ModelRef;
+use moot_backends::{
+    BackendError, ChatMessage, Completion, CompletionRequest, FinishReason, LanguageModel,
+};
+use moot_local::{LocalError, LocalModel, LocalOptions};
+
+/// One test at a time: they share two cores, and a test's timing (cancellation) and the batch
+/// shapes behind its greedy outputs should not depend on what another test is doing.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn small_model_path() -> PathBuf {
+    ModelRef::parse("smollm2-135m")
+        .and_then(|m| m.ensure(&mut |msg| eprintln!("{msg}")))
+        .expect("pulling smollm2-135m")
+}
+
+fn load(options: LocalOptions) -> LocalModel {
+    LocalModel::load(&small_model_path(), options).expect("loading smollm2-135m")
+}
+
+fn small_options() -> LocalOptions {
+    LocalOptions {
+        n_ctx: 1024,
+        max_sequences: 4,
+        ..LocalOptions::default()
+    }
+}
+
+fn request(messages: Vec<ChatMessage>, max_tokens: u32) -> CompletionRequest {
+    let mut request = CompletionRequest::new(messages);
+    request.params.temperature = Some(0.0);
+    request.params.max_tokens = Some(max_tokens);
+    request.params.logprobs = true;
+    request
+}
+
+fn check_logprobs(completion: &Completion) {
+    let logprobs = completion
+        .logprobs
+        .as_ref()
+        .expect("logprobs were asked for");
+    assert_eq!(logprobs.len() as u64, completion.usage.output_tokens);
+    assert!(
+        logprobs.iter().all(|lp| lp.is_finite() && *lp <= 0.0),
+        "{logprobs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn greedy_completion_is_non_empty_and_reproducible() {
+    let _serial = SERIAL.lock().await;
+    let model = load(small_options());
+    assert!(model.capabilities().logprobs && model.capabilities().seed);
+    assert!(model.name().starts_with("local:"), "{}", model.name());
+    let ask = || request(vec![ChatMessage::user("Name three primary colors.")], 48);
+    let first = model.complete(ask()).await.expect("first completion");
+    let second = model.complete(ask()).await.expect("second completion");
+    eprintln!("{:?}", first.text);
+    assert!(!first.text.trim().is_empty());
+    assert_eq!(first.text, second.text);
+    assert_eq!(first.logprobs, second.logprobs);
+    assert!(first.usage.output_tokens > 0);
+    assert!(matches!(
+        first.finish,
+        FinishReason::Stop | FinishReason::Length
+    ));
+    // No session: the whole prompt is decoded every time.
+    assert_eq!(
+        first.usage.processed_input_tokens,
+        Some(first.usage.input_tokens)
+    );
+    check_logprobs(&first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn three_concurrent_sessions_complete_in_one_batch() {
+    let _serial = SERIAL.lock().await;
+    let model = load(small_options());
+    let ask = |session: &str, question: &str, seed: u64| {
+        let mut r = request(vec![ChatMessage::user(question)], 64);
+        r.session = Some(session.to_string());
+        r.params.temperature = Some(0.7);
+        r.params.seed = Some(seed);
+        r
+    };
+    let (a, b, c) = tokio::join!(
+        model.complete(ask("a", "What is the capital of France?", 1)),
+        model.complete(ask("b", "Write a haiku about the sea.", 2)),
+        model.complete(ask("c", "Explain what a prime number is.", 3)),
+    );
+    let all = [a.expect("a"), b.expect("b"), c.expect("c")];
+    for completion in &all {
+        eprintln!("{:?} {:?}", completion.finish, completion.text);
+        assert!(!completion.text.trim().is_empty());
+        check_logprobs(completion);
+    }
+    let generated: u64 = all.iter().map(|c| c.usage.output_tokens).sum();
+    let stats = model.stats();
+    eprintln!("{stats:?}");
+    assert_eq!(stats.generated_tokens, generated);
+    assert_eq!(stats.requests, 3);
+    // Sequences advanced together: far fewer decode calls than generated tokens.
+    assert!(
+        stats.decode_steps < generated,
+        "{} steps for {generated} tokens",
+        stats.decode_steps
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn a_session_reuses_its_cached_prefix() {
+    let _serial = SERIAL.lock().await;
+    let model = load(small_options());
+    let system = ChatMessage::system(
+        "You are one of several agents in a debate. Read the question carefully, think step by \
+         step, and end with a line of the form 'Answer: X'. Be concise and precise.",
+    );
+    let question = ChatMessage::user("A farmer has 12 sheep and buys 5 more. How many now?");
+    let with_session = |messages: Vec<ChatMessage>| {
+        let mut r = request(messages, 40);
+        r.session = Some("agent-1".into());
+        r
+    };
+    let first = model
+        .complete(with_session(vec![system.clone(), question.clone()]))
+        .await
+        .expect("first round");
+    // Another session in between must not disturb agent-1's slot.
+    let other = {
+        let mut r = request(vec![ChatMessage::user("Say hi.")], 8);
+        r.session = Some("agent-2".into());
+        r
+    };
+    model.complete(other).await.expect("other session");
+    let second_messages = vec![
+        system,
+        question,
+        ChatMessage::assistant(first.text.clone()),
+        ChatMessage::user("Another agent answered 16. Reconsider and give your final answer."),
+    ];
+    let second = model
+        .complete(with_session(second_messages.clone()))
+        .await
+        .expect("second round");
+    let sent = second.usage.input_tokens;
+    let processed = second.usage.processed_input_tokens.expect("reported");
+    eprintln!(
+        "first: {:?}; second: sent {sent}, processed {processed}",
+        first.usage
+    );
+    assert!(sent > first.usage.input_tokens);
+    assert!(processed > 0);
+    assert!(
+        processed * 3 < sent,
+        "processed {processed} of {sent} prompt tokens"
+    );
+    // The same conversation without a session decodes everything.
+    let fresh = model
+        .complete(request(second_messages, 8))
+        .await
+        .expect("no session");
+    assert_eq!(fresh.usage.input_tokens, sent);
+    assert_eq!(fresh.usage.processed_input_tokens, Some(sent));
+    let stats = model.stats();
+    assert!(stats.processed_prompt_tokens < stats.prompt_tokens);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn a_dropped_call_frees_the_worker() {
+    let _serial = SERIAL.lock().await;
+    let model = load(small_options());
+    let mut long = request(
+        vec![ChatMessage::user(
+            "Write a very long story about a dragon who learns to bake bread. Use many chapters.",
+        )],
+        400,
+    );
+    long.params.temperature = Some(0.8);
+    long.params.seed = Some(7);
+    let outcome = tokio::time::timeout(Duration::from_millis(200), model.complete(long)).await;
+    assert!(outcome.is_err(), "400 tokens finished within 200 ms");
+    // The worker notices before its next step (the current one may be a slow prefill on a busy
+    // machine); after that nothing more is generated for the dropped call.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while model.stats().cancelled == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the worker never noticed the cancellation"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after_cancel = model.stats();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let later = model.stats();
+    eprintln!("{after_cancel:?}");
+    assert_eq!(later.cancelled, 1);
+    assert_eq!(later.requests, 0);
+    assert_eq!(later.generated_tokens, after_cancel.generated_tokens);
+    assert_eq!(later.decode_steps, after_cancel.decode_steps);
+    assert!(later.generated_tokens < 400);
+    let next = model
+        .complete(request(vec![ChatMessage::user("Say hello.")], 16))
+        .await
+        .expect("the worker still answers");
+    assert!(!next.text.trim().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn a_prompt_longer_than_the_context_is_a_clean_error() {
+    let _serial = SERIAL.lock().await;
+    let model = load(LocalOptions {
+        n_ctx: 256,
+        max_sequences: 2,
+        ..LocalOptions::default()
+    });
+    assert_eq!(model.info().n_ctx_per_sequence, 256);
+    let huge = "lorem ipsum dolor sit amet ".repeat(200);
+    let err = model
+        .complete(request(vec![ChatMessage::user(huge)], 16))
+        .await
+        .unwrap_err();
+    let BackendError::Model(message) = &err else {
+        panic!("unexpected error {err:?}");
+    };
+    assert!(message.starts_with("prompt of "), "{message}");
+    assert!(
+        message.ends_with("tokens exceeds the context of 256"),
+        "{message}"
+    );
+    // The model keeps working, and a generation that would overrun the context stops there.
+    let near = "lorem ipsum ".repeat(25);
+    let capped = model
+        .complete(request(vec![ChatMessage::user(near)], 400))
+        .await
+        .expect("a prompt that fits");
+    assert!(capped.usage.input_tokens + capped.usage.output_tokens <= 256);
+    let ok = model
+        .complete(request(vec![ChatMessage::user("Say hello.")], 1))
+        .await
+        .expect("a short prompt");
+    assert!(ok.usage.output_tokens <= 1);
+    if ok.finish == FinishReason::Length {
+        assert_eq!(ok.usage.output_tokens, 1);
+    }
+}
+
+#[test]
+fn a_file_that_is_not_a_model_fails_to_load() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("junk.gguf");
+    std::fs::write(&path, b"this is not a gguf file").expect("write");
+    let err = LocalModel::load(&path, LocalOptions::default()).unwrap_err();
+    assert!(matches!(err, LocalError::Load { .. }), "{err:?}");
+    assert!(err.to_string().contains("junk.gguf"), "{err}");
+}

@@ -1,0 +1,208 @@
+//! `moot ask`: one debate on a question, printed as an answer with its reasoning trail.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use moot_core::answer::AnswerKind;
+use moot_core::debate::DebateSpec;
+use moot_core::decision::{DecisionConfig, FreeMadWeights, TieBreak};
+use moot_core::protocol::build_protocol;
+use moot_engine::{Debate, EngineConfig};
+use moot_store::{CallRecord, Store};
+
+use crate::backends;
+use crate::config::Config;
+use crate::input::{bad_input, InputError};
+use crate::report::{Progress, RunSummary};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The question.
+    question: String,
+    /// Configuration file (TOML or YAML).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Protocol (overrides the config): cot, cot-sc, som, free-mad-n, free-mad-c.
+    #[arg(long)]
+    protocol: Option<String>,
+    /// Number of agents (overrides the config).
+    #[arg(long)]
+    agents: Option<usize>,
+    /// Debate rounds after round 0 (overrides the config).
+    #[arg(long)]
+    rounds: Option<usize>,
+    /// Answer kind: numeric, choice, yes-no, math, text or auto.
+    #[arg(long)]
+    answer: Option<String>,
+    /// Option texts for a choice question, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    options: Vec<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+    if args.question.trim().is_empty() {
+        return bad_input("the question is empty");
+    }
+    let mut config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    if let Some(p) = &args.protocol {
+        config.debate.protocol = p.clone();
+    }
+    if let Some(r) = args.rounds {
+        config.debate.rounds = r;
+    }
+    if let Some(a) = &args.answer {
+        config.debate.answer = a.clone();
+    }
+    let requested_agents = args.agents.unwrap_or(if config.agents.is_empty() {
+        3
+    } else {
+        config.agents.len()
+    });
+    if requested_agents == 0 {
+        return bad_input("--agents must be at least 1");
+    }
+    config.agents = if config.agents.is_empty() {
+        backends::default_agents(requested_agents)
+    } else {
+        backends::resize(&config.agents, requested_agents)
+    };
+    let protocol =
+        build_protocol(&config.debate.protocol).map_err(|e| InputError(e.to_string()))?;
+    let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
+    config.agents.truncate(agents);
+    config.debate.rounds = rounds;
+    config.validate().map_err(InputError)?;
+    let kind = match config.debate.answer.as_str() {
+        "auto" => AnswerKind::guess(&args.question, &args.options),
+        k => k
+            .parse()
+            .map_err(|e: moot_core::answer::UnknownAnswerKind| InputError(e.to_string()))?,
+    };
+    let run_id = moot_engine::new_run_id();
+    let progress = Progress::new(rounds, args.json);
+    let built = backends::build(&config, &mut |m| {
+        progress.message(m);
+        eprintln!("{m}");
+    })?;
+    let spec = DebateSpec {
+        question: args.question.clone(),
+        kind,
+        options: args.options.clone(),
+        agents: built.specs.clone(),
+        rounds,
+        seed: config.debate.seed,
+    };
+    execute(Execution {
+        store,
+        rt,
+        run_id,
+        config,
+        spec,
+        agents: built,
+        restore: None,
+        json: args.json,
+        progress,
+    })
+}
+
+pub struct Execution<'a> {
+    pub store: &'a dyn Store,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub run_id: String,
+    pub config: Config,
+    pub spec: DebateSpec,
+    pub agents: backends::Agents,
+    /// Stored calls of an interrupted run to resume from; `None` for a new run.
+    pub restore: Option<Vec<CallRecord>>,
+    pub json: bool,
+    pub progress: Progress,
+}
+
+/// Runs (or resumes) a debate and prints its summary.
+pub fn execute(e: Execution<'_>) -> Result<()> {
+    let d = &e.config.debate;
+    let protocol = build_protocol(&d.protocol).map_err(|err| InputError(err.to_string()))?;
+    let rule: &'static str = match &d.decision {
+        Some(r) => moot_core::decision::RULES
+            .iter()
+            .find(|x| x.name == r)
+            .map(|x| x.name)
+            .ok_or_else(|| InputError(format!("unknown decision rule {r:?}")))?,
+        None => protocol.default_rule(),
+    };
+    let decision_config = DecisionConfig {
+        tie_break: if d.tie_break == "random" {
+            TieBreak::Random { seed: d.seed }
+        } else {
+            TieBreak::Deterministic
+        },
+        weights: match d.weights {
+            Some(w) => FreeMadWeights::new(w)
+                .map_err(|err| InputError(format!("debate.weights: {err}")))?,
+            None => FreeMadWeights::default(),
+        },
+        normalize: false,
+    };
+    let engine_config = EngineConfig {
+        soft_timeout: std::time::Duration::from_millis(d.soft_timeout_ms),
+        hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
+        min_agents: d.min_agents,
+        max_concurrent_calls: d.max_concurrent_calls,
+    };
+    let protocol_name = protocol.name();
+    let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
+    let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
+    let started = Instant::now();
+    let result = e.rt.block_on(async {
+        let mut debate = Debate::new(
+            e.run_id.clone(),
+            e.spec.clone(),
+            protocol,
+            e.agents.engine.clone(),
+            engine_config,
+            e.store,
+        )?;
+        match e.restore {
+            Some(calls) => debate.restore(calls),
+            None => debate.create(rule, config_json).await?,
+        }
+        if !e.json {
+            eprintln!("run {}", e.run_id);
+        }
+        e.progress.message(&format!("run {}", e.run_id));
+        debate.run(rule, &decision_config, &e.progress).await
+    });
+    e.progress.finish();
+    let result = result?;
+    let wall = started.elapsed();
+    let throughput = e.agents.local.first().map(|m| {
+        let s = m.stats();
+        let gen = s
+            .generation_tokens_per_second()
+            .map_or("n/a".to_string(), |t| format!("{t:.1}"));
+        format!(
+            "Embedded model: {gen} tok/s generating (all agents together), prompt tokens sent {} / processed {}",
+            s.prompt_tokens, s.processed_prompt_tokens
+        )
+    });
+    let summary = RunSummary {
+        result: &result,
+        protocol: protocol_name,
+        agent_ids,
+        wall,
+        throughput,
+    };
+    if e.json {
+        println!("{}", summary.json());
+    } else {
+        print!("{}", summary.text());
+    }
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! The configuration file (TOML or YAML, one schema) and its defaults.
+//!
+//! Unknown keys and invalid values are errors that name the key and the file. With no file,
+//! `moot ask` debates among three agents on the embedded default model.
+
+use std::path::Path;
+
+use moot_core::answer::AnswerKind;
+use moot_core::decision::rule_names;
+use moot_core::protocol::PROTOCOLS;
+use serde::{Deserialize, Serialize};
+
+use crate::input::InputError;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub debate: DebateSection,
+    #[serde(default)]
+    pub security: SecuritySection,
+    #[serde(default)]
+    pub agents: Vec<AgentConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DebateSection {
+    pub protocol: String,
+    /// Debate rounds after round 0.
+    pub rounds: usize,
+    /// numeric | choice | yes-no | math | text | auto (guess from the question).
+    pub answer: String,
+    /// Overrides the protocol's default decision rule.
+    pub decision: Option<String>,
+    pub seed: u64,
+    pub soft_timeout_ms: u64,
+    pub hard_timeout_ms: u64,
+    pub min_agents: usize,
+    pub max_concurrent_calls: usize,
+    /// FREE-MAD weights [initial, abandon, adopt, keep].
+    pub weights: Option<[f64; 4]>,
+    /// "deterministic" or "random" (seeded with `seed`).
+    pub tie_break: String,
+}
+
+impl Default for DebateSection {
+    fn default() -> Self {
+        DebateSection {
+            protocol: "free-mad-n".into(),
+            rounds: 1,
+            answer: "auto".into(),
+            decision: None,
+            seed: 41,
+            // Local models on two cores need a while per round; remote setups usually lower these.
+            soft_timeout_ms: 120_000,
+            hard_timeout_ms: 300_000,
+            min_agents: 2,
+            max_concurrent_calls: 8,
+            weights: None,
+            tie_break: "deterministic".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecuritySection {
+    /// Commands `cli` agents may run (exact string or the same resolved file).
+    pub cli_allowed_commands: Vec<String>,
+    /// Environment variables passed to `cli` agents besides PATH, HOME and LANG.
+    pub cli_env_allow: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    pub id: String,
+    /// local | openai | cli | scripted
+    pub backend: String,
+    /// local: a known model name or a .gguf path; openai: the served model's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Request token logprobs (openai, local).
+    #[serde(default)]
+    pub logprobs: bool,
+    /// openai: use server-sent events.
+    #[serde(default)]
+    pub stream: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persona: Option<String>,
+    /// scripted: the replies, in order (the last repeats).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub responses: Vec<String>,
+}
+
+pub const BACKENDS: &[&str] = &["local", "openai", "cli", "scripted"];
+
+/// The commented example `moot config example` prints.
+pub const EXAMPLE: &str = r#"# moot configuration (TOML; the same keys work in YAML).
+
+[debate]
+protocol = "free-mad-n"        # cot | cot-sc | som | free-mad-n | free-mad-c
+rounds = 1                     # debate rounds after round 0
+answer = "numeric"             # numeric | choice | yes-no | math | text | auto
+# decision = "free-mad"        # optional override of the protocol's rule: majority-last | free-mad | max-consistency
+seed = 41
+soft_timeout_ms = 15000        # proceed once min_agents answered and this has passed
+hard_timeout_ms = 30000        # cancel whatever is still running
+min_agents = 2
+max_concurrent_calls = 8
+# weights = [20, 25, 30, 20]   # FREE-MAD [initial, abandon, adopt, keep]
+# tie_break = "deterministic"  # or "random" (seeded)
+
+[security]
+cli_allowed_commands = ["/usr/local/bin/my-agent"]
+
+[[agents]]
+id = "a1"
+backend = "openai"             # an OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama
+base_url = "http://127.0.0.1:8080/v1"
+model = "qwen2.5-0.5b"
+api_key_env = "OPENAI_API_KEY" # optional: the NAME of the variable holding the key
+temperature = 0.7
+max_tokens = 512
+
+[[agents]]
+id = "c1"
+backend = "cli"                # freemad's agent CLI contract: `command args… generate|critique`
+command = "/usr/local/bin/my-agent"
+args = []
+
+[[agents]]
+id = "l1"
+backend = "local"              # the embedded model
+model = "qwen2.5-coder-0.5b"   # a known name or a .gguf path
+"#;
+
+impl Config {
+    /// Reads a TOML (`.toml`) or YAML (`.yaml`/`.yml`) file; other extensions are tried as TOML
+    /// then YAML. Errors name the file and, where the parser knows it, the key and line.
+    pub fn load(path: &Path) -> Result<Config, InputError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError(format!("cannot read config {name}: {e}")))?;
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_lowercase();
+        let config = match ext.as_str() {
+            "yaml" | "yml" => Self::from_yaml(&text),
+            "toml" => Self::from_toml(&text),
+            _ => Self::from_toml(&text)
+                .or_else(|toml_err| Self::from_yaml(&text).map_err(|_| toml_err)),
+        }
+        .map_err(|e| InputError(format!("{name}: {e}")))?;
+        config
+            .validate()
+            .map_err(|e| InputError(format!("{name}: {e}")))?;
+        Ok(config)
+    }
+
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))
+    }
+
+    pub fn from_yaml(text: &str) -> Result<Config, String> {
+        serde_saphyr::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))
+    }
+
+    /// Checks values the types cannot: names, ranges, which keys each backend uses.
+    pub fn validate(&self) -> Result<(), String> {
+        let d = &self.debate;
+        if !PROTOCOLS.iter().any(|p| p.name == d.protocol) {
+            return Err(format!(
+                "debate.protocol = {:?} is not a protocol (expected one of {})",
+                d.protocol,
+                PROTOCOLS
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if d.answer != "auto" && d.answer.parse::<AnswerKind>().is_err() {
+            return Err(format!(
+                "debate.answer = {:?} is not an answer kind (numeric, choice, yes-no, math, text, auto)",
+                d.answer
+            ));
+        }
+        if let Some(rule) = &d.decision {
+            if !rule_names().contains(&rule.as_str()) {
+                return Err(format!(
+                    "debate.decision = {rule:?} is not a decision rule (expected one of {})",
+                    rule_names().join(", ")
+                ));
+            }
+        }
+        if d.hard_timeout_ms < d.soft_timeout_ms {
+            return Err(format!(
+                "debate.hard_timeout_ms ({}) must be >= debate.soft_timeout_ms ({})",
+                d.hard_timeout_ms, d.soft_timeout_ms
+            ));
+        }
+        if d.soft_timeout_ms == 0 {
+            return Err("debate.soft_timeout_ms must be > 0".into());
+        }
+        if d.min_agents == 0 {
+            return Err("debate.min_agents must be >= 1".into());
+        }
+        if d.max_concurrent_calls == 0 {
+            return Err("debate.max_concurrent_calls must be >= 1".into());
+        }
+        if !["deterministic", "random"].contains(&d.tie_break.as_str()) {
+            return Err(format!(
+                "debate.tie_break = {:?} must be \"deterministic\" or \"random\"",
+                d.tie_break
+            ));
+        }
+        if let Some(w) = d.weights {
+            if let Some((i, v)) = w
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !v.is_finite() || **v < 0.0)
+            {
+                return Err(format!(
+                    "debate.weights[{i}] = {v} must be a finite number >= 0"
+                ));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, a) in self.agents.iter().enumerate() {
+            let at = format!("agents[{i}]");
+            if a.id.trim().is_empty() {
+                return Err(format!("{at}.id must not be empty"));
+            }
+            if !seen.insert(a.id.as_str()) {
+                return Err(format!("{at}.id = {:?} is used by another agent", a.id));
+            }
+            if !BACKENDS.contains(&a.backend.as_str()) {
+                return Err(format!(
+                    "{at}.backend = {:?} is not a backend (expected one of {})",
+                    a.backend,
+                    BACKENDS.join(", ")
+                ));
+            }
+            if let Some(t) = a.temperature {
+                if !(0.0..=2.0).contains(&t) {
+                    return Err(format!("{at}.temperature = {t} must be between 0 and 2"));
+                }
+            }
+            if let Some(p) = a.top_p {
+                if !(p > 0.0 && p <= 1.0) {
+                    return Err(format!("{at}.top_p = {p} must be in (0, 1]"));
+                }
+            }
+            if a.max_tokens == Some(0) {
+                return Err(format!("{at}.max_tokens must be > 0"));
+            }
+            let unused = |key: &str, set: bool| -> Result<(), String> {
+                if set {
+                    Err(format!("{at}.{key} is not used by backend {:?}", a.backend))
+                } else {
+                    Ok(())
+                }
+            };
+            match a.backend.as_str() {
+                "openai" => {
+                    if a.base_url.is_none() || a.model.is_none() {
+                        return Err(format!("{at}: backend \"openai\" needs base_url and model"));
+                    }
+                    unused("command", a.command.is_some())?;
+                    unused("args", !a.args.is_empty())?;
+                    unused("responses", !a.responses.is_empty())?;
+                }
+                "cli" => {
+                    let Some(command) = &a.command else {
+                        return Err(format!("{at}: backend \"cli\" needs command"));
+                    };
+                    if !self
+                        .security
+                        .cli_allowed_commands
+                        .iter()
+                        .any(|c| c == command)
+                    {
+                        return Err(format!(
+                            "{at}.command = {command:?} is not in security.cli_allowed_commands"
+                        ));
+                    }
+                    unused("base_url", a.base_url.is_some())?;
+                    unused("api_key_env", a.api_key_env.is_some())?;
+                    unused("responses", !a.responses.is_empty())?;
+                }
+                "local" => {
+                    unused("base_url", a.base_url.is_some())?;
+                    unused("api_key_env", a.api_key_env.is_some())?;
+                    unused("command", a.command.is_some())?;
+                    unused("args", !a.args.is_empty())?;
+                    unused("responses", !a.responses.is_empty())?;
+                    if let Some(m) = &a.model {
+                        moot_backends::models::ModelRef::parse(m)
+                            .map_err(|e| format!("{at}.model: {e}"))?;
+                    }
+                }
+                "scripted" => {
+                    if a.responses.is_empty() {
+                        return Err(format!("{at}: backend \"scripted\" needs responses"));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_is_valid_toml_and_yaml_round_trips() {
+        let c = Config::from_toml(EXAMPLE).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.agents.len(), 3);
+        assert_eq!(c.debate.soft_timeout_ms, 15_000);
+        let yaml =
+            "debate:\n  protocol: som\n  rounds: 2\nagents:\n  - id: l1\n    backend: local\n";
+        let y = Config::from_yaml(yaml).unwrap();
+        y.validate().unwrap();
+        assert_eq!(
+            (y.debate.protocol.as_str(), y.debate.rounds, y.agents.len()),
+            ("som", 2, 1)
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let e = Config::from_toml("[debate]\nprotocl = \"som\"\n").unwrap_err();
+        assert!(e.contains("protocl"), "{e}");
+        let e = Config::from_yaml("debate:\n  rounds: 1\n  colour: red\n").unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+        let e = Config::from_toml("[debate]\nrounds = \"two\"\n").unwrap_err();
+        assert!(e.contains("rounds"), "{e}");
+        let bad = |toml: &str, needle: &str| {
+            let c = Config::from_toml(toml).unwrap();
+            let e = c.validate().unwrap_err();
+            assert!(e.contains(needle), "{toml}: {e}");
+        };
+        bad("[debate]\nprotocol = \"vote\"\n", "debate.protocol");
+        bad("[debate]\nanswer = \"number\"\n", "debate.answer");
+        bad(
+            "[debate]\nsoft_timeout_ms = 10\nhard_timeout_ms = 5\n",
+            "hard_timeout_ms",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"gpt\"\n",
+            "agents[0].backend",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"openai\"\n",
+            "needs base_url",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"cli\"\ncommand = \"/bin/sh\"\n",
+            "cli_allowed_commands",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"local\"\ncommand = \"x\"\n",
+            "agents[0].command",
+        );
+        bad("[[agents]]\nid = \"a\"\nbackend = \"local\"\n[[agents]]\nid = \"a\"\nbackend = \"local\"\n", "agents[1].id");
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"local\"\ntemperature = 9.0\n",
+            "temperature",
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! What `ask` and `resume` print: the answer, the rule, per-round answers, tokens, the run id.
+
+use std::time::Duration;
+
+use moot_core::debate::Outcome;
+use moot_engine::DebateResult;
+use serde_json::json;
+
+pub struct RunSummary<'a> {
+    pub result: &'a DebateResult,
+    pub protocol: &'a str,
+    pub agent_ids: Vec<String>,
+    pub wall: Duration,
+    /// Embedded-model throughput line, when local agents ran.
+    pub throughput: Option<String>,
+}
+
+impl RunSummary<'_> {
+    fn answer(&self) -> Option<String> {
+        self.result
+            .decision()
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical().to_string())
+    }
+
+    fn rounds(&self) -> Vec<Vec<Option<String>>> {
+        let t = &self.result.transcript;
+        (0..t.rounds())
+            .map(|r| {
+                (0..t.agents())
+                    .map(|a| {
+                        t.get(r, a)
+                            .and_then(Outcome::answer)
+                            .map(|x| x.canonical().to_string())
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let usage = self.result.usage();
+        json!({
+            "run_id": self.result.run_id,
+            "answer": self.answer(),
+            "rule": self.result.chosen,
+            "protocol": self.protocol,
+            "rounds": self.rounds(),
+            "calls": self.result.records.len(),
+            "tokens": {
+                "input": usage.input_tokens,
+                "output": usage.output_tokens,
+                "input_processed": usage.processed_input_tokens,
+            },
+            "wall_ms": self.wall.as_millis() as u64,
+        })
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let answer = self.answer().unwrap_or_else(|| "(no answer)".into());
+        out.push_str(&format!("Answer: {answer}\n"));
+        out.push_str(&format!(
+            "  chosen by {} ({}, {} agents, {} debate round{})\n",
+            self.result.chosen,
+            self.protocol,
+            self.agent_ids.len(),
+            self.result.transcript.rounds().saturating_sub(1),
+            if self.result.transcript.rounds() == 2 {
+                ""
+            } else {
+                "s"
+            }
+        ));
+        for (r, answers) in self.rounds().iter().enumerate() {
+            let cells: Vec<String> = answers
+                .iter()
+                .enumerate()
+                .map(|(a, x)| {
+                    let id = self.agent_ids.get(a).map_or("?", String::as_str);
+                    let value = match (x, self.result.transcript.get(r, a)) {
+                        (Some(v), _) => v.clone(),
+                        (None, Some(Outcome::Missing { .. })) => "(missing)".into(),
+                        (None, _) => "(no answer)".into(),
+                    };
+                    format!("{id} {value}")
+                })
+                .collect();
+            out.push_str(&format!("Round {r}: {}\n", cells.join(" · ")));
+        }
+        for d in &self.result.decisions {
+            if d.rule != self.result.chosen {
+                let a = d
+                    .answer
+                    .as_ref()
+                    .map_or("(no answer)".to_string(), |a| a.canonical().to_string());
+                out.push_str(&format!("  {} would say: {a}\n", d.rule));
+            }
+        }
+        let u = self.result.usage();
+        let processed = u
+            .processed_input_tokens
+            .map(|p| format!(" ({p} processed)"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "Tokens: {} in{processed}, {} out · {} calls · {:.1} s\n",
+            u.input_tokens,
+            u.output_tokens,
+            self.result.records.len(),
+            self.wall.as_secs_f64()
+        ));
+        if let Some(t) = &self.throughput {
+            out.push_str(&format!("{t}\n"));
+        }
+        out.push_str(&format!(
+            "Run: {}  (moot show {})\n",
+            self.result.run_id, self.result.run_id
+        ));
+        out
+    }
+}
+
+/// An indicatif spinner on stderr that follows rounds and calls.
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    rounds: usize,
+}
+
+impl Progress {
+    pub fn new(rounds: usize, quiet: bool) -> Progress {
+        let bar = if quiet {
+            indicatif::ProgressBar::hidden()
+        } else {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.enable_steady_tick(Duration::from_millis(120));
+            b
+        };
+        Progress { bar, rounds }
+    }
+
+    pub fn message(&self, m: &str) {
+        self.bar.set_message(m.to_string());
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl moot_engine::Observer for Progress {
+    fn round_started(&self, round: usize, calls: usize) {
+        self.bar.set_message(format!(
+            "round {round}/{} · {calls} calls running",
+            self.rounds
+        ));
+    }
+
+    fn call_finished(&self, round: usize, agent: usize, outcome: Option<&Outcome>) {
+        let what = match outcome {
+            Some(Outcome::Responded {
+                answer: Some(a), ..
+            }) => a.canonical().to_string(),
+            Some(Outcome::Responded { answer: None, .. }) => "no answer".into(),
+            Some(Outcome::Missing { .. }) => "missing".into(),
+            None => "?".into(),
+        };
+        self.bar
+            .println(format!("  round {round} · agent {}: {what}", agent + 1));
+    }
+}

@@ -1,0 +1,315 @@
+//! Drives `moot ask`, `show`, `decide --run`, `resume` and `config` on scripted and CLI agents
+//! with a real SQLite store (no model needed).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn store(&self) -> PathBuf {
+        self.dir.path().join("moot.db")
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn moot(&self) -> Command {
+        let mut c = Command::cargo_bin("moot").unwrap();
+        c.env("MOOT_STORE", self.store())
+            .env_remove("MOOT_MODEL_DIR");
+        c
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self
+            .moot()
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
+    }
+}
+
+const SCRIPTED: &str = r#"
+[debate]
+protocol = "free-mad-n"
+rounds = 2
+answer = "numeric"
+soft_timeout_ms = 5000
+hard_timeout_ms = 10000
+
+[[agents]]
+id = "a"
+backend = "scripted"
+responses = ["17*24 = 408\nFinal answer: 408"]
+
+[[agents]]
+id = "b"
+backend = "scripted"
+responses = ["Final answer: 418", "Final answer: 418", "I was wrong. Final answer: 408"]
+
+[[agents]]
+id = "c"
+backend = "scripted"
+responses = ["Final answer: 408", "Final answer: 418", "Final answer: 418"]
+"#;
+
+#[test]
+fn ask_show_and_decide_a_scripted_debate() {
+    let env = Env::new();
+    let cfg = env.write("c.toml", SCRIPTED);
+    let v = env.json(&[
+        "ask",
+        "What is 17 * 24?",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["answer"], "408");
+    assert_eq!(v["rule"], "free-mad");
+    assert_eq!(v["calls"], 9);
+    assert_eq!(v["rounds"].as_array().unwrap().len(), 3);
+    assert_eq!(v["rounds"][2], serde_json::json!(["408", "408", "418"]));
+    assert!(v["tokens"]["input"].as_u64().unwrap() > 0);
+    let run = v["run_id"].as_str().unwrap().to_string();
+
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    assert_eq!(shown["run"]["id"], run.as_str());
+    assert_eq!(shown["calls"].as_array().unwrap().len(), 9);
+    assert_eq!(shown["calls"][3]["peers"], serde_json::json!([1, 2]));
+    let md = env
+        .moot()
+        .args(["show", &run])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(
+        md.contains("# Run ") && md.contains("## Round 2") && md.contains("| free-mad | 408 |"),
+        "{md}"
+    );
+
+    let all = env.json(&["decide", "--run", &run, "--rule", "all"]);
+    let answers: Vec<(&str, &str)> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["rule"].as_str().unwrap(), d["answer"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            ("majority-last", "408"),
+            ("free-mad", "408"),
+            ("max-consistency", "408")
+        ]
+    );
+    let maj = env.json(&["decide", "--run", &run, "--rule", "majority-last"]);
+    assert_eq!(maj["scores"], serde_json::json!({"408": 2.0, "418": 1.0}));
+}
+
+#[test]
+fn ask_text_output_and_protocol_override() {
+    let env = Env::new();
+    let cfg = env.write("c.toml", SCRIPTED);
+    let out = env
+        .moot()
+        .args([
+            "ask",
+            "What is 17 * 24?",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--protocol",
+            "cot",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.starts_with("Answer: 408\n"), "{out}");
+    assert!(
+        out.contains("chosen by majority-last (cot, 1 agents, 0 debate rounds)"),
+        "{out}"
+    );
+    assert!(out.contains("Run: r"), "{out}");
+}
+
+#[test]
+fn unknown_runs_and_bad_configs_are_clear_errors() {
+    let env = Env::new();
+    let out = env
+        .moot()
+        .args(["show", "r-nope"])
+        .assert()
+        .failure()
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&out).contains("r-nope"));
+    let out = env
+        .moot()
+        .args(["decide", "--run", "r-nope"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&out).contains("r-nope"));
+    let bad = env.write("bad.toml", "[debate]\nprotocl = \"som\"\n");
+    let out = env
+        .moot()
+        .args(["config", "check", bad.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("bad.toml") && err.contains("protocl"), "{err}");
+    let bad = env.write("bad.yaml", "agents:\n  - id: x\n    backend: gpt\n");
+    let out = env
+        .moot()
+        .args(["config", "check", bad.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(
+        err.contains("bad.yaml") && err.contains("agents[0].backend"),
+        "{err}"
+    );
+}
+
+#[test]
+fn config_example_passes_config_check() {
+    let env = Env::new();
+    let out = env
+        .moot()
+        .args(["config", "example"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let path = env.write("example.toml", &String::from_utf8(out).unwrap());
+    let out = env
+        .moot()
+        .args(["config", "check", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8_lossy(&out).contains("ok (3 agents"));
+}
+
+fn wait_for(path: &Path, what: &str, timeout: Duration) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A CLI agent that answers at once in round 0 and, while `slow` exists, takes a long time in
+/// debate rounds; it leaves a marker when a debate round starts.
+fn agent_script(env: &Env) -> PathBuf {
+    let dir = env.dir.path().display().to_string();
+    let script = env.write(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nif [ \"$1\" = critique ]; then\n  echo x >> {dir}/critique-calls\n  touch {dir}/in-critique\n  if [ -e {dir}/slow ]; then sleep 60; fi\n  echo 'SOLUTION:'; echo 'Final answer: 408'\nelse\n  echo x >> {dir}/generate-calls\n  echo 'SOLUTION:'; echo 'Final answer: 408'\nfi\n"
+        ),
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    script
+}
+
+#[test]
+fn a_killed_debate_resumes_without_repeating_calls() {
+    let env = Env::new();
+    let script = agent_script(&env);
+    let s = script.display();
+    let cfg = env.write(
+        "cli.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
+        ),
+    );
+    env.write("slow", "");
+    let bin = assert_cmd::cargo::cargo_bin("moot");
+    let mut child = StdCommand::new(&bin)
+        .args(["ask", "What is 17 * 24?", "--config", cfg.to_str().unwrap()])
+        .env("MOOT_STORE", env.store())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(
+        &env.dir.path().join("in-critique"),
+        "the debate round",
+        Duration::from_secs(60),
+    );
+    // Round 0 is stored; the process dies in the middle of round 1.
+    child.kill().unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let run = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run "))
+        .unwrap_or_else(|| panic!("no run id in {stderr}"))
+        .trim()
+        .to_string();
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    assert_eq!(shown["run"]["status"], "running");
+    assert_eq!(
+        shown["calls"].as_array().unwrap().len(),
+        2,
+        "round 0 stored before the crash"
+    );
+    std::fs::remove_file(env.dir.path().join("slow")).unwrap();
+    let v = env.json(&["resume", &run, "--json"]);
+    assert_eq!(v["answer"], "408");
+    assert_eq!(v["calls"], 4);
+    let generate = std::fs::read_to_string(env.dir.path().join("generate-calls")).unwrap();
+    assert_eq!(generate.lines().count(), 2, "round 0 was not repeated");
+    let again = env
+        .moot()
+        .args(["resume", &run])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&again).contains("already finished"));
+}
