@@ -319,10 +319,8 @@ impl Config {
                             .map_err(|e| format!("{at}.model: {e}"))?;
                     }
                 }
-                "scripted" => {
-                    if a.responses.is_empty() {
-                        return Err(format!("{at}: backend \"scripted\" needs responses"));
-                    }
+                "scripted" if a.responses.is_empty() => {
+                    return Err(format!("{at}: backend \"scripted\" needs responses"));
                 }
                 _ => {}
             }
