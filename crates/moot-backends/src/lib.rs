@@ -13,6 +13,7 @@ pub mod cli;
 pub mod models;
 pub mod openai;
 pub mod scripted;
+pub mod sim;
 
 use std::fmt;
 

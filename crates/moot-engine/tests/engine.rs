@@ -13,7 +13,7 @@ use moot_core::chat::SamplingParams;
 use moot_core::debate::{AgentSpec, DebateSpec, Outcome};
 use moot_core::decision::DecisionConfig;
 use moot_core::protocol::build_protocol;
-use moot_engine::{Debate, EngineAgent, EngineConfig, NoObserver};
+use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
 use moot_store::{MemoryStore, RunStatus, SqliteStore, Store};
 
 fn spec(agents: usize, rounds: usize) -> DebateSpec {
@@ -53,6 +53,32 @@ fn memory() -> MemoryStore {
     MemoryStore::default()
 }
 
+/// Creates a new debate and runs it to the end.
+async fn run_new(
+    store: &dyn Store,
+    id: &str,
+    spec: DebateSpec,
+    protocol: &str,
+    rule: &'static str,
+    agents: Vec<EngineAgent>,
+    config: EngineConfig,
+) -> DebateResult {
+    let mut debate = Debate::new(
+        id.into(),
+        spec,
+        build_protocol(protocol).unwrap(),
+        agents,
+        config,
+        store,
+    )
+    .unwrap();
+    debate.create(rule, serde_json::json!({})).await.unwrap();
+    debate
+        .run(rule, &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap()
+}
+
 fn config(soft_ms: u64, hard_ms: u64, min_agents: usize) -> EngineConfig {
     EngineConfig {
         soft_timeout: Duration::from_millis(soft_ms),
@@ -89,23 +115,16 @@ async fn free_mad_n_debate_records_every_call_and_decision() {
         )),
     ];
     let agents = models.iter().map(|m| agent(m.clone())).collect();
-    let mut debate = Debate::new(
-        "r1".into(),
+    let result = run_new(
+        &store,
+        "r1",
         spec(3, 1),
-        build_protocol("free-mad-n").unwrap(),
+        "free-mad-n",
+        "free-mad",
         agents,
         config(15_000, 30_000, 2),
-        &store,
     )
-    .unwrap();
-    debate
-        .create("free-mad", serde_json::json!({}))
-        .await
-        .unwrap();
-    let result = debate
-        .run("free-mad", &DecisionConfig::default(), &NoObserver)
-        .await
-        .unwrap();
+    .await;
     assert_eq!(
         result
             .decision()
@@ -156,24 +175,17 @@ async fn soft_deadline_proceeds_with_quorum_and_records_the_straggler_as_missing
         )],
     ));
     let agents = vec![agent(fast()), agent(fast()), agent(slow)];
-    let mut debate = Debate::new(
-        "r2".into(),
+    let started = tokio::time::Instant::now();
+    let result = run_new(
+        &store,
+        "r2",
         spec(3, 0),
-        build_protocol("cot-sc").unwrap(),
+        "cot-sc",
+        "majority-last",
         agents,
         config(15_000, 30_000, 2),
-        &store,
     )
-    .unwrap();
-    debate
-        .create("majority-last", serde_json::json!({}))
-        .await
-        .unwrap();
-    let started = tokio::time::Instant::now();
-    let result = debate
-        .run("majority-last", &DecisionConfig::default(), &NoObserver)
-        .await
-        .unwrap();
+    .await;
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_secs(15) && waited < Duration::from_secs(16),
@@ -207,24 +219,17 @@ async fn without_quorum_the_round_waits_until_the_hard_deadline() {
     ));
     let hang = || -> Arc<dyn LanguageModel> { Arc::new(ScriptedModel::new("h", [Scripted::Hang])) };
     let agents = vec![agent(fast), agent(hang()), agent(hang())];
-    let mut debate = Debate::new(
-        "r3".into(),
+    let started = tokio::time::Instant::now();
+    let result = run_new(
+        &store,
+        "r3",
         spec(3, 0),
-        build_protocol("cot-sc").unwrap(),
+        "cot-sc",
+        "majority-last",
         agents,
         config(15_000, 30_000, 2),
-        &store,
     )
-    .unwrap();
-    debate
-        .create("majority-last", serde_json::json!({}))
-        .await
-        .unwrap();
-    let started = tokio::time::Instant::now();
-    let result = debate
-        .run("majority-last", &DecisionConfig::default(), &NoObserver)
-        .await
-        .unwrap();
+    .await;
     assert_eq!(started.elapsed(), Duration::from_secs(30));
     for a in [1, 2] {
         assert!(
@@ -246,23 +251,16 @@ async fn late_responses_within_the_soft_deadline_are_all_kept() {
         ))
     };
     let agents = vec![agent(m(1)), agent(m(2)), agent(m(10))];
-    let mut debate = Debate::new(
-        "r4".into(),
+    let result = run_new(
+        &store,
+        "r4",
         spec(3, 0),
-        build_protocol("cot-sc").unwrap(),
+        "cot-sc",
+        "majority-last",
         agents,
         config(15_000, 30_000, 2),
-        &store,
     )
-    .unwrap();
-    debate
-        .create("majority-last", serde_json::json!({}))
-        .await
-        .unwrap();
-    let result = debate
-        .run("majority-last", &DecisionConfig::default(), &NoObserver)
-        .await
-        .unwrap();
+    .await;
     assert!((0..3).all(|a| matches!(result.transcript.get(0, a), Some(Outcome::Responded { .. }))));
 }
 
@@ -353,23 +351,16 @@ async fn backend_errors_are_missing_responses_not_kept_answers() {
         ))
     };
     let agents = vec![agent(failing), agent(ok()), agent(ok())];
-    let mut debate = Debate::new(
-        "r6".into(),
+    let result = run_new(
+        &store,
+        "r6",
         spec(3, 1),
-        build_protocol("som").unwrap(),
+        "som",
+        "majority-last",
         agents,
         config(15_000, 30_000, 2),
-        &store,
     )
-    .unwrap();
-    debate
-        .create("majority-last", serde_json::json!({}))
-        .await
-        .unwrap();
-    let result = debate
-        .run("majority-last", &DecisionConfig::default(), &NoObserver)
-        .await
-        .unwrap();
+    .await;
     assert!(
         matches!(result.transcript.get(1, 0), Some(Outcome::Missing { reason }) if reason.contains("connection reset"))
     );

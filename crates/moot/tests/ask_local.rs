@@ -22,7 +22,7 @@ fn a_debate_on_the_small_local_model_is_stored_and_reused_from_cache() {
     let cfg = dir.path().join("small.yaml");
     std::fs::write(
         &cfg,
-        "debate:\n  protocol: free-mad-n\n  rounds: 1\n  answer: numeric\nagents:\n  - {id: s1, backend: local, model: smollm2-135m, max_tokens: 64, temperature: 0.0}\n  - {id: s2, backend: local, model: smollm2-135m, max_tokens: 64}\n  - {id: s3, backend: local, model: smollm2-135m, max_tokens: 64}\n",
+        "debate:\n  protocol: free-mad-n\n  rounds: 1\n  answer: numeric\n  soft_timeout_ms: 600000\n  hard_timeout_ms: 900000\nagents:\n  - {id: s1, backend: local, model: smollm2-135m, max_tokens: 64, temperature: 0.0}\n  - {id: s2, backend: local, model: smollm2-135m, max_tokens: 64}\n  - {id: s3, backend: local, model: smollm2-135m, max_tokens: 64}\n",
     )
     .unwrap();
     let out = moot(&store)
