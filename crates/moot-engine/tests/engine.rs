@@ -465,3 +465,54 @@ async fn resume_after_a_crash_repeats_no_completed_call() {
     );
     assert_eq!(store.run("r7").await.unwrap().status, RunStatus::Done);
 }
+
+/// The simulated population runs through the unchanged pipeline: its prompts are the protocol's,
+/// its text is extracted like a model's, and the decision rules read the result.
+#[tokio::test]
+async fn a_simulated_population_debates_through_the_real_pipeline() {
+    use moot_backends::sim::{SimAgent, SimModel};
+    let (_dir, store) = store().await;
+    let mut right = 0;
+    for seed in 0..60u64 {
+        let agents = (0..3)
+            .map(|i| {
+                let a = SimAgent {
+                    accuracy: 0.6,
+                    distractors: vec!["418".into(), "398".into()],
+                    beta: 1.0,
+                    alpha: 0.5,
+                    calibrated: true,
+                };
+                agent(
+                    Arc::new(SimModel::new(a, "408", AnswerKind::Numeric, seed * 10 + i))
+                        as Arc<dyn LanguageModel>,
+                )
+            })
+            .collect();
+        let result = run_new(
+            &store,
+            &format!("sim{seed}"),
+            spec(3, 2),
+            "free-mad-n",
+            "free-mad",
+            agents,
+            config(15_000, 30_000, 2),
+        )
+        .await;
+        assert_eq!(result.records.len(), 9);
+        assert!(
+            result.records.iter().all(|r| r.answer.is_some()),
+            "every simulated response is readable"
+        );
+        if result
+            .decision()
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical())
+            == Some("408")
+        {
+            right += 1;
+        }
+    }
+    // Three agents at 60% each: debates decided over the trajectory beat one agent alone (36 of 60).
+    assert!(right > 36, "{right} of 60 debates right");
+}

@@ -68,7 +68,10 @@ pub fn normalize(raw: &str) -> String {
         s = s.replace(from, to);
     }
     s = strip_text_commands(&s);
-    s = s.trim().trim_end_matches(['.', ',']).trim().to_string();
+    s = s
+        .trim_end_matches(|c: char| c == '.' || c == ',' || c.is_whitespace())
+        .trim()
+        .to_string();
     if let Some(m) = VARIABLE_PREFIX.find(&s) {
         let rest = &s[m.end()..];
         if !rest.contains('=') && !rest.trim().is_empty() {
@@ -453,6 +456,7 @@ mod tests {
         assert_eq!(normalize(r"10 \text{ dollars}"), "10");
         assert_eq!(normalize(r"x = 5"), "5");
         assert_eq!(normalize(r"5."), "5");
+        assert_eq!(normalize(", ."), "");
         assert_eq!(normalize(r"\text{(B)}"), "(B)");
         assert_eq!(normalize(r"1{,}000"), "1000");
         assert_eq!(normalize("1,000"), "1000");
