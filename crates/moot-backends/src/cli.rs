@@ -34,10 +34,9 @@ use async_trait::async_trait;
 use process_wrap::tokio::{ProcessGroup, TokioChildWrapper, TokioCommandWrap};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use crate::scripted::count_words;
+use crate::scripted::{count_words, word_counted};
 use crate::{
-    BackendError, Capabilities, ChatMessage, Completion, CompletionRequest, FinishReason,
-    LanguageModel, Role, Usage,
+    BackendError, Capabilities, ChatMessage, Completion, CompletionRequest, LanguageModel, Role,
 };
 
 /// Default cap on each of stdout and stderr: 1 MiB.
@@ -432,16 +431,7 @@ impl LanguageModel for CliModel {
             )));
         }
         let text = String::from_utf8_lossy(&out).trim().to_string();
-        Ok(Completion {
-            usage: Usage {
-                input_tokens,
-                output_tokens: count_words(&text),
-                processed_input_tokens: None,
-            },
-            text,
-            logprobs: None,
-            finish: FinishReason::Stop,
-        })
+        Ok(word_counted(text, input_tokens))
     }
 }
 

@@ -85,6 +85,26 @@ pub fn count_words(text: &str) -> u64 {
     text.split_whitespace().count() as u64
 }
 
+/// Words in a conversation's messages.
+pub fn count_message_words(messages: &[crate::ChatMessage]) -> u64 {
+    messages.iter().map(|m| count_words(&m.content)).sum()
+}
+
+/// A finished completion for backends that cannot count tokens (scripted, agent CLIs, sim): the
+/// output is counted in words, the input as the caller counted it.
+pub fn word_counted(text: String, input_tokens: u64) -> Completion {
+    Completion {
+        usage: Usage {
+            input_tokens,
+            output_tokens: count_words(&text),
+            processed_input_tokens: None,
+        },
+        text,
+        logprobs: None,
+        finish: FinishReason::Stop,
+    }
+}
+
 #[async_trait]
 impl LanguageModel for ScriptedModel {
     fn name(&self) -> String {
@@ -96,11 +116,7 @@ impl LanguageModel for ScriptedModel {
     }
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
-        let input_tokens = request
-            .messages
-            .iter()
-            .map(|m| count_words(&m.content))
-            .sum();
+        let messages = request.messages.clone();
         if let Ok(mut r) = self.requests.lock() {
             r.push(request);
         }
@@ -116,16 +132,7 @@ impl LanguageModel for ScriptedModel {
             }
             Some(Scripted::Reply { text, delay }) => {
                 tokio::time::sleep(delay).await;
-                Ok(Completion {
-                    usage: Usage {
-                        input_tokens,
-                        output_tokens: count_words(&text),
-                        processed_input_tokens: None,
-                    },
-                    text,
-                    logprobs: None,
-                    finish: FinishReason::Stop,
-                })
+                Ok(word_counted(text, count_message_words(&messages)))
             }
         }
     }

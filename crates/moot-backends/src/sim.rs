@@ -18,10 +18,7 @@ use moot_core::answer::{Answer, AnswerKind, ExtractContext};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::{
-    BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Role,
-    Usage,
-};
+use crate::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel, Role};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimAgent {
@@ -184,20 +181,12 @@ impl LanguageModel for SimModel {
             -0.9
         };
         let logprobs = vec![mean as f32; n];
-        Ok(Completion {
-            usage: Usage {
-                input_tokens: request
-                    .messages
-                    .iter()
-                    .map(|m| crate::scripted::count_words(&m.content))
-                    .sum(),
-                output_tokens: n as u64,
-                processed_input_tokens: None,
-            },
-            logprobs: request.params.logprobs.then_some(logprobs),
+        let mut completion = crate::scripted::word_counted(
             text,
-            finish: FinishReason::Stop,
-        })
+            crate::scripted::count_message_words(&request.messages),
+        );
+        completion.logprobs = request.params.logprobs.then_some(logprobs);
+        Ok(completion)
     }
 }
 
