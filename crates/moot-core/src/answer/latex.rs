@@ -89,7 +89,7 @@ pub fn normalize(raw: &str) -> String {
         s = s.replace(',', "");
     }
     s = brace_short_arguments(&s);
-    s = s.trim_end_matches('.').to_string();
+    s = s.trim_end_matches(['.', ',']).to_string();
     if let Some(stripped) = s.strip_prefix('.') {
         s = format!("0.{stripped}");
     }
@@ -457,6 +457,7 @@ mod tests {
         assert_eq!(normalize(r"x = 5"), "5");
         assert_eq!(normalize(r"5."), "5");
         assert_eq!(normalize(", ."), "");
+        assert_eq!(normalize(",. a"), "");
         assert_eq!(normalize(r"\text{(B)}"), "(B)");
         assert_eq!(normalize(r"1{,}000"), "1000");
         assert_eq!(normalize("1,000"), "1000");
