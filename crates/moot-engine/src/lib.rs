@@ -157,11 +157,7 @@ impl<'a> Debate<'a> {
     /// debate's shape are ignored.
     pub fn restore(&mut self, calls: Vec<CallRecord>) {
         for call in calls {
-            let outcome = outcome_of(&self.spec, &call);
-            if self
-                .transcript
-                .set(call.round as usize, call.agent as usize, outcome)
-            {
+            if fold_call(&self.spec, &mut self.transcript, &call) {
                 self.records.insert((call.round, call.agent), call);
             }
         }
@@ -383,6 +379,25 @@ pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
             reason: call.error.clone().unwrap_or_else(|| "no response".into()),
         },
     }
+}
+
+/// Places a stored call's outcome in a transcript; `false` when the call lies outside the
+/// debate's shape.
+pub fn fold_call(spec: &DebateSpec, transcript: &mut Transcript, call: &CallRecord) -> bool {
+    transcript.set(
+        call.round as usize,
+        call.agent as usize,
+        outcome_of(spec, call),
+    )
+}
+
+/// The transcript a stored run's calls stand for.
+pub fn transcript_of(spec: &DebateSpec, calls: &[CallRecord]) -> Transcript {
+    let mut transcript = Transcript::new(spec.agents.len(), spec.rounds);
+    for call in calls {
+        fold_call(spec, &mut transcript, call);
+    }
+    transcript
 }
 
 /// Every registered rule's decision on a transcript.

@@ -150,13 +150,7 @@ pub(super) fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> 
     if let Some(i) = LETTER_LINE.captures(last).and_then(letter_of) {
         return Some(Answer::choice(i));
     }
-    let closing: Vec<&str> = text
-        .lines()
-        .rev()
-        .filter(|l| !l.trim().is_empty())
-        .take(3)
-        .collect();
-    for line in closing {
+    for line in super::fallback::closing_lines(text).into_iter().rev() {
         if let Some(i) = BOLD_LETTER.captures_iter(line).last().and_then(letter_of) {
             return Some(Answer::choice(i));
         }

@@ -63,7 +63,8 @@ pub(super) fn declines_or_is_cut_off(text: &str) -> bool {
     end.ends_with(['×', '+', '=', '-', '/', '÷', '(', '\\'])
 }
 
-fn closing_lines(text: &str) -> Vec<&str> {
+/// The last few non-empty lines, trimmed, in text order: where a closing statement stands.
+pub(super) fn closing_lines(text: &str) -> Vec<&str> {
     let mut lines: Vec<&str> = text
         .lines()
         .map(str::trim)

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use moot_core::answer::{Answer, AnswerKind, ExtractContext};
-use moot_core::debate::{DebateSpec, Transcript};
+use moot_core::debate::DebateSpec;
 use moot_core::decision::{
     build_rule, rule_names, DecisionConfig, FreeMadWeights, TieBreak, RULES,
 };
@@ -102,15 +102,7 @@ pub fn run(
             if let Some(kind) = args.kind {
                 spec.kind = kind;
             }
-            let mut transcript = Transcript::new(spec.agents.len(), spec.rounds);
-            for call in &stored.calls {
-                transcript.set(
-                    call.round as usize,
-                    call.agent as usize,
-                    moot_engine::outcome_of(&spec, call),
-                );
-            }
-            transcript
+            moot_engine::transcript_of(&spec, &stored.calls)
                 .trajectory()
                 .ok_or_else(|| InputError("the stored run has no agents".into()))?
         }
