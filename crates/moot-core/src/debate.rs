@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
 use crate::answer::{Answer, AnswerKind, ExtractContext};
+use crate::chat::LogprobSummary;
 use crate::trajectory::{Cell, Trajectory};
 
 /// One participant as protocols see it.
@@ -41,44 +44,158 @@ impl DebateSpec {
     }
 }
 
-/// What one agent produced in one round.
+/// Which call of an agent in a round: its answer, or one of the extra calls some protocols make
+/// (MAD-M² judgements, SVR-MAD challenges).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "peer")]
+pub enum Slot {
+    /// The agent's answer in the round (a cell of the trajectory).
+    Answer,
+    /// The agent judges `target`'s response of this round (MAD-M² subjective masking).
+    Judge(usize),
+    /// The agent, as receiver, answers again after reading `challenger`'s pre-debate response
+    /// (SVR-MAD); the round is the SVR-MAD iteration, from 1.
+    Challenge(usize),
+}
+
+impl Slot {
+    /// `answer`, `judge:2`, `challenge:0`: the form stored with each call.
+    pub fn label(&self) -> String {
+        match self {
+            Slot::Answer => "answer".into(),
+            Slot::Judge(p) => format!("judge:{p}"),
+            Slot::Challenge(p) => format!("challenge:{p}"),
+        }
+    }
+
+    pub fn parse(label: &str) -> Option<Slot> {
+        match label.split_once(':') {
+            None if label == "answer" => Some(Slot::Answer),
+            Some(("judge", p)) => p.parse().ok().map(Slot::Judge),
+            Some(("challenge", p)) => p.parse().ok().map(Slot::Challenge),
+            _ => None,
+        }
+    }
+}
+
+/// One call's identity within a debate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CallKey {
+    pub round: usize,
+    pub agent: usize,
+    pub slot: Slot,
+}
+
+impl CallKey {
+    pub fn answer(round: usize, agent: usize) -> CallKey {
+        CallKey {
+            round,
+            agent,
+            slot: Slot::Answer,
+        }
+    }
+}
+
+/// What one call produced.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// A response (whose answer may be unreadable: `None`).
+    /// A response (whose answer may be unreadable: `None`), with its token-logprob summary when
+    /// the backend returned logprobs.
     Responded {
         text: String,
         answer: Option<Answer>,
+        logprobs: Option<LogprobSummary>,
     },
     /// No response: deadline, error or cancellation. Never read as a kept answer.
     Missing { reason: String },
+    /// The protocol chose not to ask (S2-MAD: every peer already agrees; SID-ET: the debate was
+    /// skipped). The agent keeps its previous answer.
+    Skipped { reason: String },
 }
 
 impl Outcome {
+    pub fn responded(text: impl Into<String>, answer: Option<Answer>) -> Outcome {
+        Outcome::Responded {
+            text: text.into(),
+            answer,
+            logprobs: None,
+        }
+    }
+
     pub fn text(&self) -> Option<&str> {
         match self {
             Outcome::Responded { text, .. } => Some(text),
-            Outcome::Missing { .. } => None,
+            _ => None,
         }
     }
 
     pub fn answer(&self) -> Option<&Answer> {
         match self {
             Outcome::Responded { answer, .. } => answer.as_ref(),
-            Outcome::Missing { .. } => None,
+            _ => None,
+        }
+    }
+
+    pub fn logprobs(&self) -> Option<&LogprobSummary> {
+        match self {
+            Outcome::Responded { logprobs, .. } => logprobs.as_ref(),
+            _ => None,
         }
     }
 }
 
-/// Outcomes per round per agent; `None` = not run yet.
+/// Outcomes per round per agent (`None` = not run yet), and the outcomes of extra calls.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Transcript {
     rounds: Vec<Vec<Option<Outcome>>>,
+    extra: BTreeMap<CallKey, Outcome>,
 }
 
 impl Transcript {
     pub fn new(agents: usize, rounds: usize) -> Transcript {
         Transcript {
             rounds: vec![vec![None; agents]; rounds + 1],
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// The outcome of any call.
+    pub fn get_call(&self, key: &CallKey) -> Option<&Outcome> {
+        match key.slot {
+            Slot::Answer => self.get(key.round, key.agent),
+            _ => self.extra.get(key),
+        }
+    }
+
+    /// Records any call's outcome; answers outside the grid and extra calls naming agents that
+    /// do not exist are ignored and reported as `false`.
+    pub fn set_call(&mut self, key: CallKey, outcome: Outcome) -> bool {
+        match key.slot {
+            Slot::Answer => self.set(key.round, key.agent, outcome),
+            Slot::Judge(p) | Slot::Challenge(p) => {
+                if key.agent >= self.agents() || p >= self.agents() {
+                    return false;
+                }
+                self.extra.insert(key, outcome);
+                true
+            }
+        }
+    }
+
+    /// Extra calls (judgements, challenges) in key order.
+    pub fn extra_calls(&self) -> impl Iterator<Item = (&CallKey, &Outcome)> {
+        self.extra.iter()
+    }
+
+    /// The agent's answer cell as decision rules see it: a skipped round carries the answer of
+    /// the agent's latest earlier round.
+    pub fn effective(&self, round: usize, agent: usize) -> Option<&Outcome> {
+        let mut r = round;
+        loop {
+            match self.get(r, agent) {
+                Some(Outcome::Skipped { .. }) if r > 0 => r -= 1,
+                other => return other,
+            }
         }
     }
 
@@ -139,9 +256,8 @@ impl Transcript {
         let agents = self.agents();
         let rows = (0..agents)
             .map(|a| {
-                self.rounds
-                    .iter()
-                    .map(|r| match &r[a] {
+                (0..self.rounds.len())
+                    .map(|r| match self.effective(r, a) {
                         Some(Outcome::Responded { answer, .. }) => Cell::Answered(answer.clone()),
                         _ => Cell::Missing,
                     })

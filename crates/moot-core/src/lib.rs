@@ -4,16 +4,21 @@
 //! re-decided, re-scored and re-measured offline (DESIGN §1, §3):
 //! - [`answer`]: extraction of a comparable answer from a model's response text, per answer kind.
 //! - [`trajectory`]: the agents × rounds matrix of answers that decision rules read.
-//! - [`decision`]: the decision rules (`majority-last`, `free-mad`, `max-consistency`).
+//! - [`decision`]: the decision rules (`majority-last`, `free-mad`, `max-consistency`, `svr`,
+//!   `sid-et`).
+//! - [`protocol`]: every debate protocol as a pure state machine, composed from [`topology`],
+//!   orderings, masks and [`faults`].
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
 
 pub mod answer;
 pub mod chat;
 pub mod debate;
 pub mod decision;
+pub mod faults;
 pub mod metrics;
 pub mod prompts;
 pub mod protocol;
+pub mod topology;
 pub mod trajectory;
 
 pub use answer::{Answer, AnswerKind};

@@ -8,6 +8,8 @@
 mod free_mad;
 mod majority;
 mod max_consistency;
+mod sid_et;
+mod svr;
 
 use std::fmt;
 
@@ -16,11 +18,14 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::answer::Answer;
+use crate::debate::{DebateSpec, Outcome, Slot, Transcript};
 use crate::trajectory::Trajectory;
 
 pub use free_mad::{FreeMad, FreeMadWeights, WeightsError};
 pub use majority::MajorityLast;
 pub use max_consistency::MaxConsistency;
+pub use sid_et::SidEt;
+pub use svr::Svr;
 
 /// How a tie between equally scored answers is broken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +73,13 @@ pub enum Action {
     Agreement,
     /// Division by the number of agents that ever held the answer (FREE-MAD normalize).
     Normalize,
+    /// The receiver kept its answer through a challenge (SVR-MAD).
+    Survive,
+    /// The receiver changed its answer under a challenge (SVR-MAD).
+    Yield,
+    /// The receiver reached SVR = 1 over enough challengers (SVR-MAD), or the debate stopped
+    /// early on one agent's answer (SID-ET).
+    Accept,
 }
 
 /// One change of one answer's score. `agent` is `None` for changes not due to one agent.
@@ -100,10 +112,63 @@ pub struct Decision {
     pub tie: Option<Tie>,
 }
 
+/// What some rules read beyond the trajectory, derived purely from a transcript by its protocol.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    /// SVR-MAD's pairwise debates, in the order they were planned.
+    pub challenges: Vec<ChallengeEvidence>,
+    /// Challenges a receiver must survive, all of them, to be accepted (SVR-MAD's C).
+    pub accept_after: Option<usize>,
+    /// The agent whose answer ended the debate early (SID-ET).
+    pub early_stop: Option<usize>,
+}
+
+/// One pairwise debate: the receiver's pre-debate answer and its answer after reading the
+/// challenger (`None` when the call got no response).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChallengeEvidence {
+    pub iteration: usize,
+    pub receiver: usize,
+    pub challenger: usize,
+    pub before: Option<Answer>,
+    pub after: Option<Option<Answer>>,
+}
+
+impl Evidence {
+    /// The challenges recorded in a transcript (any protocol's; empty for most).
+    pub fn from_transcript(_spec: &DebateSpec, t: &Transcript) -> Evidence {
+        let challenges = t
+            .extra_calls()
+            .filter_map(|(key, outcome)| match key.slot {
+                Slot::Challenge(challenger) => Some(ChallengeEvidence {
+                    iteration: key.round,
+                    receiver: key.agent,
+                    challenger,
+                    before: t.get(0, key.agent).and_then(Outcome::answer).cloned(),
+                    after: match outcome {
+                        Outcome::Responded { answer, .. } => Some(answer.clone()),
+                        _ => None,
+                    },
+                }),
+                _ => None,
+            })
+            .collect();
+        Evidence {
+            challenges,
+            ..Evidence::default()
+        }
+    }
+}
+
 /// A decision rule.
 pub trait DecisionRule {
     fn name(&self) -> &'static str;
     fn decide(&self, trajectory: &Trajectory) -> Decision;
+    /// The decision when the protocol's evidence is known too; rules that only read the
+    /// trajectory ignore it.
+    fn decide_with(&self, trajectory: &Trajectory, _evidence: &Evidence) -> Decision {
+        self.decide(trajectory)
+    }
 }
 
 /// One registered rule: its name and how to build it from the shared settings.
@@ -129,6 +194,18 @@ pub const RULES: &[RuleEntry] = &[
         name: max_consistency::NAME,
         summary: "MADC: the answer of the agent that agrees with the most others",
         build: |c| Box::new(MaxConsistency::new(c.tie_break)),
+    },
+    RuleEntry {
+        name: svr::NAME,
+        summary:
+            "SVR-MAD: a receiver that survived every challenge (at least C); else the fallback vote",
+        build: |c| Box::new(Svr::new(c.tie_break)),
+    },
+    RuleEntry {
+        name: sid_et::NAME,
+        summary:
+            "SID-ET: the confident agent's answer when the debate was skipped; else majority-last",
+        build: |c| Box::new(SidEt::new(c.tie_break)),
     },
 ];
 

@@ -1,9 +1,8 @@
 //! `cot` and `cot-sc`: independent answers without debate.
 
-use super::{initial_prompt, system_message, PlannedCall, Protocol};
-use crate::chat::{CallMode, ChatMessage};
+use super::{initial_call, PlannedCall, Protocol, ProtocolOptions, Step};
 use crate::debate::{DebateSpec, Transcript};
-use crate::prompts;
+use crate::faults::Faults;
 
 /// Round 0 only. `cot` uses one agent; `cot-sc` (self-consistency) samples every agent once and
 /// takes the majority.
@@ -11,20 +10,23 @@ use crate::prompts;
 pub struct Independent {
     name: &'static str,
     single: bool,
+    faults: Faults,
 }
 
 impl Independent {
-    pub fn single() -> Independent {
+    pub fn single(options: &ProtocolOptions) -> Independent {
         Independent {
             name: "cot",
             single: true,
+            faults: options.faults.clone(),
         }
     }
 
-    pub fn self_consistency() -> Independent {
+    pub fn self_consistency(options: &ProtocolOptions) -> Independent {
         Independent {
             name: "cot-sc",
             single: false,
+            faults: options.faults.clone(),
         }
     }
 }
@@ -42,24 +44,17 @@ impl Protocol for Independent {
         (if self.single { 1 } else { agents }, 0)
     }
 
-    fn plan_call(
-        &self,
-        spec: &DebateSpec,
-        _t: &Transcript,
-        round: usize,
-        agent: usize,
-    ) -> PlannedCall {
-        PlannedCall {
-            round,
-            agent,
-            mode: CallMode::Generate,
-            messages: vec![
-                system_message(spec, agent),
-                ChatMessage::user(initial_prompt(spec)),
-            ],
-            peers: vec![],
-            template: "initial",
-            template_hash: prompts::template_hash(prompts::INITIAL),
+    fn next(&self, spec: &DebateSpec, t: &Transcript) -> Step {
+        match t.first_open_round() {
+            None => Step::Done,
+            Some(round) => Step::Round {
+                round,
+                calls: t
+                    .open_agents(round)
+                    .into_iter()
+                    .map(|agent| -> PlannedCall { initial_call(spec, &self.faults, agent, None) })
+                    .collect(),
+            },
         }
     }
 }
@@ -67,14 +62,18 @@ impl Protocol for Independent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::CallMode;
     use crate::debate::Transcript;
     use crate::protocol::test_support::{respond, spec};
     use crate::protocol::Step;
 
     #[test]
     fn cot_is_one_call_and_cot_sc_is_n() {
-        assert_eq!(Independent::single().shape(3, 2), (1, 0));
-        let p = Independent::self_consistency();
+        assert_eq!(
+            Independent::single(&ProtocolOptions::default()).shape(3, 2),
+            (1, 0)
+        );
+        let p = Independent::self_consistency(&ProtocolOptions::default());
         assert_eq!(p.shape(3, 2), (3, 0));
         let s = spec(3, 0);
         let mut t = Transcript::new(3, 0);

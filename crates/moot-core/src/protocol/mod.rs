@@ -5,29 +5,149 @@
 //! records outcomes; asking again after a crash plans only the calls without an outcome, so resume
 //! repeats no completed call. Adding a protocol is one module here and one line in [`PROTOCOLS`].
 
+mod group_debate;
 mod independent;
+mod mad_m2;
+mod madc;
+mod options;
 mod round_table;
+mod s2_mad;
+mod sid_et;
+mod svr_mad;
 
 use serde::Serialize;
 
 use crate::chat::{CallMode, ChatMessage};
-use crate::debate::{DebateSpec, Transcript};
+use crate::debate::{CallKey, DebateSpec, Slot, Transcript};
+use crate::decision::Evidence;
+use crate::faults::{Delivery, Faults, FaultsError};
+use crate::topology::{Topology, TopologyError};
 
 pub use independent::Independent;
-pub use round_table::{PromptStyle, RoundTable};
+pub use mad_m2::{parse_label, JudgeLabel, MaskPlan};
+pub use madc::speaking_order;
+pub use options::{
+    Judging, Masking, ObjectiveKeep, Ordering, Prior, ProtocolOptions, TopologyName,
+};
+pub use round_table::{Context, PromptStyle, RoundTable};
+pub use svr_mad::{parse_confidence, SvrMad};
 
-/// One call the engine should make.
+/// One call the engine should make, or record as skipped.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannedCall {
     pub round: usize,
     pub agent: usize,
+    pub slot: Slot,
     pub mode: CallMode,
     pub messages: Vec<ChatMessage>,
-    /// Agents whose previous-round responses are in the prompt, in the order shown.
+    /// Agents whose responses (or, across GroupDebate groups, answers) are in the prompt, in the
+    /// order shown. Never the calling agent itself, except as its own memory under MAD-M²,
+    /// which `notes.masks` lists.
     pub peers: Vec<usize>,
     /// Name and hash of the prompt template used for the last user message.
     pub template: &'static str,
     pub template_hash: String,
+    /// Masks, orderings, faults, skips and the call's communication count, for the transcript.
+    pub notes: CallNotes,
+}
+
+impl PlannedCall {
+    pub fn key(&self) -> CallKey {
+        CallKey {
+            round: self.round,
+            agent: self.agent,
+            slot: self.slot,
+        }
+    }
+
+    /// Why the protocol records this call without asking the model, if it does.
+    pub fn skipped(&self) -> Option<&str> {
+        self.notes.skipped.as_deref()
+    }
+
+    /// A call the protocol decided not to make.
+    pub fn skip(round: usize, agent: usize, reason: String) -> PlannedCall {
+        PlannedCall {
+            round,
+            agent,
+            slot: Slot::Answer,
+            mode: CallMode::Critique,
+            messages: vec![],
+            peers: vec![],
+            template: "skipped",
+            template_hash: String::new(),
+            notes: CallNotes {
+                skipped: Some(reason),
+                ..CallNotes::default()
+            },
+        }
+    }
+}
+
+/// What the transcript records about how a call's prompt was assembled.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct CallNotes {
+    /// Pairwise context transfers: peer messages placed in this prompt (SVR-MAD's NComm).
+    pub ncomm: usize,
+    /// Peer messages a fault changed or removed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultNote>,
+    /// The wrong answer this agent was instructed to argue for (the `malicious` fault).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub malicious: Option<String>,
+    /// MAD-M²: each candidate memory and whether it was kept.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub masks: Vec<MaskNote>,
+    /// MADC (and any protocol with an ordering): the speaking order of the round.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<OrderNote>,
+    /// GroupDebate: peers from other groups, of whom only the final answer was shown.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers_only: Vec<usize>,
+    /// S2-MAD: peers not shown because they hold the agent's own answer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pruned: Vec<usize>,
+    /// SVR-MAD: the challenge this call answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<ChallengeNote>,
+    /// The protocol recorded this call without asking the model, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FaultNote {
+    pub peer: usize,
+    #[serde(flatten)]
+    pub delivery: Delivery,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MaskNote {
+    /// The memory's author (the calling agent itself for its own memory).
+    pub author: usize,
+    pub kept: bool,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OrderNote {
+    pub policy: Ordering,
+    /// Every agent in speaking order (earliest first).
+    pub order: Vec<usize>,
+    /// Path consistency per agent (agreeing peers), when the policy uses it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<Vec<usize>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChallengeNote {
+    pub receiver: usize,
+    pub challenger: usize,
+    /// The receiver's correctness score when it was chosen.
+    pub receiver_score: f64,
+    /// Communication budget left before this iteration.
+    pub budget_left: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,106 +165,194 @@ pub trait Protocol: Send + Sync {
     fn default_rule(&self) -> &'static str;
     /// The (agents, debate rounds) this protocol runs for a requested shape.
     fn shape(&self, agents: usize, rounds: usize) -> (usize, usize);
-    /// The call for one agent in one round.
-    fn plan_call(
-        &self,
-        spec: &DebateSpec,
-        transcript: &Transcript,
-        round: usize,
-        agent: usize,
-    ) -> PlannedCall;
-
-    /// The next round's calls for every agent without an outcome in the first open round.
-    fn next(&self, spec: &DebateSpec, transcript: &Transcript) -> Step {
-        match transcript.first_open_round() {
-            None => Step::Done,
-            Some(round) => Step::Round {
-                round,
-                calls: transcript
-                    .open_agents(round)
-                    .into_iter()
-                    .map(|agent| self.plan_call(spec, transcript, round, agent))
-                    .collect(),
-            },
-        }
+    /// The next batch of calls (the open calls of the first unfinished stage), or done.
+    fn next(&self, spec: &DebateSpec, transcript: &Transcript) -> Step;
+    /// Checks the protocol's settings against the debate (number of agents, gold answer).
+    fn validate(&self, _spec: &DebateSpec) -> Result<(), ProtocolError> {
+        Ok(())
     }
+    /// Why this protocol needs token logprobs from every backend, if it does.
+    fn needs_logprobs(&self) -> Option<&'static str> {
+        None
+    }
+    /// What decision rules beyond the trajectory may read (challenges, early stops).
+    fn evidence(&self, spec: &DebateSpec, transcript: &Transcript) -> Evidence {
+        Evidence::from_transcript(spec, transcript)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("unknown protocol {0:?} (expected one of {names})", names = PROTOCOLS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))]
+    Unknown(String),
+    #[error("option `{option}` does not apply to protocol {protocol} ({applies})")]
+    NotApplicable {
+        option: &'static str,
+        protocol: &'static str,
+        applies: String,
+    },
+    #[error("{0}")]
+    Topology(#[from] TopologyError),
+    #[error("{0}")]
+    Faults(#[from] FaultsError),
+    #[error("{0}")]
+    Invalid(String),
 }
 
 pub struct ProtocolEntry {
     pub name: &'static str,
     pub summary: &'static str,
-    pub build: fn() -> Box<dyn Protocol>,
+    /// Options this protocol reads (`faults` applies to every protocol).
+    pub options: &'static [&'static str],
+    pub build: fn(&ProtocolOptions) -> Result<Box<dyn Protocol>, ProtocolError>,
 }
+
+const ROUND_TABLE_OPTIONS: &[&str] = &["topology", "k", "hub", "groups", "ordering", "gold"];
 
 /// Every protocol, by name.
 pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "cot",
         summary: "one agent, one chain-of-thought call",
-        build: || Box::new(Independent::single()),
+        options: &[],
+        build: |o| Ok(Box::new(Independent::single(o))),
     },
     ProtocolEntry {
         name: "cot-sc",
         summary: "self-consistency: N independent samples, majority vote",
-        build: || Box::new(Independent::self_consistency()),
+        options: &[],
+        build: |o| Ok(Box::new(Independent::self_consistency(o))),
     },
     ProtocolEntry {
         name: "som",
-        summary: "Society of Mind (Du et al.): all-to-all rounds, use the others' solutions",
-        build: || {
-            Box::new(RoundTable::new(
-                "som",
-                PromptStyle::Conformity,
-                "majority-last",
-            ))
+        summary: "Society of Mind (Du et al.): rounds of reading the others' solutions",
+        options: ROUND_TABLE_OPTIONS,
+        build: |o| {
+            RoundTable::new("som", PromptStyle::Conformity, "majority-last").configured(o, Topology::AllToAll)
         },
     },
     ProtocolEntry {
         name: "free-mad-n",
         summary: "FREE-MAD with the anti-conformity critique prompt, FREE-MAD score decision",
-        build: || {
-            Box::new(RoundTable::new(
-                "free-mad-n",
-                PromptStyle::AntiConformity,
-                "free-mad",
-            ))
+        options: ROUND_TABLE_OPTIONS,
+        build: |o| {
+            RoundTable::new("free-mad-n", PromptStyle::AntiConformity, "free-mad").configured(o, Topology::AllToAll)
         },
     },
     ProtocolEntry {
         name: "free-mad-c",
         summary: "FREE-MAD with the conformity prompt, FREE-MAD score decision",
-        build: || {
-            Box::new(RoundTable::new(
-                "free-mad-c",
-                PromptStyle::Conformity,
-                "free-mad",
-            ))
+        options: ROUND_TABLE_OPTIONS,
+        build: |o| {
+            RoundTable::new("free-mad-c", PromptStyle::Conformity, "free-mad").configured(o, Topology::AllToAll)
         },
+    },
+    ProtocolEntry {
+        name: "mad-m2",
+        summary: "MAD-M²: previous-round memories judged and masked before every debate round",
+        options: mad_m2::OPTIONS,
+        build: mad_m2::build,
+    },
+    ProtocolEntry {
+        name: "madc",
+        summary: "MADC: peers' responses in path-consistency order, most agreed-with last",
+        options: ROUND_TABLE_OPTIONS,
+        build: madc::build,
+    },
+    ProtocolEntry {
+        name: "svr-mad",
+        summary: "SVR-MAD: pairwise challenges to the likeliest-correct agent, survival-rate acceptance",
+        options: svr_mad::OPTIONS,
+        build: svr_mad::build,
+    },
+    ProtocolEntry {
+        name: "sparse",
+        summary: "Sparse MAD (Li et al.): som on a sparse topology (ring by default)",
+        options: ROUND_TABLE_OPTIONS,
+        build: |o| {
+            RoundTable::new("sparse", PromptStyle::Conformity, "majority-last").configured(o, Topology::Ring)
+        },
+    },
+    ProtocolEntry {
+        name: "group-debate",
+        summary: "GroupDebate: full solutions inside a group, only final answers across groups",
+        options: group_debate::OPTIONS,
+        build: group_debate::build,
+    },
+    ProtocolEntry {
+        name: "s2-mad",
+        summary: "S2-MAD: no message between agents holding the same answer; agreed agents skip",
+        options: ROUND_TABLE_OPTIONS,
+        build: s2_mad::build,
+    },
+    ProtocolEntry {
+        name: "sid-et",
+        summary: "SID-ET: skip the debate when the best agent's min token log-likelihood clears a threshold",
+        options: sid_et::OPTIONS,
+        build: sid_et::build,
     },
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown protocol {0:?} (expected one of {names})", names = PROTOCOLS.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))]
-pub struct UnknownProtocol(pub String);
+pub fn protocol_names() -> Vec<&'static str> {
+    PROTOCOLS.iter().map(|p| p.name).collect()
+}
 
-pub fn build_protocol(name: &str) -> Result<Box<dyn Protocol>, UnknownProtocol> {
-    PROTOCOLS
+/// Builds the protocol called `name` with `options`, refusing options it does not read.
+pub fn build_protocol(
+    name: &str,
+    options: &ProtocolOptions,
+) -> Result<Box<dyn Protocol>, ProtocolError> {
+    let entry = PROTOCOLS
         .iter()
         .find(|p| p.name == name)
-        .map(|p| (p.build)())
-        .ok_or_else(|| UnknownProtocol(name.to_string()))
-}
-
-/// System message: the agent's persona, if any, then the default instructions.
-pub(crate) fn system_message(spec: &DebateSpec, agent: usize) -> ChatMessage {
-    let persona = spec.agents.get(agent).and_then(|a| a.persona.as_deref());
-    match persona {
-        Some(p) => ChatMessage::system(format!("{p}\n\n{}", crate::prompts::SYSTEM_DEFAULT)),
-        None => ChatMessage::system(crate::prompts::SYSTEM_DEFAULT),
+        .ok_or_else(|| ProtocolError::Unknown(name.to_string()))?;
+    for option in options.set_names() {
+        if !entry.options.contains(&option) {
+            let readers: Vec<&str> = PROTOCOLS
+                .iter()
+                .filter(|p| p.options.contains(&option))
+                .map(|p| p.name)
+                .collect();
+            let applies = if readers.is_empty() {
+                "no protocol reads it".to_string()
+            } else {
+                format!("it applies to {}", readers.join(", "))
+            };
+            return Err(ProtocolError::NotApplicable {
+                option,
+                protocol: entry.name,
+                applies,
+            });
+        }
     }
+    options.faults.validate()?;
+    if options.hub == Some(0) {
+        return Err(ProtocolError::Invalid(
+            "hub is an agent number, counted from 1".into(),
+        ));
+    }
+    (entry.build)(options)
 }
 
-/// The round-0 user prompt.
+/// System message: the agent's persona, if any, then the default instructions, then the
+/// saboteur's instruction when the `malicious` fault turned this agent.
+pub(crate) fn system_message(spec: &DebateSpec, faults: &Faults, agent: usize) -> ChatMessage {
+    let persona = spec.agents.get(agent).and_then(|a| a.persona.as_deref());
+    let mut text = match persona {
+        Some(p) => format!("{p}\n\n{}", crate::prompts::SYSTEM_DEFAULT),
+        None => crate::prompts::SYSTEM_DEFAULT.to_string(),
+    };
+    if let Some(answer) = faults.malicious_target(agent, spec.agents.len(), spec.seed) {
+        text.push_str("\n\n");
+        text.push_str(&crate::prompts::render(
+            crate::prompts::MALICIOUS,
+            &[("answer", answer)],
+        ));
+    }
+    ChatMessage::system(text)
+}
+
+/// The round-0 user prompt (with a confidence request when `confidence` is set).
 pub(crate) fn initial_prompt(spec: &DebateSpec) -> String {
     crate::prompts::render(
         crate::prompts::INITIAL,
@@ -154,6 +362,39 @@ pub(crate) fn initial_prompt(spec: &DebateSpec) -> String {
             ("format", crate::prompts::format_instruction(spec.kind)),
         ],
     )
+}
+
+/// The round-0 call every protocol starts with.
+pub(crate) fn initial_call(
+    spec: &DebateSpec,
+    faults: &Faults,
+    agent: usize,
+    extra_instruction: Option<&str>,
+) -> PlannedCall {
+    let mut prompt = initial_prompt(spec);
+    if let Some(extra) = extra_instruction {
+        prompt.push(' ');
+        prompt.push_str(extra);
+    }
+    PlannedCall {
+        round: 0,
+        agent,
+        slot: Slot::Answer,
+        mode: CallMode::Generate,
+        messages: vec![
+            system_message(spec, faults, agent),
+            ChatMessage::user(prompt),
+        ],
+        peers: vec![],
+        template: "initial",
+        template_hash: crate::prompts::template_hash(crate::prompts::INITIAL),
+        notes: CallNotes {
+            malicious: faults
+                .malicious_target(agent, spec.agents.len(), spec.seed)
+                .map(str::to_string),
+            ..CallNotes::default()
+        },
+    }
 }
 
 #[cfg(test)]
@@ -179,13 +420,6 @@ pub(crate) mod test_support {
 
     pub fn respond(spec: &DebateSpec, t: &mut Transcript, round: usize, agent: usize, text: &str) {
         let answer = spec.extract(text);
-        assert!(t.set(
-            round,
-            agent,
-            Outcome::Responded {
-                text: text.into(),
-                answer
-            }
-        ));
+        assert!(t.set(round, agent, Outcome::responded(text, answer)));
     }
 }

@@ -1,16 +1,32 @@
-//! `som`, `free-mad-n`, `free-mad-c`: every agent answers, then reads every other agent's latest
-//! response each round (all-to-all), with a conformity or anti-conformity prompt.
+//! The round table: every protocol in which agents answer, then read (some of) their peers'
+//! previous responses for R debate rounds. `som`, `free-mad-*`, `sparse`, `madc`, `mad-m2`,
+//! `group-debate`, `s2-mad` and `sid-et` are this one state machine composed from:
+//! - a prompt style (conformity or FREE-MAD's anti-conformity critique),
+//! - a context style: the agent's own conversation plus its peers' responses (`History`, Du et
+//!   al.), or one prompt with the previous round's retained memories, its own among them
+//!   (`Memories`, MAD-M²),
+//! - a topology, an ordering policy, an optional memory mask (MAD-M²), S2-MAD's pruning,
+//!   GroupDebate's answers-only messages across groups, SID-ET's early stop,
+//! - and the faults, which every protocol honours.
 //!
-//! Each agent's prompt is its own conversation: round 0's question, its own answer, then one user
-//! turn per debate round with the peers' previous-round responses. Keeping the agent's history as
-//! real turns lets a backend reuse its cached prefix. A round in which the agent gave no response
-//! is left out of its conversation (so turns still alternate); a peer without a response in the
-//! previous round is not shown.
+//! A peer's message in round r is its response of round r − 1 as the decision rules see it (the
+//! response it last gave, when S2-MAD let it skip). A peer with no response is not shown. Under
+//! `History`, a round in which the agent gave no response is left out of its conversation (so
+//! turns still alternate), and past debate prompts are rebuilt exactly as they were sent, since
+//! they depend only on earlier rounds.
 
-use super::{initial_prompt, system_message, PlannedCall, Protocol};
+use super::mad_m2::MaskPlan;
+use super::madc::speaking_order;
+use super::{
+    initial_call, system_message, CallNotes, FaultNote, PlannedCall, Protocol, ProtocolError,
+    ProtocolOptions, Step,
+};
 use crate::chat::{CallMode, ChatMessage};
-use crate::debate::{DebateSpec, Outcome, Transcript};
+use crate::debate::{DebateSpec, Outcome, Slot, Transcript};
+use crate::faults::{Delivery, Faults};
 use crate::prompts;
+use crate::protocol::Ordering;
+use crate::topology::{group_of, Topology};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptStyle {
@@ -29,44 +45,256 @@ impl PromptStyle {
     }
 }
 
+/// How a debate round's prompt carries what came before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// The agent's own conversation as real turns, then its peers' latest responses.
+    History,
+    /// One prompt: the question and the retained memories of the previous round (MAD-M²).
+    Memories,
+}
+
 #[derive(Debug, Clone)]
 pub struct RoundTable {
-    name: &'static str,
-    style: PromptStyle,
-    default_rule: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) default_rule: &'static str,
+    pub(crate) style: PromptStyle,
+    pub(crate) context: Context,
+    pub(crate) topology: Topology,
+    pub(crate) ordering: Ordering,
+    pub(crate) gold: Option<String>,
+    pub(crate) masking: Option<MaskPlan>,
+    /// S2-MAD: no message between agents holding the same answer.
+    pub(crate) prune_agreeing: bool,
+    /// GroupDebate: agents outside the reader's group are shown by final answer only.
+    pub(crate) answers_across_groups: Option<usize>,
+    /// SID-ET: the min token log-likelihood above which the debate is skipped.
+    pub(crate) early_stop: Option<f64>,
+    pub(crate) faults: Faults,
+}
+
+/// A message an agent may read before masking: (author, round of the response, shown by answer
+/// only).
+type Gathered = (usize, usize, bool);
+
+/// One peer message as placed in a prompt.
+struct Shown {
+    peer: usize,
+    block: String,
+    /// Counts as a context transfer (an agent's own memory does not).
+    transfer: bool,
 }
 
 impl RoundTable {
     pub fn new(name: &'static str, style: PromptStyle, default_rule: &'static str) -> RoundTable {
         RoundTable {
             name,
-            style,
             default_rule,
+            style,
+            context: Context::History,
+            topology: Topology::AllToAll,
+            ordering: Ordering::Fixed,
+            gold: None,
+            masking: None,
+            prune_agreeing: false,
+            answers_across_groups: None,
+            early_stop: None,
+            faults: Faults::default(),
         }
     }
 
-    /// The debate-round user prompt for `agent` in `round` (≥ 1) and the peers it shows.
-    fn debate_prompt(
+    /// Applies the round-table options (topology, ordering, gold, faults).
+    pub fn configured(
+        mut self,
+        options: &ProtocolOptions,
+        default_topology: Topology,
+    ) -> Result<Box<dyn Protocol>, ProtocolError> {
+        self.topology = options.topology_or(default_topology);
+        if let Some(o) = options.ordering {
+            self.ordering = o;
+        }
+        self.gold = options.gold.clone();
+        self.faults = options.faults.clone();
+        Ok(Box::new(self))
+    }
+
+    /// The agent's answer-carrying outcome of `round` (skips carry the last response).
+    fn response(
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> Option<(&str, Option<&crate::answer::Answer>)> {
+        match t.effective(round, agent) {
+            Some(o @ Outcome::Responded { text, .. }) => Some((text.as_str(), o.answer())),
+            _ => None,
+        }
+    }
+
+    /// SID-ET: the agent whose round-0 min token log-likelihood clears the threshold, if any.
+    pub(crate) fn early_stopper(&self, t: &Transcript) -> Option<(usize, f64)> {
+        let threshold = self.early_stop?;
+        let best = (0..t.agents())
+            .filter_map(|a| t.get(0, a).and_then(Outcome::logprobs).map(|l| (a, l.min)))
+            .fold(None, |best: Option<(usize, f64)>, (a, m)| match best {
+                Some((_, bm)) if bm >= m => best,
+                _ => Some((a, m)),
+            })?;
+        (best.1 > threshold).then_some(best)
+    }
+
+    /// The messages `agent` may read in `round` (≥ 1) before masking: (author, round of the
+    /// response, shown by answer only), the agent's own memory last under `Memories`, with the
+    /// notes so far; `Err(reason)` when the agent skips the round.
+    fn gather(
         &self,
         spec: &DebateSpec,
         t: &Transcript,
         round: usize,
         agent: usize,
-    ) -> (String, Vec<usize>) {
-        let mut peers = Vec::new();
-        let mut blocks = Vec::new();
-        for peer in (0..t.agents()).filter(|&p| p != agent) {
-            if let Some(Outcome::Responded { text, .. }) = t.get(round - 1, peer) {
-                blocks.push(format!("Agent {}'s solution:\n{}", peer + 1, text.trim()));
-                peers.push(peer);
+    ) -> Result<(Vec<Gathered>, CallNotes), String> {
+        let n = t.agents();
+        let mut notes = CallNotes {
+            malicious: self
+                .faults
+                .malicious_target(agent, n, spec.seed)
+                .map(str::to_string),
+            ..CallNotes::default()
+        };
+        let own = Self::response(t, round - 1, agent);
+        let own_answer = own.and_then(|(_, a)| a);
+        let groups = self
+            .answers_across_groups
+            .map(|g| group_of(n, g, spec.seed));
+        let mut candidates: Vec<usize> = match &groups {
+            Some(_) => (0..n).filter(|&p| p != agent).collect(),
+            None => self.topology.peers(agent, n, spec.seed),
+        };
+        candidates.retain(|&p| Self::response(t, round - 1, p).is_some());
+        if self.prune_agreeing {
+            if let Some(mine) = own_answer {
+                let agrees = |p: &usize| {
+                    Self::response(t, round - 1, *p)
+                        .and_then(|(_, a)| a)
+                        .is_some_and(|a| a.equivalent(mine))
+                };
+                if !candidates.is_empty() && candidates.iter().all(agrees) {
+                    return Err(format!(
+                        "s2-mad: every peer already holds this agent's answer {}",
+                        mine.canonical()
+                    ));
+                }
+                notes.pruned = candidates.iter().copied().filter(agrees).collect();
+                candidates.retain(|p| !agrees(p));
             }
         }
-        let peers_text = if blocks.is_empty() {
+        let mut items = Vec::new();
+        for peer in candidates {
+            let delivery = self.faults.deliver(spec.seed, n, round, peer, agent);
+            let from_round = match delivery {
+                Delivery::Delivered { from_round } => from_round,
+                Delivery::Delayed { from_round } => {
+                    notes.faults.push(FaultNote { peer, delivery });
+                    from_round
+                }
+                Delivery::CutOff | Delivery::Dropped => {
+                    notes.faults.push(FaultNote { peer, delivery });
+                    continue;
+                }
+            };
+            if Self::response(t, from_round, peer).is_none() {
+                continue;
+            }
+            let across = groups.as_ref().is_some_and(|g| g[peer] != g[agent]);
+            items.push((peer, from_round, across));
+        }
+        if self.context == Context::Memories && own.is_some() {
+            items.push((agent, round - 1, false));
+        }
+        Ok((items, notes))
+    }
+
+    /// MAD-M²: the memories `agent` could read in `round`, as (author, round of the response).
+    pub(crate) fn memory_candidates(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> Vec<(usize, usize)> {
+        self.gather(spec, t, round, agent)
+            .map(|(items, _)| items.into_iter().map(|(a, r, _)| (a, r)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The messages `agent` reads in `round` (≥ 1), masked and ordered, with the notes the
+    /// transcript keeps about them; `Err(reason)` when the agent skips the round.
+    fn view(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> Result<(Vec<Shown>, CallNotes), String> {
+        let (mut items, mut notes) = self.gather(spec, t, round, agent)?;
+        if let Some(mask) = &self.masking {
+            let candidates: Vec<(usize, usize)> = items.iter().map(|&(a, r, _)| (a, r)).collect();
+            let (kept, masks) = mask.apply(t, round, agent, &candidates);
+            notes.masks = masks;
+            items.retain(|(a, _, _)| kept.contains(a));
+        }
+        let (order, consistency) =
+            speaking_order(self.ordering, spec, t, round, self.gold.as_deref());
+        items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
+        if self.ordering != Ordering::Fixed {
+            notes.ordering = Some(super::OrderNote {
+                policy: self.ordering,
+                order,
+                consistency,
+            });
+        }
+        let shown: Vec<Shown> = items
+            .into_iter()
+            .filter_map(|(peer, from_round, across)| {
+                let (text, answer) = Self::response(t, from_round, peer)?;
+                let block = if across {
+                    notes.answers_only.push(peer);
+                    let answer = answer.map_or("(no readable answer)".to_string(), |a| {
+                        a.canonical().to_string()
+                    });
+                    prompts::peer_answer_block(peer, &answer)
+                } else {
+                    prompts::peer_block(peer, text)
+                };
+                Some(Shown {
+                    peer,
+                    block,
+                    transfer: peer != agent,
+                })
+            })
+            .collect();
+        notes.ncomm = shown.iter().filter(|s| s.transfer).count();
+        Ok((shown, notes))
+    }
+
+    fn debate_prompt(
+        &self,
+        spec: &DebateSpec,
+        shown: &[Shown],
+    ) -> (&'static str, &'static str, String) {
+        let peers_text = if shown.is_empty() {
             "(no other agent's solution arrived this round)".to_string()
         } else {
-            blocks.join("\n\n")
+            shown
+                .iter()
+                .map(|s| s.block.as_str())
+                .collect::<Vec<_>>()
+                .join("\n\n")
         };
-        let (_, template) = self.style.template();
+        let (name, template) = match self.context {
+            Context::Memories if shown.is_empty() => ("initial", prompts::INITIAL),
+            Context::Memories => ("memories", prompts::MEMORIES),
+            Context::History => self.style.template(),
+        };
         let prompt = prompts::render(
             template,
             &[
@@ -76,7 +304,77 @@ impl RoundTable {
                 ("format", prompts::format_instruction(spec.kind)),
             ],
         );
-        (prompt, peers)
+        (name, template, prompt)
+    }
+
+    /// The call of `agent` in debate round `round` (≥ 1).
+    fn debate_call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+    ) -> PlannedCall {
+        let (shown, notes) = match self.view(spec, t, round, agent) {
+            Ok(v) => v,
+            Err(reason) => return PlannedCall::skip(round, agent, reason),
+        };
+        let system = system_message(spec, &self.faults, agent);
+        let (template, text, prompt) = self.debate_prompt(spec, &shown);
+        let messages = match self.context {
+            Context::Memories => vec![system, ChatMessage::user(prompt)],
+            Context::History => {
+                let mut messages = vec![system];
+                // Until the conversation holds one of the agent's answers, the question leads.
+                let mut answered_before = false;
+                for past in 0..round {
+                    let past_prompt = if past == 0 {
+                        super::initial_prompt(spec)
+                    } else {
+                        let shown = self
+                            .view(spec, t, past, agent)
+                            .map(|v| v.0)
+                            .unwrap_or_default();
+                        self.lead(spec, answered_before, self.debate_prompt(spec, &shown).2)
+                    };
+                    if let Some(text) = t.get(past, agent).and_then(Outcome::text) {
+                        messages.push(ChatMessage::user(past_prompt));
+                        messages.push(ChatMessage::assistant(text));
+                        answered_before = true;
+                    }
+                }
+                messages.push(ChatMessage::user(self.lead(spec, answered_before, prompt)));
+                messages
+            }
+        };
+        PlannedCall {
+            round,
+            agent,
+            slot: Slot::Answer,
+            mode: if template == "initial" {
+                CallMode::Generate
+            } else {
+                CallMode::Critique
+            },
+            messages,
+            peers: shown
+                .iter()
+                .filter(|s| s.transfer)
+                .map(|s| s.peer)
+                .collect(),
+            template,
+            template_hash: prompts::template_hash(text),
+            notes,
+        }
+    }
+
+    /// A debate prompt in a conversation without any earlier answer starts with the question.
+    fn lead(&self, spec: &DebateSpec, answered_before: bool, prompt: String) -> String {
+        if answered_before {
+            prompt
+        } else {
+            format!("{}\n\n{prompt}", super::initial_prompt(spec))
+        }
     }
 }
 
@@ -93,57 +391,82 @@ impl Protocol for RoundTable {
         (agents, rounds)
     }
 
-    fn plan_call(
-        &self,
-        spec: &DebateSpec,
-        t: &Transcript,
-        round: usize,
-        agent: usize,
-    ) -> PlannedCall {
-        let mut messages = vec![system_message(spec, agent)];
-        // Whether the conversation so far holds one of the agent's answers. Until it does, the
-        // question itself leads the prompt.
-        let mut answered_before = false;
-        let mut peers = Vec::new();
-        for past in 0..=round {
-            let mut prompt = if past == 0 {
-                initial_prompt(spec)
-            } else {
-                let (prompt, shown) = self.debate_prompt(spec, t, past, agent);
-                peers = shown;
-                if answered_before {
-                    prompt
-                } else {
-                    format!("{}\n\n{prompt}", initial_prompt(spec))
-                }
-            };
-            if past == round {
-                messages.push(ChatMessage::user(std::mem::take(&mut prompt)));
-                break;
-            }
-            // A round the agent did not answer is left out, so turns keep alternating.
-            if let Some(text) = t.get(past, agent).and_then(Outcome::text) {
-                messages.push(ChatMessage::user(prompt));
-                messages.push(ChatMessage::assistant(text));
-                answered_before = true;
-            }
+    fn validate(&self, spec: &DebateSpec) -> Result<(), ProtocolError> {
+        self.topology.validate(spec.agents.len())?;
+        if let Some(g) = self.answers_across_groups {
+            Topology::Groups { groups: g }.validate(spec.agents.len())?;
         }
-        let (mode, template, text) = if round == 0 {
-            (CallMode::Generate, "initial", prompts::INITIAL)
-        } else {
-            let (name, text) = self.style.template();
-            (CallMode::Critique, name, text)
-        };
-        PlannedCall {
-            round,
-            agent,
-            mode,
-            messages,
-            peers,
-            template,
-            template_hash: prompts::template_hash(text),
+        if matches!(self.ordering, Ordering::TruthFirst | Ordering::TruthLast)
+            && self.gold.is_none()
+        {
+            return Err(ProtocolError::Invalid(format!(
+                "ordering {} is for analysis only and needs the gold answer (option `gold`)",
+                serde_plain(self.ordering)
+            )));
         }
+        Ok(())
     }
+
+    fn needs_logprobs(&self) -> Option<&'static str> {
+        if self.early_stop.is_some() {
+            return Some("sid-et reads each agent's min token log-likelihood");
+        }
+        self.masking.as_ref().and_then(MaskPlan::needs_logprobs)
+    }
+
+    fn evidence(&self, spec: &DebateSpec, t: &Transcript) -> crate::decision::Evidence {
+        let mut e = crate::decision::Evidence::from_transcript(spec, t);
+        e.early_stop = self.early_stopper(t).map(|(agent, _)| agent);
+        e
+    }
+
+    fn next(&self, spec: &DebateSpec, t: &Transcript) -> Step {
+        let Some(round) = t.first_open_round() else {
+            return Step::Done;
+        };
+        let open = t.open_agents(round);
+        if round == 0 {
+            let calls = open
+                .into_iter()
+                .map(|a| initial_call(spec, &self.faults, a, None))
+                .collect();
+            return Step::Round { round, calls };
+        }
+        if let Some((agent, min)) = self.early_stopper(t) {
+            let reason = format!(
+                "sid-et: agent {}'s min token log-likelihood {min:.3} is above the threshold {}: debate skipped",
+                agent + 1,
+                self.early_stop.unwrap_or_default()
+            );
+            let calls = open
+                .into_iter()
+                .map(|a| PlannedCall::skip(round, a, reason.clone()))
+                .collect();
+            return Step::Round { round, calls };
+        }
+        if let Some(mask) = &self.masking {
+            let judgements = mask.pending_judgements(self, spec, t, round, &open);
+            if !judgements.is_empty() {
+                return Step::Round {
+                    round,
+                    calls: judgements,
+                };
+            }
+        }
+        let calls = open
+            .into_iter()
+            .map(|a| self.debate_call(spec, t, round, a))
+            .collect();
+        Step::Round { round, calls }
+    }
+}
+
+/// An enum's configuration name (its serde form).
+pub(crate) fn serde_plain<T: serde::Serialize>(value: T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -183,7 +506,9 @@ mod tests {
             vec![Role::System, Role::User, Role::Assistant, Role::User]
         );
         let last = &calls[0].messages[3].content;
-        assert!(last.contains("Agent 2's solution:\nI think 401."));
+        assert!(last.contains(
+            "[Agent 2's solution]\nI think 401.\nFinal answer: 401\n[End of Agent 2's solution]"
+        ));
         assert!(last.contains("Agent 3's solution"));
         assert!(
             !last.contains("Agent 1's solution"),

@@ -1,0 +1,174 @@
+//! Protocol options: what a configuration may set, and which protocol reads which option.
+//!
+//! Every option is optional; a protocol fills in its own defaults. Setting an option a protocol
+//! does not read is an error naming the option and the protocols that read it, so a typo'd or
+//! misplaced setting never silently does nothing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::faults::Faults;
+use crate::topology::Topology;
+
+/// The name of a topology in configuration (its parameters are separate options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyName {
+    AllToAll,
+    Ring,
+    KReviewers,
+    Star,
+    Groups,
+}
+
+/// MAD-M² masking strategies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Masking {
+    /// Judged YES/NO/NOT SURE by a model; NOT SURE and unreadable labels are masked.
+    SubjectiveStrict,
+    /// As strict, but NOT SURE and unreadable labels are kept.
+    SubjectiveLoose,
+    /// By perplexity of the sampled tokens.
+    Objective,
+}
+
+/// Who judges memories under subjective masking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Judging {
+    /// One judgement per memory, shared by every agent (the paper: same model for all agents).
+    #[default]
+    Shared,
+    /// Every agent judges every memory it could read (heterogeneous teams): N judgements each.
+    PerAgent,
+}
+
+/// What objective masking keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObjectiveKeep {
+    /// Only the lowest-perplexity memory (the paper).
+    #[default]
+    Lowest,
+    /// Every memory whose perplexity is at or below the median of the candidates.
+    BelowMedian,
+}
+
+/// The order in which peers' responses appear in a prompt (MADC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ordering {
+    /// Agent order, every round.
+    Fixed,
+    /// A seeded shuffle, drawn again every round.
+    Random,
+    /// Path consistency: least agreed-with first, most agreed-with last (MADC Algorithm 1).
+    ConsistencyLast,
+    /// Agents holding the gold answer first (analysis only: needs the gold answer).
+    TruthFirst,
+    /// Agents holding the gold answer last (analysis only: needs the gold answer).
+    TruthLast,
+}
+
+/// SVR-MAD's prior signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Prior {
+    /// exp(min token log-likelihood).
+    #[default]
+    MinLl,
+    /// 1 / perplexity.
+    Ppl,
+    /// Self-reported confidence / 100.
+    Confidence,
+}
+
+/// Everything a configuration can say about a protocol.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtocolOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyName>,
+    /// Peers per agent for `k-reviewers`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<usize>,
+    /// The hub of `star`, numbered from 1 like agents in prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub: Option<usize>,
+    /// Number of groups for `groups` and `group-debate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub masking: Option<Masking>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judging: Option<Judging>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<ObjectiveKeep>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<Ordering>,
+    /// The gold answer, for analysis-only orderings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior: Option<Prior>,
+    /// SVR-MAD: challengers per receiver and iteration (S).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challengers: Option<usize>,
+    /// SVR-MAD: challenges a receiver must survive, all of them, to be accepted (C).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_after: Option<usize>,
+    /// SID-ET: skip the debate when the best agent's min token log-likelihood is above this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub faults: Faults,
+}
+
+fn is_default(f: &Faults) -> bool {
+    f == &Faults::default()
+}
+
+impl ProtocolOptions {
+    /// The options that are set, by configuration name (`faults` is read by every protocol
+    /// and not listed).
+    pub fn set_names(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        let mut add = |set: bool, name: &'static str| {
+            if set {
+                v.push(name)
+            }
+        };
+        add(self.topology.is_some(), "topology");
+        add(self.k.is_some(), "k");
+        add(self.hub.is_some(), "hub");
+        add(self.groups.is_some(), "groups");
+        add(self.masking.is_some(), "masking");
+        add(self.judging.is_some(), "judging");
+        add(self.keep.is_some(), "keep");
+        add(self.ordering.is_some(), "ordering");
+        add(self.gold.is_some(), "gold");
+        add(self.prior.is_some(), "prior");
+        add(self.challengers.is_some(), "challengers");
+        add(self.accept_after.is_some(), "accept_after");
+        add(self.threshold.is_some(), "threshold");
+        v
+    }
+
+    /// The topology the options describe, or `default` when none is named.
+    pub fn topology_or(&self, default: Topology) -> Topology {
+        match self.topology {
+            None => default,
+            Some(TopologyName::AllToAll) => Topology::AllToAll,
+            Some(TopologyName::Ring) => Topology::Ring,
+            Some(TopologyName::KReviewers) => Topology::KReviewers {
+                k: self.k.unwrap_or(2),
+            },
+            Some(TopologyName::Star) => Topology::Star {
+                hub: self.hub.unwrap_or(1).saturating_sub(1),
+            },
+            Some(TopologyName::Groups) => Topology::Groups {
+                groups: self.groups.unwrap_or(2),
+            },
+        }
+    }
+}
