@@ -3,13 +3,40 @@
 //! Each simulated agent has an independent accuracy `p` (its chance of the gold answer when it
 //! answers alone), a distractor distribution (the wrong answers it falls for), a conformity `β`
 //! (FREE-MAD eq. 4: P(r) ∝ P_in(r)·exp(β·share of peers holding r); β < 0 models the
-//! anti-conformity prompt) and a robustness `α` to erroneous memories (MAD-M² assumption 2.1: with
-//! probability α the agent re-derives its answer instead of trusting its previous one). It reads
-//! the same prompts real agents get — its previous answer from its own last turn, its peers'
-//! answers from the "Agent N's solution" blocks — and writes real response text ending in
-//! "Final answer: …", with token logprobs whose mean is higher when it is right (calibrated) or
-//! independent of correctness (hallucinating). It needs the gold answer, so it is for benchmarks
-//! and tests, not for `moot ask`.
+//! anti-conformity prompt), a robustness `α` to erroneous memories (MAD-M² assumption 2.1: with
+//! probability α the agent re-derives its answer instead of trusting its previous one) and a
+//! recency bias (MADC: later speakers carry more influence; the i-th of n peer blocks weighs
+//! exp(recency·i/(n−1)) in the share, so recency 0 is the plain share).
+//!
+//! It reads the same prompts real agents get ([`moot_core::prompts`]):
+//! - its previous answer from its own last assistant turn (debate rounds with history, SVR-MAD
+//!   challenges);
+//! - its peers' answers from the bracketed blocks of [`prompts::peer_block`] and
+//!   [`prompts::peer_answer_block`] (each from a line starting with `[Agent ` to the matching
+//!   `[End of Agent N's solution]` line). A MAD-M² memory round is one user message whose blocks
+//!   may include the agent's own previous response; all blocks count as peers there;
+//! - judgement prompts ([`prompts::JUDGE`]): it reads the judged solution's answer and labels it
+//!   `<label>YES</label>` / `<label>NO</label>`, right with probability `judge_accuracy`, or
+//!   `<label>NOT SURE</label>` with probability `unsure` (drawn first);
+//! - the saboteur instruction ([`prompts::MALICIOUS`]) in its system message: it then always
+//!   answers the target X, and judges a solution YES exactly when its answer is X;
+//! - the confidence request ([`prompts::CONFIDENCE`]): it then writes `Confidence: NN%` just
+//!   before its final line, 80–95 when right and 30–55 when wrong if calibrated, 80–95 either way
+//!   if hallucinating (and always 80–95 as a saboteur).
+//!
+//! It writes real response text ending in "Final answer: …" (or in a `<label>`), with token
+//! logprobs: mean −0.2 when right and −0.9 when wrong if calibrated, −0.2 either way if
+//! hallucinating; every token sits near the mean except the last, which is the minimum: −0.5 when
+//! right and −2.5 when wrong if calibrated, −0.5 either way if hallucinating (the other tokens make
+//! up the difference, so the mean is exact). A judgement counts as right when its label is the
+//! correct one. Draws are deterministic per request (seed, session, message count and the last
+//! user message). It needs the gold answer, so it is for benchmarks and tests, not for `moot ask`.
+//!
+//! [`prompts::peer_block`]: moot_core::prompts::peer_block
+//! [`prompts::peer_answer_block`]: moot_core::prompts::peer_answer_block
+//! [`prompts::JUDGE`]: moot_core::prompts::JUDGE
+//! [`prompts::MALICIOUS`]: moot_core::prompts::MALICIOUS
+//! [`prompts::CONFIDENCE`]: moot_core::prompts::CONFIDENCE
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -19,6 +46,17 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel, Role};
+
+/// Marks a judgement prompt ([`moot_core::prompts::JUDGE`]).
+const JUDGE_MARK: &str = "Judge whether the following solution";
+/// The judged solution runs from after this …
+const SOLUTION_START: &str = "Solution:\n";
+/// … to the last occurrence of this.
+const SOLUTION_END: &str = "\n\nCheck it step by step";
+/// Precedes the saboteur's target in [`moot_core::prompts::MALICIOUS`].
+const MALICIOUS_MARK: &str = "that the final answer is: ";
+/// Marks a confidence request ([`moot_core::prompts::CONFIDENCE`]).
+const CONFIDENCE_MARK: &str = "Confidence: <0 to 100>%";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimAgent {
@@ -30,8 +68,14 @@ pub struct SimAgent {
     pub beta: f64,
     /// Robustness to erroneous memories: chance to re-derive rather than keep a previous answer.
     pub alpha: f64,
-    /// Whether logprob signals track correctness.
+    /// Whether logprob signals and self-reported confidence track correctness.
     pub calibrated: bool,
+    /// Chance that a YES / NO judgement is the right label.
+    pub judge_accuracy: f64,
+    /// Chance that a judgement is NOT SURE (drawn before YES / NO).
+    pub unsure: f64,
+    /// Position influence: the i-th of n peer blocks weighs exp(recency·i/(n−1)) in the share.
+    pub recency: f64,
 }
 
 impl Default for SimAgent {
@@ -42,6 +86,9 @@ impl Default for SimAgent {
             beta: 1.0,
             alpha: 0.5,
             calibrated: true,
+            judge_accuracy: 0.8,
+            unsure: 0.0,
+            recency: 0.0,
         }
     }
 }
@@ -52,6 +99,87 @@ pub struct SimModel {
     gold: String,
     kind: AnswerKind,
     seed: u64,
+}
+
+/// What the agent says to one request.
+#[derive(Debug, Clone, PartialEq)]
+enum Reply {
+    Solution {
+        answer: String,
+        right: bool,
+        /// Self-reported confidence in percent, when the prompt asks for it.
+        confidence: Option<u32>,
+    },
+    Judgement {
+        label: &'static str,
+        right: bool,
+    },
+}
+
+/// The bodies of the peer blocks in a prompt, in order. A block runs from a line starting with
+/// `[Agent N` to the line `[End of Agent N's solution]`; an unterminated block is skipped.
+fn peer_blocks(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(rest) = lines[i].strip_prefix("[Agent ") {
+            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if !n.is_empty() {
+                let end = format!("[End of Agent {n}'s solution]");
+                if let Some(len) = lines[i + 1..].iter().position(|l| l.trim() == end) {
+                    blocks.push(lines[i + 1..i + 1 + len].join("\n"));
+                    i += len + 2;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    blocks
+}
+
+/// Each answer's weighted share among the peer blocks, in order of first appearance: the i-th of
+/// n blocks (0-based, in prompt order) weighs exp(recency·i/(n−1)) (1 when n = 1); blocks without
+/// a readable answer hold none and are left out of the total.
+fn peer_shares(peers: &[Option<String>], recency: f64) -> Vec<(String, f64)> {
+    let n = peers.len();
+    let weight = |i: usize| {
+        if n <= 1 {
+            1.0
+        } else {
+            (recency * i as f64 / (n - 1) as f64).exp()
+        }
+    };
+    let mut shares: Vec<(String, f64)> = Vec::new();
+    let mut total = 0.0;
+    for (i, answer) in peers.iter().enumerate() {
+        let Some(answer) = answer else { continue };
+        let w = weight(i);
+        total += w;
+        match shares.iter_mut().find(|(a, _)| a == answer) {
+            Some((_, s)) => *s += w,
+            None => shares.push((answer.clone(), w)),
+        }
+    }
+    for (_, s) in &mut shares {
+        *s /= total;
+    }
+    shares
+}
+
+/// The judged solution of a judgement prompt.
+fn judged_solution(prompt: &str) -> &str {
+    let start = prompt
+        .find(SOLUTION_START)
+        .map_or(0, |i| i + SOLUTION_START.len());
+    let rest = &prompt[start..];
+    &rest[..rest.rfind(SOLUTION_END).unwrap_or(rest.len())]
+}
+
+/// A draw with probability `p` (clamped to [0, 1]; NaN counts as 0).
+fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
+    rng.random_bool(if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) })
 }
 
 impl SimModel {
@@ -86,56 +214,68 @@ impl SimModel {
         dist
     }
 
-    /// Chooses an answer for a request; pure given the request and the seed.
-    pub fn choose(&self, request: &CompletionRequest) -> String {
+    /// The request's random stream: seed, session, message count and the last user message.
+    fn rng(&self, request: &CompletionRequest) -> ChaCha8Rng {
         let mut h = DefaultHasher::new();
         self.seed.hash(&mut h);
         request.session.hash(&mut h);
         request.messages.len().hash(&mut h);
-        let mut rng = ChaCha8Rng::seed_from_u64(h.finish());
+        last_user(request).hash(&mut h);
+        ChaCha8Rng::seed_from_u64(h.finish())
+    }
+
+    /// The saboteur's target answer, when a system message carries the `malicious` instruction.
+    fn malicious_target(&self, request: &CompletionRequest) -> Option<String> {
+        request
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .find_map(|m| {
+                let at = m.content.find(MALICIOUS_MARK)?;
+                let rest = &m.content[at + MALICIOUS_MARK.len()..];
+                let target = rest.lines().next().unwrap_or("").trim();
+                if target.is_empty() {
+                    return None;
+                }
+                Some(
+                    Answer::parse(self.kind, target, &ExtractContext::default())
+                        .map_or_else(|| target.to_string(), |a| a.canonical().to_string()),
+                )
+            })
+    }
+
+    /// A solution's answer: previous answer (kept with probability 1 − α), else a draw from the
+    /// independent distribution reweighted by the (recency-weighted) share of the peer blocks.
+    fn solve(&self, request: &CompletionRequest, prompt: &str, rng: &mut ChaCha8Rng) -> String {
         let previous = request
             .messages
             .iter()
             .rev()
             .find(|m| m.role == Role::Assistant)
             .and_then(|m| self.read(&m.content));
-        let last_user = request
-            .messages
+        let blocks: Vec<Option<String>> = peer_blocks(prompt)
             .iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(|m| m.content.as_str())
-            .unwrap_or("");
-        let peers: Vec<String> = last_user
-            .split("'s solution:")
-            .skip(1)
-            .filter_map(|block| {
-                // A block ends at the next peer or at the instructions after the last peer.
-                let block = block.split("\n\nAgent ").next().unwrap_or(block);
-                let block = ["\n\nUse these solutions", "\n\nDo not look for agreement"]
-                    .iter()
-                    .filter_map(|t| block.find(t))
-                    .min()
-                    .map_or(block, |end| &block[..end]);
-                self.read(block)
-            })
+            .map(|block| self.read(block))
             .collect();
         let mut dist = self.independent();
         // A previous answer is a memory: kept unless the agent re-derives (probability α).
-        if let Some(prev) = &previous {
-            if !rng.random_bool(self.agent.alpha.clamp(0.0, 1.0)) {
-                return prev.clone();
+        if let Some(prev) = previous {
+            if !chance(rng, self.agent.alpha) {
+                return prev;
             }
         }
-        for p in &peers {
+        let shares = peer_shares(&blocks, self.agent.recency);
+        for (p, _) in &shares {
             if !dist.iter().any(|(a, _)| a == p) {
                 dist.push((p.clone(), 1e-3));
             }
         }
-        if !peers.is_empty() {
+        if !shares.is_empty() {
             for (answer, weight) in &mut dist {
-                let share =
-                    peers.iter().filter(|p| *p == answer).count() as f64 / peers.len() as f64;
+                let share = shares
+                    .iter()
+                    .find(|(a, _)| a == answer)
+                    .map_or(0.0, |(_, s)| *s);
                 *weight *= (self.agent.beta * share).exp();
             }
         }
@@ -149,6 +289,118 @@ impl SimModel {
         }
         dist.last().map(|(a, _)| a.clone()).unwrap_or_default()
     }
+
+    /// What the agent says to a request; pure given the request and the seed.
+    fn reply(&self, request: &CompletionRequest) -> Reply {
+        let mut rng = self.rng(request);
+        let prompt = last_user(request);
+        let target = self.malicious_target(request);
+        if prompt.contains(JUDGE_MARK) {
+            let judged = self.read(judged_solution(prompt));
+            let correct = judged.as_deref() == Some(self.gold.as_str());
+            let yes = if let Some(target) = &target {
+                judged.as_deref() == Some(target.as_str())
+            } else if chance(&mut rng, self.agent.unsure) {
+                return Reply::Judgement {
+                    label: "NOT SURE",
+                    right: false,
+                };
+            } else {
+                // The right label with probability judge_accuracy, the wrong one otherwise.
+                chance(&mut rng, self.agent.judge_accuracy) == correct
+            };
+            return Reply::Judgement {
+                label: if yes { "YES" } else { "NO" },
+                right: yes == correct,
+            };
+        }
+        let answer = match &target {
+            Some(t) => t.clone(),
+            None => self.solve(request, prompt, &mut rng),
+        };
+        let right = answer == self.gold;
+        let confidence = prompt.contains(CONFIDENCE_MARK).then(|| {
+            if right || !self.agent.calibrated || target.is_some() {
+                rng.random_range(80..=95)
+            } else {
+                rng.random_range(30..=55)
+            }
+        });
+        Reply::Solution {
+            answer,
+            right,
+            confidence,
+        }
+    }
+
+    /// The agent's final answer to a request (for a judgement prompt, its label: `YES`, `NO` or
+    /// `NOT SURE`); pure given the request and the seed.
+    pub fn choose(&self, request: &CompletionRequest) -> String {
+        match self.reply(request) {
+            Reply::Solution { answer, .. } => answer,
+            Reply::Judgement { label, .. } => label.to_string(),
+        }
+    }
+
+    /// Token logprobs for `tokens` tokens: the mean is exact, the last token is the minimum.
+    fn logprobs(&self, tokens: usize, right: bool) -> Vec<f32> {
+        let (mean, min) = if !self.agent.calibrated || right {
+            (-0.2, -0.5)
+        } else {
+            (-0.9, -2.5)
+        };
+        if tokens < 2 {
+            return vec![mean as f32; tokens];
+        }
+        let rest = (mean * tokens as f64 - min) / (tokens - 1) as f64;
+        let mut logprobs = vec![rest as f32; tokens];
+        logprobs[tokens - 1] = min as f32;
+        logprobs
+    }
+
+    /// The completion for a request: response text, word-counted usage and, when asked for,
+    /// token logprobs.
+    fn respond(&self, request: &CompletionRequest) -> Completion {
+        let (text, right) = match self.reply(request) {
+            Reply::Solution {
+                answer,
+                right,
+                confidence,
+            } => {
+                let confidence = confidence
+                    .map(|c| format!("Confidence: {c}%\n"))
+                    .unwrap_or_default();
+                (
+                    format!(
+                        "I worked through the problem and checked the other solutions I was shown.\n{confidence}Final answer: {answer}"
+                    ),
+                    right,
+                )
+            }
+            Reply::Judgement { label, right } => (
+                format!("I checked the solution step by step.\n<label>{label}</label>"),
+                right,
+            ),
+        };
+        let logprobs = self.logprobs(crate::scripted::count_words(&text) as usize, right);
+        let mut completion = crate::scripted::word_counted(
+            text,
+            crate::scripted::count_message_words(&request.messages),
+        );
+        completion.logprobs = request.params.logprobs.then_some(logprobs);
+        completion
+    }
+}
+
+/// The last user message of a request ("" when there is none).
+fn last_user(request: &CompletionRequest) -> &str {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User)
+        .map(|m| m.content.as_str())
+        .unwrap_or("")
 }
 
 #[async_trait]
@@ -169,24 +421,7 @@ impl LanguageModel for SimModel {
     }
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
-        let answer = self.choose(&request);
-        let right = answer == self.gold;
-        let text = format!(
-            "I worked through the problem and checked the other solutions I was shown.\nFinal answer: {answer}"
-        );
-        let n = crate::scripted::count_words(&text) as usize;
-        let mean = if !self.agent.calibrated || right {
-            -0.2
-        } else {
-            -0.9
-        };
-        let logprobs = vec![mean as f32; n];
-        let mut completion = crate::scripted::word_counted(
-            text,
-            crate::scripted::count_message_words(&request.messages),
-        );
-        completion.logprobs = request.params.logprobs.then_some(logprobs);
-        Ok(completion)
+        Ok(self.respond(&request))
     }
 }
 
@@ -194,23 +429,102 @@ impl LanguageModel for SimModel {
 mod tests {
     use super::*;
     use moot_core::chat::ChatMessage;
+    use moot_core::prompts;
+    use moot_core::protocol::{parse_confidence, parse_label, JudgeLabel};
 
-    fn debate_prompt(own: &str, peers: &[&str]) -> CompletionRequest {
-        let blocks: Vec<String> = peers
+    const QUESTION: &str = "What is 17 * 24?";
+
+    fn initial() -> String {
+        prompts::render(
+            prompts::INITIAL,
+            &[
+                ("question", QUESTION),
+                ("options", ""),
+                ("format", prompts::format_instruction(AnswerKind::Numeric)),
+            ],
+        )
+    }
+
+    fn with_peers(template: &str, peers: &str) -> String {
+        prompts::render(
+            template,
+            &[
+                ("peers", peers),
+                ("question", QUESTION),
+                ("options", ""),
+                ("format", prompts::format_instruction(AnswerKind::Numeric)),
+            ],
+        )
+    }
+
+    fn blocks(peers: &[&str]) -> String {
+        peers
             .iter()
             .enumerate()
-            .map(|(i, p)| format!("Agent {}'s solution:\nFinal answer: {p}", i + 2))
-            .collect();
+            .map(|(i, p)| {
+                prompts::peer_block(
+                    i + 1,
+                    &format!("17 * 24 = 17 * 20 + 17 * 4.\nFinal answer: {p}"),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// A conformity round: the agent's own previous answer, then its peers' blocks.
+    fn debate_prompt(own: &str, peers: &[&str]) -> CompletionRequest {
         let mut r = CompletionRequest::new(vec![
-            ChatMessage::user("What is 17 * 24?"),
+            ChatMessage::system(prompts::SYSTEM_DEFAULT),
+            ChatMessage::user(initial()),
             ChatMessage::assistant(format!("Final answer: {own}")),
-            ChatMessage::user(format!(
-                "Here are the latest solutions:\n\n{}\n\nUpdate.",
-                blocks.join("\n\n")
-            )),
+            ChatMessage::user(with_peers(prompts::CONFORMITY, &blocks(peers))),
         ]);
         r.session = Some("a".into());
         r
+    }
+
+    /// A MAD-M² memory round: one user message holding the retained memories.
+    fn memories_prompt(memories: &[&str]) -> CompletionRequest {
+        let mut r = CompletionRequest::new(vec![
+            ChatMessage::system(prompts::SYSTEM_DEFAULT),
+            ChatMessage::user(with_peers(prompts::MEMORIES, &blocks(memories))),
+        ]);
+        r.session = Some("a".into());
+        r
+    }
+
+    fn judge_prompt(system: &str, solution: &str) -> CompletionRequest {
+        let prompt = prompts::render(
+            prompts::JUDGE,
+            &[
+                ("question", QUESTION),
+                ("options", ""),
+                ("solution", solution),
+            ],
+        );
+        let mut r =
+            CompletionRequest::new(vec![ChatMessage::system(system), ChatMessage::user(prompt)]);
+        r.session = Some("b".into());
+        r
+    }
+
+    fn malicious_system(target: &str) -> String {
+        format!(
+            "{}\n\n{}",
+            prompts::SYSTEM_DEFAULT,
+            prompts::render(prompts::MALICIOUS, &[("answer", target)])
+        )
+    }
+
+    fn model(agent: &SimAgent, seed: u64) -> SimModel {
+        SimModel::new(agent.clone(), "408", AnswerKind::Numeric, seed)
+    }
+
+    fn share_of(agent: &SimAgent, req: &CompletionRequest, answer: &str, n: u64) -> f64 {
+        let hits = (0..n)
+            .filter(|&seed| model(agent, seed).choose(req) == answer)
+            .count();
+        hits as f64 / n as f64
     }
 
     fn share_adopting(beta: f64, alpha: f64) -> f64 {
@@ -219,17 +533,50 @@ mod tests {
             distractors: vec!["418".into()],
             beta,
             alpha,
-            calibrated: true,
+            ..SimAgent::default()
         };
-        let n = 400;
-        let adopted = (0..n)
-            .filter(|&seed| {
-                SimModel::new(agent.clone(), "408", AnswerKind::Numeric, seed)
-                    .choose(&debate_prompt("408", &["418", "418"]))
-                    == "418"
-            })
-            .count();
-        adopted as f64 / n as f64
+        share_of(&agent, &debate_prompt("408", &["418", "418"]), "418", 400)
+    }
+
+    #[test]
+    fn the_templates_carry_the_marks_the_sim_reads() {
+        assert!(prompts::JUDGE.contains(JUDGE_MARK));
+        assert!(prompts::JUDGE.contains(&format!("{SOLUTION_START}{{solution}}{SOLUTION_END}")));
+        assert!(prompts::MALICIOUS.contains(&format!("{MALICIOUS_MARK}{{answer}}\n")));
+        assert!(prompts::CONFIDENCE.contains(CONFIDENCE_MARK));
+    }
+
+    #[test]
+    fn parses_peer_blocks_and_answer_only_blocks() {
+        let text = format!(
+            "Here are the solutions:\n\n{}\n\n{}\n\n{}\n\nUse these. End with a line of the form \
+             \"Final answer: <number>\". Question: what is 3 + 4?",
+            prompts::peer_block(1, "Step one: 17 * 24.\nConfidence: 90%\nFinal answer: 418"),
+            prompts::peer_answer_block(4, "398"),
+            prompts::peer_block(2, "I could not finish."),
+        );
+        let bodies = peer_blocks(&text);
+        assert_eq!(
+            bodies,
+            vec![
+                "Step one: 17 * 24.\nConfidence: 90%\nFinal answer: 418".to_string(),
+                "Final answer: 398".to_string(),
+                "I could not finish.".to_string(),
+            ]
+        );
+        let m = model(&SimAgent::default(), 0);
+        let answers: Vec<Option<String>> = bodies.iter().map(|b| m.read(b)).collect();
+        assert_eq!(answers, vec![Some("418".into()), Some("398".into()), None]);
+        // A block is closed by its own end line; an unterminated one is skipped.
+        let nested = format!(
+            "{}\n\n[Agent 9's solution]\nFinal answer: 1",
+            prompts::peer_block(0, "Unlike [Agent 3's solution]\nFinal answer: 5"),
+        );
+        assert_eq!(
+            peer_blocks(&nested),
+            vec!["Unlike [Agent 3's solution]\nFinal answer: 5".to_string()]
+        );
+        assert!(peer_blocks(&initial()).is_empty());
     }
 
     #[test]
@@ -245,6 +592,224 @@ mod tests {
     fn memory_robustness_keeps_or_rederives() {
         // α = 0: the agent always keeps its previous answer, whatever its peers say.
         assert_eq!(share_adopting(5.0, 0.0), 0.0);
+        // An SVR-MAD challenge: the own round-0 answer in the last assistant turn, one peer block.
+        let challenge = |agent: &SimAgent| {
+            let req = CompletionRequest::new(vec![
+                ChatMessage::system(prompts::SYSTEM_DEFAULT),
+                ChatMessage::user(initial()),
+                ChatMessage::assistant("It is 408.\nConfidence: 90%\nFinal answer: 408"),
+                ChatMessage::user(with_peers(
+                    prompts::CHALLENGE,
+                    &prompts::peer_block(2, "Final answer: 418"),
+                )),
+            ]);
+            share_of(agent, &req, "418", 400)
+        };
+        let stubborn = SimAgent {
+            accuracy: 0.5,
+            distractors: vec!["418".into()],
+            beta: 5.0,
+            alpha: 0.0,
+            ..SimAgent::default()
+        };
+        assert_eq!(challenge(&stubborn), 0.0);
+        let open = SimAgent {
+            alpha: 1.0,
+            ..stubborn
+        };
+        assert!(challenge(&open) > 0.9, "{}", challenge(&open));
+    }
+
+    #[test]
+    fn memory_rounds_treat_every_block_as_a_peer() {
+        // No assistant turn: α does not apply, and the memories pull like peers.
+        let agent = SimAgent {
+            accuracy: 0.5,
+            distractors: vec!["418".into()],
+            beta: 5.0,
+            alpha: 0.0,
+            ..SimAgent::default()
+        };
+        let followed = share_of(&agent, &memories_prompt(&["418", "418", "408"]), "418", 400);
+        assert!(followed > 0.8, "{followed}");
+    }
+
+    #[test]
+    fn recency_weights_later_blocks_more() {
+        let peers = |answers: &[&str]| -> Vec<Option<String>> {
+            answers.iter().map(|a| Some(a.to_string())).collect()
+        };
+        // Recency 0 is the plain share.
+        let plain = peer_shares(
+            &[Some("1".into()), None, Some("2".into()), Some("1".into())],
+            0.0,
+        );
+        assert_eq!(
+            plain,
+            vec![("1".into(), 2.0 / 3.0), ("2".into(), 1.0 / 3.0)]
+        );
+        assert_eq!(peer_shares(&peers(&["7"]), 5.0), vec![("7".into(), 1.0)]);
+        let late = peer_shares(&peers(&["1", "2"]), 2.0);
+        let e2 = 2f64.exp();
+        assert!((late[1].1 - e2 / (1.0 + e2)).abs() < 1e-12, "{late:?}");
+
+        let agent = SimAgent {
+            accuracy: 0.5,
+            distractors: vec!["418".into()],
+            beta: 3.0,
+            recency: 4.0,
+            ..SimAgent::default()
+        };
+        let right_last = share_of(&agent, &memories_prompt(&["418", "408"]), "408", 400);
+        let right_first = share_of(&agent, &memories_prompt(&["408", "418"]), "408", 400);
+        assert!(
+            right_last > right_first + 0.5,
+            "{right_last} vs {right_first}"
+        );
+        let neutral = SimAgent {
+            recency: 0.0,
+            ..agent
+        };
+        let a = share_of(&neutral, &memories_prompt(&["418", "408"]), "408", 1000);
+        let b = share_of(&neutral, &memories_prompt(&["408", "418"]), "408", 1000);
+        assert!((a - b).abs() < 0.1, "{a} vs {b}");
+    }
+
+    #[test]
+    fn judgements_are_right_with_judge_accuracy() {
+        let agent = SimAgent::default();
+        let n = 2000;
+        let labels = |solution: &str, agent: &SimAgent| -> Vec<Option<JudgeLabel>> {
+            let req = judge_prompt(prompts::SYSTEM_DEFAULT, solution);
+            (0..n)
+                .map(|seed| {
+                    let c = model(agent, seed).respond(&req);
+                    parse_label(&c.text)
+                })
+                .collect()
+        };
+        let share = |ls: &[Option<JudgeLabel>], l: JudgeLabel| {
+            ls.iter().filter(|x| **x == Some(l)).count() as f64 / ls.len() as f64
+        };
+        let right = labels("17 * 24 = 408.\nFinal answer: 408", &agent);
+        let wrong = labels("17 * 24 = 418.\nFinal answer: 418", &agent);
+        let yes_right = share(&right, JudgeLabel::Yes);
+        let no_wrong = share(&wrong, JudgeLabel::No);
+        assert!((yes_right - 0.8).abs() < 0.04, "{yes_right}");
+        assert!((no_wrong - 0.8).abs() < 0.04, "{no_wrong}");
+        assert!(right.iter().chain(&wrong).all(|l| l.is_some()));
+        // An unreadable solution is not the gold answer.
+        let unreadable = labels(
+            "I am not sure.",
+            &SimAgent {
+                judge_accuracy: 1.0,
+                ..SimAgent::default()
+            },
+        );
+        assert_eq!(share(&unreadable, JudgeLabel::No), 1.0);
+        let unsure = labels(
+            "Final answer: 408",
+            &SimAgent {
+                unsure: 1.0,
+                ..SimAgent::default()
+            },
+        );
+        assert_eq!(share(&unsure, JudgeLabel::NotSure), 1.0);
+    }
+
+    #[test]
+    fn saboteurs_answer_and_endorse_their_target() {
+        let agent = SimAgent {
+            accuracy: 1.0,
+            beta: 5.0,
+            alpha: 1.0,
+            ..SimAgent::default()
+        };
+        let system = malicious_system("7");
+        let m = model(&agent, 3);
+        assert_eq!(
+            m.malicious_target(&judge_prompt(&system, "")),
+            Some("7".into())
+        );
+        let round0 = CompletionRequest::new(vec![
+            ChatMessage::system(system.clone()),
+            ChatMessage::user(initial()),
+        ]);
+        let mut debate = debate_prompt("408", &["408", "408"]);
+        debate.messages[0] = ChatMessage::system(system.clone());
+        for seed in 0..50 {
+            let m = model(&agent, seed);
+            assert_eq!(m.choose(&round0), "7");
+            assert_eq!(m.choose(&debate), "7");
+            assert_eq!(m.choose(&judge_prompt(&system, "Final answer: 7")), "YES");
+            assert_eq!(m.choose(&judge_prompt(&system, "Final answer: 408")), "NO");
+        }
+        let honest = CompletionRequest::new(vec![
+            ChatMessage::system(prompts::SYSTEM_DEFAULT),
+            ChatMessage::user(initial()),
+        ]);
+        assert_eq!(m.malicious_target(&honest), None);
+        assert_eq!(m.choose(&honest), "408");
+    }
+
+    fn confidence_of(agent: &SimAgent, seed: u64) -> (String, f64) {
+        let req = CompletionRequest::new(vec![
+            ChatMessage::system(prompts::SYSTEM_DEFAULT),
+            ChatMessage::user(format!("{} {}", initial(), prompts::CONFIDENCE)),
+        ]);
+        let c = model(agent, seed).respond(&req);
+        let lines: Vec<&str> = c.text.lines().collect();
+        assert!(
+            lines[lines.len() - 2].starts_with("Confidence: ")
+                && lines[lines.len() - 2].ends_with('%'),
+            "{}",
+            c.text
+        );
+        assert!(lines[lines.len() - 1].starts_with("Final answer: "));
+        let answer = model(agent, seed).read(&c.text).unwrap();
+        (answer, parse_confidence(&c.text).unwrap())
+    }
+
+    #[test]
+    fn confidence_lines_track_correctness_when_calibrated() {
+        let base = SimAgent {
+            accuracy: 0.5,
+            distractors: vec!["418".into()],
+            ..SimAgent::default()
+        };
+        let hallucinating = SimAgent {
+            calibrated: false,
+            ..base.clone()
+        };
+        let (mut right, mut wrong) = (0, 0);
+        for seed in 0..200 {
+            let (answer, c) = confidence_of(&base, seed);
+            if answer == "408" {
+                right += 1;
+                assert!((0.80..=0.95).contains(&c), "{c}");
+            } else {
+                wrong += 1;
+                assert!((0.30..=0.55).contains(&c), "{c}");
+            }
+            let (_, c) = confidence_of(&hallucinating, seed);
+            assert!((0.80..=0.95).contains(&c), "{c}");
+        }
+        assert!(right > 50 && wrong > 50, "{right} right, {wrong} wrong");
+        // No request, no confidence line.
+        let req = CompletionRequest::new(vec![ChatMessage::user(initial())]);
+        let c = model(&base, 1).respond(&req);
+        assert!(!c.text.contains("Confidence"));
+    }
+
+    #[test]
+    fn draws_depend_on_the_last_user_message() {
+        let m = model(&SimAgent::default(), 7);
+        let judge = judge_prompt(prompts::SYSTEM_DEFAULT, "Final answer: 408");
+        let mut other = judge.clone();
+        other.messages[1] = ChatMessage::user(initial());
+        let draw = |r: &CompletionRequest| m.rng(r).random::<u64>();
+        assert_eq!(draw(&judge), draw(&judge.clone()));
+        assert_ne!(draw(&judge), draw(&other));
     }
 
     #[tokio::test]
@@ -254,7 +819,7 @@ mod tests {
             ..SimAgent::default()
         };
         let m = SimModel::new(agent, "408", AnswerKind::Numeric, 1);
-        let mut req = CompletionRequest::new(vec![ChatMessage::user("What is 17 * 24?")]);
+        let mut req = CompletionRequest::new(vec![ChatMessage::user(QUESTION)]);
         req.params.logprobs = true;
         let c = m.complete(req.clone()).await.unwrap();
         assert_eq!(
@@ -263,26 +828,57 @@ mod tests {
                 .canonical(),
             "408"
         );
-        assert!(c.logprob_summary().unwrap().mean > -0.5);
+        let s = c.logprob_summary().unwrap();
+        assert!((s.mean - -0.2).abs() < 1e-6, "{s:?}");
+        assert_eq!(s.min, -0.5);
         assert_eq!(
             m.complete(req).await.unwrap(),
             c,
             "seeded: same request, same answer"
         );
-        let wrong = SimModel::new(
+        let wrong = |calibrated: bool| {
+            SimModel::new(
+                SimAgent {
+                    accuracy: 0.0,
+                    distractors: vec!["7".into()],
+                    calibrated,
+                    ..SimAgent::default()
+                },
+                "408",
+                AnswerKind::Numeric,
+                1,
+            )
+        };
+        let mut req = CompletionRequest::new(vec![ChatMessage::user("q")]);
+        req.params.logprobs = true;
+        let c = wrong(true).complete(req.clone()).await.unwrap();
+        assert!(c.text.ends_with("Final answer: 7"));
+        let s = c.logprob_summary().unwrap();
+        assert!((s.mean - -0.9).abs() < 1e-6, "{s:?}");
+        assert_eq!(s.min, -2.5);
+        // Hallucinating: the same signals right or wrong.
+        let s = wrong(false)
+            .complete(req.clone())
+            .await
+            .unwrap()
+            .logprob_summary()
+            .unwrap();
+        assert!((s.mean - -0.2).abs() < 1e-6, "{s:?}");
+        assert_eq!(s.min, -0.5);
+        // Judgements: right labels carry the high signal.
+        let judge = SimModel::new(
             SimAgent {
-                accuracy: 0.0,
-                distractors: vec!["7".into()],
+                judge_accuracy: 1.0,
                 ..SimAgent::default()
             },
             "408",
             AnswerKind::Numeric,
             1,
         );
-        let mut req = CompletionRequest::new(vec![ChatMessage::user("q")]);
+        let mut req = judge_prompt(prompts::SYSTEM_DEFAULT, "Final answer: 408");
         req.params.logprobs = true;
-        let c = wrong.complete(req).await.unwrap();
-        assert!(c.text.ends_with("Final answer: 7"));
-        assert!(c.logprob_summary().unwrap().mean < -0.5);
+        let c = judge.complete(req).await.unwrap();
+        assert_eq!(parse_label(&c.text), Some(JudgeLabel::Yes));
+        assert_eq!(c.logprob_summary().unwrap().min, -0.5);
     }
 }

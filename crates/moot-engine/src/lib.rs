@@ -15,8 +15,9 @@ use std::time::{Duration, SystemTime};
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use moot_backends::{Completion, CompletionRequest, LanguageModel};
+use moot_core::chat::LogprobSummary;
 use moot_core::chat::{SamplingParams, Usage};
-use moot_core::debate::{DebateSpec, Outcome, Transcript};
+use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use moot_core::decision::{build_rule, Decision, DecisionConfig, RULES};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
 use moot_store::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store, StoreError};
@@ -71,7 +72,7 @@ pub struct Debate<'a> {
     config: EngineConfig,
     store: &'a dyn Store,
     transcript: Transcript,
-    records: BTreeMap<(u32, u32), CallRecord>,
+    records: BTreeMap<CallKey, CallRecord>,
 }
 
 /// The result of a finished debate.
@@ -88,6 +89,20 @@ pub struct DebateResult {
 impl DebateResult {
     pub fn decision(&self) -> Option<&Decision> {
         self.decisions.iter().find(|d| d.rule == self.chosen)
+    }
+
+    /// Pairwise context transfers over the whole debate (NComm).
+    pub fn ncomm(&self) -> u64 {
+        self.records.iter().map(|r| u64::from(r.ncomm)).sum()
+    }
+
+    /// Calls made to a model (skipped calls excluded), per round, in round order.
+    pub fn calls_per_round(&self) -> Vec<(u32, usize)> {
+        let mut per: BTreeMap<u32, usize> = BTreeMap::new();
+        for r in self.records.iter().filter(|r| !r.skipped) {
+            *per.entry(r.round).or_default() += 1;
+        }
+        per.into_iter().collect()
     }
 
     pub fn usage(&self) -> Usage {
@@ -140,6 +155,24 @@ impl<'a> Debate<'a> {
                 "hard_timeout_ms must be >= soft_timeout_ms".into(),
             ));
         }
+        protocol
+            .validate(&spec)
+            .map_err(|e| EngineError::Config(format!("{}: {e}", protocol.name())))?;
+        let mut agents = agents;
+        if let Some(why) = protocol.needs_logprobs() {
+            for (i, agent) in agents.iter_mut().enumerate() {
+                if !agent.model.capabilities().logprobs {
+                    return Err(EngineError::Config(format!(
+                        "{} needs token logprobs ({why}), but agent {} ({}) runs on {}, which returns none",
+                        protocol.name(),
+                        i + 1,
+                        spec.agents[i].id,
+                        agent.model.name()
+                    )));
+                }
+                agent.params.logprobs = true;
+            }
+        }
         let transcript = Transcript::new(spec.agents.len(), spec.rounds);
         Ok(Debate {
             run_id,
@@ -157,8 +190,8 @@ impl<'a> Debate<'a> {
     /// debate's shape are ignored.
     pub fn restore(&mut self, calls: Vec<CallRecord>) {
         for call in calls {
-            if fold_call(&self.spec, &mut self.transcript, &call) {
-                self.records.insert((call.round, call.agent), call);
+            if let Some(key) = fold_call(&self.spec, &mut self.transcript, &call) {
+                self.records.insert(key, call);
             }
         }
     }
@@ -196,13 +229,36 @@ impl<'a> Debate<'a> {
             match self.protocol.next(&self.spec, &self.transcript) {
                 Step::Done => break,
                 Step::Round { round, calls } => {
+                    if calls.is_empty() {
+                        return Err(EngineError::Config(format!(
+                            "{} planned an empty round {round}",
+                            self.protocol.name()
+                        )));
+                    }
                     observer.round_started(round, calls.len());
-                    self.run_round(round, calls, observer).await?;
+                    let (skipped, asked): (Vec<_>, Vec<_>) =
+                        calls.into_iter().partition(|c| c.skipped().is_some());
+                    for call in skipped {
+                        self.record(&call, None, None, Duration::ZERO).await?;
+                        observer.call_finished(
+                            round,
+                            call.agent,
+                            self.transcript.get_call(&call.key()),
+                        );
+                    }
+                    if !asked.is_empty() {
+                        self.run_round(round, asked, observer).await?;
+                    }
                     observer.round_finished(round, &self.transcript);
                 }
             }
         }
-        let decisions = decide_all(&self.transcript, decision_config);
+        let decisions = decide_all(
+            &*self.protocol,
+            &self.spec,
+            &self.transcript,
+            decision_config,
+        );
         let at = timestamp();
         for d in &decisions {
             self.store
@@ -238,37 +294,54 @@ impl<'a> Debate<'a> {
         observer: &dyn Observer,
     ) -> Result<(), EngineError> {
         let start = Instant::now();
-        let agents_in_round = self.transcript.agents();
-        let quorum = self.config.min_agents.clamp(1, agents_in_round.max(1));
-        let mut responded = (0..agents_in_round)
-            .filter(|&a| {
-                matches!(
-                    self.transcript.get(round, a),
-                    Some(Outcome::Responded { .. })
-                )
-            })
-            .count();
+        // Answers proceed once `min_agents` of the round answered (counting answers recorded
+        // before a resume); extra calls (judgements, challenges) once as many of them are back.
+        let answers = calls.iter().all(|c| c.slot == Slot::Answer);
+        let (mut responded, quorum) = if answers {
+            let agents_in_round = self.transcript.agents();
+            let already = (0..agents_in_round)
+                .filter(|&a| {
+                    matches!(
+                        self.transcript.get(round, a),
+                        Some(Outcome::Responded { .. })
+                    )
+                })
+                .count();
+            (
+                already,
+                self.config.min_agents.clamp(1, agents_in_round.max(1)),
+            )
+        } else {
+            (0, self.config.min_agents.clamp(1, calls.len().max(1)))
+        };
+        let total = calls.len();
         let semaphore = Arc::new(Semaphore::new(self.config.max_concurrent_calls.max(1)));
-        let mut waiting: BTreeMap<usize, PlannedCall> = BTreeMap::new();
+        let mut waiting: BTreeMap<CallKey, PlannedCall> = BTreeMap::new();
         let mut pending = FuturesUnordered::new();
         for call in calls {
             let agent = &self.agents[call.agent];
+            // Judgements have nothing in common with the agent's conversation: running them
+            // outside its session keeps the agent's cached prefix for its next answer.
+            let session = match call.slot {
+                Slot::Judge(_) => None,
+                _ => Some(self.spec.agents[call.agent].id.clone()),
+            };
             let request = CompletionRequest {
                 messages: call.messages.clone(),
                 params: agent.params.clone(),
                 mode: call.mode,
-                session: Some(self.spec.agents[call.agent].id.clone()),
+                session,
             };
             let model = agent.model.clone();
             let semaphore = semaphore.clone();
-            let index = call.agent;
+            let key = call.key();
             pending.push(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let began = Instant::now();
                 let result = model.complete(request).await;
-                (index, result, began.elapsed())
+                (key, result, began.elapsed())
             });
-            waiting.insert(call.agent, call);
+            waiting.insert(key, call);
         }
         let soft = tokio::time::sleep_until(start + self.config.soft_timeout);
         let hard = tokio::time::sleep_until(start + self.config.hard_timeout);
@@ -280,15 +353,15 @@ impl<'a> Debate<'a> {
                 break;
             }
             tokio::select! {
-                Some((agent, result, latency)) = pending.next() => {
-                    let Some(call) = waiting.remove(&agent) else { continue };
+                Some((key, result, latency)) = pending.next() => {
+                    let Some(call) = waiting.remove(&key) else { continue };
                     let ok = result.is_ok();
                     let reason = result.as_ref().err().map(|e| format!("error: {e}"));
                     self.record(&call, result.ok(), reason, latency).await?;
                     if ok {
                         responded += 1;
                     }
-                    observer.call_finished(round, agent, self.transcript.get(round, agent));
+                    observer.call_finished(round, call.agent, self.transcript.get_call(&key));
                 }
                 _ = &mut soft, if !soft_passed => soft_passed = true,
                 _ = &mut hard => {
@@ -306,15 +379,15 @@ impl<'a> Debate<'a> {
             )
         } else {
             format!(
-                "soft deadline ({} ms) passed with {responded} of {agents_in_round} responses: cancelled",
+                "soft deadline ({} ms) passed with {responded} of {total} responses: cancelled",
                 self.config.soft_timeout.as_millis()
             )
         };
         let elapsed = start.elapsed();
-        for (agent, call) in std::mem::take(&mut waiting) {
+        for (key, call) in std::mem::take(&mut waiting) {
             self.record(&call, None, Some(reason.clone()), elapsed)
                 .await?;
-            observer.call_finished(round, agent, self.transcript.get(round, agent));
+            observer.call_finished(round, call.agent, self.transcript.get_call(&key));
         }
         Ok(())
     }
@@ -330,10 +403,12 @@ impl<'a> Debate<'a> {
         let agent = &self.agents[call.agent];
         let summary = completion.as_ref().and_then(Completion::logprob_summary);
         let answer = completion.as_ref().and_then(|c| self.spec.extract(&c.text));
+        let skipped = call.skipped().map(str::to_string);
         let record = CallRecord {
             run_id: self.run_id.clone(),
             round: call.round as u32,
             agent: call.agent as u32,
+            slot: call.slot.label(),
             agent_id: self.spec.agents[call.agent].id.clone(),
             backend: agent.model.name(),
             mode: call.mode.as_str().to_string(),
@@ -343,7 +418,8 @@ impl<'a> Debate<'a> {
             peers: call.peers.iter().map(|&p| p as u32).collect(),
             response_text: completion.as_ref().map(|c| c.text.clone()),
             answer: answer.as_ref().map(|a| a.canonical().to_string()),
-            error,
+            error: skipped.clone().or(error),
+            skipped: skipped.is_some(),
             finish: completion
                 .as_ref()
                 .map(|c| format!("{:?}", c.finish).to_lowercase()),
@@ -358,11 +434,13 @@ impl<'a> Debate<'a> {
             perplexity: summary.map(|s| s.perplexity),
             latency_ms: latency.as_millis() as u64,
             recorded_at: timestamp(),
+            notes: serde_json::to_value(&call.notes).unwrap_or_default(),
+            ncomm: call.notes.ncomm as u32,
         };
         self.store.record_call(&record).await?;
         let outcome = outcome_of(&self.spec, &record);
-        self.transcript.set(call.round, call.agent, outcome);
-        self.records.insert((record.round, record.agent), record);
+        self.transcript.set_call(call.key(), outcome);
+        self.records.insert(call.key(), record);
         Ok(())
     }
 }
@@ -370,10 +448,16 @@ impl<'a> Debate<'a> {
 /// The transcript outcome a stored call stands for; the answer is re-extracted from the text so
 /// stored runs follow the current extractor.
 pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
+    if call.skipped {
+        return Outcome::Skipped {
+            reason: call.error.clone().unwrap_or_else(|| "skipped".into()),
+        };
+    }
     match &call.response_text {
         Some(text) => Outcome::Responded {
             text: text.clone(),
             answer: spec.extract(text),
+            logprobs: logprobs_of(call),
         },
         None => Outcome::Missing {
             reason: call.error.clone().unwrap_or_else(|| "no response".into()),
@@ -381,14 +465,36 @@ pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
     }
 }
 
-/// Places a stored call's outcome in a transcript; `false` when the call lies outside the
+/// The logprob summary stored with a call, if its backend returned logprobs.
+fn logprobs_of(call: &CallRecord) -> Option<LogprobSummary> {
+    Some(LogprobSummary {
+        tokens: call.logprob_tokens? as usize,
+        mean: call.logprob_mean?,
+        min: call.logprob_min?,
+        perplexity: call.perplexity?,
+    })
+}
+
+/// The key of a stored call, or `None` when its slot is not one this version knows.
+pub fn key_of(call: &CallRecord) -> Option<CallKey> {
+    Some(CallKey {
+        round: call.round as usize,
+        agent: call.agent as usize,
+        slot: Slot::parse(&call.slot)?,
+    })
+}
+
+/// Places a stored call's outcome in a transcript; `None` when the call lies outside the
 /// debate's shape.
-pub fn fold_call(spec: &DebateSpec, transcript: &mut Transcript, call: &CallRecord) -> bool {
-    transcript.set(
-        call.round as usize,
-        call.agent as usize,
-        outcome_of(spec, call),
-    )
+pub fn fold_call(
+    spec: &DebateSpec,
+    transcript: &mut Transcript,
+    call: &CallRecord,
+) -> Option<CallKey> {
+    let key = key_of(call)?;
+    transcript
+        .set_call(key, outcome_of(spec, call))
+        .then_some(key)
 }
 
 /// The transcript a stored run's calls stand for.
@@ -400,15 +506,21 @@ pub fn transcript_of(spec: &DebateSpec, calls: &[CallRecord]) -> Transcript {
     transcript
 }
 
-/// Every registered rule's decision on a transcript.
-pub fn decide_all(transcript: &Transcript, config: &DecisionConfig) -> Vec<Decision> {
+/// Every registered rule's decision on a transcript, with the evidence its protocol derives.
+pub fn decide_all(
+    protocol: &dyn Protocol,
+    spec: &DebateSpec,
+    transcript: &Transcript,
+    config: &DecisionConfig,
+) -> Vec<Decision> {
     let Some(trajectory) = transcript.trajectory() else {
         return Vec::new();
     };
+    let evidence = protocol.evidence(spec, transcript);
     RULES
         .iter()
         .filter_map(|r| build_rule(r.name, config).ok())
-        .map(|rule| rule.decide(&trajectory))
+        .map(|rule| rule.decide_with(&trajectory, &evidence))
         .collect()
 }
 

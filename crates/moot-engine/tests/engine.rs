@@ -66,7 +66,7 @@ async fn run_new(
     let mut debate = Debate::new(
         id.into(),
         spec,
-        build_protocol(protocol).unwrap(),
+        build_protocol(protocol, &Default::default()).unwrap(),
         agents,
         config,
         store,
@@ -146,7 +146,17 @@ async fn free_mad_n_debate_records_every_call_and_decision() {
     assert_eq!(calls.len(), 6);
     assert_eq!(calls[4].peers, vec![0, 2]);
     assert_eq!(calls[4].answer.as_deref(), Some("408"));
-    assert_eq!(store.decisions("r1").await.unwrap().len(), 3);
+    assert_eq!(calls[4].ncomm, 2);
+    assert_eq!(
+        result.ncomm(),
+        6,
+        "three agents read two peers each in round 1"
+    );
+    assert_eq!(result.calls_per_round(), vec![(0, 3), (1, 3)]);
+    assert_eq!(
+        store.decisions("r1").await.unwrap().len(),
+        moot_core::RULES.len()
+    );
     let run = store.run("r1").await.unwrap();
     assert_eq!(
         (run.status, run.answer.as_deref()),
@@ -309,7 +319,7 @@ async fn hard_deadline_really_cancels_the_call() {
     let mut debate = Debate::new(
         "r5".into(),
         spec(2, 0),
-        build_protocol("cot-sc").unwrap(),
+        build_protocol("cot-sc", &Default::default()).unwrap(),
         agents,
         config(100, 1_000, 2),
         &store,
@@ -398,7 +408,7 @@ async fn resume_after_a_crash_repeats_no_completed_call() {
         let mut debate = Debate::new(
             "r7".into(),
             spec(3, 1),
-            build_protocol("free-mad-n").unwrap(),
+            build_protocol("free-mad-n", &Default::default()).unwrap(),
             agents,
             config(15_000, 30_000, 2),
             &store,
@@ -430,7 +440,7 @@ async fn resume_after_a_crash_repeats_no_completed_call() {
     let mut debate = Debate::new(
         "r7".into(),
         spec(3, 1),
-        build_protocol("free-mad-n").unwrap(),
+        build_protocol("free-mad-n", &Default::default()).unwrap(),
         agents,
         config(15_000, 30_000, 2),
         &store,
@@ -482,6 +492,7 @@ async fn a_simulated_population_debates_through_the_real_pipeline() {
                     beta: 1.0,
                     alpha: 0.5,
                     calibrated: true,
+                    ..SimAgent::default()
                 };
                 agent(
                     Arc::new(SimModel::new(a, "408", AnswerKind::Numeric, seed * 10 + i))

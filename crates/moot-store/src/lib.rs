@@ -78,6 +78,9 @@ pub struct CallRecord {
     pub run_id: String,
     pub round: u32,
     pub agent: u32,
+    /// `answer`, `judge:<author>` or `challenge:<challenger>` (see `moot_core::debate::Slot`).
+    #[serde(default = "answer_slot")]
+    pub slot: String,
     pub agent_id: String,
     pub backend: String,
     pub mode: String,
@@ -88,8 +91,11 @@ pub struct CallRecord {
     /// `Some` when the agent responded.
     pub response_text: Option<String>,
     pub answer: Option<String>,
-    /// Why there is no response (deadline, error).
+    /// Why there is no response (deadline, error), or why the protocol skipped the call.
     pub error: Option<String>,
+    /// The protocol recorded this call without asking the model (`error` says why).
+    #[serde(default)]
+    pub skipped: bool,
     pub finish: Option<String>,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -100,6 +106,16 @@ pub struct CallRecord {
     pub perplexity: Option<f64>,
     pub latency_ms: u64,
     pub recorded_at: String,
+    /// Masks, orderings, faults, challenges: how the protocol assembled the prompt.
+    #[serde(default)]
+    pub notes: serde_json::Value,
+    /// Pairwise context transfers in this call's prompt.
+    #[serde(default)]
+    pub ncomm: u32,
+}
+
+fn answer_slot() -> String {
+    "answer".into()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -115,7 +131,7 @@ pub struct DecisionRecord {
 #[async_trait]
 pub trait Store: Send + Sync {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
-    /// Records one call; recording the same (run, round, agent) again replaces it.
+    /// Records one call; recording the same (run, round, agent, slot) again replaces it.
     async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError>;
     async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError>;
     async fn finish_run(

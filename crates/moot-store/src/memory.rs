@@ -48,7 +48,10 @@ impl Store for MemoryStore {
                 return Err(StoreError::RunNotFound(call.run_id.clone()));
             }
             i.calls.retain(|c| {
-                !(c.run_id == call.run_id && c.round == call.round && c.agent == call.agent)
+                !(c.run_id == call.run_id
+                    && c.round == call.round
+                    && c.agent == call.agent
+                    && c.slot == call.slot)
             });
             i.calls.push(call.clone());
             Ok(())
@@ -97,7 +100,7 @@ impl Store for MemoryStore {
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
         self.with(|i| {
             let mut calls: Vec<_> = i.calls.iter().filter(|c| c.run_id == id).cloned().collect();
-            calls.sort_by_key(|c| (c.round, c.agent));
+            calls.sort_by(|a, b| (a.round, a.agent, &a.slot).cmp(&(b.round, b.agent, &b.slot)));
             Ok(calls)
         })
     }

@@ -86,6 +86,10 @@ fn call_from_row(row: &SqliteRow) -> Result<CallRecord, StoreError> {
         peers,
         round: row.try_get::<i64, _>("round")? as u32,
         agent: row.try_get::<i64, _>("agent")? as u32,
+        slot: row.try_get("slot")?,
+        skipped: row.try_get::<String, _>("status")? == "skipped",
+        notes: parse_json(&run_id, "notes", &row.try_get::<String, _>("notes_json")?)?,
+        ncomm: opt_u64(row, "ncomm")?.unwrap_or(0) as u32,
         agent_id: row.try_get("agent_id")?,
         backend: row.try_get("backend")?,
         mode: row.try_get("mode")?,
@@ -131,20 +135,24 @@ impl Store for SqliteStore {
     }
 
     async fn record_call(&self, c: &CallRecord) -> Result<(), StoreError> {
-        let status = if c.response_text.is_some() {
+        let status = if c.skipped {
+            "skipped"
+        } else if c.response_text.is_some() {
             "ok"
         } else {
             "missing"
         };
         sqlx::query(
-            "INSERT OR REPLACE INTO calls (run_id, round, agent, agent_id, backend, mode, template, template_hash,
+            "INSERT OR REPLACE INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
                messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
-               processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
+               notes_json, ncomm)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&c.run_id)
         .bind(i64::from(c.round))
         .bind(i64::from(c.agent))
+        .bind(&c.slot)
         .bind(&c.agent_id)
         .bind(&c.backend)
         .bind(&c.mode)
@@ -166,6 +174,8 @@ impl Store for SqliteStore {
         .bind(c.perplexity)
         .bind(c.latency_ms as i64)
         .bind(&c.recorded_at)
+        .bind(json_text(&c.notes))
+        .bind(i64::from(c.ncomm))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -216,7 +226,7 @@ impl Store for SqliteStore {
     }
 
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM calls WHERE run_id = ? ORDER BY round, agent")
+        let rows = sqlx::query("SELECT * FROM calls WHERE run_id = ? ORDER BY round, agent, slot")
             .bind(id)
             .fetch_all(&self.pool)
             .await?;
@@ -277,6 +287,7 @@ mod tests {
             run_id: "r1".into(),
             round,
             agent,
+            slot: "answer".into(),
             agent_id: format!("a{agent}"),
             backend: "scripted:x".into(),
             mode: "generate".into(),
@@ -297,7 +308,86 @@ mod tests {
             perplexity: None,
             latency_ms: 12,
             recorded_at: "2026-11-21T10:00:01Z".into(),
+            skipped: false,
+            notes: json!({"ncomm": 2}),
+            ncomm: 2,
         }
+    }
+
+    #[tokio::test]
+    async fn extra_slots_and_skips_are_separate_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("m.db")).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        let answer = call(0, 1, Some("Final answer: 7"));
+        let judge = CallRecord {
+            slot: "judge:0".into(),
+            ..call(0, 1, Some("<label>YES</label>"))
+        };
+        let skipped = CallRecord {
+            round: 1,
+            skipped: true,
+            response_text: None,
+            answer: None,
+            error: Some("s2-mad: every peer agrees".into()),
+            notes: json!({"skipped": "s2-mad: every peer agrees", "ncomm": 0}),
+            ncomm: 0,
+            ..call(1, 1, None)
+        };
+        for c in [&answer, &judge, &skipped] {
+            store.record_call(c).await.unwrap();
+        }
+        let calls = store.calls("r1").await.unwrap();
+        assert_eq!(calls, vec![answer, judge, skipped]);
+    }
+
+    #[tokio::test]
+    async fn the_slot_migration_keeps_every_existing_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        // A database as the first migration left it, with one call.
+        {
+            use sqlx::sqlite::SqliteConnectOptions;
+            use sqlx::{ConnectOptions, Connection};
+            let mut conn = SqliteConnectOptions::new()
+                .filename(&path)
+                .create_if_missing(true)
+                .connect()
+                .await
+                .unwrap();
+            let init = include_str!("../migrations/20261121000001_init.sql");
+            sqlx::raw_sql(init).execute(&mut conn).await.unwrap();
+            sqlx::raw_sql(
+                "INSERT INTO runs VALUES ('r1', 't', 'q', 'som', 'majority-last', '{}', '{}', 'done', '7', 't');
+                 INSERT INTO calls (run_id, round, agent, agent_id, backend, mode, template, template_hash,
+                   messages_json, peers_json, status, response_text, answer, latency_ms, recorded_at)
+                 VALUES ('r1', 1, 0, 'a0', 'b', 'critique', 'conformity', 'h', '[]', '[1,2]', 'ok', 'Final answer: 7', '7', 5, 't');",
+            )
+            .execute(&mut conn)
+            .await
+            .unwrap();
+            // Record the first migration as applied, the way sqlx does.
+            let migrator = sqlx::migrate!("./migrations");
+            let first = migrator.iter().next().unwrap();
+            sqlx::query("CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, success BOOLEAN NOT NULL, checksum BLOB NOT NULL, execution_time BIGINT NOT NULL)")
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (?, ?, TRUE, ?, 0)")
+                .bind(first.version)
+                .bind(&*first.description)
+                .bind(&*first.checksum)
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            conn.close().await.unwrap();
+        }
+        let store = SqliteStore::open(&path).await.unwrap();
+        let calls = store.calls("r1").await.unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].slot, "answer");
+        assert_eq!(calls[0].ncomm, 2, "NComm back-filled from the peers shown");
+        assert_eq!(calls[0].response_text.as_deref(), Some("Final answer: 7"));
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@ use moot_backends::cli::{CliConfig, CliModel};
 use moot_backends::models::ModelRef;
 use moot_backends::openai::{OpenAiConfig, OpenAiModel};
 use moot_backends::scripted::{Scripted, ScriptedModel};
+use moot_backends::sim::SimModel;
 use moot_backends::LanguageModel;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::AgentSpec;
@@ -53,7 +54,22 @@ pub fn resize(agents: &[AgentConfig], count: usize) -> Vec<AgentConfig> {
         .collect()
 }
 
-pub fn build(config: &Config, progress: &mut dyn FnMut(&str)) -> Result<Agents> {
+/// `count` simulated agents with default parameters (`moot ask --sim`).
+pub fn sim_agents(count: usize) -> Vec<AgentConfig> {
+    (1..=count.max(1))
+        .map(|i| AgentConfig {
+            id: format!("sim-{i}"),
+            backend: "sim".into(),
+            ..AgentConfig::default()
+        })
+        .collect()
+}
+
+pub fn build(
+    config: &Config,
+    kind: moot_core::answer::AnswerKind,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Agents> {
     let mut local_models: HashMap<PathBuf, Arc<LocalModel>> = HashMap::new();
     let mut specs = Vec::new();
     let mut engine = Vec::new();
@@ -111,6 +127,20 @@ pub fn build(config: &Config, progress: &mut dyn FnMut(&str)) -> Result<Agents> 
                 a.id.clone(),
                 a.responses.iter().map(Scripted::reply),
             )),
+            "sim" => {
+                let gold = config
+                    .debate
+                    .gold
+                    .clone()
+                    .with_context(|| format!("agents[{i}]: a sim agent needs debate.gold"))?;
+                let settings = a.sim.clone().unwrap_or_default();
+                Arc::new(SimModel::new(
+                    settings.agent(),
+                    gold,
+                    kind,
+                    a.seed.unwrap_or(seed.wrapping_add(i as u64)),
+                ))
+            }
             other => anyhow::bail!("agents[{i}].backend {other:?} is not a backend"),
         };
         specs.push(AgentSpec {
@@ -125,7 +155,7 @@ pub fn build(config: &Config, progress: &mut dyn FnMut(&str)) -> Result<Agents> 
                 max_tokens: a.max_tokens,
                 // Each agent samples differently but reproducibly.
                 seed: Some(a.seed.unwrap_or(seed.wrapping_add(i as u64))),
-                logprobs: a.logprobs || a.backend == "local",
+                logprobs: a.logprobs || a.backend == "local" || a.backend == "sim",
             },
         });
     }

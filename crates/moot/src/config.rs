@@ -7,7 +7,7 @@ use std::path::Path;
 
 use moot_core::answer::AnswerKind;
 use moot_core::decision::rule_names;
-use moot_core::protocol::PROTOCOLS;
+use moot_core::protocol::{build_protocol, ProtocolOptions, PROTOCOLS};
 use serde::{Deserialize, Serialize};
 
 use crate::input::InputError;
@@ -17,6 +17,9 @@ use crate::input::InputError;
 pub struct Config {
     #[serde(default)]
     pub debate: DebateSection,
+    /// Options of the chosen protocol (topology, masking, ordering, SVR-MAD, faults…).
+    #[serde(default)]
+    pub protocol: ProtocolOptions,
     #[serde(default)]
     pub security: SecuritySection,
     #[serde(default)]
@@ -42,6 +45,10 @@ pub struct DebateSection {
     pub weights: Option<[f64; 4]>,
     /// "deterministic" or "random" (seeded with `seed`).
     pub tie_break: String,
+    /// The gold answer, when known: `sim` agents need it, and the analysis-only orderings
+    /// `truth-first` / `truth-last` read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gold: Option<String>,
 }
 
 impl Default for DebateSection {
@@ -59,6 +66,7 @@ impl Default for DebateSection {
             max_concurrent_calls: 8,
             weights: None,
             tie_break: "deterministic".into(),
+            gold: None,
         }
     }
 }
@@ -108,18 +116,75 @@ pub struct AgentConfig {
     /// scripted: the replies, in order (the last repeats).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub responses: Vec<String>,
+    /// sim: the simulated agent's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim: Option<SimSettings>,
 }
 
-pub const BACKENDS: &[&str] = &["local", "openai", "cli", "scripted"];
+/// A simulated agent (DESIGN §6): see `moot_backends::sim`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimSettings {
+    /// Chance of the gold answer when answering alone.
+    pub accuracy: f64,
+    /// Wrong answers it falls for, most likely first.
+    pub distractors: Vec<String>,
+    /// Conformity: > 0 follows the peers' majority, < 0 resists it.
+    pub beta: f64,
+    /// Chance to re-derive rather than keep its previous answer.
+    pub alpha: f64,
+    /// Whether its logprobs and stated confidence track correctness.
+    pub calibrated: bool,
+    /// Chance that a judgement of a memory (MAD-M²) is right.
+    pub judge_accuracy: f64,
+    /// Chance to answer NOT SURE when judging.
+    pub unsure: f64,
+    /// Extra influence of peers shown later in a prompt (MADC's position effect).
+    pub recency: f64,
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        let d = moot_backends::sim::SimAgent::default();
+        SimSettings {
+            accuracy: d.accuracy,
+            distractors: d.distractors,
+            beta: d.beta,
+            alpha: d.alpha,
+            calibrated: d.calibrated,
+            judge_accuracy: d.judge_accuracy,
+            unsure: d.unsure,
+            recency: d.recency,
+        }
+    }
+}
+
+impl SimSettings {
+    pub fn agent(&self) -> moot_backends::sim::SimAgent {
+        moot_backends::sim::SimAgent {
+            accuracy: self.accuracy,
+            distractors: self.distractors.clone(),
+            beta: self.beta,
+            alpha: self.alpha,
+            calibrated: self.calibrated,
+            judge_accuracy: self.judge_accuracy,
+            unsure: self.unsure,
+            recency: self.recency,
+        }
+    }
+}
+
+pub const BACKENDS: &[&str] = &["local", "openai", "cli", "scripted", "sim"];
 
 /// The commented example `moot config example` prints.
 pub const EXAMPLE: &str = r#"# moot configuration (TOML; the same keys work in YAML).
 
 [debate]
-protocol = "free-mad-n"        # cot | cot-sc | som | free-mad-n | free-mad-c
+protocol = "free-mad-n"        # cot | cot-sc | som | free-mad-n | free-mad-c | mad-m2 | madc | svr-mad | sparse | group-debate | s2-mad | sid-et
 rounds = 1                     # debate rounds after round 0
 answer = "numeric"             # numeric | choice | yes-no | math | text | auto
-# decision = "free-mad"        # optional override of the protocol's rule: majority-last | free-mad | max-consistency
+# decision = "free-mad"        # optional override of the protocol's rule: majority-last | free-mad | max-consistency | svr | sid-et
+# gold = "408"                 # the known answer: sim agents and truth-first/-last orderings need it
 seed = 41
 soft_timeout_ms = 15000        # proceed once min_agents answered and this has passed
 hard_timeout_ms = 30000        # cancel whatever is still running
@@ -127,6 +192,24 @@ min_agents = 2
 max_concurrent_calls = 8
 # weights = [20, 25, 30, 20]   # FREE-MAD [initial, abandon, adopt, keep]
 # tie_break = "deterministic"  # or "random" (seeded)
+
+[protocol]                     # options of the chosen protocol; each names what reads it
+# topology = "ring"            # all-to-all | ring | k-reviewers (k = 2) | star (hub = 1) | groups (groups = 2)
+# masking = "subjective-strict" # mad-m2: subjective-strict | subjective-loose | objective
+# judging = "shared"           # mad-m2 subjective: shared | per-agent
+# keep = "lowest"              # mad-m2 objective: lowest | below-median
+# ordering = "consistency-last" # fixed | random | consistency-last | truth-first | truth-last (need debate.gold)
+# prior = "min-ll"             # svr-mad: min-ll | ppl | confidence
+# challengers = 2              # svr-mad S
+# accept_after = 2             # svr-mad C
+# threshold = -1.0             # sid-et: min token log-likelihood above which the debate is skipped
+
+# [protocol.faults]            # any protocol; seeded and recorded
+# cut_off = 0.5                # fraction of agents that receive no peer messages
+# malicious = 0.34             # fraction of agents arguing for malicious_answer
+# malicious_answer = "42"
+# drop = 0.1                   # chance that one peer message is lost
+# delay = 0.1                  # chance that one peer message arrives a round late
 
 [security]
 cli_allowed_commands = ["/usr/local/bin/my-agent"]
@@ -150,6 +233,11 @@ args = []
 id = "l1"
 backend = "local"              # the embedded model
 model = "qwen2.5-coder-0.5b"   # a known name or a .gguf path
+
+# [[agents]]
+# id = "s1"
+# backend = "sim"              # a simulated agent (needs debate.gold): for research and tests
+# sim = { accuracy = 0.6, beta = 1.0, alpha = 0.5, calibrated = true, judge_accuracy = 0.8 }
 "#;
 
 impl Config {
@@ -185,6 +273,18 @@ impl Config {
         serde_saphyr::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))
     }
 
+    /// The protocol's options, with `debate.gold` passed on when the protocol reads it.
+    pub fn protocol_options(&self) -> ProtocolOptions {
+        let mut options = self.protocol.clone();
+        let reads_gold = PROTOCOLS
+            .iter()
+            .any(|p| p.name == self.debate.protocol && p.options.contains(&"gold"));
+        if options.gold.is_none() && reads_gold {
+            options.gold = self.debate.gold.clone();
+        }
+        options
+    }
+
     /// Checks values the types cannot: names, ranges, which keys each backend uses.
     pub fn validate(&self) -> Result<(), String> {
         let d = &self.debate;
@@ -198,6 +298,21 @@ impl Config {
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
+        }
+        let options = self.protocol_options();
+        build_protocol(&d.protocol, &options).map_err(|e| format!("protocol: {e}"))?;
+        if matches!(
+            options.ordering,
+            Some(
+                moot_core::protocol::Ordering::TruthFirst
+                    | moot_core::protocol::Ordering::TruthLast
+            )
+        ) && options.gold.is_none()
+        {
+            return Err(
+                "protocol.ordering truth-first / truth-last is for analysis only and needs the gold answer (debate.gold or --gold)"
+                    .into(),
+            );
         }
         if d.answer != "auto" && d.answer.parse::<AnswerKind>().is_err() {
             return Err(format!(
@@ -322,7 +437,31 @@ impl Config {
                 "scripted" if a.responses.is_empty() => {
                     return Err(format!("{at}: backend \"scripted\" needs responses"));
                 }
+                "sim" => {
+                    if d.gold.is_none() {
+                        return Err(format!(
+                            "{at}: backend \"sim\" needs the gold answer (debate.gold or --gold)"
+                        ));
+                    }
+                    let sim = a.sim.clone().unwrap_or_default();
+                    for (key, v) in [
+                        ("accuracy", sim.accuracy),
+                        ("alpha", sim.alpha),
+                        ("judge_accuracy", sim.judge_accuracy),
+                        ("unsure", sim.unsure),
+                    ] {
+                        if !(0.0..=1.0).contains(&v) {
+                            return Err(format!("{at}.sim.{key} = {v} must be between 0 and 1"));
+                        }
+                    }
+                    unused("base_url", a.base_url.is_some())?;
+                    unused("command", a.command.is_some())?;
+                    unused("responses", !a.responses.is_empty())?;
+                }
                 _ => {}
+            }
+            if a.sim.is_some() && a.backend != "sim" {
+                return Err(format!("{at}.sim is not used by backend {:?}", a.backend));
             }
         }
         Ok(())
@@ -389,5 +528,17 @@ mod tests {
             "[[agents]]\nid = \"a\"\nbackend = \"local\"\ntemperature = 9.0\n",
             "temperature",
         );
+        bad("[protocol]\nmasking = \"objective\"\n", "masking");
+        bad(
+            "[debate]\nprotocol = \"madc\"\n[protocol]\nordering = \"truth-last\"\n[protocol.faults]\ndrop = 2.0\n",
+            "faults.drop",
+        );
+        bad("[[agents]]\nid = \"s\"\nbackend = \"sim\"\n", "gold");
+        bad(
+            "[debate]\ngold = \"1\"\n[[agents]]\nid = \"s\"\nbackend = \"sim\"\nsim = { accuracy = 2.0 }\n",
+            "agents[0].sim.accuracy",
+        );
+        let e = Config::from_toml("[protocol]\nmaskng = \"objective\"\n").unwrap_err();
+        assert!(e.contains("maskng"), "{e}");
     }
 }

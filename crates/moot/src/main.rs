@@ -102,7 +102,22 @@ fn dispatch(cli: Cli) -> Result<()> {
                     let spec = serde_json::from_value(run.spec).with_context(|| {
                         format!("run {run_id}: the stored debate spec is unreadable")
                     })?;
-                    Ok(cmd::decide::StoredRun { spec, calls })
+                    // The run's protocol, rebuilt from its stored configuration, derives what
+                    // rules read beyond the trajectory (SVR-MAD challenges, SID-ET early stops).
+                    let protocol = serde_json::from_value::<config::Config>(run.config)
+                        .ok()
+                        .and_then(|c| {
+                            moot_core::protocol::build_protocol(
+                                &run.protocol,
+                                &c.protocol_options(),
+                            )
+                            .ok()
+                        });
+                    Ok(cmd::decide::StoredRun {
+                        spec,
+                        calls,
+                        protocol,
+                    })
                 })
             })
         }

@@ -29,7 +29,7 @@ impl RunSummary<'_> {
             .map(|r| {
                 (0..t.agents())
                     .map(|a| {
-                        t.get(r, a)
+                        t.effective(r, a)
                             .and_then(Outcome::answer)
                             .map(|x| x.canonical().to_string())
                     })
@@ -46,7 +46,10 @@ impl RunSummary<'_> {
             "rule": self.result.chosen,
             "protocol": self.protocol,
             "rounds": self.rounds(),
-            "calls": self.result.records.len(),
+            "calls": self.result.records.iter().filter(|r| !r.skipped).count(),
+            "calls_skipped": self.result.records.iter().filter(|r| r.skipped).count(),
+            "calls_per_round": self.result.calls_per_round().iter().map(|(r, n)| json!({"round": r, "calls": n})).collect::<Vec<_>>(),
+            "ncomm": self.result.ncomm(),
             "tokens": {
                 "input": usage.input_tokens,
                 "output": usage.output_tokens,
@@ -102,11 +105,18 @@ impl RunSummary<'_> {
             .processed_input_tokens
             .map(|p| format!(" ({p} processed)"))
             .unwrap_or_default();
+        let made = self.result.records.iter().filter(|r| !r.skipped).count();
+        let skipped = self.result.records.len() - made;
+        let skipped = if skipped > 0 {
+            format!(" ({skipped} skipped)")
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "Tokens: {} in{processed}, {} out · {} calls · {:.1} s\n",
+            "Tokens: {} in{processed}, {} out · {made} calls{skipped} · NComm {} · {:.1} s\n",
             u.input_tokens,
             u.output_tokens,
-            self.result.records.len(),
+            self.result.ncomm(),
             self.wall.as_secs_f64()
         ));
         if let Some(t) = &self.throughput {
@@ -162,6 +172,7 @@ impl moot_engine::Observer for Progress {
             }) => a.canonical().to_string(),
             Some(Outcome::Responded { answer: None, .. }) => "no answer".into(),
             Some(Outcome::Missing { .. }) => "missing".into(),
+            Some(Outcome::Skipped { .. }) => "skipped".into(),
             None => "?".into(),
         };
         self.bar

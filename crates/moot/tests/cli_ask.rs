@@ -123,7 +123,11 @@ fn ask_show_and_decide_a_scripted_debate() {
         vec![
             ("majority-last", "408"),
             ("free-mad", "408"),
-            ("max-consistency", "408")
+            ("max-consistency", "408"),
+            // No challenges in a free-mad run: SVR-MAD's fallback vote. b's post-debate answers
+            // tie (418, 408) and its pre-debate 418 breaks it; c holds 418 after the debate.
+            ("svr", "418"),
+            ("sid-et", "408")
         ]
     );
     let maj = env.json(&["decide", "--run", &run, "--rule", "majority-last"]);

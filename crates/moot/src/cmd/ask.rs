@@ -23,9 +23,21 @@ pub struct Args {
     /// Configuration file (TOML or YAML).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Protocol (overrides the config): cot, cot-sc, som, free-mad-n, free-mad-c.
+    /// Protocol (overrides the config): cot, cot-sc, som, free-mad-n, free-mad-c, mad-m2, madc,
+    /// svr-mad, sparse, group-debate, s2-mad, sid-et.
     #[arg(long)]
     protocol: Option<String>,
+    /// A protocol option, as in the config's [protocol] table: `masking=objective`,
+    /// `topology=ring`, `faults.cut_off=0.5` (repeatable).
+    #[arg(long = "option", short = 'o', value_name = "KEY=VALUE")]
+    options_set: Vec<String>,
+    /// The gold answer, when known (sim agents and truth-first/-last orderings need it).
+    #[arg(long)]
+    gold: Option<String>,
+    /// Debate among simulated agents (default parameters) instead of the configured or embedded
+    /// ones; needs --gold.
+    #[arg(long)]
+    sim: bool,
     /// Number of agents (overrides the config).
     #[arg(long)]
     agents: Option<usize>,
@@ -60,6 +72,15 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     if let Some(a) = &args.answer {
         config.debate.answer = a.clone();
     }
+    if let Some(g) = &args.gold {
+        config.debate.gold = Some(g.clone());
+    }
+    for assignment in &args.options_set {
+        set_protocol_option(&mut config, assignment).map_err(InputError)?;
+    }
+    if args.sim {
+        config.agents = backends::sim_agents(config.agents.len().max(3));
+    }
     let requested_agents = args.agents.unwrap_or(if config.agents.is_empty() {
         3
     } else {
@@ -73,8 +94,8 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     } else {
         backends::resize(&config.agents, requested_agents)
     };
-    let protocol =
-        build_protocol(&config.debate.protocol).map_err(|e| InputError(e.to_string()))?;
+    let protocol = build_protocol(&config.debate.protocol, &config.protocol_options())
+        .map_err(|e| InputError(e.to_string()))?;
     let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
     config.agents.truncate(agents);
     config.debate.rounds = rounds;
@@ -87,7 +108,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     };
     let run_id = moot_engine::new_run_id();
     let progress = Progress::new(rounds, args.json);
-    let built = backends::build(&config, &mut |m| {
+    let built = backends::build(&config, kind, &mut |m| {
         progress.message(m);
         eprintln!("{m}");
     })?;
@@ -128,7 +149,8 @@ pub struct Execution<'a> {
 /// Runs (or resumes) a debate and prints its summary.
 pub fn execute(e: Execution<'_>) -> Result<()> {
     let d = &e.config.debate;
-    let protocol = build_protocol(&d.protocol).map_err(|err| InputError(err.to_string()))?;
+    let protocol = build_protocol(&d.protocol, &e.config.protocol_options())
+        .map_err(|err| InputError(err.to_string()))?;
     let rule: &'static str = match &d.decision {
         Some(r) => moot_core::decision::RULES
             .iter()
@@ -204,5 +226,43 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     } else {
         print!("{}", summary.text());
     }
+    Ok(())
+}
+
+/// Applies `key=value` to the configuration's [protocol] table (`faults.x` reaches its faults
+/// table). The value is read as TOML (numbers, booleans) and otherwise taken as a string.
+fn set_protocol_option(config: &mut Config, assignment: &str) -> Result<(), String> {
+    let (key, value) = assignment
+        .split_once('=')
+        .ok_or_else(|| format!("--option {assignment:?}: expected KEY=VALUE"))?;
+    let (key, value) = (key.trim(), value.trim());
+    let value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    let mut table =
+        toml::Table::try_from(&config.protocol).map_err(|e| format!("--option {key}: {e}"))?;
+    match key.split_once('.') {
+        Some(("faults", field)) => {
+            let faults = table
+                .entry("faults")
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            if let toml::Value::Table(f) = faults {
+                f.insert(field.to_string(), value);
+            }
+        }
+        Some(_) => return Err(format!("--option {key}: no such protocol option")),
+        None => {
+            table.insert(key.to_string(), value);
+        }
+    }
+    config.protocol = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            format!(
+                "--option {key}: {}",
+                e.to_string().trim().replace('\n', " ")
+            )
+        })?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use moot_core::answer::{Answer, AnswerKind, ExtractContext};
 use moot_core::debate::DebateSpec;
 use moot_core::decision::{
-    build_rule, rule_names, DecisionConfig, FreeMadWeights, TieBreak, RULES,
+    build_rule, rule_names, DecisionConfig, Evidence, FreeMadWeights, TieBreak, RULES,
 };
 use moot_core::trajectory::{Cell, Trajectory};
 use moot_store::CallRecord;
@@ -25,7 +25,7 @@ enum TieBreakArg {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Decision rule: majority-last, free-mad, max-consistency, or all.
+    /// Decision rule: majority-last, free-mad, max-consistency, svr, sid-et, or all.
     #[arg(long, default_value = "all")]
     rule: String,
     /// Trajectory JSON file, or - for stdin.
@@ -84,7 +84,7 @@ pub fn run(
             rule_names().join(", ")
         ));
     };
-    let trajectory = match (&args.trajectory, &args.run) {
+    let (trajectory, evidence) = match (&args.trajectory, &args.run) {
         (Some(path), _) => {
             let (text, source) = if path.as_os_str() == "-" {
                 (read_stdin("the trajectory")?, "stdin".to_string())
@@ -94,7 +94,9 @@ pub fn run(
                     .map_err(|e| InputError(format!("cannot read trajectory {name}: {e}")))?;
                 (text, name)
             };
-            parse_trajectory(&text, args.kind).map_err(|e| InputError(format!("{source}: {e}")))?
+            let trajectory = parse_trajectory(&text, args.kind)
+                .map_err(|e| InputError(format!("{source}: {e}")))?;
+            (trajectory, Evidence::default())
         }
         (None, Some(run_id)) => {
             let stored = load_run(run_id)?;
@@ -102,9 +104,15 @@ pub fn run(
             if let Some(kind) = args.kind {
                 spec.kind = kind;
             }
-            moot_engine::transcript_of(&spec, &stored.calls)
+            let transcript = moot_engine::transcript_of(&spec, &stored.calls);
+            let evidence = match &stored.protocol {
+                Some(p) => p.evidence(&spec, &transcript),
+                None => Evidence::from_transcript(&spec, &transcript),
+            };
+            let trajectory = transcript
                 .trajectory()
-                .ok_or_else(|| InputError("the stored run has no agents".into()))?
+                .ok_or_else(|| InputError("the stored run has no agents".into()))?;
+            (trajectory, evidence)
         }
         (None, None) => return bad_input("give --trajectory FILE or --run RUN"),
     };
@@ -112,7 +120,7 @@ pub fn run(
         .iter()
         .map(|name| {
             let rule = build_rule(name, &config).expect("name checked against the registry");
-            moot_engine::decision_json(&rule.decide(&trajectory))
+            moot_engine::decision_json(&rule.decide_with(&trajectory, &evidence))
         })
         .collect();
     let out = if args.rule == "all" {
@@ -197,4 +205,6 @@ fn type_name(v: &Value) -> &'static str {
 pub struct StoredRun {
     pub spec: DebateSpec,
     pub calls: Vec<CallRecord>,
+    /// The run's protocol, when its configuration could be read back.
+    pub protocol: Option<Box<dyn moot_core::protocol::Protocol>>,
 }

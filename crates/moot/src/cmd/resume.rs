@@ -39,7 +39,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
     let done = calls.len();
     let progress = Progress::new(spec.rounds, args.json);
-    let agents = backends::build(&config, &mut |m| {
+    let agents = backends::build(&config, spec.kind, &mut |m| {
         progress.message(m);
         eprintln!("{m}");
     })?;

@@ -61,55 +61,36 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
             .map(|f| format!(" · finished: {f}"))
             .unwrap_or_default()
     ));
+    let made = calls.iter().filter(|c| !c.skipped).count();
+    let ncomm: u64 = calls.iter().map(|c| u64::from(c.ncomm)).sum();
+    let (input, output) = calls.iter().fold((0, 0), |(i, o), c| {
+        (i + c.input_tokens, o + c.output_tokens)
+    });
+    out.push_str(&format!(
+        "- {made} model calls ({} skipped) · {input} input / {output} output tokens · NComm {ncomm} (peer messages placed in prompts)\n\n",
+        calls.len() - made
+    ));
     let rounds = calls.iter().map(|c| c.round).max().map_or(0, |r| r + 1);
     for round in 0..rounds {
-        out.push_str(&format!("## Round {round}\n\n"));
-        for c in calls.iter().filter(|c| c.round == round) {
-            let peers = if c.peers.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " · saw agents {}",
-                    c.peers
-                        .iter()
-                        .map(|p| (p + 1).to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
+        let in_round: Vec<&CallRecord> = calls.iter().filter(|c| c.round == round).collect();
+        let challenges = in_round.iter().any(|c| c.slot.starts_with("challenge:"));
+        if challenges {
+            out.push_str(&format!("## SVR-MAD iteration {round}\n\n"));
+        } else {
+            out.push_str(&format!("## Round {round}\n\n"));
+        }
+        let (judgements, others): (Vec<&CallRecord>, Vec<&CallRecord>) = in_round
+            .into_iter()
+            .partition(|c| c.slot.starts_with("judge:"));
+        for c in others {
+            call_markdown(&mut out, c);
+        }
+        if !judgements.is_empty() {
             out.push_str(&format!(
-                "### Agent {} (`{}`, {}) — answer: {}\n\n",
-                c.agent + 1,
-                c.agent_id,
-                c.backend,
-                c.answer.as_deref().unwrap_or(if c.response_text.is_some() {
-                    "(unreadable)"
-                } else {
-                    "(missing)"
-                })
+                "### MAD-M² judgements of round {round}'s responses\n\n"
             ));
-            out.push_str(&format!(
-                "{} · {} ms · {} in / {} out tokens{}{} · prompt `{}` ({})\n\n",
-                c.mode,
-                c.latency_ms,
-                c.input_tokens,
-                c.output_tokens,
-                c.processed_input_tokens
-                    .map(|p| format!(" ({p} processed)"))
-                    .unwrap_or_default(),
-                peers,
-                c.template,
-                c.template_hash
-            ));
-            match (&c.response_text, &c.error) {
-                (Some(text), _) => {
-                    for line in text.trim().lines() {
-                        out.push_str(&format!("> {line}\n"));
-                    }
-                    out.push('\n');
-                }
-                (None, Some(e)) => out.push_str(&format!("_No response: {e}_\n\n")),
-                (None, None) => out.push_str("_No response._\n\n"),
+            for c in judgements {
+                call_markdown(&mut out, c);
             }
         }
     }
@@ -134,4 +115,193 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
         }
     }
     out
+}
+
+fn agents_list(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_u64()).map(|x| x + 1).collect())
+        .unwrap_or_default()
+}
+
+fn join(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// One call: heading, cost line, what the protocol did to its prompt, the response.
+fn call_markdown(out: &mut String, c: &CallRecord) {
+    let answer = c.answer.as_deref().unwrap_or(if c.response_text.is_some() {
+        "(unreadable)"
+    } else if c.skipped {
+        "(kept)"
+    } else {
+        "(missing)"
+    });
+    let (kind, peer) = c
+        .slot
+        .split_once(':')
+        .map_or((c.slot.as_str(), None), |(k, p)| (k, p.parse::<u32>().ok()));
+    let heading = match (kind, peer) {
+        ("judge", Some(author)) => {
+            let label = c
+                .response_text
+                .as_deref()
+                .and_then(moot_core::protocol::parse_label)
+                .map_or("no readable label".to_string(), |l| {
+                    format!("{l:?}").to_uppercase()
+                });
+            format!(
+                "#### Agent {} judges agent {}'s response — {label}",
+                c.agent + 1,
+                author + 1
+            )
+        }
+        ("challenge", Some(challenger)) => format!(
+            "### Agent {} (`{}`) challenged by agent {} — answer: {answer}",
+            c.agent + 1,
+            c.agent_id,
+            challenger + 1
+        ),
+        _ => format!(
+            "### Agent {} (`{}`, {}) — answer: {answer}",
+            c.agent + 1,
+            c.agent_id,
+            c.backend
+        ),
+    };
+    out.push_str(&format!("{heading}\n\n"));
+    if c.skipped {
+        out.push_str(&format!(
+            "_Not asked: {}_\n\n",
+            c.error.as_deref().unwrap_or("skipped by the protocol")
+        ));
+        return;
+    }
+    let peers = if c.peers.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " · saw agents {}",
+            c.peers
+                .iter()
+                .map(|p| (p + 1).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    out.push_str(&format!(
+        "{} · {} ms · {} in / {} out tokens{} · NComm {}{} · prompt `{}` ({})\n\n",
+        c.mode,
+        c.latency_ms,
+        c.input_tokens,
+        c.output_tokens,
+        c.processed_input_tokens
+            .map(|p| format!(" ({p} processed)"))
+            .unwrap_or_default(),
+        c.ncomm,
+        peers,
+        c.template,
+        c.template_hash
+    ));
+    for line in notes_lines(&c.notes) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    if c.notes.as_object().is_some_and(|o| o.len() > 1) {
+        out.push('\n');
+    }
+    match (&c.response_text, &c.error) {
+        (Some(text), _) => {
+            for line in text.trim().lines() {
+                out.push_str(&format!("> {line}\n"));
+            }
+            out.push('\n');
+        }
+        (None, Some(e)) => out.push_str(&format!("_No response: {e}_\n\n")),
+        (None, None) => out.push_str("_No response._\n\n"),
+    }
+}
+
+/// The protocol's notes on a call, one readable line each.
+pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(answer) = notes["malicious"].as_str() {
+        lines.push(format!("malicious: instructed to argue for {answer}"));
+    }
+    if let Some(order) = notes["ordering"].as_object() {
+        let policy = order.get("policy").and_then(|p| p.as_str()).unwrap_or("?");
+        let agents = agents_list(order.get("order").unwrap_or(&serde_json::Value::Null));
+        let consistency = order
+            .get("consistency")
+            .and_then(|c| c.as_array())
+            .map(|c| {
+                format!(
+                    "; consistency {}",
+                    c.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .unwrap_or_default();
+        lines.push(format!(
+            "ordering {policy}: speaking order {} (last = most influential){consistency}",
+            join(&agents)
+        ));
+    }
+    if let Some(masks) = notes["masks"].as_array() {
+        let parts: Vec<String> = masks
+            .iter()
+            .map(|m| {
+                format!(
+                    "agent {} {} ({})",
+                    m["author"].as_u64().unwrap_or(0) + 1,
+                    if m["kept"].as_bool().unwrap_or(false) {
+                        "kept"
+                    } else {
+                        "masked"
+                    },
+                    m["why"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        lines.push(format!("memories: {}", parts.join("; ")));
+    }
+    if let Some(faults) = notes["faults"].as_array() {
+        for f in faults {
+            let peer = f["peer"].as_u64().unwrap_or(0) + 1;
+            let what = match f["fate"].as_str() {
+                Some("cut-off") => format!("cut off: agent {peer}'s message not received"),
+                Some("dropped") => format!("agent {peer}'s message dropped"),
+                Some("delayed") => format!(
+                    "agent {peer}'s message delayed (its round-{} response shown)",
+                    f["from_round"].as_u64().unwrap_or(0)
+                ),
+                other => format!("agent {peer}: {}", other.unwrap_or("?")),
+            };
+            lines.push(format!("fault: {what}"));
+        }
+    }
+    let answers_only = agents_list(&notes["answers_only"]);
+    if !answers_only.is_empty() {
+        lines.push(format!(
+            "other groups (final answers only): agents {}",
+            join(&answers_only)
+        ));
+    }
+    let pruned = agents_list(&notes["pruned"]);
+    if !pruned.is_empty() {
+        lines.push(format!(
+            "not shown (same answer, s2-mad): agents {}",
+            join(&pruned)
+        ));
+    }
+    if let Some(ch) = notes["challenge"].as_object() {
+        lines.push(format!(
+            "challenge: receiver score {:.3} · budget left {}",
+            ch.get("receiver_score")
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0),
+            ch.get("budget_left").and_then(|v| v.as_u64()).unwrap_or(0)
+        ));
+    }
+    lines
 }
