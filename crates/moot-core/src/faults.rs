@@ -28,7 +28,11 @@ pub struct Faults {
     #[serde(default)]
     pub malicious: f64,
     /// The wrong answer malicious agents argue for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "answer_text"
+    )]
     pub malicious_answer: Option<String>,
     /// Probability that one peer message is lost.
     #[serde(default)]
@@ -131,6 +135,24 @@ impl Faults {
             from_round: round.saturating_sub(1),
         }
     }
+}
+
+/// An answer written in configuration, as text or as a bare number (`408` or `"408"`).
+pub fn answer_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Text {
+        S(String),
+        I(i64),
+        F(f64),
+        B(bool),
+    }
+    Ok(Option::<Text>::deserialize(d)?.map(|t| match t {
+        Text::S(s) => s,
+        Text::I(i) => i.to_string(),
+        Text::F(f) => f.to_string(),
+        Text::B(b) => b.to_string(),
+    }))
 }
 
 /// `round(fraction · agents)` agents drawn without replacement from the seed, in agent order.

@@ -47,7 +47,10 @@ pub struct DebateSection {
     pub tie_break: String,
     /// The gold answer, when known: `sim` agents need it, and the analysis-only orderings
     /// `truth-first` / `truth-last` read it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "moot_core::faults::answer_text"
+    )]
     pub gold: Option<String>,
 }
 
@@ -537,6 +540,15 @@ mod tests {
         bad(
             "[debate]\ngold = \"1\"\n[[agents]]\nid = \"s\"\nbackend = \"sim\"\nsim = { accuracy = 2.0 }\n",
             "agents[0].sim.accuracy",
+        );
+        let numeric = Config::from_toml(
+            "[debate]\ngold = 408\n[protocol.faults]\nmalicious = 0.3\nmalicious_answer = 7\n",
+        )
+        .unwrap();
+        assert_eq!(numeric.debate.gold.as_deref(), Some("408"));
+        assert_eq!(
+            numeric.protocol.faults.malicious_answer.as_deref(),
+            Some("7")
         );
         let e = Config::from_toml("[protocol]\nmaskng = \"objective\"\n").unwrap_err();
         assert!(e.contains("maskng"), "{e}");

@@ -107,7 +107,11 @@ pub struct ProtocolOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering: Option<Ordering>,
     /// The gold answer, for analysis-only orderings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::faults::answer_text"
+    )]
     pub gold: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prior: Option<Prior>,

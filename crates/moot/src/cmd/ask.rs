@@ -202,7 +202,12 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         debate.run(rule, &decision_config, &e.progress).await
     });
     e.progress.finish();
-    let result = result?;
+    // A configuration the engine refuses (a protocol that needs logprobs on a backend without
+    // them, a topology that does not fit the agents) is bad input, not a failure.
+    let result = result.map_err(|err| match err {
+        moot_engine::EngineError::Config(m) => anyhow::Error::new(InputError(m)),
+        other => other.into(),
+    })?;
     let wall = started.elapsed();
     let throughput = e.agents.local.first().map(|m| {
         let s = m.stats();
