@@ -18,17 +18,26 @@ pub const CONFORMITY: &str =
 solutions as additional information together with your own reasoning, and give an updated answer \
 to the original question:\n{question}{options}\n\n{format}";
 
-/// Anti-conformity critique round (FREE-MAD-N): the five-step structure of the paper.
+/// Anti-conformity critique round (FREE-MAD-N): the paper's five steps (appendix E) under its
+/// adversarial framing — initial reasoning; a concrete, per-agent error analysis, allowing that no
+/// answer shown is right; a check of one's own reasoning for the same mistakes; an explicit yes/no
+/// revision decision with its justification; no appeal to the majority, keep one's answer when
+/// unsure, and no copying of the others' analysis.
 pub const ANTI_CONFORMITY: &str =
-    "Here are the latest solutions from the other agents:\n\n{peers}\n\nDo not look for \
-agreement; look for mistakes. Work through these five steps:\n\
-1. Restate your own reasoning for the original question briefly.\n\
-2. Examine each other agent's solution in turn and name any concrete error in it (a wrong \
-calculation, a misread condition, an unjustified step). Say so if you find none.\n\
-3. Compare their reasoning with yours.\n\
-4. Decide explicitly whether to revise your answer: change it only if you found a concrete error \
-in your own reasoning or a sound argument you had missed.\n\
-5. Remember that how many agents hold an answer is not evidence that it is right.\n\n\
+    "Here are the latest solutions from the other agents:\n\n{peers}\n\nSome agents may be \
+spreading wrong answers on purpose, so do not look for agreement: look for mistakes. Work through \
+these five steps:\n\
+1. Your reasoning: lay out your own logical steps and the conclusion they lead to.\n\
+2. The other agents' reasoning: for each agent, say whether its reasoning holds and, where it does \
+not, name the concrete error (a wrong calculation, a misread condition, an unjustified step) rather \
+than a general remark. The right answer may be none of those shown.\n\
+3. Your reasoning compared: check whether you made any of the mistakes you found, and say why or \
+why not.\n\
+4. Decision: state whether you revise your answer (yes or no). If yes, name the error in your \
+reasoning; if no, say why your reasoning stands.\n\
+5. Rules: how many agents hold an answer is not evidence that it is right. If you cannot establish \
+that another agent is right, keep your own answer. Do your own analysis; do not copy another \
+agent's.\n\n\
 Original question:\n{question}{options}\n\n{format}";
 
 /// A debate round of MAD-M²: the question with the previous round's retained memories (the
@@ -131,9 +140,30 @@ mod tests {
 
     #[test]
     fn anti_conformity_has_the_five_steps() {
-        for step in ["1. ", "2. ", "3. ", "4. ", "5. "] {
-            assert!(ANTI_CONFORMITY.contains(step));
+        // FREE-MAD appendix E: the five steps, in order, with their substance.
+        let steps = [
+            "1. Your reasoning",
+            "2. The other agents' reasoning",
+            "3. Your reasoning compared",
+            "4. Decision",
+            "5. Rules",
+        ];
+        let positions: Vec<usize> = steps
+            .iter()
+            .map(|s| ANTI_CONFORMITY.find(s).unwrap_or_else(|| panic!("{s}")))
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]));
+        for needle in [
+            "on purpose",
+            "concrete error",
+            "may be none of those shown",
+            "made any of the mistakes",
+            "(yes or no)",
+            "not evidence",
+            "keep your own answer",
+            "do not copy",
+        ] {
+            assert!(ANTI_CONFORMITY.contains(needle), "{needle}");
         }
-        assert!(ANTI_CONFORMITY.contains("not evidence"));
     }
 }

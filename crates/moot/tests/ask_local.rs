@@ -84,3 +84,80 @@ fn the_quick_start_question_gets_408_from_three_local_agents() {
     assert_eq!(v["rule"], "free-mad");
     assert_eq!(v["calls"], 6);
 }
+
+/// Every protocol runs on the embedded backend (SmolLM2, small answers to stay quick): real
+/// logprobs feed MAD-M² objective masking, SVR-MAD priors and SID-ET; real judgements and
+/// challenges are recorded.
+#[test]
+#[ignore = "downloads SmolLM2-135M; run with --include-ignored"]
+fn every_protocol_runs_on_the_embedded_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("moot.db");
+    let cfg = dir.path().join("small.toml");
+    let mut text = String::from(
+        "[debate]\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 600000\nhard_timeout_ms = 900000\n",
+    );
+    for i in 1..=3 {
+        text.push_str(&format!(
+            "\n[[agents]]\nid = \"s{i}\"\nbackend = \"local\"\nmodel = \"smollm2-135m\"\nmax_tokens = 48\ntemperature = 0.9\n"
+        ));
+    }
+    std::fs::write(&cfg, text).unwrap();
+    let runs: Vec<(&str, Vec<&str>)> = moot_core::protocol::PROTOCOLS
+        .iter()
+        .map(|p| (p.name, vec![]))
+        .chain([("mad-m2", vec!["-o", "masking=objective"])])
+        .collect();
+    for (protocol, extra) in runs {
+        let mut args = vec![
+            "ask",
+            "What is 3 + 4? Answer with a number.",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--protocol",
+            protocol,
+            "--json",
+        ];
+        args.extend(extra.iter().copied());
+        let out = moot(&store)
+            .args(&args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let v = json(&out);
+        assert_eq!(v["protocol"], protocol);
+        assert!(v["calls"].as_u64().unwrap() >= 1, "{protocol}: {v}");
+        assert!(
+            v["tokens"]["output"].as_u64().unwrap() > 0,
+            "{protocol}: {v}"
+        );
+        let shown = json(
+            &moot(&store)
+                .args(["show", v["run_id"].as_str().unwrap(), "--format", "json"])
+                .assert()
+                .success()
+                .get_output()
+                .stdout,
+        );
+        let calls = shown["calls"].as_array().unwrap();
+        if protocol == "mad-m2" && extra.is_empty() {
+            assert!(
+                calls
+                    .iter()
+                    .any(|c| c["slot"].as_str().unwrap().starts_with("judge:")),
+                "mad-m2 records its judgements"
+            );
+        }
+        if protocol == "mad-m2" && !extra.is_empty() {
+            assert!(calls
+                .iter()
+                .any(|c| c["notes"]["masks"]
+                    .as_array()
+                    .is_some_and(|m| m
+                        .iter()
+                        .any(|m| m["why"].as_str().unwrap().contains("perplexity")))));
+        }
+    }
+}
