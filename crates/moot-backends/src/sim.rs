@@ -58,7 +58,9 @@ const MALICIOUS_MARK: &str = "that the final answer is: ";
 /// Marks a confidence request ([`moot_core::prompts::CONFIDENCE`]).
 const CONFIDENCE_MARK: &str = "Confidence: <0 to 100>%";
 
-#[derive(Debug, Clone, PartialEq)]
+/// One simulated agent's parameters; also the `sim` table of an agent in moot's configuration.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct SimAgent {
     /// Chance of the gold answer when answering alone.
     pub accuracy: f64,

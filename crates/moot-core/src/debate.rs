@@ -32,6 +32,29 @@ pub struct DebateSpec {
 }
 
 impl DebateSpec {
+    /// A spec with `agents` agents named `a0`, `a1`, … and no personas or options.
+    pub fn with_agents(
+        question: impl Into<String>,
+        kind: AnswerKind,
+        agents: usize,
+        rounds: usize,
+        seed: u64,
+    ) -> DebateSpec {
+        DebateSpec {
+            question: question.into(),
+            kind,
+            options: vec![],
+            agents: (0..agents)
+                .map(|i| AgentSpec {
+                    id: format!("a{i}"),
+                    persona: None,
+                })
+                .collect(),
+            rounds,
+            seed,
+        }
+    }
+
     pub fn extract_context(&self) -> ExtractContext<'_> {
         ExtractContext {
             options: &self.options,

@@ -3,7 +3,7 @@
 
 use moot_core::answer::AnswerKind;
 use moot_core::chat::{LogprobSummary, Role};
-use moot_core::debate::{AgentSpec, CallKey, DebateSpec, Outcome, Slot, Transcript};
+use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use moot_core::faults::{Delivery, Faults};
 use moot_core::protocol::{
     build_protocol, Masking, Ordering, PlannedCall, Prior, Protocol, ProtocolOptions, Step,
@@ -12,19 +12,7 @@ use moot_core::protocol::{
 use proptest::prelude::*;
 
 fn spec(agents: usize, rounds: usize) -> DebateSpec {
-    DebateSpec {
-        question: "What is 17 * 24?".into(),
-        kind: AnswerKind::Numeric,
-        options: vec![],
-        agents: (0..agents)
-            .map(|i| AgentSpec {
-                id: format!("a{i}"),
-                persona: None,
-            })
-            .collect(),
-        rounds,
-        seed: 7,
-    }
+    DebateSpec::with_agents("What is 17 * 24?", AnswerKind::Numeric, agents, rounds, 7)
 }
 
 fn protocol(name: &str, options: ProtocolOptions) -> Box<dyn Protocol> {
@@ -325,6 +313,104 @@ fn mad_m2_subjective_judges_each_memory_once_then_masks() {
         .map(|m| m.author)
         .collect();
     assert_eq!(kept, vec![0, 2], "loose keeps NOT SURE");
+}
+
+#[test]
+fn mad_m2_per_agent_judging_asks_every_reader() {
+    let s = spec(3, 1);
+    let t = round0(&s, &["408", "400", "401"]);
+    let p = protocol(
+        "mad-m2",
+        ProtocolOptions {
+            judging: Some(moot_core::protocol::Judging::PerAgent),
+            ..ProtocolOptions::default()
+        },
+    );
+    let (_, judges) = step(&*p, &s, &t);
+    assert_eq!(
+        judges.len(),
+        9,
+        "each of 3 agents judges 3 memories, its own included"
+    );
+    for reader in 0..3 {
+        let mut authors: Vec<usize> = judges
+            .iter()
+            .filter(|j| j.agent == reader)
+            .map(|j| match j.slot {
+                Slot::Judge(a) => a,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        authors.sort();
+        assert_eq!(authors, vec![0, 1, 2]);
+    }
+    let own = judges
+        .iter()
+        .filter(|j| j.slot == Slot::Judge(j.agent))
+        .count();
+    assert_eq!(own, 3);
+    assert!(judges
+        .iter()
+        .all(|j| j.notes.ncomm == usize::from(j.slot != Slot::Judge(j.agent))));
+}
+
+#[test]
+fn delayed_messages_arrive_a_round_late() {
+    let s = spec(3, 2);
+    let mut t = round0(&s, &["1", "2", "3"]);
+    let p = protocol(
+        "som",
+        ProtocolOptions {
+            faults: Faults {
+                delay: 1.0,
+                ..Faults::default()
+            },
+            ..ProtocolOptions::default()
+        },
+    );
+    let (_, calls) = step(&*p, &s, &t);
+    // Round 1: nothing older than round 0 exists, so every delayed message is lost.
+    assert!(calls.iter().all(|c| c.peers.is_empty()));
+    for a in 0..3 {
+        say(
+            &s,
+            &mut t,
+            CallKey::answer(1, a),
+            &format!("Round one.\nFinal answer: {}", a + 10),
+            None,
+        );
+    }
+    let (_, calls) = step(&*p, &s, &t);
+    let c = call(&calls, 0);
+    assert_eq!(c.peers, vec![1, 2]);
+    assert!(c
+        .notes
+        .faults
+        .iter()
+        .all(|f| f.delivery == Delivery::Delayed { from_round: 0 }));
+    assert!(last_user(c).contains("[Agent 2's solution]\nI computed it.\nFinal answer: 2"));
+    assert!(!last_user(c).contains("Final answer: 11"));
+}
+
+#[test]
+fn madc_records_the_order_even_when_fixed() {
+    let s = spec(3, 1);
+    let t = round0(&s, &["1", "2", "2"]);
+    let fixed = protocol(
+        "madc",
+        ProtocolOptions {
+            ordering: Some(Ordering::Fixed),
+            ..ProtocolOptions::default()
+        },
+    );
+    let (_, calls) = step(&*fixed, &s, &t);
+    assert!(calls.iter().all(|c| c
+        .notes
+        .ordering
+        .as_ref()
+        .is_some_and(|o| o.order == vec![0, 1, 2])));
+    let (_, calls) = step(&*protocol("som", ProtocolOptions::default()), &s, &t);
+    assert!(calls.iter().all(|c| c.notes.ordering.is_none()));
 }
 
 #[test]

@@ -10,26 +10,14 @@ use moot_backends::scripted::{Scripted, ScriptedModel};
 use moot_backends::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel};
 use moot_core::answer::AnswerKind;
 use moot_core::chat::SamplingParams;
-use moot_core::debate::{AgentSpec, DebateSpec, Outcome};
+use moot_core::debate::{DebateSpec, Outcome};
 use moot_core::decision::DecisionConfig;
 use moot_core::protocol::build_protocol;
 use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
 use moot_store::{MemoryStore, RunStatus, SqliteStore, Store};
 
 fn spec(agents: usize, rounds: usize) -> DebateSpec {
-    DebateSpec {
-        question: "What is 17 * 24?".into(),
-        kind: AnswerKind::Numeric,
-        options: vec![],
-        agents: (0..agents)
-            .map(|i| AgentSpec {
-                id: format!("a{i}"),
-                persona: None,
-            })
-            .collect(),
-        rounds,
-        seed: 7,
-    }
+    DebateSpec::with_agents("What is 17 * 24?", AnswerKind::Numeric, agents, rounds, 7)
 }
 
 fn agent(model: Arc<dyn LanguageModel>) -> EngineAgent {

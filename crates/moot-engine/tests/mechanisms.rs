@@ -15,7 +15,7 @@ use moot_backends::sim::{SimAgent, SimModel};
 use moot_backends::LanguageModel;
 use moot_core::answer::AnswerKind;
 use moot_core::chat::SamplingParams;
-use moot_core::debate::{AgentSpec, DebateSpec};
+use moot_core::debate::DebateSpec;
 use moot_core::decision::{Action, DecisionConfig};
 use moot_core::faults::Faults;
 use moot_core::protocol::{build_protocol, Masking, Ordering, ProtocolOptions};
@@ -26,19 +26,13 @@ use moot_store::{CallRecord, MemoryStore};
 const GOLD: &str = "408";
 
 fn spec(agents: usize, rounds: usize, seed: u64) -> DebateSpec {
-    DebateSpec {
-        question: "What is 17 * 24?".into(),
-        kind: AnswerKind::Numeric,
-        options: vec![],
-        agents: (0..agents)
-            .map(|i| AgentSpec {
-                id: format!("a{i}"),
-                persona: None,
-            })
-            .collect(),
+    DebateSpec::with_agents(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        agents,
         rounds,
         seed,
-    }
+    )
 }
 
 /// Sim answers at once: the deadlines never matter, and every agent is waited for.

@@ -133,9 +133,8 @@ pub fn build(
                     .gold
                     .clone()
                     .with_context(|| format!("agents[{i}]: a sim agent needs debate.gold"))?;
-                let settings = a.sim.clone().unwrap_or_default();
                 Arc::new(SimModel::new(
-                    settings.agent(),
+                    a.sim.clone().unwrap_or_default(),
                     gold,
                     kind,
                     a.seed.unwrap_or(seed.wrapping_add(i as u64)),

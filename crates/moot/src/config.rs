@@ -119,62 +119,9 @@ pub struct AgentConfig {
     /// scripted: the replies, in order (the last repeats).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub responses: Vec<String>,
-    /// sim: the simulated agent's parameters.
+    /// sim: the simulated agent's parameters (see `moot_backends::sim::SimAgent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim: Option<SimSettings>,
-}
-
-/// A simulated agent (DESIGN §6): see `moot_backends::sim`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SimSettings {
-    /// Chance of the gold answer when answering alone.
-    pub accuracy: f64,
-    /// Wrong answers it falls for, most likely first.
-    pub distractors: Vec<String>,
-    /// Conformity: > 0 follows the peers' majority, < 0 resists it.
-    pub beta: f64,
-    /// Chance to re-derive rather than keep its previous answer.
-    pub alpha: f64,
-    /// Whether its logprobs and stated confidence track correctness.
-    pub calibrated: bool,
-    /// Chance that a judgement of a memory (MAD-M²) is right.
-    pub judge_accuracy: f64,
-    /// Chance to answer NOT SURE when judging.
-    pub unsure: f64,
-    /// Extra influence of peers shown later in a prompt (MADC's position effect).
-    pub recency: f64,
-}
-
-impl Default for SimSettings {
-    fn default() -> Self {
-        let d = moot_backends::sim::SimAgent::default();
-        SimSettings {
-            accuracy: d.accuracy,
-            distractors: d.distractors,
-            beta: d.beta,
-            alpha: d.alpha,
-            calibrated: d.calibrated,
-            judge_accuracy: d.judge_accuracy,
-            unsure: d.unsure,
-            recency: d.recency,
-        }
-    }
-}
-
-impl SimSettings {
-    pub fn agent(&self) -> moot_backends::sim::SimAgent {
-        moot_backends::sim::SimAgent {
-            accuracy: self.accuracy,
-            distractors: self.distractors.clone(),
-            beta: self.beta,
-            alpha: self.alpha,
-            calibrated: self.calibrated,
-            judge_accuracy: self.judge_accuracy,
-            unsure: self.unsure,
-            recency: self.recency,
-        }
-    }
+    pub sim: Option<moot_backends::sim::SimAgent>,
 }
 
 pub const BACKENDS: &[&str] = &["local", "openai", "cli", "scripted", "sim"];

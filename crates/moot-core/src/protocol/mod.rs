@@ -115,6 +115,18 @@ pub struct CallNotes {
     pub skipped: Option<String>,
 }
 
+impl CallNotes {
+    /// Notes for a call of `agent`, with the malicious fault's target when it applies.
+    pub(crate) fn for_agent(spec: &DebateSpec, faults: &Faults, agent: usize) -> CallNotes {
+        CallNotes {
+            malicious: faults
+                .malicious_target(agent, spec.agents.len(), spec.seed)
+                .map(str::to_string),
+            ..CallNotes::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultNote {
     pub peer: usize,
@@ -388,34 +400,17 @@ pub(crate) fn initial_call(
         peers: vec![],
         template: "initial",
         template_hash: crate::prompts::template_hash(crate::prompts::INITIAL),
-        notes: CallNotes {
-            malicious: faults
-                .malicious_target(agent, spec.agents.len(), spec.seed)
-                .map(str::to_string),
-            ..CallNotes::default()
-        },
+        notes: CallNotes::for_agent(spec, faults, agent),
     }
 }
 
 #[cfg(test)]
 pub(crate) mod test_support {
     use crate::answer::AnswerKind;
-    use crate::debate::{AgentSpec, DebateSpec, Outcome, Transcript};
+    use crate::debate::{DebateSpec, Outcome, Transcript};
 
     pub fn spec(agents: usize, rounds: usize) -> DebateSpec {
-        DebateSpec {
-            question: "What is 17 * 24?".into(),
-            kind: AnswerKind::Numeric,
-            options: vec![],
-            agents: (0..agents)
-                .map(|i| AgentSpec {
-                    id: format!("a{i}"),
-                    persona: None,
-                })
-                .collect(),
-            rounds,
-            seed: 1,
-        }
+        DebateSpec::with_agents("What is 17 * 24?", AnswerKind::Numeric, agents, rounds, 1)
     }
 
     pub fn respond(spec: &DebateSpec, t: &mut Transcript, round: usize, agent: usize, text: &str) {

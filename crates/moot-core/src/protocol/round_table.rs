@@ -153,13 +153,7 @@ impl RoundTable {
         agent: usize,
     ) -> Result<(Vec<Gathered>, CallNotes), String> {
         let n = t.agents();
-        let mut notes = CallNotes {
-            malicious: self
-                .faults
-                .malicious_target(agent, n, spec.seed)
-                .map(str::to_string),
-            ..CallNotes::default()
-        };
+        let mut notes = CallNotes::for_agent(spec, &self.faults, agent);
         let own = Self::response(t, round - 1, agent);
         let own_answer = own.and_then(|(_, a)| a);
         let groups = self
@@ -245,7 +239,9 @@ impl RoundTable {
         let (order, consistency) =
             speaking_order(self.ordering, spec, t, round, self.gold.as_deref());
         items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
-        if self.ordering != Ordering::Fixed {
+        // MADC records its order every round, whatever the policy; other protocols only when an
+        // ordering was asked for.
+        if self.ordering != Ordering::Fixed || self.name == "madc" {
             notes.ordering = Some(super::OrderNote {
                 policy: self.ordering,
                 order,

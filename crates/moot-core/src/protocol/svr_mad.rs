@@ -232,17 +232,13 @@ impl SvrMad {
         let receiver = it.receiver;
         let n = t.agents();
         let mut notes = CallNotes {
-            malicious: self
-                .faults
-                .malicious_target(receiver, n, spec.seed)
-                .map(str::to_string),
             challenge: Some(ChallengeNote {
                 receiver,
                 challenger,
                 receiver_score: it.receiver_score,
                 budget_left: it.budget_left,
             }),
-            ..CallNotes::default()
+            ..CallNotes::for_agent(spec, &self.faults, receiver)
         };
         let delivery = self
             .faults
