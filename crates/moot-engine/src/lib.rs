@@ -240,11 +240,7 @@ impl<'a> Debate<'a> {
                         calls.into_iter().partition(|c| c.skipped().is_some());
                     for call in skipped {
                         self.record(&call, None, None, Duration::ZERO).await?;
-                        observer.call_finished(
-                            round,
-                            call.agent,
-                            self.transcript.get_call(&call.key()),
-                        );
+                        observer.call_finished(call.key(), self.transcript.get_call(&call.key()));
                     }
                     if !asked.is_empty() {
                         self.run_round(round, asked, observer).await?;
@@ -361,7 +357,7 @@ impl<'a> Debate<'a> {
                     if ok {
                         responded += 1;
                     }
-                    observer.call_finished(round, call.agent, self.transcript.get_call(&key));
+                    observer.call_finished(key, self.transcript.get_call(&key));
                 }
                 _ = &mut soft, if !soft_passed => soft_passed = true,
                 _ = &mut hard => {
@@ -387,7 +383,7 @@ impl<'a> Debate<'a> {
         for (key, call) in std::mem::take(&mut waiting) {
             self.record(&call, None, Some(reason.clone()), elapsed)
                 .await?;
-            observer.call_finished(round, call.agent, self.transcript.get_call(&key));
+            observer.call_finished(key, self.transcript.get_call(&key));
         }
         Ok(())
     }

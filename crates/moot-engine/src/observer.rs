@@ -1,10 +1,10 @@
 //! Observers: progress displays and live views hear about rounds and calls as they happen.
 
-use moot_core::debate::{Outcome, Transcript};
+use moot_core::debate::{CallKey, Outcome, Transcript};
 
 pub trait Observer: Send + Sync {
     fn round_started(&self, _round: usize, _calls: usize) {}
-    fn call_finished(&self, _round: usize, _agent: usize, _outcome: Option<&Outcome>) {}
+    fn call_finished(&self, _call: CallKey, _outcome: Option<&Outcome>) {}
     fn round_finished(&self, _round: usize, _transcript: &Transcript) {}
 }
 

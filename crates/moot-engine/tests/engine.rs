@@ -515,3 +515,70 @@ async fn a_simulated_population_debates_through_the_real_pipeline() {
     // Three agents at 60% each: debates decided over the trajectory beat one agent alone (36 of 60).
     assert!(right > 36, "{right} of 60 debates right");
 }
+
+/// A MAD-M² debate interrupted after its judgements resumes with the debate round alone: the
+/// stored judgements are folded back and no judgement is asked again.
+#[tokio::test]
+async fn resume_keeps_recorded_judgements() {
+    let store = memory();
+    let s = spec(3, 1);
+    let replies = |answer: &str| {
+        vec![
+            Scripted::reply(format!("Final answer: {answer}")),
+            Scripted::reply("<label>YES</label>"),
+            Scripted::reply(format!("Final answer: {answer}")),
+        ]
+    };
+    let first: Vec<Arc<ScriptedModel>> = ["408", "408", "400"]
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Arc::new(ScriptedModel::new(format!("m{i}"), replies(a))))
+        .collect();
+    let result = run_new(
+        &store,
+        "m2",
+        s.clone(),
+        "mad-m2",
+        "majority-last",
+        first.iter().map(|m| agent(m.clone())).collect(),
+        EngineConfig::default(),
+    )
+    .await;
+    let records = result.records.clone();
+    let judgements = records
+        .iter()
+        .filter(|r| r.slot.starts_with("judge:"))
+        .count();
+    assert_eq!(judgements, 3);
+    // Keep round 0 and the judgements; forget the debate round, as a crash would.
+    let kept: Vec<_> = records.into_iter().filter(|r| r.round == 0).collect();
+    assert_eq!(kept.len(), 6);
+    let second: Vec<Arc<ScriptedModel>> = (0..3)
+        .map(|i| {
+            Arc::new(ScriptedModel::new(
+                format!("n{i}"),
+                [Scripted::reply("Final answer: 408")],
+            ))
+        })
+        .collect();
+    let mut debate = Debate::new(
+        "m2".into(),
+        s,
+        build_protocol("mad-m2", &Default::default()).unwrap(),
+        second.iter().map(|m| agent(m.clone())).collect(),
+        EngineConfig::default(),
+        &store,
+    )
+    .unwrap();
+    debate.restore(kept);
+    let resumed = debate
+        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    for m in &second {
+        let asked = m.requests();
+        assert_eq!(asked.len(), 1, "one debate-round answer each, no judgement");
+        assert!(!asked[0].messages[1].content.contains("Judge whether"));
+    }
+    assert_eq!(resumed.records.len(), 9);
+}

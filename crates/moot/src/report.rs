@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use moot_core::debate::Outcome;
+use moot_core::debate::{CallKey, Outcome, Slot};
 use moot_engine::DebateResult;
 use serde_json::json;
 
@@ -165,17 +165,37 @@ impl moot_engine::Observer for Progress {
         ));
     }
 
-    fn call_finished(&self, round: usize, agent: usize, outcome: Option<&Outcome>) {
-        let what = match outcome {
-            Some(Outcome::Responded {
-                answer: Some(a), ..
-            }) => a.canonical().to_string(),
-            Some(Outcome::Responded { answer: None, .. }) => "no answer".into(),
-            Some(Outcome::Missing { .. }) => "missing".into(),
-            Some(Outcome::Skipped { .. }) => "skipped".into(),
-            None => "?".into(),
+    fn call_finished(&self, call: CallKey, outcome: Option<&Outcome>) {
+        let what = match (call.slot, outcome) {
+            (Slot::Judge(_), Some(o)) => o
+                .text()
+                .and_then(moot_core::protocol::parse_label)
+                .map_or("no readable label".to_string(), |l| {
+                    format!("{l:?}").to_uppercase()
+                }),
+            (
+                _,
+                Some(Outcome::Responded {
+                    answer: Some(a), ..
+                }),
+            ) => a.canonical().to_string(),
+            (_, Some(Outcome::Responded { answer: None, .. })) => "no answer".into(),
+            (_, Some(Outcome::Missing { .. })) => "missing".into(),
+            (_, Some(Outcome::Skipped { .. })) => "skipped".into(),
+            (_, None) => "?".into(),
+        };
+        let who = match call.slot {
+            Slot::Answer => format!("agent {}", call.agent + 1),
+            Slot::Judge(author) => {
+                format!("agent {} judges agent {}", call.agent + 1, author + 1)
+            }
+            Slot::Challenge(challenger) => format!(
+                "agent {} challenged by agent {}",
+                call.agent + 1,
+                challenger + 1
+            ),
         };
         self.bar
-            .println(format!("  round {round} · agent {}: {what}", agent + 1));
+            .println(format!("  round {} · {who}: {what}", call.round));
     }
 }
