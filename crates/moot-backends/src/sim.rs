@@ -185,10 +185,14 @@ fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
 }
 
 impl SimModel {
+    /// A simulated agent; `gold` is read under `kind` (so `"$18"` is the numeric 18).
     pub fn new(agent: SimAgent, gold: impl Into<String>, kind: AnswerKind, seed: u64) -> SimModel {
+        let gold = gold.into();
+        let gold = Answer::parse(kind, &gold, &ExtractContext::default())
+            .map_or(gold, |a| a.canonical().to_string());
         SimModel {
             agent,
-            gold: gold.into(),
+            gold,
             kind,
             seed,
         }
@@ -199,13 +203,45 @@ impl SimModel {
             .map(|a| a.canonical().to_string())
     }
 
+    /// The wrong answer of an agent configured without distractors: one that reads as a
+    /// different answer of the same kind (the next number, option letter or the other of yes/no).
+    fn default_distractor(&self) -> String {
+        let number = self.gold.parse::<f64>().ok().filter(|x| x.is_finite());
+        match (self.kind, number) {
+            (AnswerKind::Choice, _) => {
+                let letter = self.gold.chars().next().unwrap_or('A').to_ascii_uppercase();
+                if letter == 'A' {
+                    "B".into()
+                } else {
+                    "A".into()
+                }
+            }
+            (AnswerKind::YesNo, _) => {
+                if self.gold == "yes" {
+                    "no".into()
+                } else {
+                    "yes".into()
+                }
+            }
+            (_, Some(x)) => {
+                let wrong = x + 1.0;
+                if wrong.fract() == 0.0 && wrong.abs() < 1e15 {
+                    format!("{}", wrong as i64)
+                } else {
+                    format!("{wrong}")
+                }
+            }
+            _ => format!("not {}", self.gold),
+        }
+    }
+
     /// The answer distribution before conformity: gold with `accuracy`, distractors share the rest.
     fn independent(&self) -> Vec<(String, f64)> {
         let mut dist = vec![(self.gold.clone(), self.agent.accuracy)];
         let wrong = 1.0 - self.agent.accuracy;
         let n = self.agent.distractors.len();
         if n == 0 {
-            dist.push((format!("{}-wrong", self.gold), wrong));
+            dist.push((self.default_distractor(), wrong));
         } else {
             let weights: Vec<f64> = (0..n).map(|i| 0.5f64.powi(i as i32)).collect();
             let total: f64 = weights.iter().sum();
@@ -430,6 +466,42 @@ impl LanguageModel for SimModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn default_wrong_answers_read_as_wrong_under_their_kind() {
+        let wrong = |gold: &str, kind: AnswerKind| {
+            let m = SimModel::new(
+                SimAgent {
+                    accuracy: 0.0,
+                    ..SimAgent::default()
+                },
+                gold,
+                kind,
+                1,
+            );
+            let answer = m.choose(&CompletionRequest::new(vec![
+                moot_core::chat::ChatMessage::user("q"),
+            ]));
+            let read = Answer::extract(
+                kind,
+                &format!("Final answer: {answer}"),
+                &ExtractContext::default(),
+            )
+            .map(|a| a.canonical().to_string());
+            assert_ne!(
+                read.as_deref(),
+                Some(m.gold.as_str()),
+                "{kind:?} {gold}: {answer}"
+            );
+            answer
+        };
+        assert_eq!(wrong("408", AnswerKind::Numeric), "409");
+        assert_eq!(wrong("$18", AnswerKind::Numeric), "19");
+        assert_eq!(wrong("A", AnswerKind::Choice), "B");
+        assert_eq!(wrong("C", AnswerKind::Choice), "A");
+        assert_eq!(wrong("yes", AnswerKind::YesNo), "no");
+        assert_eq!(wrong("Paris", AnswerKind::Text), "not paris");
+    }
     use moot_core::chat::ChatMessage;
     use moot_core::prompts;
     use moot_core::protocol::{parse_confidence, parse_label, JudgeLabel};

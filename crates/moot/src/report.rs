@@ -63,17 +63,26 @@ impl RunSummary<'_> {
         let mut out = String::new();
         let answer = self.answer().unwrap_or_else(|| "(no answer)".into());
         out.push_str(&format!("Answer: {answer}\n"));
+        let challenges = self
+            .result
+            .transcript
+            .extra_calls()
+            .filter(|(k, _)| matches!(k.slot, Slot::Challenge(_)))
+            .count();
+        let shape = if challenges > 0 {
+            format!("{challenges} challenges")
+        } else {
+            let rounds = self.result.transcript.rounds().saturating_sub(1);
+            format!(
+                "{rounds} debate round{}",
+                if rounds == 1 { "" } else { "s" }
+            )
+        };
         out.push_str(&format!(
-            "  chosen by {} ({}, {} agents, {} debate round{})\n",
+            "  chosen by {} ({}, {} agents, {shape})\n",
             self.result.chosen,
             self.protocol,
             self.agent_ids.len(),
-            self.result.transcript.rounds().saturating_sub(1),
-            if self.result.transcript.rounds() == 2 {
-                ""
-            } else {
-                "s"
-            }
         ));
         for (r, answers) in self.rounds().iter().enumerate() {
             let cells: Vec<String> = answers
@@ -159,10 +168,14 @@ impl Progress {
 
 impl moot_engine::Observer for Progress {
     fn round_started(&self, round: usize, calls: usize) {
-        self.bar.set_message(format!(
-            "round {round}/{} · {calls} calls running",
-            self.rounds
-        ));
+        // SVR-MAD's iterations come after its only grid round; they have no fixed count.
+        let of = if round <= self.rounds {
+            format!("round {round}/{}", self.rounds)
+        } else {
+            format!("step {round}")
+        };
+        self.bar
+            .set_message(format!("{of} · {calls} calls running"));
     }
 
     fn call_finished(&self, call: CallKey, outcome: Option<&Outcome>) {

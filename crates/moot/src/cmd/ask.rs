@@ -79,7 +79,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         set_protocol_option(&mut config, assignment).map_err(InputError)?;
     }
     if args.sim {
-        config.agents = backends::sim_agents(config.agents.len().max(3));
+        config.agents = backends::sim_agents(args.agents.unwrap_or(3));
     }
     let requested_agents = args.agents.unwrap_or(if config.agents.is_empty() {
         3
