@@ -95,8 +95,11 @@ pub fn build(
                             .iter()
                             .filter(|b| b.backend == "local" && b.model == a.model)
                             .count();
+                        // One sequence per agent keeps its KV cache across rounds; two more serve
+                        // calls outside any agent's conversation (MAD-M² judgements) without
+                        // evicting an agent's cache.
                         let options = LocalOptions {
-                            max_sequences: (sharing as u32).clamp(1, 16),
+                            max_sequences: (sharing as u32 + 2).clamp(1, 16),
                             ..LocalOptions::default()
                         };
                         let m = Arc::new(
