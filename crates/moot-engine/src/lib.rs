@@ -296,10 +296,11 @@ impl<'a> Debate<'a> {
         let (mut responded, quorum) = if answers {
             let agents_in_round = self.transcript.agents();
             let already = (0..agents_in_round)
+                // An agent the protocol let skip the round has settled its answer too.
                 .filter(|&a| {
                     matches!(
                         self.transcript.get(round, a),
-                        Some(Outcome::Responded { .. })
+                        Some(Outcome::Responded { .. } | Outcome::Skipped { .. })
                     )
                 })
                 .count();
