@@ -520,25 +520,31 @@ fn sid_et_skips_the_debate_only_above_the_threshold() {
     assert_eq!(strict.evidence(&s, &t).early_stop, None);
 }
 
-#[test]
-fn svr_mad_challenges_the_likeliest_agent_and_accepts_a_survivor() {
-    // Agent 2 holds 408 alone but has the best prior; agents 0, 1 hold 400.
-    let s = spec(3, 0);
-    let p = protocol("svr-mad", ProtocolOptions::default());
-    assert_eq!(p.shape(3, 4), (3, 0));
+/// Round 0 of three agents: 400, 400 and 408, the lone 408 with the best min log-likelihood.
+fn minority_with_the_best_prior(s: &DebateSpec) -> Transcript {
     let mut t = Transcript::new(3, 0);
     for (a, (x, min)) in [("400", -3.0), ("400", -2.5), ("408", -0.3)]
         .iter()
         .enumerate()
     {
         say(
-            &s,
+            s,
             &mut t,
             CallKey::answer(0, a),
             &format!("Final answer: {x}"),
             Some(logprobs(*min, -0.2)),
         );
     }
+    t
+}
+
+#[test]
+fn svr_mad_challenges_the_likeliest_agent_and_accepts_a_survivor() {
+    // Agent 2 holds 408 alone but has the best prior; agents 0, 1 hold 400.
+    let s = spec(3, 0);
+    let p = protocol("svr-mad", ProtocolOptions::default());
+    assert_eq!(p.shape(3, 4), (3, 0));
+    let mut t = minority_with_the_best_prior(&s);
     let (round, calls) = step(&*p, &s, &t);
     assert_eq!(round, 1, "iteration 1");
     let keys: Vec<CallKey> = calls.iter().map(PlannedCall::key).collect();
@@ -597,19 +603,7 @@ fn svr_mad_moves_on_when_the_receiver_yields_and_skips_unanimous_questions() {
     let p = protocol("svr-mad", ProtocolOptions::default());
     let unanimous = round0(&s, &["408", "408", "408"]);
     assert_eq!(p.next(&s, &unanimous), Step::Done);
-    let mut t = Transcript::new(3, 0);
-    for (a, (x, min)) in [("400", -3.0), ("400", -2.5), ("408", -0.3)]
-        .iter()
-        .enumerate()
-    {
-        say(
-            &s,
-            &mut t,
-            CallKey::answer(0, a),
-            &format!("Final answer: {x}"),
-            Some(logprobs(*min, -0.2)),
-        );
-    }
+    let mut t = minority_with_the_best_prior(&s);
     let (_, calls) = step(&*p, &s, &t);
     say(
         &s,

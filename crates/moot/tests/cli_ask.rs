@@ -5,50 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
 
-struct Env {
-    dir: tempfile::TempDir,
-}
-
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn store(&self) -> PathBuf {
-        self.dir.path().join("moot.db")
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    fn moot(&self) -> Command {
-        let mut c = Command::cargo_bin("moot").unwrap();
-        c.env("MOOT_STORE", self.store())
-            .env_remove("MOOT_MODEL_DIR");
-        c
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self
-            .moot()
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
-    }
-}
+use common::Env;
 
 const SCRIPTED: &str = r#"
 [debate]

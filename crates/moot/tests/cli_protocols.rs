@@ -1,73 +1,51 @@
 //! `moot ask --protocol P` for every protocol on simulated agents, driven through the binary,
 //! and `moot show` making masks, orderings, challenges, skips and faults visible.
 
-use assert_cmd::Command;
 use moot_core::protocol::PROTOCOLS;
 use serde_json::Value;
 
-struct Env {
-    dir: tempfile::TempDir,
+mod common;
+
+use common::Env;
+
+/// `moot ask` on default simulated agents (gold 408), two rounds, JSON out.
+fn ask(env: &Env, protocol: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "ask",
+        "What is 17 * 24?",
+        "--protocol",
+        protocol,
+        "--sim",
+        "--gold",
+        "408",
+        "--answer",
+        "numeric",
+        "--rounds",
+        "2",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    env.json(&args)
 }
 
-impl Env {
-    fn new() -> Env {
-        Env {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn moot(&self) -> Command {
-        let mut c = Command::cargo_bin("moot").unwrap();
-        c.env("MOOT_STORE", self.dir.path().join("moot.db"));
-        c
-    }
-
-    fn ask(&self, protocol: &str, extra: &[&str]) -> Value {
-        let mut args = vec![
-            "ask",
-            "What is 17 * 24?",
-            "--protocol",
-            protocol,
-            "--sim",
-            "--gold",
-            "408",
-            "--answer",
-            "numeric",
-            "--rounds",
-            "2",
-            "--json",
-        ];
-        args.extend_from_slice(extra);
-        let out = self
-            .moot()
-            .args(&args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out)
-            .unwrap_or_else(|e| panic!("{protocol}: {e}: {}", String::from_utf8_lossy(&out)))
-    }
-
-    fn show(&self, run: &Value) -> String {
-        let out = self
-            .moot()
-            .args(["show", run["run_id"].as_str().unwrap()])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        String::from_utf8(out).unwrap()
-    }
+/// `moot show RUN` as Markdown.
+fn show(env: &Env, run: &Value) -> String {
+    let out = env
+        .moot()
+        .args(["show", run["run_id"].as_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
 }
 
 #[test]
 fn every_protocol_runs_on_simulated_agents() {
     let env = Env::new();
     for p in PROTOCOLS {
-        let v = env.ask(p.name, &["--agents", "4"]);
+        let v = ask(&env, p.name, &["--agents", "4"]);
         assert_eq!(v["protocol"], p.name);
         assert!(v["calls"].as_u64().unwrap() >= 1, "{}: {v}", p.name);
         assert!(v["answer"].is_string(), "{}: no answer: {v}", p.name);
@@ -137,8 +115,8 @@ fn show_makes_each_mechanism_visible() {
         ),
     ];
     for (protocol, extra, needles) in cases {
-        let v = env.ask(protocol, extra);
-        let md = env.show(&v);
+        let v = ask(&env, protocol, extra);
+        let md = show(&env, &v);
         for needle in *needles {
             assert!(
                 md.contains(needle),
@@ -191,7 +169,7 @@ fn svr_mad_challenges_are_shown() {
         "the surviving minority is accepted: {v}"
     );
     assert_eq!(v["ncomm"], 2, "one iteration of S = 2 challenges");
-    let md = env.show(&v);
+    let md = show(&env, &v);
     for needle in [
         "SVR-MAD iteration 1",
         "challenged by agent",
@@ -236,7 +214,7 @@ fn s2_mad_and_sid_et_skips_are_shown() {
         assert_eq!(v["answer"], "408");
         assert_eq!(v["calls"], 2, "{protocol}: only round 0 asked");
         assert_eq!(v["calls_skipped"], 2);
-        let md = env.show(&v);
+        let md = show(&env, &v);
         assert!(md.contains("_Not asked: ") && md.contains(reason), "{md}");
     }
 }

@@ -1,4 +1,8 @@
-//! The `choice` kind: option letters A–J, or an option's text when the options are known.
+//! The `choice` kind: option letters, or an option's text when the options are known.
+//!
+//! Without the options, letters A–J are read (MMLU-Pro's ten options). With them, any letter of
+//! an option is (BBH's geometric_shapes has eleven, reasoning_about_colored_objects eighteen), and
+//! no letter beyond the last option.
 
 use std::sync::LazyLock;
 
@@ -8,29 +12,34 @@ use super::Answer;
 
 /// A letter at the start of an answer span: `B`, `(B)`, `B)`, `[B]`, `option B`, `b.`.
 static LEADING_LETTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[\s:=\-|*]*(?:(?i:option|choice|letter)\s*)?([\(\[])?([A-Ja-j])([\)\]])?([^A-Za-z0-9]|$)")
+    Regex::new(r"^[\s:=\-|*]*(?:(?i:option|choice|letter)\s*)?([\(\[])?([A-Za-z])([\)\]])?([^A-Za-z0-9]|$)")
         .expect("valid regex")
 });
 static PAREN_LETTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\(([A-J])\)").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"\(([A-Z])\)").expect("valid regex"));
 static NAMED_LETTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i:option|choice)\s+\(?([A-J])\b").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"(?i:option|choice)\s+\(?([A-Z])\b").expect("valid regex"));
 static BOLD_LETTER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\*\*\(?([A-J])\)?[.:)]?\*\*").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"\*\*\(?([A-Z])\)?[.:)]?\*\*").expect("valid regex"));
 /// A line that is just a letter with optional markup: `B`, `(B)`, `B) Paris`, `**B.**`.
 static LETTER_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[\s*#>]*\(?([A-J])(?:[\).:]|\**\s*$)").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"^[\s*#>]*\(?([A-Z])(?:[\).:]|\**\s*$)").expect("valid regex"));
+
+/// Letters read when the options are not known: A–J.
+const LETTERS_WITHOUT_OPTIONS: usize = 10;
 
 fn index_of(letter: char, options: &[String]) -> Option<u8> {
     let upper = letter.to_ascii_uppercase();
-    if !('A'..='J').contains(&upper) {
+    if !upper.is_ascii_uppercase() {
         return None;
     }
     let index = upper as u8 - b'A';
-    if !options.is_empty() && usize::from(index) >= options.len() {
-        return None;
-    }
-    Some(index)
+    let letters = if options.is_empty() {
+        LETTERS_WITHOUT_OPTIONS
+    } else {
+        options.len().min(26)
+    };
+    (usize::from(index) < letters).then_some(index)
 }
 
 fn clean(span: &str) -> String {
@@ -171,6 +180,33 @@ mod tests {
         ["Paris", "London", "Berlin", "New York City"]
             .map(String::from)
             .to_vec()
+    }
+
+    #[test]
+    fn letters_beyond_j_need_that_many_options() {
+        let eighteen: Vec<String> = (0..18).map(|i| format!("colour {i}")).collect();
+        let none: &[String] = &[];
+        assert_eq!(
+            from_span(" (K)", &eighteen).map(|a| a.canonical),
+            Some("K".into())
+        );
+        assert_eq!(
+            from_span(" Q", &eighteen).map(|a| a.canonical),
+            Some("Q".into())
+        );
+        assert_eq!(
+            from_span(" (R)", &eighteen).map(|a| a.canonical),
+            Some("R".into())
+        );
+        assert_eq!(from_span(" (S)", &eighteen), None, "no 19th option");
+        assert_eq!(from_span(" (K)", none), None, "A–J without options");
+        assert_eq!(
+            parse_exact("(K)", &eighteen).map(|a| a.canonical),
+            Some("K".into())
+        );
+        assert_eq!(parse_exact("K", none), None);
+        let four = opts();
+        assert_eq!(from_span(" (E)", &four), None);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use span::{candidate_spans, solution_section, Span, SpanSource};
 pub enum AnswerKind {
     /// The final number; equal within relative 1e-6.
     Numeric,
-    /// An option letter A–J (or the option's text when the options are known).
+    /// An option letter: A–J, or any option's letter when the options are known (or the option's text).
     Choice,
     /// yes / no (true / false).
     YesNo,

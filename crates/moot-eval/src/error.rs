@@ -1,0 +1,177 @@
+//! Load errors: each names the file, the place in it and the field at fault.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use moot_core::AnswerKind;
+
+use crate::spec::SpecError;
+use crate::DATA_DIR_VAR;
+
+/// Where in a dataset file something is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    /// The file as a whole (its header, its top-level structure).
+    File,
+    /// A line of a JSONL file, counted from 1 (blank lines included).
+    Line(usize),
+    /// A data row of a CSV file counted from 1 (a header row is not counted), and the line of the
+    /// file it starts on (a quoted cell may span lines).
+    Row { row: usize, line: u64 },
+    /// An entry of a JSON document's list, counted from 0 like the item ids (`examples[120]`).
+    Entry { list: &'static str, index: usize },
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::File => Ok(()),
+            Location::Line(n) => write!(f, "line {n}"),
+            Location::Row { row, line } => write!(f, "row {row} (line {line})"),
+            Location::Entry { list, index } => write!(f, "{list}[{index}]"),
+        }
+    }
+}
+
+/// A file (named relative to the data directory for the built-in datasets) and a place in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: String,
+    pub location: Location,
+}
+
+impl Place {
+    pub(crate) fn new(file: &str, location: Location) -> Place {
+        Place {
+            file: file.to_string(),
+            location,
+        }
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.location {
+            Location::File => f.write_str(&self.file),
+            loc => write!(f, "{} {loc}", self.file),
+        }
+    }
+}
+
+/// Why a dataset could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    /// The data directory itself is missing.
+    #[error(
+        "data directory {} does not exist; set {DATA_DIR_VAR} to the folder that holds gsm8k/, \
+         mmlu/, bbh/, … (without it, ../shared/data from the current directory is used)",
+        .path.display()
+    )]
+    MissingDataDir { path: PathBuf },
+    /// A dataset file is missing from an existing data directory (or a generic file is missing).
+    #[error("dataset file {file} not found (looked at {})", .path.display())]
+    MissingFile { file: String, path: PathBuf },
+    #[error("cannot read {file} ({}): {source}", .path.display())]
+    Io {
+        file: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file or a record is not what its format requires (bad JSON, wrong column count, …).
+    #[error("{place}: {message}")]
+    Malformed { place: Place, message: String },
+    #[error("{place}: missing field `{field}`")]
+    MissingField { place: Place, field: String },
+    /// A field is present but unusable: `gsm8k/test.jsonl line 17: no `#### N` in field `answer``.
+    #[error("{place}: {problem} in field `{field}`")]
+    BadField {
+        place: Place,
+        field: String,
+        problem: String,
+    },
+    /// The gold answer, once reduced, does not parse under the item's answer kind.
+    #[error("{place}: gold answer {gold:?} from field `{field}` does not parse as {kind}")]
+    Gold {
+        place: Place,
+        field: String,
+        gold: String,
+        kind: AnswerKind,
+    },
+    /// Two records of a generic file map to the same id.
+    #[error("{place}: duplicate id {id:?} (first at {first})")]
+    DuplicateId {
+        place: Place,
+        id: String,
+        first: Location,
+    },
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
+impl DatasetError {
+    pub(crate) fn malformed(file: &str, location: Location, message: impl Into<String>) -> Self {
+        DatasetError::Malformed {
+            place: Place::new(file, location),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn missing_field(file: &str, location: Location, field: &str) -> Self {
+        DatasetError::MissingField {
+            place: Place::new(file, location),
+            field: field.to_string(),
+        }
+    }
+
+    pub(crate) fn bad_field(
+        file: &str,
+        location: Location,
+        field: &str,
+        problem: impl Into<String>,
+    ) -> Self {
+        DatasetError::BadField {
+            place: Place::new(file, location),
+            field: field.to_string(),
+            problem: problem.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_file_place_and_field() {
+        let e = DatasetError::bad_field(
+            "gsm8k/test.jsonl",
+            Location::Line(17),
+            "answer",
+            "no `#### N`",
+        );
+        assert_eq!(
+            e.to_string(),
+            "gsm8k/test.jsonl line 17: no `#### N` in field `answer`"
+        );
+        let e = DatasetError::missing_field(
+            "bbh/navigate.json",
+            Location::Entry {
+                list: "examples",
+                index: 3,
+            },
+            "target",
+        );
+        assert_eq!(
+            e.to_string(),
+            "bbh/navigate.json examples[3]: missing field `target`"
+        );
+        let e = DatasetError::malformed("x.csv", Location::File, "empty file");
+        assert_eq!(e.to_string(), "x.csv: empty file");
+        let e = DatasetError::MissingDataDir {
+            path: PathBuf::from("/nowhere"),
+        };
+        assert!(e.to_string().contains("/nowhere"));
+        assert!(e.to_string().contains("MOOT_DATA_DIR"));
+    }
+}

@@ -1,0 +1,357 @@
+//! Reading files into records, and fields out of records, with errors that say where.
+
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{DatasetError, Location, Place};
+use crate::Item;
+
+/// A JSONL line's location and object.
+pub(crate) type JsonRow = (Location, Map<String, Value>);
+
+/// A file to read: its name in messages and its path on disk.
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl Source {
+    /// A file of the data directory, named by its path relative to it (`gsm8k/test.jsonl`).
+    pub fn in_data_dir(data_dir: &Path, relative: &str) -> Source {
+        Source {
+            name: relative.to_string(),
+            path: data_dir.join(relative),
+        }
+    }
+
+    pub fn at(path: &Path) -> Source {
+        Source {
+            name: path.display().to_string(),
+            path: path.to_path_buf(),
+        }
+    }
+
+    pub fn read(&self) -> Result<String, DatasetError> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => Ok(text
+                .strip_prefix('\u{feff}')
+                .map(str::to_string)
+                .unwrap_or(text)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(DatasetError::MissingFile {
+                file: self.name.clone(),
+                path: self.path.clone(),
+            }),
+            Err(e) if e.kind() == ErrorKind::InvalidData => Err(DatasetError::malformed(
+                &self.name,
+                Location::File,
+                "not valid UTF-8 text",
+            )),
+            Err(source) => Err(DatasetError::Io {
+                file: self.name.clone(),
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// The non-blank lines of a JSONL file as JSON objects, with their line numbers.
+    pub fn jsonl(&self) -> Result<Vec<JsonRow>, DatasetError> {
+        let text = self.read()?;
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let loc = Location::Line(i + 1);
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(obj)) => rows.push((loc, obj)),
+                Ok(other) => {
+                    return Err(DatasetError::malformed(
+                        &self.name,
+                        loc,
+                        format!("expected a JSON object, found {}", describe(&other)),
+                    ))
+                }
+                Err(e) => {
+                    return Err(DatasetError::malformed(
+                        &self.name,
+                        loc,
+                        format!("invalid JSON: {e}"),
+                    ))
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// A whole JSON document.
+    pub fn json(&self) -> Result<Value, DatasetError> {
+        let text = self.read()?;
+        serde_json::from_str(&text).map_err(|e| {
+            DatasetError::malformed(&self.name, Location::File, format!("invalid JSON: {e}"))
+        })
+    }
+
+    /// The records of a CSV file: the header (when `has_header`) and each data row with its
+    /// location. Rows may have any number of cells; callers check the count they need.
+    pub fn csv(&self, has_header: bool) -> Result<CsvTable, DatasetError> {
+        let text = self.read()?;
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let mut header = None;
+        let mut rows = Vec::new();
+        for (i, record) in reader.records().enumerate() {
+            let record = record.map_err(|e| {
+                let loc = match e.position() {
+                    Some(p) => Location::Row {
+                        row: (p.record() as usize + usize::from(!has_header)).max(1),
+                        line: p.line(),
+                    },
+                    None => Location::File,
+                };
+                DatasetError::malformed(&self.name, loc, format!("invalid CSV: {e}"))
+            })?;
+            let cells: Vec<String> = record.iter().map(str::to_string).collect();
+            if has_header && i == 0 {
+                header = Some(cells);
+                continue;
+            }
+            let line = record.position().map_or(0, |p| p.line());
+            let row = rows.len() + 1;
+            rows.push((Location::Row { row, line }, cells));
+        }
+        if has_header && header.is_none() {
+            return Err(DatasetError::malformed(
+                &self.name,
+                Location::File,
+                "empty file: no header row",
+            ));
+        }
+        Ok(CsvTable {
+            header: header.unwrap_or_default(),
+            rows,
+        })
+    }
+}
+
+pub(crate) struct CsvTable {
+    pub header: Vec<String>,
+    pub rows: Vec<(Location, Vec<String>)>,
+}
+
+impl CsvTable {
+    /// Column positions by header name (the first column of a repeated name wins).
+    pub fn columns(&self) -> HashMap<String, usize> {
+        let mut map = HashMap::new();
+        for (i, name) in self.header.iter().enumerate() {
+            map.entry(name.trim().to_string()).or_insert(i);
+        }
+        map
+    }
+}
+
+/// A short description of a JSON value's type, for messages.
+pub(crate) fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A JSON value as answer or question text: strings as they are, numbers in their JSON form,
+/// booleans as `yes` / `no`.
+pub(crate) fn value_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "yes" } else { "no" }.to_string()),
+        _ => None,
+    }
+}
+
+/// One record's fields, by name, wherever the record came from.
+pub(crate) trait Record {
+    fn file(&self) -> &str;
+    fn location(&self) -> Location;
+
+    /// The field as text; `None` when the record has no such field.
+    fn text_opt(&self, field: &str) -> Result<Option<String>, DatasetError>;
+
+    /// The field as a list of texts.
+    fn list(&self, field: &str) -> Result<Vec<String>, DatasetError>;
+
+    /// The field as text; a missing field is an error.
+    fn text(&self, field: &str) -> Result<String, DatasetError> {
+        self.text_opt(field)?
+            .ok_or_else(|| DatasetError::missing_field(self.file(), self.location(), field))
+    }
+
+    fn bad(&self, field: &str, problem: impl Into<String>) -> DatasetError {
+        DatasetError::bad_field(self.file(), self.location(), field, problem)
+    }
+}
+
+/// A JSON object read from a JSONL line or a JSON document's list.
+pub(crate) struct JsonRecord<'a> {
+    pub file: &'a str,
+    pub location: Location,
+    pub obj: &'a Map<String, Value>,
+}
+
+impl JsonRecord<'_> {
+    pub fn get(&self, field: &str) -> Option<&Value> {
+        self.obj.get(field).filter(|v| !v.is_null())
+    }
+}
+
+impl Record for JsonRecord<'_> {
+    fn file(&self) -> &str {
+        self.file
+    }
+
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    fn text_opt(&self, field: &str) -> Result<Option<String>, DatasetError> {
+        match self.get(field) {
+            None => Ok(None),
+            Some(v) => value_text(v)
+                .map(Some)
+                .ok_or_else(|| self.bad(field, format!("expected text, found {}", describe(v)))),
+        }
+    }
+
+    fn list(&self, field: &str) -> Result<Vec<String>, DatasetError> {
+        let v = self
+            .get(field)
+            .ok_or_else(|| DatasetError::missing_field(self.file, self.location, field))?;
+        json_list(v).ok_or_else(|| {
+            self.bad(
+                field,
+                format!("expected a list of texts, found {}", describe(v)),
+            )
+        })
+    }
+}
+
+fn json_list(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|o| match o {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A CSV row read through its header.
+pub(crate) struct CsvRecord<'a> {
+    pub file: &'a str,
+    pub location: Location,
+    pub columns: &'a HashMap<String, usize>,
+    pub cells: &'a [String],
+}
+
+impl Record for CsvRecord<'_> {
+    fn file(&self) -> &str {
+        self.file
+    }
+
+    fn location(&self) -> Location {
+        self.location
+    }
+
+    /// A column missing from the header is an error (caught once, before the rows); a row too
+    /// short to reach the column reads as a missing field.
+    fn text_opt(&self, field: &str) -> Result<Option<String>, DatasetError> {
+        Ok(self
+            .columns
+            .get(field)
+            .and_then(|&i| self.cells.get(i))
+            .cloned())
+    }
+
+    fn list(&self, field: &str) -> Result<Vec<String>, DatasetError> {
+        let cell = self.text(field)?;
+        let v: Value = serde_json::from_str(&cell)
+            .map_err(|_| self.bad(field, "expected a JSON list of option texts"))?;
+        json_list(&v).ok_or_else(|| self.bad(field, "expected a JSON list of option texts"))
+    }
+}
+
+/// Collects one file's items: checks each has a question and a gold answer that parses under
+/// its kind, and that ids are unique.
+pub(crate) struct Collector {
+    file: String,
+    pub items: Vec<Item>,
+    seen: HashMap<String, Location>,
+}
+
+/// The field names an item was read from, for messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fields<'a> {
+    pub question: &'a str,
+    pub answer: &'a str,
+}
+
+impl Collector {
+    pub fn new(file: &str) -> Collector {
+        Collector {
+            file: file.to_string(),
+            items: Vec::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// The index the next item gets in this file.
+    pub fn next_index(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn push(
+        &mut self,
+        location: Location,
+        fields: Fields<'_>,
+        item: Item,
+    ) -> Result<(), DatasetError> {
+        let place = || Place::new(&self.file, location);
+        if item.question.trim().is_empty() {
+            return Err(DatasetError::bad_field(
+                &self.file,
+                location,
+                fields.question,
+                "empty question",
+            ));
+        }
+        if item.gold_answer().is_none() {
+            return Err(DatasetError::Gold {
+                place: place(),
+                field: fields.answer.to_string(),
+                gold: item.gold.clone(),
+                kind: item.kind,
+            });
+        }
+        if let Some(&first) = self.seen.get(&item.id) {
+            return Err(DatasetError::DuplicateId {
+                place: place(),
+                id: item.id.clone(),
+                first,
+            });
+        }
+        self.seen.insert(item.id.clone(), location);
+        self.items.push(item);
+        Ok(())
+    }
+}

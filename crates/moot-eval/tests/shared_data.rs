@@ -1,0 +1,175 @@
+//! Every dataset of the real data folder: item counts against the data README's table, every gold
+//! parses, ids are unique, BBH option blocks split losslessly.
+//!
+//! The folder is `MOOT_DATA_DIR`, else `shared/data` beside the checkout
+//! (`CARGO_MANIFEST_DIR/../../../shared/data`). Machines without it skip this test with a line
+//! on stderr saying so.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use moot_eval::{load, AnswerKind, DatasetSpec, BBH_TASKS, DATA_DIR_VAR, MMLU_SUBJECTS};
+
+/// The data folder, or `None` (after saying why) when it is not there.
+fn data_dir(test: &str) -> Option<PathBuf> {
+    let dir = match std::env::var_os(DATA_DIR_VAR) {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data"),
+    };
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        // Written to stderr directly, past the test harness's capture, so it shows in the log.
+        let _ = writeln!(
+            std::io::stderr(),
+            "shared_data::{test}: SKIPPED: data directory {} does not exist (set {DATA_DIR_VAR} to the \
+             benchmark data folder to run this test)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Counts from shared/data/README.md.
+const EXPECTED: [(&str, usize); 15] = [
+    ("gsm8k", 1319),
+    ("math500", 500),
+    ("math", 5000),
+    ("aime2024", 30),
+    ("aime2025", 30),
+    ("mmlu", 14042),
+    ("mmlu-pro", 12032),
+    ("mmlu-pro:logical_fallacies", 73),
+    ("bbh", 6511),
+    ("strategyqa", 229),
+    ("strategyqa:train", 2061),
+    ("strategyqa:bigbench", 2290),
+    ("gsm-ranges:original", 100),
+    ("gsm-ranges:level4", 5000),
+    ("gsm-ranges:level6", 5000),
+];
+
+#[test]
+fn every_dataset_loads_with_the_documented_counts_and_parsable_golds() {
+    let Some(dir) = data_dir("every_dataset") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    let mut wrong_counts = Vec::new();
+    let mut seen = HashSet::new();
+    let mut report = Vec::new();
+    for (name, expected) in EXPECTED {
+        let spec: DatasetSpec = name.parse().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let d = load(&spec, &dir).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if d.items.len() != expected {
+            wrong_counts.push(format!(
+                "{name}: {} items, README says {expected}",
+                d.items.len()
+            ));
+        }
+        let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+        for item in &d.items {
+            *kinds.entry(item.kind.to_string()).or_default() += 1;
+            if item.gold_answer().is_none() {
+                failures.push(format!(
+                    "{name} {}: gold {:?} ({})",
+                    item.id, item.gold, item.kind
+                ));
+            }
+            assert!(seen.insert(item.id.clone()), "duplicate id {}", item.id);
+        }
+        report.push(format!("{name}: {} items {kinds:?}", d.items.len()));
+    }
+    println!("{}", report.join("\n"));
+    assert!(
+        wrong_counts.is_empty(),
+        "counts differ:\n{}",
+        wrong_counts.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} golds do not parse:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn parts_add_up_to_wholes() {
+    let Some(dir) = data_dir("parts_add_up_to_wholes") else {
+        return;
+    };
+    let whole = |name: &str| load(&name.parse().expect("spec"), &dir).expect("load");
+    let mmlu = whole("mmlu");
+    let mut n = 0;
+    for s in MMLU_SUBJECTS {
+        let part = whole(&format!("mmlu:{s}"));
+        assert_eq!(part.items[..], mmlu.items[n..n + part.items.len()], "{s}");
+        n += part.items.len();
+    }
+    assert_eq!(n, mmlu.items.len());
+    let bbh = whole("bbh");
+    let mut n = 0;
+    for t in BBH_TASKS {
+        let part = whole(&format!("bbh:{t}"));
+        assert_eq!(part.items[..], bbh.items[n..n + part.items.len()], "{t}");
+        n += part.items.len();
+    }
+    assert_eq!(n, bbh.items.len());
+    assert_eq!(whole("mmlu:logical_fallacies").items.len(), 163);
+}
+
+/// BBH choice items rebuild their input exactly; yes-no and text items keep it whole; the only
+/// non-letter choice targets are the three known rows.
+#[test]
+fn bbh_items_keep_their_inputs() {
+    let Some(dir) = data_dir("bbh_items_keep_their_inputs") else {
+        return;
+    };
+    let mut text_in_choice_tasks = Vec::new();
+    let mut past_j = 0;
+    for task in BBH_TASKS {
+        let raw: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("bbh/{task}.json"))).expect("read"),
+        )
+        .expect("json");
+        let examples = raw["examples"].as_array().expect("examples");
+        let d = load(&format!("bbh:{task}").parse().expect("spec"), &dir).expect("load");
+        assert_eq!(examples.len(), d.items.len());
+        for (example, item) in examples.iter().zip(&d.items) {
+            let input = example["input"].as_str().expect("input");
+            let rebuilt = if item.options.is_empty() {
+                item.question.clone()
+            } else {
+                let lines: Vec<String> = item
+                    .options
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| format!("({}) {o}", char::from(b'A' + i as u8)))
+                    .collect();
+                format!("{}\nOptions:\n{}", item.question, lines.join("\n"))
+            };
+            assert_eq!(rebuilt, input, "{}", item.id);
+            if moot_eval::bbh_task_kind(task) == Some(AnswerKind::Choice) {
+                assert!(!item.options.is_empty(), "{}", item.id);
+                if item.kind == AnswerKind::Text {
+                    text_in_choice_tasks.push(item.id.clone());
+                } else if item.gold.as_str() > "J" {
+                    past_j += 1;
+                }
+            }
+        }
+    }
+    println!("choice rows with an option text as target: {text_in_choice_tasks:?}");
+    println!("choice rows with a gold letter past J: {past_j}");
+    assert_eq!(
+        text_in_choice_tasks,
+        [
+            "bbh:movie_recommendation/163",
+            "bbh:ruin_names/99",
+            "bbh:ruin_names/144"
+        ]
+    );
+    assert_eq!(past_j, 109);
+}

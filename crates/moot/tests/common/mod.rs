@@ -1,0 +1,58 @@
+//! What the tests that drive the `moot` binary share: a temporary directory with its own store.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn store(&self) -> PathBuf {
+        self.dir.path().join("moot.db")
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// `moot` with this environment's store and no model directory override.
+    pub fn moot(&self) -> Command {
+        let mut c = Command::cargo_bin("moot").unwrap();
+        c.env("MOOT_STORE", self.store())
+            .env_remove("MOOT_MODEL_DIR");
+        c
+    }
+
+    /// Runs `moot ARGS`, expects success, and parses stdout as JSON.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self
+            .moot()
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
+    }
+
+    /// Runs `moot ARGS`, expects exit code 2, and returns stderr.
+    pub fn refused(&self, args: &[&str]) -> String {
+        let out = self.moot().args(args).assert().code(2).get_output().clone();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
