@@ -23,6 +23,10 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("run {0:?} not found")]
     RunNotFound(String),
+    #[error("benchmark {0:?} not found")]
+    BenchNotFound(String),
+    #[error("a benchmark named {0:?} already exists")]
+    BenchExists(String),
     #[error("stored {what} of run {run} is not valid JSON: {message}")]
     Corrupt {
         run: String,
@@ -128,6 +132,31 @@ pub struct DecisionRecord {
     pub decided_at: String,
 }
 
+/// A benchmark: which debates it is made of is in its [`BenchItemRecord`]s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRecord {
+    pub name: String,
+    pub created_at: String,
+    /// The dataset's name as `moot-eval` writes it (`gsm8k`, `bbh:navigate`, …).
+    pub dataset: String,
+    pub protocols: Vec<String>,
+    /// How many items were drawn (`None`: all).
+    pub limit: Option<u64>,
+    pub seed: u64,
+    pub config: serde_json::Value,
+}
+
+/// One item's debate under one protocol of a benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchItemRecord {
+    pub bench: String,
+    pub protocol: String,
+    pub item_id: String,
+    pub position: u32,
+    pub gold: String,
+    pub run_id: String,
+}
+
 #[async_trait]
 pub trait Store: Send + Sync {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
@@ -146,6 +175,97 @@ pub trait Store: Send + Sync {
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError>;
     /// Most recent first.
     async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError>;
+    /// Records a new benchmark; a name already taken is refused ([`StoreError::BenchExists`]).
+    async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError>;
+    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError>;
+    /// Links an item's debate to its benchmark; recording the same (bench, protocol, item)
+    /// again replaces the link.
+    async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError>;
+    /// The benchmark's items, by protocol (in the benchmark's order) then position.
+    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError>;
+}
+
+/// Benchmark items in the benchmark's protocol order (unknown protocols last), then position.
+pub(crate) fn sort_bench_items(items: &mut [BenchItemRecord], protocols: &[String]) {
+    let rank = |p: &str| protocols.iter().position(|x| x == p).unwrap_or(usize::MAX);
+    items.sort_by(|a, b| {
+        (rank(&a.protocol), &a.protocol, a.position, &a.item_id).cmp(&(
+            rank(&b.protocol),
+            &b.protocol,
+            b.position,
+            &b.item_id,
+        ))
+    });
+}
+
+/// Checks a store against the benchmark part of the [`Store`] contract; both implementations run it.
+#[cfg(test)]
+pub(crate) async fn check_bench_contract(store: &dyn Store) {
+    let run = RunRecord {
+        id: "r1".into(),
+        created_at: "t".into(),
+        question: "q".into(),
+        protocol: "som".into(),
+        rule: "majority-last".into(),
+        spec: serde_json::json!({}),
+        config: serde_json::json!({}),
+        status: RunStatus::Running,
+        answer: None,
+        finished_at: None,
+    };
+    store.create_run(&run).await.unwrap();
+    let bench = BenchRecord {
+        name: "b1".into(),
+        created_at: "t".into(),
+        dataset: "gsm8k".into(),
+        protocols: vec!["som".into(), "cot".into()],
+        limit: Some(2),
+        seed: 7,
+        config: serde_json::json!({"debate": {"rounds": 1}}),
+    };
+    assert!(matches!(
+        store.bench("b1").await,
+        Err(StoreError::BenchNotFound(_))
+    ));
+    store.create_bench(&bench).await.unwrap();
+    assert!(matches!(
+        store.create_bench(&bench).await,
+        Err(StoreError::BenchExists(_))
+    ));
+    assert_eq!(store.bench("b1").await.unwrap(), bench);
+    let item = |protocol: &str, id: &str, position: u32| BenchItemRecord {
+        bench: "b1".into(),
+        protocol: protocol.into(),
+        item_id: id.into(),
+        position,
+        gold: "18".into(),
+        run_id: "r1".into(),
+    };
+    for i in [
+        item("cot", "gsm8k/9", 1),
+        item("som", "gsm8k/9", 1),
+        item("som", "gsm8k/3", 0),
+        item("cot", "gsm8k/3", 0),
+    ] {
+        store.record_bench_item(&i).await.unwrap();
+    }
+    // Recording a link again replaces it.
+    store
+        .record_bench_item(&item("som", "gsm8k/3", 0))
+        .await
+        .unwrap();
+    let items = store.bench_items("b1").await.unwrap();
+    assert_eq!(
+        items,
+        vec![
+            item("som", "gsm8k/3", 0),
+            item("som", "gsm8k/9", 1),
+            item("cot", "gsm8k/3", 0),
+            item("cot", "gsm8k/9", 1),
+        ],
+        "by the benchmark's protocol order, then position"
+    );
+    assert!(store.bench_items("nope").await.unwrap().is_empty());
 }
 
 /// Where a store lives, from `--store`, `MOOT_STORE`, or the default data directory.

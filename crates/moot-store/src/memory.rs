@@ -6,7 +6,10 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store, StoreError};
+use crate::{
+    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus, Store,
+    StoreError,
+};
 
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -18,6 +21,8 @@ struct Inner {
     runs: Vec<RunRecord>,
     calls: Vec<CallRecord>,
     decisions: Vec<DecisionRecord>,
+    benches: Vec<BenchRecord>,
+    bench_items: Vec<BenchItemRecord>,
 }
 
 impl MemoryStore {
@@ -120,5 +125,65 @@ impl Store for MemoryStore {
 
     async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         self.with(|i| Ok(i.runs.iter().rev().take(limit as usize).cloned().collect()))
+    }
+
+    async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            if i.benches.iter().any(|b| b.name == bench.name) {
+                return Err(StoreError::BenchExists(bench.name.clone()));
+            }
+            i.benches.push(bench.clone());
+            Ok(())
+        })
+    }
+
+    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
+        self.with(|i| {
+            i.benches
+                .iter()
+                .find(|b| b.name == name)
+                .cloned()
+                .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))
+        })
+    }
+
+    async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            if !i.benches.iter().any(|b| b.name == item.bench) {
+                return Err(StoreError::BenchNotFound(item.bench.clone()));
+            }
+            i.bench_items.retain(|x| {
+                !(x.bench == item.bench && x.protocol == item.protocol && x.item_id == item.item_id)
+            });
+            i.bench_items.push(item.clone());
+            Ok(())
+        })
+    }
+
+    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
+        self.with(|i| {
+            let order = i
+                .benches
+                .iter()
+                .find(|b| b.name == name)
+                .map(|b| b.protocols.clone())
+                .unwrap_or_default();
+            let mut items: Vec<_> = i
+                .bench_items
+                .iter()
+                .filter(|x| x.bench == name)
+                .cloned()
+                .collect();
+            crate::sort_bench_items(&mut items, &order);
+            Ok(items)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn benches_follow_the_store_contract() {
+        crate::check_bench_contract(&super::MemoryStore::default()).await;
     }
 }

@@ -9,7 +9,10 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, SqlitePool};
 
-use crate::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store, StoreError};
+use crate::{
+    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
+    RunStatus, Store, StoreError,
+};
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -260,6 +263,94 @@ impl Store for SqliteStore {
             .await?;
         rows.iter().map(run_from_row).collect()
     }
+
+    async fn create_bench(&self, b: &BenchRecord) -> Result<(), StoreError> {
+        let result = sqlx::query(
+            "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&b.name)
+        .bind(&b.created_at)
+        .bind(&b.dataset)
+        .bind(serde_json::to_string(&b.protocols).unwrap_or_else(|_| "[]".into()))
+        .bind(b.limit.map(|l| l as i64))
+        .bind(b.seed as i64)
+        .bind(json_text(&b.config))
+        .execute(&self.pool)
+        .await;
+        match result {
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                Err(StoreError::BenchExists(b.name.clone()))
+            }
+            other => other.map(|_| ()).map_err(StoreError::from),
+        }
+    }
+
+    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
+        let row = sqlx::query("SELECT * FROM benches WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))?;
+        let protocols: String = row.try_get("protocols_json")?;
+        let config: String = row.try_get("config_json")?;
+        Ok(BenchRecord {
+            name: row.try_get("name")?,
+            created_at: row.try_get("created_at")?,
+            dataset: row.try_get("dataset")?,
+            protocols: serde_json::from_str(&protocols).map_err(|e| StoreError::Corrupt {
+                run: name.to_string(),
+                what: "benchmark protocols",
+                message: e.to_string(),
+            })?,
+            limit: opt_u64(&row, "item_limit")?,
+            seed: opt_u64(&row, "seed")?.unwrap_or(0),
+            config: parse_json(name, "benchmark config", &config)?,
+        })
+    }
+
+    async fn record_bench_item(&self, i: &BenchItemRecord) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO bench_items (bench, protocol, item_id, position, gold, run_id)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&i.bench)
+        .bind(&i.protocol)
+        .bind(&i.item_id)
+        .bind(i64::from(i.position))
+        .bind(&i.gold)
+        .bind(&i.run_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
+        let order = match self.bench(name).await {
+            Ok(b) => b.protocols,
+            Err(StoreError::BenchNotFound(_)) => return Ok(vec![]),
+            Err(e) => return Err(e),
+        };
+        let rows = sqlx::query("SELECT * FROM bench_items WHERE bench = ? ORDER BY position")
+            .bind(name)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut items = rows
+            .iter()
+            .map(|row| {
+                Ok(BenchItemRecord {
+                    bench: row.try_get("bench")?,
+                    protocol: row.try_get("protocol")?,
+                    item_id: row.try_get("item_id")?,
+                    position: opt_u64(row, "position")?.unwrap_or(0) as u32,
+                    gold: row.try_get("gold")?,
+                    run_id: row.try_get("run_id")?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        sort_bench_items(&mut items, &order);
+        Ok(items)
+    }
 }
 
 #[cfg(test)]
@@ -441,6 +532,13 @@ mod tests {
             store.finish_run("nope", RunStatus::Done, None, "t").await,
             Err(StoreError::RunNotFound(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn benches_follow_the_store_contract() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("b.db")).await.unwrap();
+        crate::check_bench_contract(&store).await;
     }
 
     #[tokio::test]
