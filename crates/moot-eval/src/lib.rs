@@ -80,6 +80,7 @@
 //! `\boxed{…}` also work. Relative paths are taken from the current directory.
 
 mod bbh;
+pub mod bench;
 mod builtin;
 mod error;
 mod generic;

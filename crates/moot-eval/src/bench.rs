@@ -1,0 +1,228 @@
+//! Running a benchmark: every item of a dataset under every protocol, as ordinary stored runs.
+//!
+//! A benchmark has a name; its debates are runs whose ids are derived from it
+//! (`<bench>/<protocol>/<item id>`) and linked to it in the store before they start. Running a
+//! benchmark again under the same name resumes it: finished debates are read back, interrupted
+//! ones are resumed from their stored calls (no completed call is repeated), missing ones are run.
+//! Each debate's seed is derived from the benchmark seed and the item id, so a resumed benchmark
+//! asks the same questions with the same seeds as an uninterrupted one.
+//!
+//! Agents come from an [`AgentSource`], asked per item, because simulated agents need each
+//! item's gold answer. Debates run concurrently, at most `concurrency` at a time.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use futures::stream::{self, StreamExt};
+use moot_core::debate::{AgentSpec, DebateSpec};
+use moot_core::decision::DecisionConfig;
+use moot_core::protocol::Protocol;
+use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver};
+use moot_store::{BenchItemRecord, BenchRecord, RunStatus, Store, StoreError};
+
+use crate::Item;
+
+/// The agents of one item's debate.
+pub trait AgentSource: Send + Sync {
+    fn agents(&self, item: &Item) -> Result<(Vec<AgentSpec>, Vec<EngineAgent>), BenchError>;
+}
+
+/// Builds a protocol by name (with whatever options the caller applies).
+pub type ProtocolFactory<'a> =
+    &'a (dyn Fn(&str) -> Result<Box<dyn Protocol>, BenchError> + Send + Sync);
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    Config(String),
+}
+
+/// What to run.
+pub struct BenchPlan<'a> {
+    pub name: String,
+    pub dataset: String,
+    pub items: Vec<Item>,
+    pub protocols: Vec<String>,
+    pub limit: Option<u64>,
+    pub seed: u64,
+    /// Debate rounds requested (each protocol applies its own shape).
+    pub rounds: usize,
+    /// Debates in flight at once.
+    pub concurrency: usize,
+    pub engine: EngineConfig,
+    pub decision: DecisionConfig,
+    /// Overrides each protocol's default rule.
+    pub rule: Option<&'static str>,
+    /// Stored with the benchmark, to resume with.
+    pub config: serde_json::Value,
+    pub protocol: ProtocolFactory<'a>,
+}
+
+/// One item's debate under one protocol, as the benchmark saw it.
+#[derive(Debug, Clone)]
+pub struct ItemResult {
+    pub protocol: String,
+    pub item_id: String,
+    pub position: u32,
+    pub gold: String,
+    pub run_id: String,
+    pub result: DebateResult,
+    /// Whether the debate was read back or resumed rather than run from the start.
+    pub reused: bool,
+}
+
+impl ItemResult {
+    /// Whether the chosen answer equals the gold answer.
+    pub fn correct(&self, item: &Item) -> bool {
+        let gold = item.gold_answer();
+        self.result
+            .decision()
+            .and_then(|d| d.answer.as_ref())
+            .zip(gold.as_ref())
+            .is_some_and(|(a, g)| a.equivalent(g))
+    }
+}
+
+/// The debate seed of an item: the benchmark seed mixed with the item id, stable across runs.
+pub fn item_seed(seed: u64, item_id: &str) -> u64 {
+    let mut h = DefaultHasher::new();
+    item_id.hash(&mut h);
+    seed ^ h.finish()
+}
+
+/// The run id of an item's debate under a protocol.
+pub fn run_id(bench: &str, protocol: &str, item_id: &str) -> String {
+    format!("{bench}/{protocol}/{item_id}")
+}
+
+/// Runs (or resumes) a benchmark; results in protocol order, then item order.
+pub async fn run_bench(
+    plan: &BenchPlan<'_>,
+    store: &dyn Store,
+    agents: &dyn AgentSource,
+    mut on_result: impl FnMut(&ItemResult),
+) -> Result<Vec<ItemResult>, BenchError> {
+    match store.bench(&plan.name).await {
+        Ok(existing) => {
+            if existing.dataset != plan.dataset || existing.protocols != plan.protocols {
+                return Err(BenchError::Config(format!(
+                    "benchmark {:?} already exists with dataset {} and protocols {}; resume it with the same ones or choose another name",
+                    plan.name,
+                    existing.dataset,
+                    existing.protocols.join(",")
+                )));
+            }
+        }
+        Err(StoreError::BenchNotFound(_)) => {
+            store
+                .create_bench(&BenchRecord {
+                    name: plan.name.clone(),
+                    created_at: moot_engine::timestamp(),
+                    dataset: plan.dataset.clone(),
+                    protocols: plan.protocols.clone(),
+                    limit: plan.limit,
+                    seed: plan.seed,
+                    config: plan.config.clone(),
+                })
+                .await?;
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let jobs: Vec<(&str, u32, &Item)> = plan
+        .protocols
+        .iter()
+        .flat_map(|p| {
+            plan.items
+                .iter()
+                .enumerate()
+                .map(move |(i, item)| (p.as_str(), i as u32, item))
+        })
+        .collect();
+    let mut results: Vec<ItemResult> = Vec::with_capacity(jobs.len());
+    let mut running =
+        stream::iter(jobs.into_iter().map(|(protocol, position, item)| {
+            run_item(plan, store, agents, protocol, position, item)
+        }))
+        .buffer_unordered(plan.concurrency.max(1));
+    while let Some(result) = running.next().await {
+        let result = result?;
+        on_result(&result);
+        results.push(result);
+    }
+    let rank = |p: &str| plan.protocols.iter().position(|x| x == p);
+    results.sort_by_key(|r| (rank(&r.protocol), r.position));
+    Ok(results)
+}
+
+async fn run_item(
+    plan: &BenchPlan<'_>,
+    store: &dyn Store,
+    source: &dyn AgentSource,
+    protocol_name: &str,
+    position: u32,
+    item: &Item,
+) -> Result<ItemResult, BenchError> {
+    let protocol = (plan.protocol)(protocol_name)?;
+    let rule = plan.rule.unwrap_or_else(|| protocol.default_rule());
+    let (specs, engine_agents) = source.agents(item)?;
+    let (n, rounds) = protocol.shape(specs.len(), plan.rounds);
+    let specs: Vec<AgentSpec> = specs.into_iter().take(n).collect();
+    let engine_agents: Vec<EngineAgent> = engine_agents.into_iter().take(n).collect();
+    let spec = DebateSpec {
+        question: item.question.clone(),
+        kind: item.kind,
+        options: item.options.clone(),
+        agents: specs,
+        rounds,
+        seed: item_seed(plan.seed, &item.id),
+    };
+    let id = run_id(&plan.name, protocol_name, &item.id);
+    let stored = match store.run(&id).await {
+        Ok(run) => Some(run),
+        Err(StoreError::RunNotFound(_)) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let reused = stored.is_some();
+    let mut debate = Debate::new(
+        id.clone(),
+        spec,
+        protocol,
+        engine_agents,
+        plan.engine,
+        store,
+    )?;
+    match &stored {
+        // Finished or interrupted: fold the stored calls back; a finished debate plans no call.
+        Some(run) => {
+            let calls = store.calls(&id).await?;
+            debate.restore(calls);
+            if run.status == RunStatus::Failed {
+                return Err(BenchError::Config(format!("run {id} failed earlier")));
+            }
+        }
+        None => debate.create(rule, plan.config.clone()).await?,
+    }
+    store
+        .record_bench_item(&BenchItemRecord {
+            bench: plan.name.clone(),
+            protocol: protocol_name.to_string(),
+            item_id: item.id.clone(),
+            position,
+            gold: item.gold.clone(),
+            run_id: id.clone(),
+        })
+        .await?;
+    let result = debate.run(rule, &plan.decision, &NoObserver).await?;
+    Ok(ItemResult {
+        protocol: protocol_name.to_string(),
+        item_id: item.id.clone(),
+        position,
+        gold: item.gold.clone(),
+        run_id: id,
+        result,
+        reused,
+    })
+}
