@@ -107,12 +107,18 @@ pub async fn run_bench(
 ) -> Result<Vec<ItemResult>, BenchError> {
     match store.bench(&plan.name).await {
         Ok(existing) => {
-            if existing.dataset != plan.dataset || existing.protocols != plan.protocols {
+            if existing.dataset != plan.dataset
+                || existing.protocols != plan.protocols
+                || existing.limit != plan.limit
+                || existing.seed != plan.seed
+            {
                 return Err(BenchError::Config(format!(
-                    "benchmark {:?} already exists with dataset {} and protocols {}; resume it with the same ones or choose another name",
+                    "benchmark {:?} already exists with dataset {}, protocols {}, limit {} and seed {}; resume it with the same ones or choose another name",
                     plan.name,
                     existing.dataset,
-                    existing.protocols.join(",")
+                    existing.protocols.join(","),
+                    existing.limit.map_or("none".to_string(), |l| l.to_string()),
+                    existing.seed
                 )));
             }
         }

@@ -88,6 +88,7 @@ mod gold;
 mod read;
 mod sample;
 mod spec;
+pub mod summary;
 
 use std::path::{Path, PathBuf};
 

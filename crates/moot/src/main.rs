@@ -34,6 +34,8 @@ enum Command {
     Ask(cmd::ask::Args),
     /// Finish an interrupted debate without repeating completed calls.
     Resume(cmd::resume::Args),
+    /// Run every item of a dataset under several protocols; the same --run name resumes.
+    Bench(cmd::bench::Args),
     /// Show a stored debate as Markdown or JSON.
     Show(cmd::show::Args),
     /// Decide a trajectory (or a stored run) under one decision rule or all of them.
@@ -125,6 +127,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             let rt = runtime()?;
             let store = open_store(cli.store.as_deref(), &rt)?;
             cmd::ask::run(args, store.as_ref(), &rt)
+        }
+        Command::Bench(args) => {
+            let rt = runtime()?;
+            let store = open_store(cli.store.as_deref(), &rt)?;
+            cmd::bench::run(args, store.as_ref(), &rt)
         }
         Command::Resume(args) => {
             let rt = runtime()?;

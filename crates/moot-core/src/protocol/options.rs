@@ -158,6 +158,28 @@ impl ProtocolOptions {
         v
     }
 
+    /// These options with every option `names` does not list cleared (faults are kept): what a
+    /// protocol reading `names` should be built with when one configuration serves several.
+    pub fn restricted_to(&self, names: &[&str]) -> ProtocolOptions {
+        let keep = |name: &str| names.contains(&name);
+        ProtocolOptions {
+            topology: self.topology.filter(|_| keep("topology")),
+            k: self.k.filter(|_| keep("k")),
+            hub: self.hub.filter(|_| keep("hub")),
+            groups: self.groups.filter(|_| keep("groups")),
+            masking: self.masking.filter(|_| keep("masking")),
+            judging: self.judging.filter(|_| keep("judging")),
+            keep: self.keep.filter(|_| keep("keep")),
+            ordering: self.ordering.filter(|_| keep("ordering")),
+            gold: self.gold.clone().filter(|_| keep("gold")),
+            prior: self.prior.filter(|_| keep("prior")),
+            challengers: self.challengers.filter(|_| keep("challengers")),
+            accept_after: self.accept_after.filter(|_| keep("accept_after")),
+            threshold: self.threshold.filter(|_| keep("threshold")),
+            faults: self.faults.clone(),
+        }
+    }
+
     /// The topology the options describe, or `default` when none is named.
     pub fn topology_or(&self, default: Topology) -> Topology {
         match self.topology {
@@ -174,5 +196,29 @@ impl ProtocolOptions {
                 groups: self.groups.unwrap_or(2),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restriction_keeps_only_what_is_read_and_the_faults() {
+        let o = ProtocolOptions {
+            masking: Some(Masking::Objective),
+            ordering: Some(Ordering::Random),
+            challengers: Some(3),
+            faults: Faults {
+                drop: 0.1,
+                ..Faults::default()
+            },
+            ..ProtocolOptions::default()
+        };
+        let r = o.restricted_to(&["ordering"]);
+        assert_eq!(r.set_names(), vec!["ordering"]);
+        assert_eq!(r.faults.drop, 0.1);
+        assert!(o.restricted_to(&[]).set_names().is_empty());
+        assert_eq!(o.restricted_to(&["masking", "ordering", "challengers"]), o);
     }
 }

@@ -236,7 +236,7 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
 
 /// Applies `key=value` to the configuration's [protocol] table (`faults.x` reaches its faults
 /// table). The value is read as TOML (numbers, booleans) and otherwise taken as a string.
-fn set_protocol_option(config: &mut Config, assignment: &str) -> Result<(), String> {
+pub fn set_protocol_option(config: &mut Config, assignment: &str) -> Result<(), String> {
     let (key, value) = assignment
         .split_once('=')
         .ok_or_else(|| format!("--option {assignment:?}: expected KEY=VALUE"))?;

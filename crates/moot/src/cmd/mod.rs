@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod ask;
+pub mod bench;
 pub mod config;
 pub mod decide;
 pub mod extract;

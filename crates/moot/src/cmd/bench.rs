@@ -1,0 +1,352 @@
+//! `moot bench`: every item of a dataset under every protocol, as stored runs; rerunning with the
+//! same `--run` name resumes without repeating a finished debate or call.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use moot_backends::sim::SimModel;
+use moot_backends::LanguageModel;
+use moot_core::chat::SamplingParams;
+use moot_core::debate::AgentSpec;
+use moot_core::decision::{DecisionConfig, FreeMadWeights, TieBreak};
+use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
+use moot_engine::{EngineAgent, EngineConfig};
+use moot_eval::bench::{item_seed, run_bench, AgentSource, BenchError, BenchPlan};
+use moot_eval::summary::{summarize, ProtocolSummary};
+use moot_eval::{DatasetSpec, Item};
+use moot_store::Store;
+use serde_json::json;
+
+use crate::backends;
+use crate::config::{AgentConfig, Config};
+use crate::input::{bad_input, InputError};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The dataset: gsm8k, math500, math, aime2024, aime2025, mmlu[:SUBJECT], mmlu-pro[:logical_fallacies],
+    /// bbh[:TASK], strategyqa, gsm-ranges:LEVEL, or jsonl:PATH?kind=K&question=F&answer=F / csv:PATH?…
+    #[arg(long)]
+    dataset: String,
+    /// Protocols to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    protocol: Vec<String>,
+    /// Configuration file (agents, deadlines, [protocol] options applied where a protocol reads them).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// A protocol option, as in `moot ask` (repeatable).
+    #[arg(long = "option", short = 'o', value_name = "KEY=VALUE")]
+    options_set: Vec<String>,
+    /// How many items, drawn at random with --seed (default: all).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Seed of the item draw and of every debate.
+    #[arg(long, default_value_t = 41)]
+    seed: u64,
+    /// Debates in flight at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// Debate rounds after round 0 (overrides the config).
+    #[arg(long)]
+    rounds: Option<usize>,
+    /// Number of agents (overrides the config).
+    #[arg(long)]
+    agents: Option<usize>,
+    /// Simulated agents (each told the item's gold answer) instead of the configured ones.
+    #[arg(long)]
+    sim: bool,
+    /// The benchmark's name; running again with the same name resumes it.
+    #[arg(long = "run")]
+    name: Option<String>,
+    /// The benchmark data folder (default: MOOT_DATA_DIR, else ../shared/data).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The configured agents, built once, or simulated ones built per item.
+enum Agents {
+    Fixed {
+        specs: Vec<AgentSpec>,
+        engine: Vec<EngineAgent>,
+    },
+    Sim {
+        agents: Vec<AgentConfig>,
+        seed: u64,
+    },
+}
+
+impl AgentSource for Agents {
+    fn agents(&self, item: &Item) -> Result<(Vec<AgentSpec>, Vec<EngineAgent>), BenchError> {
+        match self {
+            Agents::Fixed { specs, engine } => Ok((specs.clone(), engine.clone())),
+            Agents::Sim { agents, seed } => {
+                let base = item_seed(*seed, &item.id);
+                let specs = agents
+                    .iter()
+                    .map(|a| AgentSpec {
+                        id: a.id.clone(),
+                        persona: a.persona.clone(),
+                    })
+                    .collect();
+                let engine = agents
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| EngineAgent {
+                        model: Arc::new(SimModel::new(
+                            a.sim.clone().unwrap_or_default(),
+                            item.gold.clone(),
+                            item.kind,
+                            base.wrapping_add(i as u64),
+                        )) as Arc<dyn LanguageModel>,
+                        params: SamplingParams {
+                            logprobs: true,
+                            ..SamplingParams::default()
+                        },
+                    })
+                    .collect();
+                Ok((specs, engine))
+            }
+        }
+    }
+}
+
+pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+    let mut config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    if let Some(r) = args.rounds {
+        config.debate.rounds = r;
+    }
+    for assignment in &args.options_set {
+        crate::cmd::ask::set_protocol_option(&mut config, assignment).map_err(InputError)?;
+    }
+    for p in &args.protocol {
+        if !PROTOCOLS.iter().any(|e| e.name == p) {
+            return bad_input(format!(
+                "--protocol {p:?} is not a protocol (expected one of {})",
+                moot_core::protocol::protocol_names().join(", ")
+            ));
+        }
+    }
+    // One configuration serves every protocol: each reads the options it knows, and an option
+    // none of them reads is refused.
+    let options = config.protocol_options();
+    let readers: Vec<&[&str]> = args
+        .protocol
+        .iter()
+        .filter_map(|p| PROTOCOLS.iter().find(|e| e.name == p).map(|e| e.options))
+        .collect();
+    for option in options.set_names() {
+        if option != "gold" && !readers.iter().any(|r| r.contains(&option)) {
+            return bad_input(format!(
+                "option `{option}` is read by none of the protocols {}",
+                args.protocol.join(", ")
+            ));
+        }
+    }
+    let protocol_options = |name: &str| -> ProtocolOptions {
+        let reads = PROTOCOLS
+            .iter()
+            .find(|e| e.name == name)
+            .map_or(&[][..], |e| e.options);
+        options.restricted_to(reads)
+    };
+    for p in &args.protocol {
+        build_protocol(p, &protocol_options(p))
+            .map_err(|e| InputError(format!("protocol {p}: {e}")))?;
+    }
+    let count = args.agents.unwrap_or(if config.agents.is_empty() {
+        3
+    } else {
+        config.agents.len()
+    });
+    if count == 0 {
+        return bad_input("--agents must be at least 1");
+    }
+    config.agents = if args.sim {
+        backends::sim_agents(count)
+    } else if config.agents.is_empty() {
+        backends::default_agents(count)
+    } else {
+        backends::resize(&config.agents, count)
+    };
+    let spec =
+        DatasetSpec::from_str(&args.dataset).map_err(|e| InputError(format!("--dataset: {e}")))?;
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(moot_eval::default_data_dir);
+    let dataset = moot_eval::load(&spec, &data_dir).map_err(|e| InputError(e.to_string()))?;
+    let items = moot_eval::subsample(&dataset.items, args.limit, args.seed);
+    if items.is_empty() {
+        return bad_input(format!("dataset {} has no items", dataset.name));
+    }
+    let all_sim = config.agents.iter().all(|a| a.backend == "sim");
+    let any_sim = config.agents.iter().any(|a| a.backend == "sim");
+    if any_sim && !all_sim {
+        return bad_input("a benchmark runs either all simulated agents or none");
+    }
+    if !all_sim {
+        // Only simulated agents need (and get) each item's gold; check the rest as `ask` does.
+        config.validate().map_err(InputError)?;
+    }
+    let agents = if all_sim {
+        Agents::Sim {
+            agents: config.agents.clone(),
+            seed: args.seed,
+        }
+    } else {
+        let built = backends::build(&config, items[0].kind, &mut |m| eprintln!("{m}"))?;
+        Agents::Fixed {
+            specs: built.specs,
+            engine: built.engine,
+        }
+    };
+    let d = &config.debate;
+    let rule: Option<&'static str> = match &d.decision {
+        Some(r) => Some(
+            moot_core::decision::RULES
+                .iter()
+                .find(|x| x.name == r)
+                .map(|x| x.name)
+                .ok_or_else(|| InputError(format!("unknown decision rule {r:?}")))?,
+        ),
+        None => None,
+    };
+    let decision = DecisionConfig {
+        tie_break: if d.tie_break == "random" {
+            TieBreak::Random { seed: d.seed }
+        } else {
+            TieBreak::Deterministic
+        },
+        weights: match d.weights {
+            Some(w) => FreeMadWeights::new(w)
+                .map_err(|err| InputError(format!("debate.weights: {err}")))?,
+            None => FreeMadWeights::default(),
+        },
+        normalize: false,
+    };
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("bench-{}", moot_engine::new_run_id()));
+    let factory = move |p: &str| -> Result<Box<dyn Protocol>, BenchError> {
+        build_protocol(p, &protocol_options(p)).map_err(|e| BenchError::Config(e.to_string()))
+    };
+    let plan = BenchPlan {
+        name: name.clone(),
+        dataset: dataset.name.clone(),
+        items: items.clone(),
+        protocols: args.protocol.clone(),
+        limit: args.limit.map(|l| l as u64),
+        seed: args.seed,
+        rounds: config.debate.rounds,
+        concurrency: args.concurrency,
+        engine: EngineConfig {
+            soft_timeout: Duration::from_millis(d.soft_timeout_ms),
+            hard_timeout: Duration::from_millis(d.hard_timeout_ms),
+            min_agents: d.min_agents,
+            max_concurrent_calls: d.max_concurrent_calls,
+        },
+        decision,
+        rule,
+        config: serde_json::to_value(&config).context("serialising the configuration")?,
+        protocol: &factory,
+    };
+    let bars = indicatif::MultiProgress::with_draw_target(if args.json {
+        indicatif::ProgressDrawTarget::hidden()
+    } else {
+        indicatif::ProgressDrawTarget::stderr()
+    });
+    let style = indicatif::ProgressStyle::with_template("{prefix:>14} {bar:30} {pos}/{len} {msg}")
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let progress: Vec<indicatif::ProgressBar> = args
+        .protocol
+        .iter()
+        .map(|p| {
+            let bar = bars.add(indicatif::ProgressBar::new(items.len() as u64));
+            bar.set_style(style.clone());
+            bar.set_prefix(p.clone());
+            bar
+        })
+        .collect();
+    let mut tally = vec![(0usize, 0usize, 0u64); args.protocol.len()];
+    if !args.json {
+        eprintln!(
+            "benchmark {name}: {} items of {} × {}",
+            items.len(),
+            dataset.name,
+            args.protocol.join(", ")
+        );
+    }
+    let started = Instant::now();
+    let results = rt
+        .block_on(run_bench(&plan, store, &agents, |r| {
+            let Some(i) = args.protocol.iter().position(|p| *p == r.protocol) else {
+                return;
+            };
+            let correct = items
+                .iter()
+                .find(|item| item.id == r.item_id)
+                .is_some_and(|item| r.correct(item));
+            let t = &mut tally[i];
+            t.0 += 1;
+            t.1 += usize::from(correct);
+            t.2 += r.result.usage().output_tokens;
+            progress[i].inc(1);
+            progress[i].set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
+        }))
+        .map_err(|e| match e {
+            BenchError::Config(m) => anyhow::Error::new(InputError(m)),
+            other => anyhow::Error::new(other),
+        })?;
+    for bar in &progress {
+        bar.finish_and_clear();
+    }
+    let summaries = summarize(&results, &items);
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "bench": name,
+                "dataset": dataset.name,
+                "items": items.len(),
+                "seed": args.seed,
+                "protocols": summaries,
+            })
+        );
+    } else {
+        print!("{}", table(&name, &summaries));
+        println!("wall {:.1} s", started.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+fn table(name: &str, summaries: &[ProtocolSummary]) -> String {
+    let mut out = format!(
+        "Benchmark {name}\n\n| protocol | accuracy | 95% CI | no answer | input tokens | output tokens (TC) | NComm | calls |\n|---|---|---|---|---|---|---|---|\n"
+    );
+    for s in summaries {
+        out.push_str(&format!(
+            "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {} | {} | {} | {} |\n",
+            s.protocol,
+            s.correct,
+            s.items,
+            s.accuracy,
+            s.ci95.0,
+            s.ci95.1,
+            s.no_answer,
+            s.input_tokens,
+            s.output_tokens,
+            s.ncomm,
+            s.calls
+        ));
+    }
+    out
+}

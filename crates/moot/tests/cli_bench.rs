@@ -1,0 +1,209 @@
+//! `moot bench` driven through the binary: a dataset of our own (generic JSONL), simulated and
+//! CLI agents, a real SQLite store, and a benchmark killed mid-run and resumed under its name.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod common;
+
+use common::Env;
+
+/// Twelve arithmetic questions with their answers, as a JSONL file.
+fn dataset(env: &Env) -> String {
+    let lines: Vec<String> = (1..=12)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"q{i}\", \"q\": \"What is {i} * 7?\", \"a\": {}}}",
+                i * 7
+            )
+        })
+        .collect();
+    let path = env.write("arith.jsonl", &(lines.join("\n") + "\n"));
+    format!(
+        "jsonl:{}?kind=numeric&question=q&answer=a&id=id",
+        path.display()
+    )
+}
+
+#[test]
+fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
+    let env = Env::new();
+    let data = dataset(&env);
+    let args = [
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot-sc,som,mad-m2,svr-mad",
+        "--sim",
+        "--agents",
+        "4",
+        "--limit",
+        "10",
+        "--run",
+        "arith",
+        "--json",
+    ];
+    let first = env.json(&args);
+    assert_eq!(first["items"], 10);
+    let protocols = first["protocols"].as_array().unwrap();
+    assert_eq!(protocols.len(), 4);
+    for p in protocols {
+        assert_eq!(p["items"], 10, "{p}");
+        let (lo, hi) = (
+            p["ci95"][0].as_f64().unwrap(),
+            p["ci95"][1].as_f64().unwrap(),
+        );
+        let acc = p["accuracy"].as_f64().unwrap();
+        assert!(lo <= acc && acc <= hi, "{p}");
+        assert!(p["output_tokens"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(protocols[0]["ncomm"], 0, "cot-sc exchanges nothing");
+    // Run again under the same name: everything is read back, the report is the same.
+    assert_eq!(env.json(&args), first);
+    // The same name for a different benchmark is refused.
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--sim",
+        "--run",
+        "arith",
+    ]);
+    assert!(err.contains("already exists"), "{err}");
+    let err = env.refused(&["bench", "--dataset", "nope", "--protocol", "som", "--sim"]);
+    assert!(err.contains("--dataset"), "{err}");
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som,cot",
+        "--sim",
+        "-o",
+        "masking=objective",
+    ]);
+    assert!(err.contains("masking"), "{err}");
+}
+
+fn wait_for(path: &Path, timeout: Duration) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out waiting for {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A CLI agent answering 7 to everything. Every call is logged; the 9th call of a run with
+/// `slow` present leaves a marker and hangs, so the benchmark can be killed mid-debate.
+fn agent(env: &Env) -> PathBuf {
+    let dir = env.dir.path().display().to_string();
+    let script = env.write(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\necho \"$1\" >> {dir}/calls.log\nn=$(wc -l < {dir}/calls.log)\nif [ -e {dir}/slow ] && [ \"$n\" -ge 9 ]; then touch {dir}/hung; sleep 60; fi\necho 'SOLUTION:'; echo 'Final answer: 7'\n"
+        ),
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    script
+}
+
+fn logged_calls(env: &Env) -> usize {
+    std::fs::read_to_string(env.dir.path().join("calls.log"))
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_killed_benchmark_resumes_to_the_uninterrupted_report() {
+    let env = Env::new();
+    let data = dataset(&env);
+    let script = agent(&env);
+    let s = script.display();
+    let cfg = env.write(
+        "cli.toml",
+        &format!(
+            "[debate]\nrounds = 1\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
+        ),
+    );
+    let cfg = cfg.to_str().unwrap();
+    let bench = |name: &str| -> Vec<String> {
+        [
+            "bench",
+            "--dataset",
+            &data,
+            "--protocol",
+            "som,cot-sc",
+            "--config",
+            cfg,
+            "--limit",
+            "4",
+            "--concurrency",
+            "1",
+            "--run",
+            name,
+            "--json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    };
+    // The reference: the same benchmark, uninterrupted.
+    let reference = env.json(
+        &bench("whole")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let whole_calls = logged_calls(&env);
+    assert_eq!(
+        whole_calls,
+        4 * 4 + 4 * 2,
+        "som: 2 agents × 2 rounds; cot-sc: 2 agents"
+    );
+    std::fs::remove_file(env.dir.path().join("calls.log")).unwrap();
+
+    env.write("slow", "");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("moot"))
+        .args(bench("parts"))
+        .env("MOOT_STORE", env.store())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&env.dir.path().join("hung"), Duration::from_secs(60));
+    child.kill().unwrap(); // SIGKILL: nothing gets to clean up.
+    child.wait().unwrap();
+    let before = logged_calls(&env);
+    std::fs::remove_file(env.dir.path().join("slow")).unwrap();
+
+    let resumed = env.json(
+        &bench("parts")
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let mut expected: Value = reference.clone();
+    expected["bench"] = Value::from("parts");
+    assert_eq!(resumed, expected);
+    // Only the calls in flight when the process died were made twice.
+    let total = logged_calls(&env);
+    let repeated = total - whole_calls;
+    assert!(
+        before >= 9 && repeated <= 2,
+        "{before} before the kill, {total} in all"
+    );
+}
