@@ -223,6 +223,49 @@ impl Config {
         serde_saphyr::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))
     }
 
+    /// The configured decision rule, if `debate.decision` names one, and the rules' settings.
+    pub fn decision(
+        &self,
+    ) -> Result<(Option<&'static str>, moot_core::decision::DecisionConfig), InputError> {
+        use moot_core::decision::{DecisionConfig, FreeMadWeights, TieBreak, RULES};
+        let d = &self.debate;
+        let rule = match &d.decision {
+            Some(r) => Some(
+                RULES
+                    .iter()
+                    .find(|x| x.name == r)
+                    .map(|x| x.name)
+                    .ok_or_else(|| InputError(format!("unknown decision rule {r:?}")))?,
+            ),
+            None => None,
+        };
+        let config = DecisionConfig {
+            tie_break: if d.tie_break == "random" {
+                TieBreak::Random { seed: d.seed }
+            } else {
+                TieBreak::Deterministic
+            },
+            weights: match d.weights {
+                Some(w) => FreeMadWeights::new(w)
+                    .map_err(|err| InputError(format!("debate.weights: {err}")))?,
+                None => FreeMadWeights::default(),
+            },
+            normalize: false,
+        };
+        Ok((rule, config))
+    }
+
+    /// Deadlines and parallelism of every debate.
+    pub fn engine(&self) -> moot_engine::EngineConfig {
+        let d = &self.debate;
+        moot_engine::EngineConfig {
+            soft_timeout: std::time::Duration::from_millis(d.soft_timeout_ms),
+            hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
+            min_agents: d.min_agents,
+            max_concurrent_calls: d.max_concurrent_calls,
+        }
+    }
+
     /// The protocol's options, with `debate.gold` passed on when the protocol reads it.
     pub fn protocol_options(&self) -> ProtocolOptions {
         let mut options = self.protocol.clone();

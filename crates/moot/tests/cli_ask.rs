@@ -1,13 +1,13 @@
 //! Drives `moot ask`, `show`, `decide --run`, `resume` and `config` on scripted and CLI agents
 //! with a real SQLite store (no model needed).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
-use common::Env;
+use common::{script, wait_for, Env};
 
 const SCRIPTED: &str = r#"
 [debate]
@@ -192,30 +192,17 @@ fn config_example_passes_config_check() {
     assert!(String::from_utf8_lossy(&out).contains("ok (3 agents"));
 }
 
-fn wait_for(path: &Path, what: &str, timeout: Duration) {
-    let start = Instant::now();
-    while !path.exists() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// A CLI agent that answers at once in round 0 and, while `slow` exists, takes a long time in
 /// debate rounds; it leaves a marker when a debate round starts.
 fn agent_script(env: &Env) -> PathBuf {
     let dir = env.dir.path().display().to_string();
-    let script = env.write(
+    script(
+        env,
         "agent.sh",
         &format!(
             "#!/bin/sh\ncat > /dev/null\nif [ \"$1\" = critique ]; then\n  echo x >> {dir}/critique-calls\n  touch {dir}/in-critique\n  if [ -e {dir}/slow ]; then sleep 60; fi\n  echo 'SOLUTION:'; echo 'Final answer: 408'\nelse\n  echo x >> {dir}/generate-calls\n  echo 'SOLUTION:'; echo 'Final answer: 408'\nfi\n"
         ),
-    );
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    script
+    )
 }
 
 #[test]
@@ -238,11 +225,7 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(
-        &env.dir.path().join("in-critique"),
-        "the debate round",
-        Duration::from_secs(60),
-    );
+    wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
     // Round 0 is stored; the process dies in the middle of round 1.
     child.kill().unwrap();
     let output = child.wait_with_output().unwrap();

@@ -1,15 +1,15 @@
 //! `moot bench` driven through the binary: a dataset of our own (generic JSONL), simulated and
 //! CLI agents, a real SQLite store, and a benchmark killed mid-run and resumed under its name.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command as StdCommand, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 mod common;
 
-use common::Env;
+use common::{script, wait_for, Env};
 
 /// Twelve arithmetic questions with their answers, as a JSONL file.
 fn dataset(env: &Env) -> String {
@@ -91,34 +91,17 @@ fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
     assert!(err.contains("masking"), "{err}");
 }
 
-fn wait_for(path: &Path, timeout: Duration) {
-    let start = Instant::now();
-    while !path.exists() {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out waiting for {}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// A CLI agent answering 7 to everything. Every call is logged; the 9th call of a run with
 /// `slow` present leaves a marker and hangs, so the benchmark can be killed mid-debate.
 fn agent(env: &Env) -> PathBuf {
     let dir = env.dir.path().display().to_string();
-    let script = env.write(
+    script(
+        env,
         "agent.sh",
         &format!(
             "#!/bin/sh\ncat > /dev/null\necho \"$1\" >> {dir}/calls.log\nn=$(wc -l < {dir}/calls.log)\nif [ -e {dir}/slow ] && [ \"$n\" -ge 9 ]; then touch {dir}/hung; sleep 60; fi\necho 'SOLUTION:'; echo 'Final answer: 7'\n"
         ),
-    );
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    script
+    )
 }
 
 fn logged_calls(env: &Env) -> usize {

@@ -6,9 +6,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use moot_core::answer::AnswerKind;
 use moot_core::debate::DebateSpec;
-use moot_core::decision::{DecisionConfig, FreeMadWeights, TieBreak};
 use moot_core::protocol::build_protocol;
-use moot_engine::{Debate, EngineConfig};
+use moot_engine::Debate;
 use moot_store::{CallRecord, Store};
 
 use crate::backends;
@@ -148,36 +147,11 @@ pub struct Execution<'a> {
 
 /// Runs (or resumes) a debate and prints its summary.
 pub fn execute(e: Execution<'_>) -> Result<()> {
-    let d = &e.config.debate;
-    let protocol = build_protocol(&d.protocol, &e.config.protocol_options())
+    let protocol = build_protocol(&e.config.debate.protocol, &e.config.protocol_options())
         .map_err(|err| InputError(err.to_string()))?;
-    let rule: &'static str = match &d.decision {
-        Some(r) => moot_core::decision::RULES
-            .iter()
-            .find(|x| x.name == r)
-            .map(|x| x.name)
-            .ok_or_else(|| InputError(format!("unknown decision rule {r:?}")))?,
-        None => protocol.default_rule(),
-    };
-    let decision_config = DecisionConfig {
-        tie_break: if d.tie_break == "random" {
-            TieBreak::Random { seed: d.seed }
-        } else {
-            TieBreak::Deterministic
-        },
-        weights: match d.weights {
-            Some(w) => FreeMadWeights::new(w)
-                .map_err(|err| InputError(format!("debate.weights: {err}")))?,
-            None => FreeMadWeights::default(),
-        },
-        normalize: false,
-    };
-    let engine_config = EngineConfig {
-        soft_timeout: std::time::Duration::from_millis(d.soft_timeout_ms),
-        hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
-        min_agents: d.min_agents,
-        max_concurrent_calls: d.max_concurrent_calls,
-    };
+    let (rule, decision_config) = e.config.decision()?;
+    let rule = rule.unwrap_or_else(|| protocol.default_rule());
+    let engine_config = e.config.engine();
     let protocol_name = protocol.name();
     let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
     let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;

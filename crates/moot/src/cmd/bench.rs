@@ -4,16 +4,15 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use moot_backends::sim::SimModel;
 use moot_backends::LanguageModel;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::AgentSpec;
-use moot_core::decision::{DecisionConfig, FreeMadWeights, TieBreak};
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
-use moot_engine::{EngineAgent, EngineConfig};
+use moot_engine::EngineAgent;
 use moot_eval::bench::{item_seed, run_bench, AgentSource, BenchError, BenchPlan};
 use moot_eval::summary::{summarize, ProtocolSummary};
 use moot_eval::{DatasetSpec, Item};
@@ -208,30 +207,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             engine: built.engine,
         }
     };
-    let d = &config.debate;
-    let rule: Option<&'static str> = match &d.decision {
-        Some(r) => Some(
-            moot_core::decision::RULES
-                .iter()
-                .find(|x| x.name == r)
-                .map(|x| x.name)
-                .ok_or_else(|| InputError(format!("unknown decision rule {r:?}")))?,
-        ),
-        None => None,
-    };
-    let decision = DecisionConfig {
-        tie_break: if d.tie_break == "random" {
-            TieBreak::Random { seed: d.seed }
-        } else {
-            TieBreak::Deterministic
-        },
-        weights: match d.weights {
-            Some(w) => FreeMadWeights::new(w)
-                .map_err(|err| InputError(format!("debate.weights: {err}")))?,
-            None => FreeMadWeights::default(),
-        },
-        normalize: false,
-    };
+    let (rule, decision) = config.decision()?;
     let name = args
         .name
         .clone()
@@ -248,12 +224,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         seed: args.seed,
         rounds: config.debate.rounds,
         concurrency: args.concurrency,
-        engine: EngineConfig {
-            soft_timeout: Duration::from_millis(d.soft_timeout_ms),
-            hard_timeout: Duration::from_millis(d.hard_timeout_ms),
-            min_agents: d.min_agents,
-            max_concurrent_calls: d.max_concurrent_calls,
-        },
+        engine: config.engine(),
         decision,
         rule,
         config: serde_json::to_value(&config).context("serialising the configuration")?,

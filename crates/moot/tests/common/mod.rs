@@ -2,7 +2,8 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -55,4 +56,28 @@ impl Env {
         let out = self.moot().args(args).assert().code(2).get_output().clone();
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
+}
+
+/// Waits until `path` exists (a marker a test agent leaves), failing after `timeout`.
+pub fn wait_for(path: &Path, timeout: Duration) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < timeout,
+            "timed out waiting for {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Writes an executable shell script (a test's CLI agent).
+pub fn script(env: &Env, name: &str, text: &str) -> PathBuf {
+    let path = env.write(name, text);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
 }
