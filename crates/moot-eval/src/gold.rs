@@ -8,67 +8,9 @@ pub(crate) fn after_hashes(solution: &str) -> Option<String> {
     (!n.is_empty()).then_some(n)
 }
 
-/// The contents of the last `\boxed{…}` (or `\fbox{…}`) with balanced braces; escaped braces
-/// (`\{`, `\}`) do not count.
+/// The contents of the last `\boxed{…}` (or `\fbox{…}`), read as answer extraction reads it.
 pub(crate) fn last_boxed(text: &str) -> Option<&str> {
-    let mut last = None;
-    let mut from = 0;
-    while let Some((open, cmd_end)) = next_box(text, from) {
-        match balanced(text, open) {
-            Some((inner, end)) => {
-                last = Some(inner);
-                from = end;
-            }
-            None => from = cmd_end,
-        }
-    }
-    last
-}
-
-/// The byte offset of the `{` opening the next `\boxed` / `\fbox` group at or after `from`, and
-/// the offset just after the command name.
-fn next_box(text: &str, from: usize) -> Option<(usize, usize)> {
-    ["\\boxed", "\\fbox"]
-        .iter()
-        .filter_map(|cmd| {
-            let mut at = from;
-            while let Some(pos) = text.get(at..)?.find(cmd) {
-                let after = at + pos + cmd.len();
-                let rest = &text[after..];
-                let trimmed = rest.trim_start();
-                if trimmed.starts_with('{') {
-                    return Some((after + (rest.len() - trimmed.len()), after));
-                }
-                at = after;
-            }
-            None
-        })
-        .min()
-}
-
-/// Given the offset of a `{`, the text inside it and the offset after its matching `}`.
-fn balanced(text: &str, open: usize) -> Option<(&str, usize)> {
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => {
-                i += 2;
-                continue;
-            }
-            b'{' => depth += 1,
-            b'}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some((text.get(open + 1..i)?, i + 1));
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
+    moot_core::answer::last_boxed(text)
 }
 
 /// The letter of a BBH option target: `"(B)"` → `'B'`.

@@ -19,6 +19,12 @@ use serde::{Deserialize, Serialize};
 use number::Number;
 use span::{candidate_spans, solution_section, Span, SpanSource};
 
+/// The contents of the last `\boxed{…}` / `\fbox{…}` with balanced braces (escaped braces do not
+/// count; an unterminated group is skipped), as answer extraction reads it.
+pub fn last_boxed(text: &str) -> Option<&str> {
+    span::boxed_groups(text).last().copied()
+}
+
 /// How a response's answer is read and compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
