@@ -1,6 +1,11 @@
-//! Per-protocol totals of a benchmark: accuracy with a 95% Wilson interval, parse failures,
-//! tokens, communication and calls.
+//! Per-protocol totals of a benchmark: accuracy with a 95% Wilson interval, debates without an
+//! answer, tokens, communication and calls; per-round majority accuracy, answer flips and
+//! entropy; the accuracy every decision rule would have had on the same debates; and paired
+//! comparisons of protocols on the same items (exact McNemar test).
 
+use moot_core::decision::{DecisionRule, MajorityLast, TieBreak};
+use moot_core::metrics::round_entropy;
+use moot_core::{Answer, Cell, Trajectory};
 use serde::Serialize;
 
 use crate::bench::ItemResult;
@@ -37,6 +42,97 @@ pub struct ProtocolSummary {
     pub ncomm: u64,
     /// Calls made to a model (skipped calls excluded).
     pub calls: usize,
+    /// Share of items whose round-r plurality is the gold answer, for r = 0, 1, … (over the
+    /// items whose debate has that round).
+    pub round_accuracy: Vec<f64>,
+    /// Mean answer entropy (bits) of each round (MADC).
+    pub round_entropy: Vec<f64>,
+    /// Agents going from the gold answer to another between consecutive rounds, and back.
+    pub flips_correct_to_incorrect: usize,
+    pub flips_incorrect_to_correct: usize,
+    /// Every decision rule applied to the same debates.
+    pub rules: Vec<RuleAccuracy>,
+}
+
+/// One decision rule's accuracy on one protocol's debates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleAccuracy {
+    pub rule: String,
+    pub correct: usize,
+    pub accuracy: f64,
+}
+
+/// Two protocols on the same items.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Paired {
+    pub a: String,
+    pub b: String,
+    pub both_correct: usize,
+    pub only_a: usize,
+    pub only_b: usize,
+    pub both_wrong: usize,
+    /// Exact two-sided McNemar p-value (binomial test on the discordant items).
+    pub p_value: f64,
+}
+
+/// The exact two-sided McNemar p-value for `b` and `c` discordant pairs: twice the binomial tail
+/// of the smaller count under p = ½, at most 1.
+pub fn mcnemar_exact(b: usize, c: usize) -> f64 {
+    let n = b + c;
+    if n == 0 {
+        return 1.0;
+    }
+    let k = b.min(c);
+    // Σ_{i ≤ k} C(n, i) / 2^n, in logs to stay finite for large n.
+    let ln_choose = |n: usize, i: usize| -> f64 {
+        let ln_fact = |m: usize| (1..=m).map(|x| (x as f64).ln()).sum::<f64>();
+        ln_fact(n) - ln_fact(i) - ln_fact(n - i)
+    };
+    let tail: f64 = (0..=k)
+        .map(|i| (ln_choose(n, i) - n as f64 * std::f64::consts::LN_2).exp())
+        .sum();
+    (2.0 * tail).min(1.0)
+}
+
+/// The trajectory cut after `round` (rounds 0..=round).
+fn through(t: &Trajectory, round: usize) -> Option<Trajectory> {
+    let rows: Vec<Vec<Cell>> = (0..t.agents())
+        .map(|a| (0..=round).map(|r| t.cell(a, r).clone()).collect())
+        .collect();
+    Trajectory::new(rows).ok()
+}
+
+fn is_gold(a: Option<&Answer>, gold: &Answer) -> bool {
+    a.is_some_and(|a| a.equivalent(gold))
+}
+
+/// Paired comparison of protocols `a` and `b` over the items both ran.
+pub fn paired(results: &[ItemResult], items: &[Item], a: &str, b: &str) -> Paired {
+    let outcome = |protocol: &str, id: &str| {
+        results
+            .iter()
+            .find(|r| r.protocol == protocol && r.item_id == id)
+            .and_then(|r| items.iter().find(|i| i.id == id).map(|i| r.correct(i)))
+    };
+    let (mut both_correct, mut only_a, mut only_b, mut both_wrong) = (0, 0, 0, 0);
+    for item in items {
+        match (outcome(a, &item.id), outcome(b, &item.id)) {
+            (Some(true), Some(true)) => both_correct += 1,
+            (Some(true), Some(false)) => only_a += 1,
+            (Some(false), Some(true)) => only_b += 1,
+            (Some(false), Some(false)) => both_wrong += 1,
+            _ => {}
+        }
+    }
+    Paired {
+        a: a.to_string(),
+        b: b.to_string(),
+        both_correct,
+        only_a,
+        only_b,
+        both_wrong,
+        p_value: mcnemar_exact(only_a, only_b),
+    }
 }
 
 /// Summaries in the order protocols first appear in `results`; `items` gives each result's
@@ -93,14 +189,113 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                     .iter()
                     .map(|r| r.result.records.iter().filter(|c| !c.skipped).count())
                     .sum(),
+                ..trajectory_metrics(&mine, items)
             }
         })
         .collect()
 }
 
+/// The per-round and per-rule parts of a protocol's summary.
+fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
+    let majority = MajorityLast::new(TieBreak::Deterministic);
+    let (mut right, mut seen, mut entropy) =
+        (Vec::<usize>::new(), Vec::<usize>::new(), Vec::<f64>::new());
+    let (mut to_wrong, mut to_right) = (0, 0);
+    let mut rules: Vec<RuleAccuracy> = Vec::new();
+    for r in mine {
+        let Some(gold) = items
+            .iter()
+            .find(|i| i.id == r.item_id)
+            .and_then(Item::gold_answer)
+        else {
+            continue;
+        };
+        for d in &r.result.decisions {
+            let hit = usize::from(is_gold(d.answer.as_ref(), &gold));
+            match rules.iter_mut().find(|x| x.rule == d.rule) {
+                Some(x) => x.correct += hit,
+                None => rules.push(RuleAccuracy {
+                    rule: d.rule.to_string(),
+                    correct: hit,
+                    accuracy: 0.0,
+                }),
+            }
+        }
+        let Some(t) = r.result.transcript.trajectory() else {
+            continue;
+        };
+        for round in 0..t.rounds() {
+            if right.len() <= round {
+                right.push(0);
+                seen.push(0);
+                entropy.push(0.0);
+            }
+            seen[round] += 1;
+            entropy[round] += round_entropy(&t, round);
+            let plurality = through(&t, round).and_then(|cut| majority.decide(&cut).answer);
+            right[round] += usize::from(is_gold(plurality.as_ref(), &gold));
+            if round > 0 {
+                for agent in 0..t.agents() {
+                    let (before, after) = (t.cell(agent, round - 1), t.cell(agent, round));
+                    if !(before.responded() && after.responded()) {
+                        continue;
+                    }
+                    match (
+                        is_gold(before.answer(), &gold),
+                        is_gold(after.answer(), &gold),
+                    ) {
+                        (true, false) => to_wrong += 1,
+                        (false, true) => to_right += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let n = mine.len().max(1) as f64;
+    for x in &mut rules {
+        x.accuracy = x.correct as f64 / n;
+    }
+    ProtocolSummary {
+        protocol: String::new(),
+        items: 0,
+        correct: 0,
+        accuracy: 0.0,
+        ci95: (0.0, 1.0),
+        no_answer: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        ncomm: 0,
+        calls: 0,
+        round_accuracy: right
+            .iter()
+            .zip(&seen)
+            .map(|(&r, &s)| r as f64 / s.max(1) as f64)
+            .collect(),
+        round_entropy: entropy
+            .iter()
+            .zip(&seen)
+            .map(|(&e, &s)| e / s.max(1) as f64)
+            .collect(),
+        flips_correct_to_incorrect: to_wrong,
+        flips_incorrect_to_correct: to_right,
+        rules,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcnemar_exact_p_values() {
+        // Reference: R's binom.test(k, n)$p.value.
+        assert!((mcnemar_exact(1, 9) - 0.02148).abs() < 1e-4);
+        assert!((mcnemar_exact(5, 5) - 1.0).abs() < 1e-12);
+        assert!((mcnemar_exact(0, 6) - 0.03125).abs() < 1e-9);
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        assert!((mcnemar_exact(40, 60) - 0.05689).abs() < 1e-4);
+    }
 
     #[test]
     fn wilson_intervals() {

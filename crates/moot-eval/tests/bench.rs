@@ -242,3 +242,51 @@ async fn a_name_is_not_reused_for_another_benchmark() {
         .unwrap_err();
     assert!(err.to_string().contains("already exists"), "{err}");
 }
+
+#[tokio::test]
+async fn summaries_agree_with_the_debates() {
+    use moot_eval::summary::{paired, summarize};
+    let store = MemoryStore::default();
+    let data = items(12);
+    let results = run_bench(
+        &plan("s", data.clone(), 4),
+        &store,
+        &Sims::new(None),
+        |_| {},
+    )
+    .await
+    .unwrap();
+    let summaries = summarize(&results, &data);
+    assert_eq!(summaries.len(), 2);
+    let (som, svr) = (&summaries[0], &summaries[1]);
+    assert_eq!(
+        (som.protocol.as_str(), svr.protocol.as_str()),
+        ("som", "svr-mad")
+    );
+    assert_eq!(som.items, 12);
+    // The chosen rule's accuracy is the protocol's; every rule is there.
+    let rule = |s: &moot_eval::summary::ProtocolSummary, name: &str| {
+        s.rules.iter().find(|r| r.rule == name).map(|r| r.correct)
+    };
+    assert_eq!(rule(som, "majority-last"), Some(som.correct));
+    assert_eq!(rule(svr, "svr"), Some(svr.correct));
+    assert_eq!(som.rules.len(), moot_core::RULES.len());
+    // som has rounds 0 and 1; svr-mad only round 0 in its grid.
+    assert_eq!(som.round_accuracy.len(), 2);
+    assert_eq!(svr.round_accuracy.len(), 1);
+    assert!(som.round_accuracy.iter().all(|a| (0.0..=1.0).contains(a)));
+    // Round 1's plurality is majority-last's answer.
+    assert!((som.round_accuracy[1] - som.accuracy).abs() < 1e-12);
+    // Both protocols start from the same round-0 answers for an item (same seeds and prompt).
+    assert!((som.round_accuracy[0] - svr.round_accuracy[0]).abs() < 1e-12);
+    // Five agents: entropy lies between 0 and log2(5) bits.
+    assert!(som
+        .round_entropy
+        .iter()
+        .all(|&e| (0.0..=5f64.log2() + 1e-9).contains(&e)));
+    let p = paired(&results, &data, "som", "svr-mad");
+    assert_eq!(p.both_correct + p.only_a + p.only_b + p.both_wrong, 12);
+    assert_eq!(p.both_correct + p.only_a, som.correct);
+    assert_eq!(p.both_correct + p.only_b, svr.correct);
+    assert!((0.0..=1.0).contains(&p.p_value));
+}

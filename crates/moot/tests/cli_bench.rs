@@ -62,6 +62,24 @@ fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
         assert!(p["output_tokens"].as_u64().unwrap() > 0);
     }
     assert_eq!(protocols[0]["ncomm"], 0, "cot-sc exchanges nothing");
+    assert_eq!(
+        protocols[1]["round_accuracy"].as_array().unwrap().len(),
+        2,
+        "som: rounds 0 and 1"
+    );
+    assert_eq!(
+        protocols[1]["rules"].as_array().unwrap().len(),
+        moot_core::RULES.len()
+    );
+    let pairs = first["paired"].as_array().unwrap();
+    assert_eq!(pairs.len(), 3, "each protocol against cot-sc");
+    for p in pairs {
+        let n: u64 = ["both_correct", "only_a", "only_b", "both_wrong"]
+            .iter()
+            .map(|k| p[*k].as_u64().unwrap())
+            .sum();
+        assert_eq!(n, 10, "{p}");
+    }
     // Run again under the same name: everything is read back, the report is the same.
     assert_eq!(env.json(&args), first);
     // The same name for a different benchmark is refused.
