@@ -430,12 +430,9 @@ impl Config {
                 "scripted" if a.responses.is_empty() => {
                     return Err(format!("{at}: backend \"scripted\" needs responses"));
                 }
+                // The gold answer a sim agent needs comes from `debate.gold` for `moot ask` and
+                // from each item for `moot bench`; `ask` checks it.
                 "sim" => {
-                    if d.gold.is_none() {
-                        return Err(format!(
-                            "{at}: backend \"sim\" needs the gold answer (debate.gold or --gold)"
-                        ));
-                    }
                     let sim = a.sim.clone().unwrap_or_default();
                     for (key, v) in [
                         ("accuracy", sim.accuracy),
@@ -526,7 +523,6 @@ mod tests {
             "[debate]\nprotocol = \"madc\"\n[protocol]\nordering = \"truth-last\"\n[protocol.faults]\ndrop = 2.0\n",
             "faults.drop",
         );
-        bad("[[agents]]\nid = \"s\"\nbackend = \"sim\"\n", "gold");
         bad(
             "[debate]\ngold = \"1\"\n[[agents]]\nid = \"s\"\nbackend = \"sim\"\nsim = { accuracy = 2.0 }\n",
             "agents[0].sim.accuracy",

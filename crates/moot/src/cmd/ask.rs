@@ -93,6 +93,13 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     } else {
         backends::resize(&config.agents, requested_agents)
     };
+    if config.debate.gold.is_none() {
+        if let Some(i) = config.agents.iter().position(|a| a.backend == "sim") {
+            return bad_input(format!(
+                "agents[{i}]: backend \"sim\" needs the gold answer (debate.gold or --gold)"
+            ));
+        }
+    }
     let protocol = build_protocol(&config.debate.protocol, &config.protocol_options())
         .map_err(|e| InputError(e.to_string()))?;
     let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
