@@ -23,6 +23,8 @@ run masking --config experiments/sim/masking.toml --protocol som,mad-m2
 run masking-objective --config experiments/sim/masking.toml --protocol som,mad-m2 -o masking=objective
 run madc-consistency-last --config experiments/sim/madc.toml --protocol som,madc
 run madc-random --config experiments/sim/madc.toml --protocol som,madc -o ordering=random
+run madc-truth-last --config experiments/sim/madc.toml --protocol madc -o ordering=truth-last
+run madc-truth-first --config experiments/sim/madc.toml --protocol madc -o ordering=truth-first
 run svr --config experiments/sim/svr.toml --protocol cot-sc,som,svr-mad
 run conformity --config experiments/sim/conformity.toml --protocol free-mad-c,free-mad-n
 run cut-off --config experiments/sim/conformity.toml --protocol free-mad-c,free-mad-n -o faults.cut_off=0.5

@@ -26,9 +26,10 @@ pub trait AgentSource: Send + Sync {
     fn agents(&self, item: &Item) -> Result<(Vec<AgentSpec>, Vec<EngineAgent>), BenchError>;
 }
 
-/// Builds a protocol by name (with whatever options the caller applies).
+/// Builds a protocol by name for one item (with whatever options the caller applies; the item
+/// gives the gold answer the analysis-only orderings read).
 pub type ProtocolFactory<'a> =
-    &'a (dyn Fn(&str) -> Result<Box<dyn Protocol>, BenchError> + Send + Sync);
+    &'a (dyn Fn(&str, &Item) -> Result<Box<dyn Protocol>, BenchError> + Send + Sync);
 
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
@@ -171,7 +172,7 @@ async fn run_item(
     position: u32,
     item: &Item,
 ) -> Result<ItemResult, BenchError> {
-    let protocol = (plan.protocol)(protocol_name)?;
+    let protocol = (plan.protocol)(protocol_name, item)?;
     let rule = plan.rule.unwrap_or_else(|| protocol.default_rule());
     let (specs, engine_agents) = source.agents(item)?;
     let (n, rounds) = protocol.shape(specs.len(), plan.rounds);

@@ -107,7 +107,7 @@ impl AgentSource for Sims {
     }
 }
 
-fn protocol(name: &str) -> Result<Box<dyn Protocol>, BenchError> {
+fn protocol(name: &str, _item: &Item) -> Result<Box<dyn Protocol>, BenchError> {
     build_protocol(name, &Default::default()).map_err(|e| BenchError::Config(e.to_string()))
 }
 

@@ -294,19 +294,7 @@ impl Config {
         }
         let options = self.protocol_options();
         build_protocol(&d.protocol, &options).map_err(|e| format!("protocol: {e}"))?;
-        if matches!(
-            options.ordering,
-            Some(
-                moot_core::protocol::Ordering::TruthFirst
-                    | moot_core::protocol::Ordering::TruthLast
-            )
-        ) && options.gold.is_none()
-        {
-            return Err(
-                "protocol.ordering truth-first / truth-last is for analysis only and needs the gold answer (debate.gold or --gold)"
-                    .into(),
-            );
-        }
+
         if d.answer != "auto" && d.answer.parse::<AnswerKind>().is_err() {
             return Err(format!(
                 "debate.answer = {:?} is not an answer kind (numeric, choice, yes-no, math, text, auto)",

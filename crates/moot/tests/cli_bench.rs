@@ -94,6 +94,23 @@ fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
         "arith",
     ]);
     assert!(err.contains("already exists"), "{err}");
+    // The analysis-only orderings read each item's gold answer.
+    let truth = env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "madc",
+        "--sim",
+        "--limit",
+        "3",
+        "-o",
+        "ordering=truth-last",
+        "--run",
+        "truth",
+        "--json",
+    ]);
+    assert_eq!(truth["protocols"][0]["items"], 3);
     let err = env.refused(&["bench", "--dataset", "nope", "--protocol", "som", "--sim"]);
     assert!(err.contains("--dataset"), "{err}");
     let err = env.refused(&[

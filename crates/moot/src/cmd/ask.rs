@@ -94,6 +94,17 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         backends::resize(&config.agents, requested_agents)
     };
     if config.debate.gold.is_none() {
+        if matches!(
+            config.protocol.ordering,
+            Some(
+                moot_core::protocol::Ordering::TruthFirst
+                    | moot_core::protocol::Ordering::TruthLast
+            )
+        ) {
+            return bad_input(
+                "protocol.ordering truth-first / truth-last is for analysis only and needs the gold answer (debate.gold or --gold)",
+            );
+        }
         if let Some(i) = config.agents.iter().position(|a| a.backend == "sim") {
             return bad_input(format!(
                 "agents[{i}]: backend \"sim\" needs the gold answer (debate.gold or --gold)"

@@ -156,6 +156,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             .map_or(&[][..], |e| e.options);
         options.restricted_to(reads)
     };
+    let reads = |p: &str, option: &str| {
+        PROTOCOLS
+            .iter()
+            .any(|e| e.name == p && e.options.contains(&option))
+    };
     for p in &args.protocol {
         build_protocol(p, &protocol_options(p))
             .map_err(|e| InputError(format!("protocol {p}: {e}")))?;
@@ -212,8 +217,13 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         .name
         .clone()
         .unwrap_or_else(|| format!("bench-{}", moot_engine::new_run_id()));
-    let factory = move |p: &str| -> Result<Box<dyn Protocol>, BenchError> {
-        build_protocol(p, &protocol_options(p)).map_err(|e| BenchError::Config(e.to_string()))
+    // Protocols that read a gold answer (the analysis-only orderings) get each item's.
+    let factory = move |p: &str, item: &Item| -> Result<Box<dyn Protocol>, BenchError> {
+        let mut options = protocol_options(p);
+        if options.gold.is_none() && reads(p, "gold") && options.ordering.is_some() {
+            options.gold = Some(item.gold.clone());
+        }
+        build_protocol(p, &options).map_err(|e| BenchError::Config(e.to_string()))
     };
     let plan = BenchPlan {
         name: name.clone(),
