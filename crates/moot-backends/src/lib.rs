@@ -56,7 +56,7 @@ pub enum FinishReason {
 }
 
 /// A model's answer to one call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Completion {
     pub text: String,
     pub usage: Usage,

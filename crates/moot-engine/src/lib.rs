@@ -42,6 +42,9 @@ pub struct EngineConfig {
     pub hard_timeout: Duration,
     pub min_agents: usize,
     pub max_concurrent_calls: usize,
+    /// Answer a request from the store's request cache when the same request (backend,
+    /// sampling parameters, mode, messages, agent) was answered before, and store new answers.
+    pub cache: bool,
 }
 
 impl Default for EngineConfig {
@@ -51,6 +54,7 @@ impl Default for EngineConfig {
             hard_timeout: Duration::from_secs(30),
             min_agents: 2,
             max_concurrent_calls: 8,
+            cache: false,
         }
     }
 }
@@ -105,6 +109,25 @@ impl DebateResult {
         per.into_iter().collect()
     }
 
+    /// Calls answered from the request cache.
+    pub fn cache_hits(&self) -> usize {
+        self.records.iter().filter(|r| r.cached).count()
+    }
+
+    /// Tokens of the calls a model actually answered (cache hits excluded).
+    pub fn spent_usage(&self) -> Usage {
+        let mut u = Usage::default();
+        for r in self.records.iter().filter(|r| !r.cached) {
+            u += Usage {
+                input_tokens: r.input_tokens,
+                output_tokens: r.output_tokens,
+                processed_input_tokens: r.processed_input_tokens,
+            };
+        }
+        u
+    }
+
+    /// Tokens of every call, cache hits included (what the debate would cost without a cache).
     pub fn usage(&self) -> Usage {
         let mut u = Usage::default();
         for r in &self.records {
@@ -239,7 +262,8 @@ impl<'a> Debate<'a> {
                     let (skipped, asked): (Vec<_>, Vec<_>) =
                         calls.into_iter().partition(|c| c.skipped().is_some());
                     for call in skipped {
-                        self.record(&call, None, None, Duration::ZERO).await?;
+                        self.record(&call, None, None, Duration::ZERO, false)
+                            .await?;
                         observer.call_finished(call.key(), self.transcript.get_call(&call.key()));
                     }
                     if !asked.is_empty() {
@@ -314,6 +338,7 @@ impl<'a> Debate<'a> {
         let total = calls.len();
         let semaphore = Arc::new(Semaphore::new(self.config.max_concurrent_calls.max(1)));
         let mut waiting: BTreeMap<CallKey, PlannedCall> = BTreeMap::new();
+        let mut cache_keys: BTreeMap<CallKey, String> = BTreeMap::new();
         let mut pending = FuturesUnordered::new();
         for call in calls {
             let agent = &self.agents[call.agent];
@@ -332,6 +357,27 @@ impl<'a> Debate<'a> {
             let model = agent.model.clone();
             let semaphore = semaphore.clone();
             let key = call.key();
+            // The cache is read and written here and in the loop below, never inside the call
+            // futures: a future holding a database connection while it is not being polled
+            // would starve the store writes this task awaits.
+            if self.config.cache {
+                let cache_key = request_key(&model.name(), &request, call.agent);
+                let hit = self
+                    .store
+                    .cache_get(&cache_key)
+                    .await
+                    .ok()
+                    .flatten()
+                    .and_then(|v| serde_json::from_value::<Completion>(v).ok());
+                if let Some(c) = hit {
+                    self.record(&call, Some(c), None, Duration::ZERO, true)
+                        .await?;
+                    responded += 1;
+                    observer.call_finished(key, self.transcript.get_call(&key));
+                    continue;
+                }
+                cache_keys.insert(key, cache_key);
+            }
             pending.push(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let began = Instant::now();
@@ -354,7 +400,13 @@ impl<'a> Debate<'a> {
                     let Some(call) = waiting.remove(&key) else { continue };
                     let ok = result.is_ok();
                     let reason = result.as_ref().err().map(|e| format!("error: {e}"));
-                    self.record(&call, result.ok(), reason, latency).await?;
+                    // A failed cache write only loses a future saving.
+                    if let (Some(k), Ok(c)) = (cache_keys.get(&key), &result) {
+                        if let Ok(v) = serde_json::to_value(c) {
+                            let _ = self.store.cache_put(k, &v).await;
+                        }
+                    }
+                    self.record(&call, result.ok(), reason, latency, false).await?;
                     if ok {
                         responded += 1;
                     }
@@ -382,7 +434,7 @@ impl<'a> Debate<'a> {
         };
         let elapsed = start.elapsed();
         for (key, call) in std::mem::take(&mut waiting) {
-            self.record(&call, None, Some(reason.clone()), elapsed)
+            self.record(&call, None, Some(reason.clone()), elapsed, false)
                 .await?;
             observer.call_finished(key, self.transcript.get_call(&key));
         }
@@ -396,6 +448,7 @@ impl<'a> Debate<'a> {
         completion: Option<Completion>,
         error: Option<String>,
         latency: Duration,
+        cached: bool,
     ) -> Result<(), EngineError> {
         let agent = &self.agents[call.agent];
         let summary = completion.as_ref().and_then(Completion::logprob_summary);
@@ -433,6 +486,7 @@ impl<'a> Debate<'a> {
             recorded_at: timestamp(),
             notes: serde_json::to_value(&call.notes).unwrap_or_default(),
             ncomm: call.notes.ncomm as u32,
+            cached,
         };
         self.store.record_call(&record).await?;
         let outcome = outcome_of(&self.spec, &record);
@@ -440,6 +494,22 @@ impl<'a> Debate<'a> {
         self.records.insert(call.key(), record);
         Ok(())
     }
+}
+
+/// The request-cache key of a call: a hash of the backend, the sampling parameters, the mode,
+/// the messages and the sample index (the agent), so identical requests are answered once and
+/// different agents' samples stay distinct.
+pub fn request_key(backend: &str, request: &CompletionRequest, sample: usize) -> String {
+    use sha2::{Digest, Sha256};
+    let material = serde_json::json!({
+        "backend": backend,
+        "params": request.params,
+        "mode": request.mode,
+        "messages": request.messages,
+        "sample": sample,
+    });
+    let digest = Sha256::digest(material.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The transcript outcome a stored call stands for; the answer is re-extracted from the text so

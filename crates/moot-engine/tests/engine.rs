@@ -73,6 +73,7 @@ fn config(soft_ms: u64, hard_ms: u64, min_agents: usize) -> EngineConfig {
         hard_timeout: Duration::from_millis(hard_ms),
         min_agents,
         max_concurrent_calls: 8,
+        cache: false,
     }
 }
 
@@ -581,4 +582,74 @@ async fn resume_keeps_recorded_judgements() {
         assert!(!asked[0].messages[1].content.contains("Judge whether"));
     }
     assert_eq!(resumed.records.len(), 9);
+}
+
+/// With the request cache on, the same debate run again is answered from the store: no model
+/// is asked, the transcript is the same, and the hits are told apart from tokens spent.
+#[tokio::test]
+async fn the_request_cache_answers_repeated_requests_once() {
+    let (_dir, store) = store().await;
+    let cached = EngineConfig {
+        cache: true,
+        ..EngineConfig::default()
+    };
+    let models = |tag: &str| -> Vec<Arc<ScriptedModel>> {
+        (0..3)
+            .map(|i| {
+                Arc::new(ScriptedModel::new(
+                    format!("same-backend-{i}"),
+                    [Scripted::reply(format!("{tag}\nFinal answer: 40{i}"))],
+                ))
+            })
+            .collect()
+    };
+    let first_models = models("first");
+    let first = run_new(
+        &store,
+        "c1",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        first_models.iter().map(|m| agent(m.clone())).collect(),
+        cached,
+    )
+    .await;
+    assert_eq!(first.cache_hits(), 0);
+    assert_eq!(first.spent_usage(), first.usage());
+    // Different scripts, same backend names: a hit can only come from the cache.
+    let second_models = models("second");
+    let second = run_new(
+        &store,
+        "c2",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        second_models.iter().map(|m| agent(m.clone())).collect(),
+        cached,
+    )
+    .await;
+    assert!(second_models.iter().all(|m| m.requests().is_empty()));
+    assert_eq!(second.cache_hits(), 6);
+    assert_eq!(second.transcript, first.transcript);
+    assert_eq!(second.usage(), first.usage());
+    assert_eq!(second.spent_usage().output_tokens, 0);
+    assert!(store.calls("c2").await.unwrap().iter().all(|c| c.cached));
+}
+
+#[test]
+fn request_keys_keep_samples_apart() {
+    use moot_backends::CompletionRequest;
+    use moot_core::chat::ChatMessage;
+    let r = CompletionRequest::new(vec![ChatMessage::user("What is 17 * 24?")]);
+    let k = |sample| moot_engine::request_key("m", &r, sample);
+    assert_eq!(k(0), k(0));
+    assert_ne!(
+        k(0),
+        k(1),
+        "two agents asking the same thing get two samples"
+    );
+    assert_ne!(k(0), moot_engine::request_key("other", &r, 0));
+    let mut hotter = r.clone();
+    hotter.params.temperature = Some(1.0);
+    assert_ne!(k(0), moot_engine::request_key("m", &hotter, 0));
 }

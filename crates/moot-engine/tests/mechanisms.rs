@@ -42,6 +42,7 @@ fn config(agents: usize) -> EngineConfig {
         hard_timeout: Duration::from_secs(120),
         min_agents: agents,
         max_concurrent_calls: 8,
+        cache: false,
     }
 }
 

@@ -40,8 +40,14 @@ pub struct ProtocolSummary {
     /// FREE-MAD's TC: the sum of output tokens.
     pub output_tokens: u64,
     pub ncomm: u64,
-    /// Calls made to a model (skipped calls excluded).
+    /// Calls made to a model (skipped calls excluded), cache hits included.
     pub calls: usize,
+    /// Calls answered from the request cache; their tokens are in the totals above but were not
+    /// spent by this run.
+    pub cache_hits: usize,
+    /// Input and output tokens this run actually spent (cache hits excluded).
+    pub spent_input_tokens: u64,
+    pub spent_output_tokens: u64,
     /// Share of items whose round-r plurality is the gold answer, for r = 0, 1, … (over the
     /// items whose debate has that round).
     pub round_accuracy: Vec<f64>,
@@ -189,6 +195,15 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                     .iter()
                     .map(|r| r.result.records.iter().filter(|c| !c.skipped).count())
                     .sum(),
+                cache_hits: mine.iter().map(|r| r.result.cache_hits()).sum(),
+                spent_input_tokens: mine
+                    .iter()
+                    .map(|r| r.result.spent_usage().input_tokens)
+                    .sum(),
+                spent_output_tokens: mine
+                    .iter()
+                    .map(|r| r.result.spent_usage().output_tokens)
+                    .sum(),
                 ..trajectory_metrics(&mine, items)
             }
         })
@@ -267,6 +282,9 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         output_tokens: 0,
         ncomm: 0,
         calls: 0,
+        cache_hits: 0,
+        spent_input_tokens: 0,
+        spent_output_tokens: 0,
         round_accuracy: right
             .iter()
             .zip(&seen)

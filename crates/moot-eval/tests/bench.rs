@@ -126,6 +126,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
             hard_timeout: Duration::from_secs(120),
             min_agents: 5,
             max_concurrent_calls: 8,
+            cache: false,
         },
         decision: Default::default(),
         rule: None,

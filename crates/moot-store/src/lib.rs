@@ -116,6 +116,9 @@ pub struct CallRecord {
     /// Pairwise context transfers in this call's prompt.
     #[serde(default)]
     pub ncomm: u32,
+    /// The response came from the request cache: its tokens were not spent again.
+    #[serde(default)]
+    pub cached: bool,
 }
 
 fn answer_slot() -> String {
@@ -183,6 +186,29 @@ pub trait Store: Send + Sync {
     async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError>;
     /// The benchmark's items, by protocol (in the benchmark's order) then position.
     async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError>;
+    /// A cached response by its request key.
+    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
+    /// Stores a response under its request key (the first one stored stays).
+    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError>;
+}
+
+/// Checks a store against the cache part of the [`Store`] contract.
+#[cfg(test)]
+pub(crate) async fn check_cache_contract(store: &dyn Store) {
+    assert_eq!(store.cache_get("k").await.unwrap(), None);
+    store
+        .cache_put("k", &serde_json::json!({"text": "first"}))
+        .await
+        .unwrap();
+    store
+        .cache_put("k", &serde_json::json!({"text": "second"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.cache_get("k").await.unwrap(),
+        Some(serde_json::json!({"text": "first"}))
+    );
+    assert_eq!(store.cache_get("other").await.unwrap(), None);
 }
 
 /// Benchmark items in the benchmark's protocol order (unknown protocols last), then position.

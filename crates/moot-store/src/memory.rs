@@ -23,6 +23,7 @@ struct Inner {
     decisions: Vec<DecisionRecord>,
     benches: Vec<BenchRecord>,
     bench_items: Vec<BenchItemRecord>,
+    cache: std::collections::HashMap<String, serde_json::Value>,
 }
 
 impl MemoryStore {
@@ -160,6 +161,19 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        self.with(|i| Ok(i.cache.get(key).cloned()))
+    }
+
+    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
+        self.with(|i| {
+            i.cache
+                .entry(key.to_string())
+                .or_insert_with(|| response.clone());
+            Ok(())
+        })
+    }
+
     async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
         self.with(|i| {
             let order = i
@@ -185,5 +199,6 @@ mod tests {
     #[tokio::test]
     async fn benches_follow_the_store_contract() {
         crate::check_bench_contract(&super::MemoryStore::default()).await;
+        crate::check_cache_contract(&super::MemoryStore::default()).await;
     }
 }

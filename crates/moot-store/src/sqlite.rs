@@ -93,6 +93,7 @@ fn call_from_row(row: &SqliteRow) -> Result<CallRecord, StoreError> {
         skipped: row.try_get::<String, _>("status")? == "skipped",
         notes: parse_json(&run_id, "notes", &row.try_get::<String, _>("notes_json")?)?,
         ncomm: opt_u64(row, "ncomm")?.unwrap_or(0) as u32,
+        cached: opt_u64(row, "cached")?.unwrap_or(0) != 0,
         agent_id: row.try_get("agent_id")?,
         backend: row.try_get("backend")?,
         mode: row.try_get("mode")?,
@@ -149,8 +150,8 @@ impl Store for SqliteStore {
             "INSERT OR REPLACE INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
                messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
                processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-               notes_json, ncomm)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               notes_json, ncomm, cached)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&c.run_id)
         .bind(i64::from(c.round))
@@ -179,6 +180,7 @@ impl Store for SqliteStore {
         .bind(&c.recorded_at)
         .bind(json_text(&c.notes))
         .bind(i64::from(c.ncomm))
+        .bind(i64::from(c.cached))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -325,6 +327,32 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        let row = sqlx::query("SELECT response_json FROM cache WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            None => Ok(None),
+            Some(row) => {
+                let text: String = row.try_get("response_json")?;
+                parse_json(key, "cached response", &text).map(Some)
+            }
+        }
+    }
+
+    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR IGNORE INTO cache (key, response_json, created_at) VALUES (?, ?, ?)",
+        )
+        .bind(key)
+        .bind(json_text(response))
+        .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
         let order = match self.bench(name).await {
             Ok(b) => b.protocols,
@@ -402,6 +430,7 @@ mod tests {
             skipped: false,
             notes: json!({"ncomm": 2}),
             ncomm: 2,
+            cached: false,
         }
     }
 
@@ -539,6 +568,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("b.db")).await.unwrap();
         crate::check_bench_contract(&store).await;
+        crate::check_cache_contract(&store).await;
     }
 
     #[tokio::test]

@@ -263,6 +263,7 @@ impl Config {
             hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
             min_agents: d.min_agents,
             max_concurrent_calls: d.max_concurrent_calls,
+            cache: false,
         }
     }
 

@@ -82,6 +82,22 @@ fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
     }
     // Run again under the same name: everything is read back, the report is the same.
     assert_eq!(env.json(&args), first);
+    // Under another name, the request cache answers every call: same results, nothing spent.
+    let mut again = args.to_vec();
+    let at = again.iter().position(|a| *a == "arith").unwrap();
+    again[at] = "arith-again";
+    let cached = env.json(&again);
+    for (p, q) in cached["protocols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(protocols)
+    {
+        assert_eq!(p["accuracy"], q["accuracy"]);
+        assert_eq!(p["output_tokens"], q["output_tokens"]);
+        assert_eq!(p["cache_hits"], p["calls"], "{p}");
+        assert_eq!(p["spent_output_tokens"], 0);
+    }
     // The same name for a different benchmark is refused.
     let err = env.refused(&[
         "bench",
@@ -171,6 +187,8 @@ fn a_killed_benchmark_resumes_to_the_uninterrupted_report() {
             "4",
             "--concurrency",
             "1",
+            // Calls are counted below: every one must reach the agent.
+            "--no-cache",
             "--run",
             name,
             "--json",

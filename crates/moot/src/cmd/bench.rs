@@ -62,6 +62,10 @@ pub struct Args {
     /// The benchmark data folder (default: MOOT_DATA_DIR, else ../shared/data).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Do not answer repeated requests from the store's request cache (on by default: rerunning a
+    /// benchmark's requests under another name costs nothing, and hits are reported apart).
+    #[arg(long)]
+    no_cache: bool,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
@@ -234,7 +238,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         seed: args.seed,
         rounds: config.debate.rounds,
         concurrency: args.concurrency,
-        engine: config.engine(),
+        engine: moot_engine::EngineConfig {
+            cache: !args.no_cache,
+            ..config.engine()
+        },
         decision,
         rule,
         config: serde_json::to_value(&config).context("serialising the configuration")?,
@@ -319,11 +326,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
 
 fn table(name: &str, summaries: &[ProtocolSummary], comparisons: &[Paired]) -> String {
     let mut out = format!(
-        "Benchmark {name}\n\n| protocol | accuracy | 95% CI | no answer | input tokens | output tokens (TC) | NComm | calls |\n|---|---|---|---|---|---|---|---|\n"
+        "Benchmark {name}\n\n| protocol | accuracy | 95% CI | no answer | input tokens | output tokens (TC) | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|\n"
     );
     for s in summaries {
         out.push_str(&format!(
-            "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {} | {} | {} | {} |\n",
+            "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {} | {} | {} | {} | {} |\n",
             s.protocol,
             s.correct,
             s.items,
@@ -334,7 +341,8 @@ fn table(name: &str, summaries: &[ProtocolSummary], comparisons: &[Paired]) -> S
             s.input_tokens,
             s.output_tokens,
             s.ncomm,
-            s.calls
+            s.calls,
+            s.cache_hits
         ));
     }
     out.push_str("\n| protocol | majority accuracy by round | flips right→wrong / wrong→right |\n|---|---|---|\n");
