@@ -180,12 +180,9 @@ impl moot_engine::Observer for Progress {
 
     fn call_finished(&self, call: CallKey, outcome: Option<&Outcome>) {
         let what = match (call.slot, outcome) {
-            (Slot::Judge(_), Some(o)) => o
-                .text()
-                .and_then(moot_core::protocol::parse_label)
-                .map_or("no readable label".to_string(), |l| {
-                    format!("{l:?}").to_uppercase()
-                }),
+            (Slot::Judge(_), Some(o)) => {
+                moot_core::protocol::JudgeLabel::describe(o.text()).to_string()
+            }
             (
                 _,
                 Some(Outcome::Responded {

@@ -63,6 +63,23 @@ pub enum JudgeLabel {
     NotSure,
 }
 
+impl JudgeLabel {
+    /// The label as judges write it: `YES`, `NO`, `NOT SURE`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeLabel::Yes => "YES",
+            JudgeLabel::No => "NO",
+            JudgeLabel::NotSure => "NOT SURE",
+        }
+    }
+
+    /// What a judgement's text says, for display: its label, or that none could be read.
+    pub fn describe(text: Option<&str>) -> &'static str {
+        text.and_then(parse_label)
+            .map_or("no readable label", JudgeLabel::as_str)
+    }
+}
+
 /// The last `<label>…</label>` of a judgement, else its last line's YES / NO / NOT SURE.
 pub fn parse_label(text: &str) -> Option<JudgeLabel> {
     fn word(s: &str) -> Option<JudgeLabel> {
@@ -204,9 +221,9 @@ impl MaskPlan {
                         .and_then(Outcome::text)
                         .and_then(parse_label);
                     let (kept, why) = match label {
-                        Some(JudgeLabel::Yes) => (true, "judged YES".to_string()),
-                        Some(JudgeLabel::No) => (false, "judged NO".to_string()),
-                        Some(JudgeLabel::NotSure) => (loose, "judged NOT SURE".to_string()),
+                        Some(l @ JudgeLabel::Yes) => (true, format!("judged {}", l.as_str())),
+                        Some(l @ JudgeLabel::No) => (false, format!("judged {}", l.as_str())),
+                        Some(l @ JudgeLabel::NotSure) => (loose, format!("judged {}", l.as_str())),
                         None => (loose, "no readable judgement".to_string()),
                     };
                     notes.push(MaskNote {
@@ -288,6 +305,12 @@ mod tests {
         assert_eq!(parse_label("Verdict: NO"), Some(JudgeLabel::No));
         assert_eq!(parse_label("It seems right, I think"), None);
         assert_eq!(parse_label("<label>MAYBE</label>"), None);
+        assert_eq!(
+            JudgeLabel::describe(Some("<label>not sure</label>")),
+            "NOT SURE"
+        );
+        assert_eq!(JudgeLabel::describe(Some("hmm")), "no readable label");
+        assert_eq!(JudgeLabel::describe(None), "no readable label");
     }
 
     #[test]

@@ -142,13 +142,7 @@ fn call_markdown(out: &mut String, c: &CallRecord) {
         .map_or((c.slot.as_str(), None), |(k, p)| (k, p.parse::<u32>().ok()));
     let heading = match (kind, peer) {
         ("judge", Some(author)) => {
-            let label = c
-                .response_text
-                .as_deref()
-                .and_then(moot_core::protocol::parse_label)
-                .map_or("no readable label".to_string(), |l| {
-                    format!("{l:?}").to_uppercase()
-                });
+            let label = moot_core::protocol::JudgeLabel::describe(c.response_text.as_deref());
             format!(
                 "#### Agent {} judges agent {}'s response — {label}",
                 c.agent + 1,
