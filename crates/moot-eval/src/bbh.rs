@@ -93,18 +93,8 @@ fn load_task(dir: &Path, task: &str) -> Result<Vec<Item>, DatasetError> {
         .ok_or_else(|| DatasetError::malformed(&src.name, Location::File, "no `examples` list"))?;
     let mut out = Collector::new(&src.name);
     for (i, example) in examples.iter().enumerate() {
-        let location = Location::Entry {
-            list: "examples",
-            index: i,
-        };
-        let obj = example.as_object().ok_or_else(|| {
-            DatasetError::malformed(&src.name, location, "expected a JSON object")
-        })?;
-        let rec = JsonRecord {
-            file: &src.name,
-            location,
-            obj,
-        };
+        let rec = JsonRecord::entry(&src.name, "examples", i, example)?;
+        let location = rec.location;
         let input = rec.text("input")?;
         let target = rec.text("target")?.trim().to_string();
         let (question, options, gold, item_kind) = if kind == AnswerKind::Choice {

@@ -233,18 +233,8 @@ fn strategyqa(dir: &Path, split: StrategyQaSplit) -> Result<Vec<Item>, DatasetEr
     let list_name = list.unwrap_or("questions");
     let mut out = Collector::new(&src.name);
     for (i, entry) in entries.iter().enumerate() {
-        let location = Location::Entry {
-            list: list_name,
-            index: i,
-        };
-        let obj = entry.as_object().ok_or_else(|| {
-            DatasetError::malformed(&src.name, location, "expected a JSON object")
-        })?;
-        let rec = JsonRecord {
-            file: &src.name,
-            location,
-            obj,
-        };
+        let rec = JsonRecord::entry(&src.name, list_name, i, entry)?;
+        let location = rec.location;
         let (question, gold, f) = match split {
             StrategyQaSplit::Dev | StrategyQaSplit::Train => {
                 let answer = rec

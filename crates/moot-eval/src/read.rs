@@ -208,6 +208,26 @@ pub(crate) struct JsonRecord<'a> {
     pub obj: &'a Map<String, Value>,
 }
 
+impl<'a> JsonRecord<'a> {
+    /// Entry `index` of the list `list` in a JSON document, which must be an object.
+    pub fn entry(
+        file: &'a str,
+        list: &'static str,
+        index: usize,
+        value: &'a Value,
+    ) -> Result<JsonRecord<'a>, DatasetError> {
+        let location = Location::Entry { list, index };
+        let obj = value
+            .as_object()
+            .ok_or_else(|| DatasetError::malformed(file, location, "expected a JSON object"))?;
+        Ok(JsonRecord {
+            file,
+            location,
+            obj,
+        })
+    }
+}
+
 impl JsonRecord<'_> {
     pub fn get(&self, field: &str) -> Option<&Value> {
         self.obj.get(field).filter(|v| !v.is_null())
