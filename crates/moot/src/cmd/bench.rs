@@ -3,13 +3,9 @@
 
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use moot_backends::sim::SimModel;
-use moot_backends::LanguageModel;
-use moot_core::chat::SamplingParams;
 use moot_core::debate::AgentSpec;
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
 use moot_engine::EngineAgent;
@@ -20,7 +16,7 @@ use moot_store::Store;
 use serde_json::json;
 
 use crate::backends;
-use crate::config::{AgentConfig, Config};
+use crate::config::Config;
 use crate::input::{bad_input, InputError};
 
 #[derive(Debug, clap::Args)]
@@ -71,14 +67,15 @@ pub struct Args {
     json: bool,
 }
 
-/// The configured agents, built once, or simulated ones built per item.
+/// The configured agents, built once, or simulated ones built per item (each told the item's
+/// gold answer, with seeds drawn from the item).
 enum Agents {
     Fixed {
         specs: Vec<AgentSpec>,
         engine: Vec<EngineAgent>,
     },
     Sim {
-        agents: Vec<AgentConfig>,
+        config: Box<Config>,
         seed: u64,
     },
 }
@@ -87,32 +84,13 @@ impl AgentSource for Agents {
     fn agents(&self, item: &Item) -> Result<(Vec<AgentSpec>, Vec<EngineAgent>), BenchError> {
         match self {
             Agents::Fixed { specs, engine } => Ok((specs.clone(), engine.clone())),
-            Agents::Sim { agents, seed } => {
-                let base = item_seed(*seed, &item.id);
-                let specs = agents
-                    .iter()
-                    .map(|a| AgentSpec {
-                        id: a.id.clone(),
-                        persona: a.persona.clone(),
-                    })
-                    .collect();
-                let engine = agents
-                    .iter()
-                    .enumerate()
-                    .map(|(i, a)| EngineAgent {
-                        model: Arc::new(SimModel::new(
-                            a.sim.clone().unwrap_or_default(),
-                            item.gold.clone(),
-                            item.kind,
-                            base.wrapping_add(i as u64),
-                        )) as Arc<dyn LanguageModel>,
-                        params: SamplingParams {
-                            logprobs: true,
-                            ..SamplingParams::default()
-                        },
-                    })
-                    .collect();
-                Ok((specs, engine))
+            Agents::Sim { config, seed } => {
+                let mut config = Config::clone(config);
+                config.debate.gold = Some(item.gold.clone());
+                config.debate.seed = item_seed(*seed, &item.id);
+                let built = backends::build(&config, item.kind, &mut |_| {})
+                    .map_err(|e| BenchError::Config(format!("{e:#}")))?;
+                Ok((built.specs, built.engine))
             }
         }
     }
@@ -206,7 +184,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     }
     let agents = if all_sim {
         Agents::Sim {
-            agents: config.agents.clone(),
+            config: Box::new(config.clone()),
             seed: args.seed,
         }
     } else {
