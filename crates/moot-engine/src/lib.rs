@@ -116,29 +116,25 @@ impl DebateResult {
 
     /// Tokens of the calls a model actually answered (cache hits excluded).
     pub fn spent_usage(&self) -> Usage {
-        let mut u = Usage::default();
-        for r in self.records.iter().filter(|r| !r.cached) {
-            u += Usage {
-                input_tokens: r.input_tokens,
-                output_tokens: r.output_tokens,
-                processed_input_tokens: r.processed_input_tokens,
-            };
-        }
-        u
+        usage_of(self.records.iter().filter(|r| !r.cached))
     }
 
     /// Tokens of every call, cache hits included (what the debate would cost without a cache).
     pub fn usage(&self) -> Usage {
-        let mut u = Usage::default();
-        for r in &self.records {
-            u += Usage {
-                input_tokens: r.input_tokens,
-                output_tokens: r.output_tokens,
-                processed_input_tokens: r.processed_input_tokens,
-            };
-        }
-        u
+        usage_of(self.records.iter())
     }
+}
+
+fn usage_of<'a>(records: impl Iterator<Item = &'a CallRecord>) -> Usage {
+    let mut u = Usage::default();
+    for r in records {
+        u += Usage {
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            processed_input_tokens: r.processed_input_tokens,
+        };
+    }
+    u
 }
 
 /// Now, as RFC 3339 with milliseconds.
