@@ -576,14 +576,23 @@ pub fn decide_all(
     transcript: &Transcript,
     config: &DecisionConfig,
 ) -> Vec<Decision> {
+    decide_all_with(transcript, &protocol.evidence(spec, transcript), config)
+}
+
+/// Every registered rule's decision on a transcript, with the given evidence (for runs whose
+/// protocol cannot be rebuilt: [`Evidence::from_transcript`](moot_core::decision::Evidence)).
+pub fn decide_all_with(
+    transcript: &Transcript,
+    evidence: &moot_core::decision::Evidence,
+    config: &DecisionConfig,
+) -> Vec<Decision> {
     let Some(trajectory) = transcript.trajectory() else {
         return Vec::new();
     };
-    let evidence = protocol.evidence(spec, transcript);
     RULES
         .iter()
         .filter_map(|r| build_rule(r.name, config).ok())
-        .map(|rule| rule.decide_with(&trajectory, &evidence))
+        .map(|rule| rule.decide_with(&trajectory, evidence))
         .collect()
 }
 

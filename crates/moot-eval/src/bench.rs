@@ -14,10 +14,10 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use futures::stream::{self, StreamExt};
 use moot_core::debate::{AgentSpec, DebateSpec};
-use moot_core::decision::DecisionConfig;
+use moot_core::decision::{DecisionConfig, Evidence, RULES};
 use moot_core::protocol::Protocol;
 use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver};
-use moot_store::{BenchItemRecord, BenchRecord, RunStatus, Store, StoreError};
+use moot_store::{BenchItemRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError};
 
 use crate::Item;
 
@@ -138,14 +138,16 @@ pub async fn run_bench(
         }
         Err(e) => return Err(e.into()),
     }
+    // Item by item, every protocol on one item before the next: an interrupted benchmark has
+    // compared its protocols on the same items so far.
     let jobs: Vec<(&str, u32, &Item)> = plan
-        .protocols
+        .items
         .iter()
-        .flat_map(|p| {
-            plan.items
+        .enumerate()
+        .flat_map(|(i, item)| {
+            plan.protocols
                 .iter()
-                .enumerate()
-                .map(move |(i, item)| (p.as_str(), i as u32, item))
+                .map(move |p| (p.as_str(), i as u32, item))
         })
         .collect();
     let mut results: Vec<ItemResult> = Vec::with_capacity(jobs.len());
@@ -231,5 +233,92 @@ async fn run_item(
         run_id: id,
         result,
         reused,
+    })
+}
+
+/// A stored benchmark read back: its record, the items its finished debates asked, and those
+/// debates as results (protocol order, then item order).
+#[derive(Debug, Clone)]
+pub struct LoadedBench {
+    pub record: BenchRecord,
+    pub items: Vec<Item>,
+    pub results: Vec<ItemResult>,
+    /// Debates linked to the benchmark that have not finished (still running, interrupted or
+    /// failed); they are left out of `results`.
+    pub unfinished: usize,
+}
+
+/// Reads a stored benchmark back without running anything: every finished debate's calls are
+/// folded into its transcript and every decision rule is re-applied with the evidence of the
+/// run's protocol, which `protocol_of` rebuilds from the run's record (`None`: the evidence a
+/// transcript carries by itself). The gold and question of each item come from the store, so
+/// the dataset files are not needed.
+pub async fn load_bench(
+    store: &dyn Store,
+    name: &str,
+    protocol_of: &(dyn Fn(&RunRecord) -> Option<Box<dyn Protocol>> + Sync),
+    decision: &DecisionConfig,
+) -> Result<LoadedBench, BenchError> {
+    let record = store.bench(name).await?;
+    let mut linked = store.bench_items(name).await?;
+    let rank = |p: &str| record.protocols.iter().position(|x| x == p);
+    linked.sort_by_key(|b| (rank(&b.protocol), b.position));
+    let (mut items, mut results, mut unfinished) = (Vec::<Item>::new(), Vec::new(), 0);
+    for link in linked {
+        let run = store.run(&link.run_id).await?;
+        if run.status != RunStatus::Done {
+            unfinished += 1;
+            continue;
+        }
+        let spec: DebateSpec = serde_json::from_value(run.spec.clone()).map_err(|e| {
+            BenchError::Config(format!(
+                "run {}: the stored debate spec is unreadable: {e}",
+                run.id
+            ))
+        })?;
+        let calls = store.calls(&link.run_id).await?;
+        let transcript = moot_engine::transcript_of(&spec, &calls);
+        let decisions = match protocol_of(&run) {
+            Some(p) => moot_engine::decide_all(p.as_ref(), &spec, &transcript, decision),
+            None => moot_engine::decide_all_with(
+                &transcript,
+                &Evidence::from_transcript(&spec, &transcript),
+                decision,
+            ),
+        };
+        let chosen = RULES
+            .iter()
+            .find(|r| r.name == run.rule)
+            .map_or("majority-last", |r| r.name);
+        if !items.iter().any(|i| i.id == link.item_id) {
+            items.push(Item {
+                id: link.item_id.clone(),
+                question: spec.question.clone(),
+                options: spec.options.clone(),
+                gold: link.gold.clone(),
+                kind: spec.kind,
+            });
+        }
+        results.push(ItemResult {
+            protocol: link.protocol,
+            item_id: link.item_id,
+            position: link.position,
+            gold: link.gold,
+            run_id: link.run_id,
+            result: DebateResult {
+                run_id: run.id,
+                transcript,
+                records: calls,
+                decisions,
+                chosen,
+            },
+            reused: true,
+        });
+    }
+    Ok(LoadedBench {
+        record,
+        items,
+        results,
+        unfinished,
     })
 }

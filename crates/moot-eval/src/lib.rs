@@ -1,5 +1,6 @@
-//! `moot-eval`: benchmark datasets for `moot bench` (DESIGN §9) — names, loaders and seeded
-//! subsets. No runner and no CLI live here.
+//! `moot-eval`: benchmarks (DESIGN §9) — dataset names, loaders and seeded subsets; the runner
+//! that debates every item under every protocol as stored, resumable runs ([`bench`]); and the
+//! summaries and reports made of them ([`summary`], [`report`]). No CLI lives here.
 //!
 //! A [`DatasetSpec`] names a dataset (`"gsm8k"`, `"mmlu:logical_fallacies"`, `"bbh:navigate"`,
 //! `"jsonl:my.jsonl?kind=numeric&question=problem"`); [`load`] reads it from the data directory
@@ -86,6 +87,7 @@ mod error;
 mod generic;
 mod gold;
 mod read;
+pub mod report;
 mod sample;
 mod spec;
 pub mod summary;

@@ -3,8 +3,9 @@
 //! entropy; the accuracy every decision rule would have had on the same debates; and paired
 //! comparisons of protocols on the same items (exact McNemar test).
 
+use moot_core::debate::Slot;
 use moot_core::decision::{DecisionRule, MajorityLast, TieBreak};
-use moot_core::metrics::round_entropy;
+use moot_core::metrics::{gold_log_likelihood, round_entropy};
 use moot_core::{Answer, Cell, Trajectory};
 use serde::Serialize;
 
@@ -53,6 +54,15 @@ pub struct ProtocolSummary {
     pub round_accuracy: Vec<f64>,
     /// Mean answer entropy (bits) of each round (MADC).
     pub round_entropy: Vec<f64>,
+    /// Mean gold log-likelihood of each round (MADC eq. 4: log2 of the share of agents holding
+    /// the gold answer) over the items where at least one agent held it; `None` when none did.
+    pub round_gold_log_likelihood: Vec<Option<f64>>,
+    /// Items where no agent held the gold answer in that round (log-likelihood −∞, left out of
+    /// the mean above).
+    pub round_gold_absent: Vec<usize>,
+    /// Mean tokens (input and output, cache hits included) per item spent through each round:
+    /// what stopping the protocol after that round would have cost.
+    pub round_tokens: Vec<f64>,
     /// Agents going from the gold answer to another between consecutive rounds, and back.
     pub flips_correct_to_incorrect: usize,
     pub flips_incorrect_to_correct: usize,
@@ -216,6 +226,9 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
     let (mut right, mut seen, mut entropy) =
         (Vec::<usize>::new(), Vec::<usize>::new(), Vec::<f64>::new());
     let (mut to_wrong, mut to_right) = (0, 0);
+    let (mut ll_sum, mut ll_seen, mut absent) =
+        (Vec::<f64>::new(), Vec::<usize>::new(), Vec::<usize>::new());
+    let mut tokens = Vec::<f64>::new();
     let mut rules: Vec<RuleAccuracy> = Vec::new();
     for r in mine {
         let Some(gold) = items
@@ -239,14 +252,41 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         let Some(t) = r.result.transcript.trajectory() else {
             continue;
         };
+        let mut spent = vec![0u64; t.rounds()];
+        for call in &r.result.records {
+            // A MAD-M² judgement is recorded in the round of the memory it judges but is paid
+            // for the next round, which reads it: stopping after its round would not make it.
+            let round = match moot_engine::key_of(call).map(|k| k.slot) {
+                Some(Slot::Judge(_)) => call.round as usize + 1,
+                _ => call.round as usize,
+            };
+            if let Some(s) = spent.get_mut(round) {
+                *s += call.input_tokens + call.output_tokens;
+            }
+        }
+        let mut through_round = 0u64;
         for round in 0..t.rounds() {
             if right.len() <= round {
                 right.push(0);
                 seen.push(0);
                 entropy.push(0.0);
+                ll_sum.push(0.0);
+                ll_seen.push(0);
+                absent.push(0);
+                tokens.push(0.0);
             }
             seen[round] += 1;
             entropy[round] += round_entropy(&t, round);
+            through_round += spent[round];
+            tokens[round] += through_round as f64;
+            match gold_log_likelihood(&t, round, &gold) {
+                Some(ll) if ll.is_finite() => {
+                    ll_sum[round] += ll;
+                    ll_seen[round] += 1;
+                }
+                Some(_) => absent[round] += 1,
+                None => {}
+            }
             let plurality = through(&t, round).and_then(|cut| majority.decide(&cut).answer);
             right[round] += usize::from(is_gold(plurality.as_ref(), &gold));
             if round > 0 {
@@ -294,6 +334,17 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
             .iter()
             .zip(&seen)
             .map(|(&e, &s)| e / s.max(1) as f64)
+            .collect(),
+        round_gold_log_likelihood: ll_sum
+            .iter()
+            .zip(&ll_seen)
+            .map(|(&l, &n)| (n > 0).then(|| l / n as f64))
+            .collect(),
+        round_gold_absent: absent,
+        round_tokens: tokens
+            .iter()
+            .zip(&seen)
+            .map(|(&t, &s)| t / s.max(1) as f64)
             .collect(),
         flips_correct_to_incorrect: to_wrong,
         flips_incorrect_to_correct: to_right,

@@ -10,9 +10,12 @@ use moot_backends::sim::{SimAgent, SimModel};
 use moot_backends::LanguageModel;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::AgentSpec;
+use moot_core::decision::DecisionConfig;
 use moot_core::protocol::{build_protocol, Protocol};
 use moot_engine::{EngineAgent, EngineConfig};
-use moot_eval::bench::{item_seed, run_bench, AgentSource, BenchError, BenchPlan, ItemResult};
+use moot_eval::bench::{
+    item_seed, load_bench, run_bench, AgentSource, BenchError, BenchPlan, ItemResult,
+};
 use moot_eval::{AnswerKind, Item};
 use moot_store::{MemoryStore, Store};
 
@@ -206,14 +209,17 @@ async fn an_interrupted_benchmark_resumes_to_the_uninterrupted_result() {
     let interrupted = run_bench(&plan("parts", data.clone(), 1), &store, &first, |_| {}).await;
     assert!(interrupted.is_err());
     let done_before = store.bench_items("parts").await.unwrap().len();
-    assert_eq!(done_before, 5, "som items 0–4 ran before the interruption");
+    assert_eq!(
+        done_before, 10,
+        "items 0–4 ran under both protocols before the interruption"
+    );
 
     let again = Sims::new(None);
     let resumed = run_bench(&plan("parts", data.clone(), 1), &store, &again, |_| {})
         .await
         .unwrap();
     assert_eq!(summary(&resumed), summary(&reference));
-    assert_eq!(resumed.iter().filter(|r| r.reused).count(), 5);
+    assert_eq!(resumed.iter().filter(|r| r.reused).count(), 10);
     assert_eq!(
         first.calls() + again.calls(),
         whole.calls(),
@@ -221,12 +227,31 @@ async fn an_interrupted_benchmark_resumes_to_the_uninterrupted_result() {
     );
     // A finished benchmark run again asks no model anything: every result is read back.
     let idle = Sims::new(None);
-    let third = run_bench(&plan("parts", data, 1), &store, &idle, |_| {})
+    let third = run_bench(&plan("parts", data.clone(), 1), &store, &idle, |_| {})
         .await
         .unwrap();
     assert!(third.iter().all(|r| r.reused));
     assert_eq!(summary(&third), summary(&reference));
     assert_eq!(idle.calls(), 0);
+    // Read back without running: the same debates, items and decisions.
+    let rebuild = |run: &moot_store::RunRecord| {
+        build_protocol(
+            &run.protocol,
+            &moot_core::protocol::ProtocolOptions::default(),
+        )
+        .ok()
+    };
+    let loaded = load_bench(&store, "parts", &rebuild, &DecisionConfig::default())
+        .await
+        .unwrap();
+    assert_eq!(loaded.unfinished, 0);
+    assert_eq!(summary(&loaded.results), summary(&reference));
+    assert_eq!(
+        loaded.items.iter().map(|i| &i.id).collect::<Vec<_>>(),
+        data.iter().map(|i| &i.id).collect::<Vec<_>>()
+    );
+    assert_eq!(loaded.items[3].gold, data[3].gold);
+    assert_eq!(loaded.record.protocols, ["som", "svr-mad"]);
 }
 
 #[tokio::test]

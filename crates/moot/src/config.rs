@@ -279,6 +279,21 @@ impl Config {
         options
     }
 
+    /// The protocol a stored run ran, rebuilt from the run's stored configuration with just the
+    /// options that protocol reads (a benchmark stores one configuration for all its protocols);
+    /// `None` when the configuration no longer reads or builds.
+    pub fn protocol_of_run(
+        run: &moot_store::RunRecord,
+    ) -> Option<Box<dyn moot_core::protocol::Protocol>> {
+        let config: Config = serde_json::from_value(run.config.clone()).ok()?;
+        let reads = PROTOCOLS.iter().find(|p| p.name == run.protocol)?.options;
+        moot_core::protocol::build_protocol(
+            &run.protocol,
+            &config.protocol_options().restricted_to(reads),
+        )
+        .ok()
+    }
+
     /// Checks values the types cannot: names, ranges, which keys each backend uses.
     pub fn validate(&self) -> Result<(), String> {
         let d = &self.debate;

@@ -38,6 +38,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Show a stored debate as Markdown or JSON.
     Show(cmd::show::Args),
+    /// Report stored benchmarks: tables as Markdown or JSON, plots as SVG.
+    Report(cmd::report::Args),
     /// Decide a trajectory (or a stored run) under one decision rule or all of them.
     Decide(cmd::decide::Args),
     /// Extract the final answer from one response read on stdin.
@@ -101,20 +103,12 @@ fn dispatch(cli: Cli) -> Result<()> {
                     other => other.into(),
                 })
                 .and_then(|(run, calls)| {
-                    let spec = serde_json::from_value(run.spec).with_context(|| {
+                    let spec = serde_json::from_value(run.spec.clone()).with_context(|| {
                         format!("run {run_id}: the stored debate spec is unreadable")
                     })?;
-                    // The run's protocol, rebuilt from its stored configuration, derives what
-                    // rules read beyond the trajectory (SVR-MAD challenges, SID-ET early stops).
-                    let protocol = serde_json::from_value::<config::Config>(run.config)
-                        .ok()
-                        .and_then(|c| {
-                            moot_core::protocol::build_protocol(
-                                &run.protocol,
-                                &c.protocol_options(),
-                            )
-                            .ok()
-                        });
+                    // The run's protocol derives what rules read beyond the trajectory
+                    // (SVR-MAD challenges, SID-ET early stops).
+                    let protocol = config::Config::protocol_of_run(&run);
                     Ok(cmd::decide::StoredRun {
                         spec,
                         calls,
@@ -142,6 +136,11 @@ fn dispatch(cli: Cli) -> Result<()> {
             let rt = runtime()?;
             let store = open_store(cli.store.as_deref(), &rt)?;
             cmd::show::run(args, store.as_ref(), &rt)
+        }
+        Command::Report(args) => {
+            let rt = runtime()?;
+            let store = open_store(cli.store.as_deref(), &rt)?;
+            cmd::report::run(args, store.as_ref(), &rt)
         }
     }
 }

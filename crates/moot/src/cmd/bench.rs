@@ -10,10 +10,9 @@ use moot_core::debate::AgentSpec;
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
 use moot_engine::EngineAgent;
 use moot_eval::bench::{item_seed, run_bench, AgentSource, BenchError, BenchPlan};
-use moot_eval::summary::{paired, summarize, Paired, ProtocolSummary};
+use moot_eval::report::{BenchInfo, Report};
 use moot_eval::{DatasetSpec, Item};
 use moot_store::Store;
-use serde_json::json;
 
 use crate::backends;
 use crate::config::Config;
@@ -275,92 +274,27 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     for bar in &progress {
         bar.finish_and_clear();
     }
-    let summaries = summarize(&results, &items);
-    // Every other protocol against the first one listed, on the same items.
-    let comparisons: Vec<Paired> = args
-        .protocol
-        .iter()
-        .skip(1)
-        .map(|b| paired(&results, &items, &args.protocol[0], b))
-        .collect();
+    let report = Report::new(
+        vec![BenchInfo {
+            name: name.clone(),
+            dataset: dataset.name.clone(),
+            seed: args.seed,
+            limit: args.limit.map(|l| l as u64),
+            protocols: args.protocol.clone(),
+            items: items.len(),
+            unfinished: 0,
+        }],
+        &results,
+        &items,
+    );
     if args.json {
         println!(
             "{}",
-            json!({
-                "bench": name,
-                "dataset": dataset.name,
-                "items": items.len(),
-                "seed": args.seed,
-                "protocols": summaries,
-                "paired": comparisons,
-            })
+            serde_json::to_string(&report).context("serialising the report")?
         );
     } else {
-        print!("{}", table(&name, &summaries, &comparisons));
-        println!("wall {:.1} s", started.elapsed().as_secs_f64());
+        print!("{}", report.markdown(&[]));
+        println!("\nwall {:.1} s", started.elapsed().as_secs_f64());
     }
     Ok(())
-}
-
-fn table(name: &str, summaries: &[ProtocolSummary], comparisons: &[Paired]) -> String {
-    let mut out = format!(
-        "Benchmark {name}\n\n| protocol | accuracy | 95% CI | no answer | input tokens | output tokens (TC) | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|\n"
-    );
-    for s in summaries {
-        out.push_str(&format!(
-            "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {} | {} | {} | {} | {} |\n",
-            s.protocol,
-            s.correct,
-            s.items,
-            s.accuracy,
-            s.ci95.0,
-            s.ci95.1,
-            s.no_answer,
-            s.input_tokens,
-            s.output_tokens,
-            s.ncomm,
-            s.calls,
-            s.cache_hits
-        ));
-    }
-    out.push_str("\n| protocol | majority accuracy by round | flips right→wrong / wrong→right |\n|---|---|---|\n");
-    for s in summaries {
-        let rounds: Vec<String> = s.round_accuracy.iter().map(|a| format!("{a:.3}")).collect();
-        out.push_str(&format!(
-            "| {} | {} | {} / {} |\n",
-            s.protocol,
-            rounds.join(" → "),
-            s.flips_correct_to_incorrect,
-            s.flips_incorrect_to_correct
-        ));
-    }
-    if let Some(first) = summaries.first() {
-        out.push_str("\nEvery decision rule on the same debates:\n\n| protocol |");
-        for r in &first.rules {
-            out.push_str(&format!(" {} |", r.rule));
-        }
-        out.push_str(&format!("\n|---|{}\n", "---|".repeat(first.rules.len())));
-        for s in summaries {
-            out.push_str(&format!("| {} |", s.protocol));
-            for r in &first.rules {
-                let acc = s
-                    .rules
-                    .iter()
-                    .find(|x| x.rule == r.rule)
-                    .map_or("–".to_string(), |x| format!("{:.3}", x.accuracy));
-                out.push_str(&format!(" {acc} |"));
-            }
-            out.push('\n');
-        }
-    }
-    if !comparisons.is_empty() {
-        out.push_str("\n| paired | both right | only first | only second | both wrong | McNemar p |\n|---|---|---|---|---|---|\n");
-        for p in comparisons {
-            out.push_str(&format!(
-                "| {} vs {} | {} | {} | {} | {} | {:.4} |\n",
-                p.a, p.b, p.both_correct, p.only_a, p.only_b, p.both_wrong, p.p_value
-            ));
-        }
-    }
-    out
 }

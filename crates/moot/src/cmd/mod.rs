@@ -6,5 +6,6 @@ pub mod config;
 pub mod decide;
 pub mod extract;
 pub mod model;
+pub mod report;
 pub mod resume;
 pub mod show;

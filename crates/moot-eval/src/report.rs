@@ -1,0 +1,598 @@
+//! A benchmark report: the per-protocol summaries, every pair of protocols compared on the same
+//! items, the protocols compared at equal token budgets, model time, and plots of accuracy
+//! against tokens and against rounds — as Markdown, JSON or SVG. `moot bench` prints one when it
+//! finishes and `moot report` writes one from the store.
+//!
+//! # Equal token budgets
+//!
+//! A debate stopped after round r costs what its calls through round r cost, and answers with
+//! that round's plurality; a complete debate answers with its protocol's decision rule. So one
+//! run of a protocol gives a cost curve: a point per round (mean tokens per item, accuracy), the
+//! last one the protocol's own decision. The accuracy of a protocol at a budget B is that of the
+//! last point of its curve costing at most B tokens per item (none when even round 0 costs more).
+//! The budgets compared are each protocol's full cost. Tokens are input plus output, cache hits
+//! included (what the debate costs without a cache).
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::bench::ItemResult;
+use crate::summary::{paired, summarize, Paired, ProtocolSummary};
+use crate::Item;
+
+/// One benchmark a report reads.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchInfo {
+    pub name: String,
+    pub dataset: String,
+    pub seed: u64,
+    pub limit: Option<u64>,
+    pub protocols: Vec<String>,
+    /// Items with at least one finished debate.
+    pub items: usize,
+    /// Debates linked to the benchmark that had not finished when the report was made.
+    pub unfinished: usize,
+}
+
+/// One point of a protocol's cost curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CostPoint {
+    /// The last round the point's debates ran.
+    pub round: usize,
+    /// Mean tokens (input and output) per item.
+    pub tokens: f64,
+    pub accuracy: f64,
+    /// Whether the point is the complete protocol with its decision rule (else a round's
+    /// plurality).
+    pub decided: bool,
+}
+
+/// Each protocol's accuracy at each budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetTable {
+    /// Mean tokens per item, ascending: each protocol's full cost.
+    pub budgets: Vec<f64>,
+    pub rows: Vec<BudgetRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BudgetRow {
+    pub protocol: String,
+    /// One per budget: the point of the protocol's curve used there, if any fits.
+    pub cells: Vec<Option<CostPoint>>,
+}
+
+/// Time the models spent answering a protocol's calls. Not part of the deterministic report: it
+/// varies from run to run, and a resumed benchmark counts only the calls it made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timing {
+    pub protocol: String,
+    /// Sum of call latencies, cache hits and skipped calls excluded.
+    pub model_seconds: f64,
+    pub model_seconds_per_item: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub benches: Vec<BenchInfo>,
+    /// Distinct items over all protocols.
+    pub items: usize,
+    pub protocols: Vec<ProtocolSummary>,
+    /// Every pair of protocols, in listing order.
+    pub paired: Vec<Paired>,
+    pub budget: BudgetTable,
+    pub timing: Vec<Timing>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("drawing the plot: {0}")]
+pub struct PlotError(String);
+
+/// A protocol's cost curve: its rounds' pluralities, then its decision (see the module docs).
+pub fn cost_curve(s: &ProtocolSummary) -> Vec<CostPoint> {
+    let rounds = s.round_accuracy.len();
+    let mut points: Vec<CostPoint> = (0..rounds.saturating_sub(1))
+        .map(|r| CostPoint {
+            round: r,
+            tokens: s.round_tokens.get(r).copied().unwrap_or(0.0),
+            accuracy: s.round_accuracy[r],
+            decided: false,
+        })
+        .collect();
+    points.push(CostPoint {
+        round: rounds.saturating_sub(1),
+        tokens: mean_tokens(s),
+        accuracy: s.accuracy,
+        decided: true,
+    });
+    points
+}
+
+fn mean_tokens(s: &ProtocolSummary) -> f64 {
+    (s.input_tokens + s.output_tokens) as f64 / s.items.max(1) as f64
+}
+
+/// The protocols compared at each other's full costs.
+pub fn budget_table(summaries: &[ProtocolSummary]) -> BudgetTable {
+    let mut budgets: Vec<f64> = summaries.iter().map(mean_tokens).collect();
+    budgets.sort_by(f64::total_cmp);
+    budgets.dedup_by(|a, b| (*a - *b).abs() < 0.5);
+    let rows = summaries
+        .iter()
+        .map(|s| {
+            let curve = cost_curve(s);
+            BudgetRow {
+                protocol: s.protocol.clone(),
+                cells: budgets
+                    .iter()
+                    .map(|&b| {
+                        curve
+                            .iter()
+                            .filter(|p| p.tokens <= b + 0.5)
+                            .max_by(|x, y| x.tokens.total_cmp(&y.tokens))
+                            .copied()
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    BudgetTable { budgets, rows }
+}
+
+/// Model time per protocol, in the order protocols first appear in `results`.
+pub fn timing(results: &[ItemResult]) -> Vec<Timing> {
+    let mut out: Vec<(Timing, usize)> = Vec::new();
+    for r in results {
+        let ms: u64 = r
+            .result
+            .records
+            .iter()
+            .filter(|c| !c.cached && !c.skipped)
+            .map(|c| c.latency_ms)
+            .sum();
+        let seconds = ms as f64 / 1000.0;
+        match out.iter_mut().find(|(t, _)| t.protocol == r.protocol) {
+            Some((t, n)) => {
+                t.model_seconds += seconds;
+                *n += 1;
+            }
+            None => out.push((
+                Timing {
+                    protocol: r.protocol.clone(),
+                    model_seconds: seconds,
+                    model_seconds_per_item: 0.0,
+                },
+                1,
+            )),
+        }
+    }
+    out.into_iter()
+        .map(|(mut t, n)| {
+            t.model_seconds_per_item = t.model_seconds / n as f64;
+            t
+        })
+        .collect()
+}
+
+impl Report {
+    /// The report of `results` (protocol labels as given) on `items`.
+    pub fn new(benches: Vec<BenchInfo>, results: &[ItemResult], items: &[Item]) -> Report {
+        let protocols = summarize(results, items);
+        let mut pairs = Vec::new();
+        for (i, a) in protocols.iter().enumerate() {
+            for b in &protocols[i + 1..] {
+                pairs.push(paired(results, items, &a.protocol, &b.protocol));
+            }
+        }
+        let mut ids: Vec<&str> = results.iter().map(|r| r.item_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        Report {
+            benches,
+            items: ids.len(),
+            budget: budget_table(&protocols),
+            protocols,
+            paired: pairs,
+            timing: timing(results),
+        }
+    }
+
+    /// Whether any protocol ran more than one round (the accuracy-by-round plot has a line).
+    pub fn has_rounds(&self) -> bool {
+        self.protocols.iter().any(|p| p.round_accuracy.len() > 1)
+    }
+
+    /// The report as Markdown; `plots` are (caption, relative path) pairs embedded as images.
+    pub fn markdown(&self, plots: &[(&str, &str)]) -> String {
+        let mut out = String::new();
+        for b in &self.benches {
+            out.push_str(&format!(
+                "Benchmark {}: {} items of {} (seed {}{}), protocols {}{}\n",
+                b.name,
+                b.items,
+                b.dataset,
+                b.seed,
+                b.limit.map_or(String::new(), |l| format!(", limit {l}")),
+                b.protocols.join(", "),
+                if b.unfinished > 0 {
+                    format!(" — {} debates unfinished and left out", b.unfinished)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        out.push_str("\n| protocol | accuracy | 95% CI | no answer | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        for s in &self.protocols {
+            out.push_str(&format!(
+                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {} | {} | {:.0} | {} | {} | {} |\n",
+                s.protocol,
+                s.correct,
+                s.items,
+                s.accuracy,
+                s.ci95.0,
+                s.ci95.1,
+                s.no_answer,
+                s.input_tokens,
+                s.output_tokens,
+                mean_tokens(s),
+                s.ncomm,
+                s.calls,
+                s.cache_hits
+            ));
+        }
+        out.push_str("\nBy round (plurality accuracy; mean tokens per item through the round; answer entropy in bits; MADC gold log-likelihood, with the items where no agent held the gold answer):\n\n| protocol | accuracy | tokens | entropy | gold log-likelihood | flips right→wrong / wrong→right |\n|---|---|---|---|---|---|\n");
+        for s in &self.protocols {
+            let join = |v: Vec<String>| v.join(" → ");
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} / {} |\n",
+                s.protocol,
+                join(s.round_accuracy.iter().map(|a| format!("{a:.3}")).collect()),
+                join(s.round_tokens.iter().map(|t| format!("{t:.0}")).collect()),
+                join(s.round_entropy.iter().map(|e| format!("{e:.2}")).collect()),
+                join(
+                    s.round_gold_log_likelihood
+                        .iter()
+                        .zip(&s.round_gold_absent)
+                        .map(|(ll, &absent)| {
+                            let ll = ll.map_or("–".to_string(), |l| format!("{l:.3}"));
+                            if absent > 0 {
+                                format!("{ll} ({absent} none)")
+                            } else {
+                                ll
+                            }
+                        })
+                        .collect()
+                ),
+                s.flips_correct_to_incorrect,
+                s.flips_incorrect_to_correct
+            ));
+        }
+        if let Some(first) = self.protocols.first() {
+            out.push_str("\nEvery decision rule on the same debates (the same token cost per row):\n\n| protocol |");
+            for r in &first.rules {
+                out.push_str(&format!(" {} |", r.rule));
+            }
+            out.push_str(&format!("\n|---|{}\n", "---|".repeat(first.rules.len())));
+            for s in &self.protocols {
+                out.push_str(&format!("| {} |", s.protocol));
+                for r in &first.rules {
+                    let acc = s
+                        .rules
+                        .iter()
+                        .find(|x| x.rule == r.rule)
+                        .map_or("–".to_string(), |x| format!("{:.3}", x.accuracy));
+                    out.push_str(&format!(" {acc} |"));
+                }
+                out.push('\n');
+            }
+        }
+        if self.protocols.len() > 1 {
+            out.push_str("\nAt equal token budgets (mean tokens per item; each protocol stopped after the last round that fits, answering with that round's plurality, or complete with its decision rule, marked ✓):\n\n| protocol |");
+            for b in &self.budget.budgets {
+                out.push_str(&format!(" ≤ {b:.0} |"));
+            }
+            out.push_str(&format!(
+                "\n|---|{}\n",
+                "---|".repeat(self.budget.budgets.len())
+            ));
+            for row in &self.budget.rows {
+                out.push_str(&format!("| {} |", row.protocol));
+                for cell in &row.cells {
+                    match cell {
+                        Some(p) if p.decided => out.push_str(&format!(" {:.3} ✓ |", p.accuracy)),
+                        Some(p) => out.push_str(&format!(" {:.3} (r{}) |", p.accuracy, p.round)),
+                        None => out.push_str(" – |"),
+                    }
+                }
+                out.push('\n');
+            }
+        }
+        if !self.paired.is_empty() {
+            out.push_str("\nPaired on the same items (exact McNemar test on the discordant items):\n\n| first | second | both right | only first | only second | both wrong | McNemar p |\n|---|---|---|---|---|---|---|\n");
+            for p in &self.paired {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {:.4} |\n",
+                    p.a, p.b, p.both_correct, p.only_a, p.only_b, p.both_wrong, p.p_value
+                ));
+            }
+        }
+        out.push_str("\nModel time (sum of call latencies, cache hits excluded):\n\n| protocol | seconds | per item |\n|---|---|---|\n");
+        for t in &self.timing {
+            out.push_str(&format!(
+                "| {} | {:.1} | {:.1} |\n",
+                t.protocol, t.model_seconds, t.model_seconds_per_item
+            ));
+        }
+        for (caption, path) in plots {
+            out.push_str(&format!("\n![{caption}]({path})\n"));
+        }
+        out
+    }
+
+    /// Accuracy against mean tokens per item: each protocol's cost curve.
+    pub fn accuracy_vs_tokens_svg(&self) -> Result<String, PlotError> {
+        let lines: Vec<Line> = self
+            .protocols
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let points = cost_curve(s)
+                    .iter()
+                    .map(|p| (p.tokens, p.accuracy))
+                    .collect();
+                (s.protocol.clone(), i, points)
+            })
+            .collect();
+        let max_tokens = lines
+            .iter()
+            .flat_map(|(_, _, p)| p.iter().map(|x| x.0))
+            .fold(1.0f64, f64::max);
+        plot(
+            "Accuracy against tokens per item",
+            "mean tokens per item (input + output)",
+            0.0..max_tokens * 1.08,
+            &lines,
+        )
+    }
+
+    /// Plurality accuracy by round, for the protocols that ran more than one round.
+    pub fn accuracy_vs_rounds_svg(&self) -> Result<String, PlotError> {
+        let lines: Vec<Line> = self
+            .protocols
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.round_accuracy.len() > 1)
+            .map(|(i, s)| {
+                let points = s
+                    .round_accuracy
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &a)| (r as f64, a))
+                    .collect();
+                (s.protocol.clone(), i, points)
+            })
+            .collect();
+        let rounds = lines
+            .iter()
+            .map(|(_, _, p)| p.len())
+            .max()
+            .unwrap_or(1)
+            .max(2);
+        plot(
+            "Plurality accuracy by round",
+            "round",
+            -0.2..(rounds - 1) as f64 + 0.2,
+            &lines,
+        )
+    }
+}
+
+/// A protocol's line: its label, its colour (by its place in the report, so that it keeps its
+/// colour from plot to plot) and its points.
+type Line = (String, usize, Vec<(f64, f64)>);
+
+/// Line colours that stay apart on white (Tableau 10).
+const COLOURS: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
+
+/// A line chart of accuracy (0–1) against `x`, one line with markers per protocol.
+fn plot(
+    caption: &str,
+    x_label: &str,
+    x_range: std::ops::Range<f64>,
+    lines: &[Line],
+) -> Result<String, PlotError> {
+    let err = |e: &dyn std::fmt::Display| PlotError(e.to_string());
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (720, 440)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(caption, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(x_range, 0.0..1.0)
+            .map_err(|e| err(&e))?;
+        // Whole numbers only: tokens need no decimals, and rounds have none.
+        let whole = |x: &f64| {
+            if (x - x.round()).abs() < 1e-6 {
+                format!("{x:.0}")
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .x_label_formatter(&whole)
+            .x_desc(x_label)
+            .y_desc("accuracy")
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (name, colour_index, points) in lines {
+            let (r, g, b) = COLOURS[colour_index % COLOURS.len()];
+            let colour = RGBColor(r, g, b).to_rgba();
+            chart
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    colour.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+            chart
+                .draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+                .map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A protocol over 10 items costing `total` tokens per item, with per-round pluralities.
+    fn protocol(name: &str, total: f64, accuracy: f64, rounds: &[(f64, f64)]) -> ProtocolSummary {
+        ProtocolSummary {
+            protocol: name.to_string(),
+            items: 10,
+            correct: (accuracy * 10.0).round() as usize,
+            accuracy,
+            ci95: (0.0, 1.0),
+            no_answer: 0,
+            input_tokens: (total * 10.0) as u64 / 2,
+            output_tokens: (total * 10.0) as u64 / 2,
+            ncomm: 0,
+            calls: 0,
+            cache_hits: 0,
+            spent_input_tokens: 0,
+            spent_output_tokens: 0,
+            round_accuracy: rounds.iter().map(|r| r.1).collect(),
+            round_entropy: vec![0.0; rounds.len()],
+            round_gold_log_likelihood: vec![None; rounds.len()],
+            round_gold_absent: vec![0; rounds.len()],
+            round_tokens: rounds.iter().map(|r| r.0).collect(),
+            flips_correct_to_incorrect: 0,
+            flips_incorrect_to_correct: 0,
+            rules: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_cost_curve_has_a_point_per_round_and_ends_with_the_decision() {
+        let som = protocol(
+            "som",
+            900.0,
+            0.7,
+            &[(300.0, 0.5), (600.0, 0.6), (900.0, 0.65)],
+        );
+        let curve = cost_curve(&som);
+        let points: Vec<(usize, f64, f64, bool)> = curve
+            .iter()
+            .map(|p| (p.round, p.tokens, p.accuracy, p.decided))
+            .collect();
+        assert_eq!(
+            points,
+            [
+                (0, 300.0, 0.5, false),
+                (1, 600.0, 0.6, false),
+                // The last round answers with the protocol's rule, not its plurality.
+                (2, 900.0, 0.7, true)
+            ]
+        );
+        let cot = protocol("cot", 100.0, 0.4, &[(100.0, 0.4)]);
+        assert_eq!(cost_curve(&cot).len(), 1);
+        assert!(cost_curve(&cot)[0].decided);
+    }
+
+    #[test]
+    fn protocols_are_compared_at_each_others_full_cost() {
+        let cot = protocol("cot", 100.0, 0.4, &[(100.0, 0.4)]);
+        let sc = protocol("cot-sc", 300.0, 0.5, &[(300.0, 0.5)]);
+        let som = protocol(
+            "som",
+            900.0,
+            0.7,
+            &[(300.0, 0.5), (600.0, 0.6), (900.0, 0.65)],
+        );
+        let table = budget_table(&[cot, sc, som]);
+        assert_eq!(table.budgets, [100.0, 300.0, 900.0]);
+        let cells = |i: usize| -> Vec<Option<(usize, f64, bool)>> {
+            table.rows[i]
+                .cells
+                .iter()
+                .map(|c| c.map(|p| (p.round, p.accuracy, p.decided)))
+                .collect()
+        };
+        assert_eq!(
+            cells(0),
+            [
+                Some((0, 0.4, true)),
+                Some((0, 0.4, true)),
+                Some((0, 0.4, true))
+            ]
+        );
+        assert_eq!(cells(1), [None, Some((0, 0.5, true)), Some((0, 0.5, true))]);
+        // At cot-sc's cost som is its round 0; at its own, complete.
+        assert_eq!(
+            cells(2),
+            [None, Some((0, 0.5, false)), Some((2, 0.7, true))]
+        );
+    }
+
+    #[test]
+    fn plots_have_a_line_per_protocol_in_stable_colours() {
+        let report = Report {
+            benches: Vec::new(),
+            items: 10,
+            protocols: vec![
+                protocol("cot", 100.0, 0.4, &[(100.0, 0.4)]),
+                protocol("som <&>", 900.0, 0.7, &[(300.0, 0.5), (900.0, 0.6)]),
+            ],
+            paired: Vec::new(),
+            budget: BudgetTable {
+                budgets: Vec::new(),
+                rows: Vec::new(),
+            },
+            timing: Vec::new(),
+        };
+        let tokens = report.accuracy_vs_tokens_svg().unwrap();
+        assert!(tokens.contains("som &lt;&amp;&gt;"), "labels are escaped");
+        assert_eq!(tokens.matches("<circle").count(), 3);
+        assert!(report.has_rounds());
+        let rounds = report.accuracy_vs_rounds_svg().unwrap();
+        assert_eq!(rounds.matches("<circle").count(), 2);
+        // som keeps the second colour though it is the only line of the rounds plot.
+        let second = format!(
+            "#{:02X}{:02X}{:02X}",
+            COLOURS[1].0, COLOURS[1].1, COLOURS[1].2
+        );
+        assert!(tokens.contains(&second) && rounds.contains(&second));
+        let first = format!(
+            "#{:02X}{:02X}{:02X}",
+            COLOURS[0].0, COLOURS[0].1, COLOURS[0].2
+        );
+        assert!(!rounds.contains(&first));
+    }
+}
