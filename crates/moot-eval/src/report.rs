@@ -77,6 +77,8 @@ pub struct Report {
     pub benches: Vec<BenchInfo>,
     /// Distinct items over all protocols.
     pub items: usize,
+    /// Items left out because not every protocol finished them (see [`common_items`]).
+    pub left_out: usize,
     pub protocols: Vec<ProtocolSummary>,
     /// Every pair of protocols, in listing order.
     pub paired: Vec<Paired>,
@@ -174,6 +176,38 @@ pub fn timing(results: &[ItemResult]) -> Vec<Timing> {
         .collect()
 }
 
+/// Only the results of items every protocol finished, so that accuracies compare like with
+/// like when some debates are missing (an interrupted benchmark, benchmarks of different
+/// sizes); also how many items were left out.
+pub fn common_items(results: Vec<ItemResult>) -> (Vec<ItemResult>, usize) {
+    let mut protocols: Vec<&str> = Vec::new();
+    let mut items: Vec<&str> = Vec::new();
+    for r in &results {
+        if !protocols.contains(&r.protocol.as_str()) {
+            protocols.push(&r.protocol);
+        }
+        if !items.contains(&r.item_id.as_str()) {
+            items.push(&r.item_id);
+        }
+    }
+    let everywhere = |id: &str| {
+        protocols
+            .iter()
+            .all(|p| results.iter().any(|r| r.protocol == *p && r.item_id == id))
+    };
+    let keep: Vec<String> = items
+        .iter()
+        .filter(|id| everywhere(id))
+        .map(|id| id.to_string())
+        .collect();
+    let left_out = items.len() - keep.len();
+    let kept = results
+        .into_iter()
+        .filter(|r| keep.contains(&r.item_id))
+        .collect();
+    (kept, left_out)
+}
+
 impl Report {
     /// The report of `results` (protocol labels as given) on `items`.
     pub fn new(benches: Vec<BenchInfo>, results: &[ItemResult], items: &[Item]) -> Report {
@@ -190,6 +224,7 @@ impl Report {
         Report {
             benches,
             items: ids.len(),
+            left_out: 0,
             budget: budget_table(&protocols),
             protocols,
             paired: pairs,
@@ -219,6 +254,12 @@ impl Report {
                 } else {
                     String::new()
                 }
+            ));
+        }
+        if self.left_out > 0 {
+            out.push_str(&format!(
+                "\nOn the {} items every protocol finished; {} more items, not finished by every protocol, are left out.\n",
+                self.items, self.left_out
             ));
         }
         out.push_str("\n| protocol | accuracy | 95% CI | no answer | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|\n");
@@ -566,6 +607,7 @@ mod tests {
         let report = Report {
             benches: Vec::new(),
             items: 10,
+            left_out: 0,
             protocols: vec![
                 protocol("cot", 100.0, 0.4, &[(100.0, 0.4)]),
                 protocol("som <&>", 900.0, 0.7, &[(300.0, 0.5), (900.0, 0.6)]),

@@ -361,6 +361,41 @@ fn a_report_combines_benchmarks_and_writes_markdown_and_plots() {
     assert_eq!(labels, ["cot", "som R=1", "som R=2"]);
     assert_eq!(json["paired"].as_array().unwrap().len(), 3);
     assert_eq!(json["items"], 6);
+    // A smaller benchmark of the same draw: by default only the items every protocol finished.
+    bench("three", "cot-sc", "1");
+    let json = env.json(&["report", "one", "three", "--format", "json"]);
+    assert_eq!(
+        (json["items"].clone(), json["left_out"].clone()),
+        (6.into(), 0.into())
+    );
+    env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot-sc",
+        "--sim",
+        "--limit",
+        "3",
+        "--run",
+        "small",
+        "--json",
+    ]);
+    let json = env.json(&["report", "one", "small", "--format", "json"]);
+    assert_eq!(
+        (json["items"].clone(), json["left_out"].clone()),
+        (3.into(), 3.into())
+    );
+    assert!(json["protocols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["items"] == 3));
+    let all = env.json(&["report", "one", "small", "--all-items", "--format", "json"]);
+    assert_eq!(
+        (all["items"].clone(), all["left_out"].clone()),
+        (6.into(), 0.into())
+    );
     let err = env.refused(&["report", "nope"]);
     assert!(err.contains("no benchmark named \"nope\""), "{err}");
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use moot_eval::bench::{load_bench, ItemResult, LoadedBench};
-use moot_eval::report::{BenchInfo, Report};
+use moot_eval::report::{common_items, BenchInfo, Report};
 use moot_eval::Item;
 use moot_store::{Store, StoreError};
 
@@ -27,6 +27,10 @@ pub struct Args {
     runs: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Markdown)]
     format: Format,
+    /// Report every finished debate, even of items not every protocol finished (by default
+    /// such items are left out, and counted, so that protocols are compared on the same items).
+    #[arg(long)]
+    all_items: bool,
     /// Write the report (report.md or report.json) and its plots (accuracy-vs-tokens.svg, and
     /// accuracy-vs-rounds.svg when a protocol ran more than one round) into this folder, instead
     /// of printing the report.
@@ -67,7 +71,23 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             args.runs.join(", ")
         ));
     }
-    let report = Report::new(infos, &results, &items);
+    let (results, left_out) = if args.all_items {
+        (results, 0)
+    } else {
+        common_items(results)
+    };
+    if results.is_empty() {
+        return bad_input(
+            "no item was finished under every protocol; --all-items reports them anyway",
+        );
+    }
+    if left_out > 0 {
+        eprintln!(
+            "{left_out} items left out: not every protocol has finished them (--all-items keeps them)"
+        );
+    }
+    let mut report = Report::new(infos, &results, &items);
+    report.left_out = left_out;
     match &args.out {
         None => print!("{}", render(&report, args.format, &[])?),
         Some(dir) => write_report(&report, args.format, dir)?,
