@@ -37,6 +37,10 @@ pub struct ProtocolSummary {
     pub ci95: (f64, f64),
     /// Debates whose decision found no answer at all.
     pub no_answer: usize,
+    /// Agents' answers (responded answer calls, judgements and challenges aside) …
+    pub responses: usize,
+    /// … and those from which no answer could be extracted.
+    pub parse_failures: usize,
     pub input_tokens: u64,
     /// FREE-MAD's TC: the sum of output tokens.
     pub output_tokens: u64,
@@ -183,6 +187,13 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                         .is_none()
                 })
                 .count();
+            let answers = mine.iter().flat_map(|r| &r.result.records).filter(|c| {
+                c.response_text.is_some()
+                    && moot_engine::key_of(c).is_some_and(|k| k.slot == Slot::Answer)
+            });
+            let (responses, parse_failures) = answers.fold((0, 0), |(n, f), c| {
+                (n + 1, f + usize::from(c.answer.is_none()))
+            });
             let (input_tokens, output_tokens) = mine.iter().fold((0, 0), |(i, o), r| {
                 let u = r.result.usage();
                 (i + u.input_tokens, o + u.output_tokens)
@@ -198,6 +209,8 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                 },
                 ci95: wilson(correct, mine.len()),
                 no_answer,
+                responses,
+                parse_failures,
                 input_tokens,
                 output_tokens,
                 ncomm: mine.iter().map(|r| r.result.ncomm()).sum(),
@@ -318,6 +331,8 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         accuracy: 0.0,
         ci95: (0.0, 1.0),
         no_answer: 0,
+        responses: 0,
+        parse_failures: 0,
         input_tokens: 0,
         output_tokens: 0,
         ncomm: 0,

@@ -60,6 +60,9 @@ fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
         let acc = p["accuracy"].as_f64().unwrap();
         assert!(lo <= acc && acc <= hi, "{p}");
         assert!(p["output_tokens"].as_u64().unwrap() > 0);
+        // Sim agents always write a final answer.
+        assert!(p["responses"].as_u64().unwrap() >= 40, "{p}");
+        assert_eq!(p["parse_failures"], 0, "{p}");
     }
     assert_eq!(protocols[0]["ncomm"], 0, "cot-sc exchanges nothing");
     assert_eq!(
