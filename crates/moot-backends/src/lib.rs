@@ -10,17 +10,23 @@
 //! provider code.
 
 pub mod cli;
+pub mod http;
+pub mod limits;
 pub mod models;
 pub mod openai;
+pub mod retry;
 pub mod scripted;
 pub mod sim;
 
 use std::fmt;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-pub use moot_core::chat::{CallMode, ChatMessage, LogprobSummary, Role, SamplingParams, Usage};
+pub use moot_core::chat::{
+    CallMode, ChatMessage, FailedAttempt, LogprobSummary, Role, SamplingParams, Usage,
+};
 
 /// One call to a model.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +69,9 @@ pub struct Completion {
     /// Log-probability of each sampled token, when requested and supported.
     pub logprobs: Option<Vec<f32>>,
     pub finish: FinishReason,
+    /// Attempts that failed before this one succeeded (filled in by [`retry::RetryingModel`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<FailedAttempt>,
 }
 
 impl Completion {
@@ -88,6 +97,12 @@ pub struct Capabilities {
 pub enum BackendError {
     #[error("HTTP {status}: {body}")]
     Http { status: u16, body: String },
+    /// HTTP 429, with the server's `Retry-After` when it sent one.
+    #[error("rate limited{}: {body}", retry_after.map_or(String::new(), |d| format!(" (retry after {:.1} s)", d.as_secs_f64())))]
+    RateLimited {
+        retry_after: Option<Duration>,
+        body: String,
+    },
     #[error("transport error: {0}")]
     Transport(String),
     #[error("invalid response: {0}")]
@@ -102,6 +117,100 @@ pub enum BackendError {
     Timeout,
     #[error("cancelled")]
     Cancelled,
+    /// The last error of a call that was retried; `attempts` are the failures before it.
+    #[error("{last} (attempt {} of {}; earlier: {})", attempts.len() + 1, attempts.len() + 1, attempts.iter().map(|a| a.error.as_str()).collect::<Vec<_>>().join("; "))]
+    Retried {
+        attempts: Vec<FailedAttempt>,
+        last: Box<BackendError>,
+    },
+}
+
+/// What a failed call means for retrying it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Too many requests: wait (as long as the server asks) and retry.
+    RateLimited,
+    /// Server errors, dropped connections, timeouts, broken responses: retry after a backoff.
+    Transient,
+    /// The prompt does not fit the model's context: retrying the same request cannot help.
+    ContextLength,
+    /// Authentication, validation, configuration: retrying cannot help.
+    Permanent,
+    Cancelled,
+}
+
+impl ErrorClass {
+    pub fn retryable(self) -> bool {
+        matches!(self, ErrorClass::RateLimited | ErrorClass::Transient)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::RateLimited => "rate-limited",
+            ErrorClass::Transient => "transient",
+            ErrorClass::ContextLength => "context-length",
+            ErrorClass::Permanent => "permanent",
+            ErrorClass::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// How servers word "the prompt is too long" (OpenAI `context_length_exceeded`, vLLM "maximum
+/// context length", llama.cpp "exceeds the available context size", Anthropic "prompt is too
+/// long", Ollama "context length").
+const CONTEXT_LENGTH_MARKERS: [&str; 6] = [
+    "context_length_exceeded",
+    "context length",
+    "context size",
+    "context window",
+    "prompt is too long",
+    "too many tokens",
+];
+
+fn mentions_context_length(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    CONTEXT_LENGTH_MARKERS.iter().any(|m| lower.contains(m))
+}
+
+impl BackendError {
+    /// The class of this error, the same for every provider.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            BackendError::RateLimited { .. } => ErrorClass::RateLimited,
+            BackendError::Http { status, body } => match status {
+                429 => ErrorClass::RateLimited,
+                // Timeout, conflict, too early; 5xx including Anthropic's 529 "overloaded".
+                408 | 409 | 425 | 500..=599 => ErrorClass::Transient,
+                _ if mentions_context_length(body) => ErrorClass::ContextLength,
+                _ => ErrorClass::Permanent,
+            },
+            BackendError::Transport(_)
+            | BackendError::InvalidResponse(_)
+            | BackendError::Process(_)
+            | BackendError::Timeout => ErrorClass::Transient,
+            BackendError::Model(m) if mentions_context_length(m) => ErrorClass::ContextLength,
+            BackendError::Model(_) | BackendError::Config(_) => ErrorClass::Permanent,
+            BackendError::Cancelled => ErrorClass::Cancelled,
+            BackendError::Retried { last, .. } => last.class(),
+        }
+    }
+
+    /// How long the server asked us to wait before retrying.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            BackendError::RateLimited { retry_after, .. } => *retry_after,
+            BackendError::Retried { last, .. } => last.retry_after(),
+            _ => None,
+        }
+    }
+
+    /// The failed attempts before this error (empty unless it was retried).
+    pub fn attempts(&self) -> &[FailedAttempt] {
+        match self {
+            BackendError::Retried { attempts, .. } => attempts,
+            _ => &[],
+        }
+    }
 }
 
 /// A language model, selected at run time (`Arc<dyn LanguageModel>`).

@@ -17,12 +17,10 @@ use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::http::{error_from_response, truncate, MAX_ERROR_BODY};
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
 };
-
-/// How much of an error body is kept in [`BackendError::Http`].
-pub const MAX_ERROR_BODY: usize = 2000;
 
 /// Where and how to call an OpenAI-compatible server. Sampling fields are defaults that a
 /// request's own [`crate::SamplingParams`] override.
@@ -190,18 +188,6 @@ fn finish_reason(reason: &str) -> FinishReason {
     }
 }
 
-/// The first `max` bytes of `text` (cut at a character boundary), marked when cut.
-pub fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
-}
-
 /// The error a server reported inside a 200 response or an event stream, as
 /// `{"error": {"message": …, "code": …}}` or `{"error": "…"}`.
 fn server_error(error: &Value) -> BackendError {
@@ -258,6 +244,7 @@ pub fn parse_response(body: &str) -> Result<Completion, BackendError> {
             .finish_reason
             .as_deref()
             .map_or(FinishReason::Other("unknown".into()), finish_reason),
+        retries: Vec::new(),
     })
 }
 
@@ -322,6 +309,7 @@ impl StreamAccumulator {
             finish: self
                 .finish
                 .unwrap_or_else(|| FinishReason::Other("unknown".into())),
+            retries: Vec::new(),
         })
     }
 }
@@ -487,16 +475,8 @@ impl LanguageModel for OpenAiModel {
             .send()
             .await
             .map_err(|e| BackendError::Transport(describe(&e)))?;
-        let status = response.status();
-        if !status.is_success() {
-            let body = match response.text().await {
-                Ok(text) => truncate(text.trim(), MAX_ERROR_BODY),
-                Err(e) => format!("(the error body could not be read: {})", describe(&e)),
-            };
-            return Err(BackendError::Http {
-                status: status.as_u16(),
-                body,
-            });
+        if !response.status().is_success() {
+            return Err(error_from_response(response).await);
         }
         if stream {
             read_event_stream(response.bytes_stream()).await

@@ -102,6 +102,7 @@ pub fn word_counted(text: String, input_tokens: u64) -> Completion {
         text,
         logprobs: None,
         finish: FinishReason::Stop,
+        retries: Vec::new(),
     }
 }
 

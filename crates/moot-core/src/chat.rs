@@ -82,6 +82,15 @@ pub struct SamplingParams {
     pub logprobs: bool,
 }
 
+/// An attempt at a call that failed and was retried: the error, its class (`rate-limited`,
+/// `transient`, …) and how long the caller waited before the next attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedAttempt {
+    pub error: String,
+    pub class: String,
+    pub wait_ms: u64,
+}
+
 /// Token counts of one call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {

@@ -518,6 +518,7 @@ impl<'m> Engine<'m> {
             },
             logprobs: running.want_logprobs.then_some(running.logprobs),
             finish,
+            retries: Vec::new(),
         };
         // The caller may be gone by now; then there is nobody to tell.
         let _ = running.reply.send(Ok(completion));

@@ -1,0 +1,146 @@
+//! What the HTTP providers share: turning an error response into a [`BackendError`] the same
+//! way for all of them (status, `Retry-After`, a bounded body).
+
+use std::time::{Duration, SystemTime};
+
+use crate::BackendError;
+
+/// How much of an error body is kept in an error.
+pub const MAX_ERROR_BODY: usize = 2000;
+
+/// The longest wait a server's `Retry-After` may ask for; longer asks are capped to it.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
+/// The wait a `Retry-After` value asks for: delta-seconds (`"2"`, also fractional `"1.5"`) or an
+/// HTTP date, counted from `now`. Negative, unparsable or past values give `None`; long waits
+/// are capped at [`MAX_RETRY_AFTER`].
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let wait = match value.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => {
+            Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER.as_secs_f64()))
+        }
+        Ok(_) => return None,
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(now)
+            .ok()?,
+    };
+    Some(wait.min(MAX_RETRY_AFTER))
+}
+
+/// The wait an error response's headers ask for: `retry-after-ms` (OpenAI, Azure) first, then
+/// `Retry-After`.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_secs_f64(ms / 1000.0).min(MAX_RETRY_AFTER));
+        }
+    }
+    header("retry-after").and_then(|v| parse_retry_after(v, SystemTime::now()))
+}
+
+/// A non-success response as an error: 429 becomes [`BackendError::RateLimited`] with the wait
+/// the server asked for, anything else [`BackendError::Http`]; the body is trimmed and bounded.
+pub async fn error_from_response(response: reqwest::Response) -> BackendError {
+    let status = response.status().as_u16();
+    let wait = retry_after(response.headers());
+    let body = match response.text().await {
+        Ok(text) => truncate(text.trim(), MAX_ERROR_BODY),
+        Err(e) => format!("(the error body could not be read: {e})"),
+    };
+    if status == 429 {
+        BackendError::RateLimited {
+            retry_after: wait,
+            body,
+        }
+    } else {
+        BackendError::Http { status, body }
+    }
+}
+
+/// The first `max` bytes of `text` (cut at a character boundary), marked when cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(parse_retry_after("2", now), Some(Duration::from_secs(2)));
+        assert_eq!(
+            parse_retry_after(" 1.5 ", now),
+            Some(Duration::from_millis(1500))
+        );
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        assert_eq!(
+            parse_retry_after(&later, now),
+            Some(Duration::from_secs(30))
+        );
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
+        assert_eq!(parse_retry_after(&earlier, now), None);
+        assert_eq!(parse_retry_after("-1", now), None);
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("NaN", now), None);
+        assert_eq!(parse_retry_after("99999999", now), Some(MAX_RETRY_AFTER));
+    }
+
+    #[test]
+    fn errors_are_classified_the_same_for_every_provider() {
+        use crate::ErrorClass::*;
+        let http = |status: u16, body: &str| BackendError::Http {
+            status,
+            body: body.into(),
+        };
+        assert_eq!(http(500, "").class(), Transient);
+        assert_eq!(http(529, "overloaded").class(), Transient);
+        assert_eq!(http(429, "").class(), RateLimited);
+        assert_eq!(http(401, "bad key").class(), Permanent);
+        assert_eq!(
+            http(400, "This model's maximum context length is 4096 tokens").class(),
+            ContextLength
+        );
+        assert_eq!(
+            http(400, r#"{"error":{"code":"context_length_exceeded"}}"#).class(),
+            ContextLength
+        );
+        assert_eq!(
+            http(400, "prompt is too long: 210000 tokens").class(),
+            ContextLength
+        );
+        assert_eq!(http(400, "temperature must be <= 2").class(), Permanent);
+        assert_eq!(BackendError::Transport("reset".into()).class(), Transient);
+        assert_eq!(BackendError::Timeout.class(), Transient);
+        assert_eq!(BackendError::Config("x".into()).class(), Permanent);
+        assert_eq!(BackendError::Cancelled.class(), Cancelled);
+        let limited = BackendError::RateLimited {
+            retry_after: Some(Duration::from_secs(3)),
+            body: String::new(),
+        };
+        assert_eq!(limited.class(), RateLimited);
+        let retried = BackendError::Retried {
+            attempts: Vec::new(),
+            last: Box::new(limited),
+        };
+        assert_eq!(retried.class(), RateLimited);
+        assert_eq!(retried.retry_after(), Some(Duration::from_secs(3)));
+    }
+
+    #[test]
+    fn truncation_keeps_characters_whole() {
+        assert_eq!(truncate("héllo", 2), "h… (6 bytes in all)");
+        assert_eq!(truncate("hello", 10), "hello");
+    }
+}
