@@ -112,6 +112,35 @@ async fn serve(reply: Reply) -> FakeServer {
     }
 }
 
+/// A server answering successive connections with successive replies (the last repeats);
+/// returns its base URL and how many requests it has read.
+async fn serve_each(
+    replies: Vec<Vec<Vec<u8>>>,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let count = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = read_request(&mut socket).await;
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            let pieces = replies[n.min(replies.len() - 1)].clone();
+            for piece in pieces {
+                if socket.write_all(&piece).await.is_err() {
+                    break;
+                }
+                let _ = socket.flush().await;
+            }
+        }
+    });
+    (format!("http://127.0.0.1:{port}/v1"), count)
+}
+
 fn response(status: &str, content_type: &str, body: &str) -> Vec<u8> {
     format!(
         "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -342,4 +371,98 @@ async fn an_unreachable_server_is_a_transport_error() {
         matches!(&err, BackendError::Transport(msg) if msg.to_lowercase().contains("connect")),
         "{err}"
     );
+}
+
+const ANSWER: &str = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Four."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#;
+
+fn with_header(mut response: Vec<u8>, header: &str) -> Vec<u8> {
+    // Insert the header after the status line.
+    let at = response.windows(2).position(|w| w == b"\r\n").unwrap() + 2;
+    let line = format!("{header}\r\n");
+    response.splice(at..at, line.into_bytes());
+    response
+}
+
+fn retrying(base_url: &str) -> moot_backends::retry::RetryingModel {
+    use moot_backends::retry::{RetryPolicy, RetryingModel};
+    RetryingModel::new(
+        std::sync::Arc::new(model(base_url, false)),
+        RetryPolicy {
+            max_retries: 3,
+            min_delay: Duration::from_millis(50),
+            max_delay: Duration::from_millis(200),
+            jitter: false,
+        },
+    )
+}
+
+#[tokio::test]
+async fn a_429_is_retried_after_the_servers_retry_after() {
+    let limited = with_header(
+        response(
+            "429 Too Many Requests",
+            "application/json",
+            r#"{"error":{"message":"slow down"}}"#,
+        ),
+        "retry-after: 1",
+    );
+    let (url, count) = serve_each(vec![
+        vec![limited],
+        vec![response("200 OK", "application/json", ANSWER)],
+    ])
+    .await;
+    let started = Instant::now();
+    let c = retrying(&url).complete(request()).await.unwrap();
+    assert_eq!(c.text, "Four.");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(c.retries.len(), 1);
+    assert_eq!(
+        (c.retries[0].class.as_str(), c.retries[0].wait_ms),
+        ("rate-limited", 1000)
+    );
+    assert!(c.retries[0].error.contains("slow down"), "{:?}", c.retries);
+}
+
+#[tokio::test]
+async fn server_errors_and_resets_are_retried_then_given_up() {
+    // A 500, then a connection closed before any response, then a valid answer.
+    let (url, count) = serve_each(vec![
+        vec![response("500 Internal Server Error", "text/plain", "boom")],
+        vec![],
+        vec![response("200 OK", "application/json", ANSWER)],
+    ])
+    .await;
+    let c = retrying(&url).complete(request()).await.unwrap();
+    assert_eq!(c.text, "Four.");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
+    let classes: Vec<&str> = c.retries.iter().map(|a| a.class.as_str()).collect();
+    assert_eq!(classes, ["transient", "transient"]);
+
+    // Always failing: the first attempt and three retries, then the last error with the others.
+    let (url, count) = serve_each(vec![vec![response(
+        "503 Service Unavailable",
+        "text/plain",
+        "down",
+    )]])
+    .await;
+    let err = retrying(&url).complete(request()).await.unwrap_err();
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 4);
+    assert_eq!(err.attempts().len(), 3);
+    assert!(err.to_string().contains("HTTP 503: down"), "{err}");
+
+    // An authentication failure is not retried.
+    let (url, count) = serve_each(vec![vec![response(
+        "401 Unauthorized",
+        "text/plain",
+        "bad key",
+    )]])
+    .await;
+    let err = retrying(&url).complete(request()).await.unwrap_err();
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(err.class(), moot_backends::ErrorClass::Permanent);
 }

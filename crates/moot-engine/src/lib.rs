@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 use futures::stream::{FuturesUnordered, StreamExt};
 use moot_backends::{Completion, CompletionRequest, LanguageModel};
 use moot_core::chat::LogprobSummary;
-use moot_core::chat::{SamplingParams, Usage};
+use moot_core::chat::{FailedAttempt, SamplingParams, Usage};
 use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use moot_core::decision::{build_rule, Decision, DecisionConfig, RULES};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
@@ -258,7 +258,7 @@ impl<'a> Debate<'a> {
                     let (skipped, asked): (Vec<_>, Vec<_>) =
                         calls.into_iter().partition(|c| c.skipped().is_some());
                     for call in skipped {
-                        self.record(&call, None, None, Duration::ZERO, false)
+                        self.record(&call, None, None, &[], Duration::ZERO, false)
                             .await?;
                         observer.call_finished(call.key(), self.transcript.get_call(&call.key()));
                     }
@@ -366,7 +366,7 @@ impl<'a> Debate<'a> {
                     .flatten()
                     .and_then(|v| serde_json::from_value::<Completion>(v).ok());
                 if let Some(c) = hit {
-                    self.record(&call, Some(c), None, Duration::ZERO, true)
+                    self.record(&call, Some(c), None, &[], Duration::ZERO, true)
                         .await?;
                     responded += 1;
                     observer.call_finished(key, self.transcript.get_call(&key));
@@ -402,7 +402,12 @@ impl<'a> Debate<'a> {
                             let _ = self.store.cache_put(k, &v).await;
                         }
                     }
-                    self.record(&call, result.ok(), reason, latency, false).await?;
+                    let retries = match &result {
+                        Ok(c) => c.retries.clone(),
+                        Err(e) => e.attempts().to_vec(),
+                    };
+                    self.record(&call, result.ok(), reason, &retries, latency, false)
+                        .await?;
                     if ok {
                         responded += 1;
                     }
@@ -430,7 +435,7 @@ impl<'a> Debate<'a> {
         };
         let elapsed = start.elapsed();
         for (key, call) in std::mem::take(&mut waiting) {
-            self.record(&call, None, Some(reason.clone()), elapsed, false)
+            self.record(&call, None, Some(reason.clone()), &[], elapsed, false)
                 .await?;
             observer.call_finished(key, self.transcript.get_call(&key));
         }
@@ -443,6 +448,7 @@ impl<'a> Debate<'a> {
         call: &PlannedCall,
         completion: Option<Completion>,
         error: Option<String>,
+        retries: &[FailedAttempt],
         latency: Duration,
         cached: bool,
     ) -> Result<(), EngineError> {
@@ -483,6 +489,7 @@ impl<'a> Debate<'a> {
             notes: serde_json::to_value(&call.notes).unwrap_or_default(),
             ncomm: call.notes.ncomm as u32,
             cached,
+            retries: serde_json::to_value(retries).unwrap_or_default(),
         };
         self.store.record_call(&record).await?;
         let outcome = outcome_of(&self.spec, &record);

@@ -653,3 +653,69 @@ fn request_keys_keep_samples_apart() {
     hotter.params.temperature = Some(1.0);
     assert_ne!(k(0), moot_engine::request_key("m", &hotter, 0));
 }
+
+#[tokio::test]
+async fn retried_attempts_are_recorded_with_the_call() {
+    use moot_backends::retry::{RetryPolicy, RetryingModel};
+    let (_dir, store) = store().await;
+    let policy = RetryPolicy {
+        max_retries: 2,
+        min_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+        jitter: true,
+    };
+    let flaky = |fails: usize| -> Arc<dyn LanguageModel> {
+        let mut script: Vec<Scripted> = (0..fails)
+            .map(|_| Scripted::Fail {
+                error: BackendError::Http {
+                    status: 503,
+                    body: "overloaded".into(),
+                },
+                delay: Duration::ZERO,
+            })
+            .collect();
+        script.push(Scripted::reply("Final answer: 408"));
+        Arc::new(RetryingModel::new(
+            Arc::new(ScriptedModel::new("flaky", script)),
+            policy,
+        ))
+    };
+    // Agent 0 succeeds on its second attempt; agent 1 never gets through its three.
+    let agents = vec![agent(flaky(1)), agent(flaky(5))];
+    let result = run_new(
+        &store,
+        "retries",
+        spec(2, 0),
+        "cot-sc",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 1),
+    )
+    .await;
+    let calls = store.calls("retries").await.unwrap();
+    let retries = |agent: u32| {
+        calls
+            .iter()
+            .find(|c| c.agent == agent)
+            .unwrap()
+            .retries
+            .clone()
+    };
+    let first = retries(0);
+    assert_eq!(first.as_array().unwrap().len(), 1, "{first}");
+    assert_eq!(first[0]["class"], "transient");
+    assert!(first[0]["error"].as_str().unwrap().contains("503"));
+    let second = retries(1);
+    assert_eq!(second.as_array().unwrap().len(), 2, "{second}");
+    assert!(matches!(
+        result.transcript.get(0, 1),
+        Some(Outcome::Missing { reason }) if reason.contains("attempt 3 of 3")
+    ));
+    assert_eq!(
+        result
+            .decision()
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical().to_string()),
+        Some("408".to_string())
+    );
+}

@@ -119,6 +119,13 @@ pub struct CallRecord {
     /// The response came from the request cache: its tokens were not spent again.
     #[serde(default)]
     pub cached: bool,
+    /// Attempts that failed before this call's outcome, as `[{error, class, wait_ms}]`.
+    #[serde(default = "empty_list")]
+    pub retries: serde_json::Value,
+}
+
+fn empty_list() -> serde_json::Value {
+    serde_json::Value::Array(Vec::new())
 }
 
 fn answer_slot() -> String {

@@ -94,6 +94,11 @@ fn call_from_row(row: &SqliteRow) -> Result<CallRecord, StoreError> {
         notes: parse_json(&run_id, "notes", &row.try_get::<String, _>("notes_json")?)?,
         ncomm: opt_u64(row, "ncomm")?.unwrap_or(0) as u32,
         cached: opt_u64(row, "cached")?.unwrap_or(0) != 0,
+        retries: parse_json(
+            &run_id,
+            "retries",
+            &row.try_get::<String, _>("retries_json")?,
+        )?,
         agent_id: row.try_get("agent_id")?,
         backend: row.try_get("backend")?,
         mode: row.try_get("mode")?,
@@ -150,8 +155,8 @@ impl Store for SqliteStore {
             "INSERT OR REPLACE INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
                messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
                processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-               notes_json, ncomm, cached)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+               notes_json, ncomm, cached, retries_json)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&c.run_id)
         .bind(i64::from(c.round))
@@ -181,6 +186,7 @@ impl Store for SqliteStore {
         .bind(json_text(&c.notes))
         .bind(i64::from(c.ncomm))
         .bind(i64::from(c.cached))
+        .bind(json_text(&c.retries))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -431,6 +437,7 @@ mod tests {
             notes: json!({"ncomm": 2}),
             ncomm: 2,
             cached: false,
+            retries: json!([{"error": "HTTP 503: busy", "class": "transient", "wait_ms": 500}]),
         }
     }
 

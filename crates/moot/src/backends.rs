@@ -65,6 +65,29 @@ pub fn sim_agents(count: usize) -> Vec<AgentConfig> {
         .collect()
 }
 
+/// A provider wrapped in its rate limits (shared per provider and model across the process) and,
+/// for backends whose failures can be transient, in retries; each retry waits for the limits
+/// again.
+fn resilient(
+    model: Arc<dyn LanguageModel>,
+    agent: &AgentConfig,
+    config: &Config,
+) -> Result<Arc<dyn LanguageModel>> {
+    let limits = agent.limits();
+    let model: Arc<dyn LanguageModel> = if limits.is_unlimited() {
+        model
+    } else {
+        let shared = moot_backends::limits::shared(&model.name(), limits)?;
+        Arc::new(moot_backends::limits::LimitedModel::new(model, shared))
+    };
+    Ok(match agent.backend.as_str() {
+        "openai" | "cli" if config.retry.max_retries > 0 => Arc::new(
+            moot_backends::retry::RetryingModel::new(model, config.retry.policy()),
+        ),
+        _ => model,
+    })
+}
+
 pub fn build(
     config: &Config,
     kind: moot_core::answer::AnswerKind,
@@ -145,6 +168,8 @@ pub fn build(
             }
             other => anyhow::bail!("agents[{i}].backend {other:?} is not a backend"),
         };
+        let model =
+            resilient(model, a, config).with_context(|| format!("agents[{i}] ({})", a.id))?;
         specs.push(AgentSpec {
             id: a.id.clone(),
             persona: a.persona.clone(),

@@ -22,8 +22,46 @@ pub struct Config {
     pub protocol: ProtocolOptions,
     #[serde(default)]
     pub security: SecuritySection,
+    /// Retries of failed calls (network and process backends).
+    #[serde(default)]
+    pub retry: RetrySection,
     #[serde(default)]
     pub agents: Vec<AgentConfig>,
+}
+
+/// How failed calls are retried: rate-limited and transient failures only, with capped
+/// exponential backoff and jitter; a server's `Retry-After` replaces the backoff.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetrySection {
+    /// Retries after the first attempt (0 turns retries off).
+    pub max_retries: usize,
+    pub min_delay_ms: u64,
+    pub max_delay_ms: u64,
+    pub jitter: bool,
+}
+
+impl Default for RetrySection {
+    fn default() -> Self {
+        let p = moot_backends::retry::RetryPolicy::default();
+        RetrySection {
+            max_retries: p.max_retries,
+            min_delay_ms: p.min_delay.as_millis() as u64,
+            max_delay_ms: p.max_delay.as_millis() as u64,
+            jitter: p.jitter,
+        }
+    }
+}
+
+impl RetrySection {
+    pub fn policy(&self) -> moot_backends::retry::RetryPolicy {
+        moot_backends::retry::RetryPolicy {
+            max_retries: self.max_retries,
+            min_delay: std::time::Duration::from_millis(self.min_delay_ms),
+            max_delay: std::time::Duration::from_millis(self.max_delay_ms),
+            jitter: self.jitter,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,6 +160,26 @@ pub struct AgentConfig {
     /// sim: the simulated agent's parameters (see `moot_backends::sim::SimAgent`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<moot_backends::sim::SimAgent>,
+    /// Limits of this agent's provider and model, shared by every agent and debate in the
+    /// process that calls the same one (they must agree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_per_minute: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_minute: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_in_flight: Option<usize>,
+}
+
+impl AgentConfig {
+    /// The rate limits this agent asks for.
+    pub fn limits(&self) -> moot_backends::limits::Limits {
+        use std::num::NonZeroU32;
+        moot_backends::limits::Limits {
+            requests_per_minute: self.requests_per_minute.and_then(NonZeroU32::new),
+            tokens_per_minute: self.tokens_per_minute.and_then(NonZeroU32::new),
+            max_in_flight: self.max_in_flight,
+        }
+    }
 }
 
 pub const BACKENDS: &[&str] = &["local", "openai", "cli", "scripted", "sim"];
@@ -164,6 +222,11 @@ max_concurrent_calls = 8
 [security]
 cli_allowed_commands = ["/usr/local/bin/my-agent"]
 
+[retry]                        # rate-limited and transient failures; a server's Retry-After wins
+max_retries = 3                # 0 turns retries off
+min_delay_ms = 500             # doubled each retry, with jitter
+max_delay_ms = 30000
+
 [[agents]]
 id = "a1"
 backend = "openai"             # an OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama
@@ -172,6 +235,9 @@ model = "qwen2.5-0.5b"
 api_key_env = "OPENAI_API_KEY" # optional: the NAME of the variable holding the key
 temperature = 0.7
 max_tokens = 512
+# requests_per_minute = 500    # limits of this provider and model, shared by all its agents
+# tokens_per_minute = 200000
+# max_in_flight = 8
 
 [[agents]]
 id = "c1"
@@ -357,6 +423,13 @@ impl Config {
                 ));
             }
         }
+        let r = &self.retry;
+        if r.min_delay_ms > r.max_delay_ms {
+            return Err(format!(
+                "retry.min_delay_ms = {} must not exceed retry.max_delay_ms = {}",
+                r.min_delay_ms, r.max_delay_ms
+            ));
+        }
         let mut seen = std::collections::HashSet::new();
         for (i, a) in self.agents.iter().enumerate() {
             let at = format!("agents[{i}]");
@@ -385,6 +458,18 @@ impl Config {
             }
             if a.max_tokens == Some(0) {
                 return Err(format!("{at}.max_tokens must be > 0"));
+            }
+            for (key, value) in [
+                (
+                    "requests_per_minute",
+                    a.requests_per_minute.map(|v| v as u64),
+                ),
+                ("tokens_per_minute", a.tokens_per_minute.map(|v| v as u64)),
+                ("max_in_flight", a.max_in_flight.map(|v| v as u64)),
+            ] {
+                if value == Some(0) {
+                    return Err(format!("{at}.{key} must be > 0"));
+                }
             }
             let unused = |key: &str, set: bool| -> Result<(), String> {
                 if set {

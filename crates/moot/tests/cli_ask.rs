@@ -170,6 +170,46 @@ fn unknown_runs_and_bad_configs_are_clear_errors() {
 }
 
 #[test]
+fn retry_and_rate_limit_settings_are_checked() {
+    let env = Env::new();
+    let check = |name: &str, text: &str| {
+        let path = env.write(name, text);
+        let out = env
+            .moot()
+            .args(["config", "check", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let agent = "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n";
+    let (code, err) = check("rpm.toml", &format!("{agent}requests_per_minute = 0\n"));
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("agents[0].requests_per_minute must be > 0"),
+        "{err}"
+    );
+    let (code, err) = check(
+        "retry.toml",
+        &format!("[retry]\nmin_delay_ms = 5000\nmax_delay_ms = 10\n\n{agent}"),
+    );
+    assert_eq!(code, Some(2));
+    assert!(err.contains("retry.min_delay_ms"), "{err}");
+    let (code, err) = check("typo.toml", &format!("[retry]\nmax_retry = 2\n\n{agent}"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("max_retry"), "{err}");
+    let (code, err) = check(
+        "ok.toml",
+        &format!(
+            "[retry]\nmax_retries = 0\n\n{agent}tokens_per_minute = 100000\nmax_in_flight = 4\n"
+        ),
+    );
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
 fn config_example_passes_config_check() {
     let env = Env::new();
     let out = env

@@ -196,10 +196,15 @@ fn call_markdown(out: &mut String, c: &CallRecord) {
         c.template,
         c.template_hash
     ));
-    for line in notes_lines(&c.notes) {
+    let mut listed = false;
+    for line in notes_lines(&c.notes)
+        .into_iter()
+        .chain(retry_lines(&c.retries))
+    {
         out.push_str(&format!("- {line}\n"));
+        listed = true;
     }
-    if c.notes.as_object().is_some_and(|o| o.len() > 1) {
+    if listed {
         out.push('\n');
     }
     match (&c.response_text, &c.error) {
@@ -212,6 +217,27 @@ fn call_markdown(out: &mut String, c: &CallRecord) {
         (None, Some(e)) => out.push_str(&format!("_No response: {e}_\n\n")),
         (None, None) => out.push_str("_No response._\n\n"),
     }
+}
+
+/// A call's failed attempts before its outcome, one line each.
+fn retry_lines(retries: &serde_json::Value) -> Vec<String> {
+    retries
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    format!(
+                        "attempt {} failed ({}): {} — retried after {:.1} s",
+                        i + 1,
+                        a["class"].as_str().unwrap_or("?"),
+                        a["error"].as_str().unwrap_or("?"),
+                        a["wait_ms"].as_u64().unwrap_or(0) as f64 / 1000.0
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The protocol's notes on a call, one readable line each.
