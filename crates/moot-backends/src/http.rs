@@ -1,7 +1,10 @@
 //! What the HTTP providers share: turning an error response into a [`BackendError`] the same
 //! way for all of them (status, `Retry-After`, a bounded body).
 
+use std::error::Error as StdError;
 use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
 
 use crate::BackendError;
 
@@ -70,6 +73,65 @@ pub fn truncate(text: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+/// An `f32` as the JSON number a person would write (`0.7`, not `0.699999988079071`).
+pub fn float(name: &str, x: f32) -> Result<Value, BackendError> {
+    if !x.is_finite() {
+        return Err(BackendError::Config(format!(
+            "{name} must be a finite number, not {x}"
+        )));
+    }
+    let shortest: f64 = x.to_string().parse().unwrap_or(f64::from(x));
+    Ok(Value::from(shortest))
+}
+
+/// An error and its sources, `outer: inner: innermost` (reqwest's own message is terse).
+pub fn describe(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The API key in the environment variable `var` names (`None`: no key, for local servers).
+/// Read once, when a model is built; empty, unset or non-UTF-8 variables are errors naming it.
+pub fn api_key_from_env(var: Option<&str>) -> Result<Option<String>, BackendError> {
+    let Some(var) = var else {
+        return Ok(None);
+    };
+    match std::env::var(var) {
+        Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_string())),
+        Ok(_) => Err(BackendError::Config(format!(
+            "api_key_env names {var}, which is empty"
+        ))),
+        Err(std::env::VarError::NotPresent) => Err(BackendError::Config(format!(
+            "api_key_env names {var}, which is not set"
+        ))),
+        Err(std::env::VarError::NotUnicode(_)) => Err(BackendError::Config(format!(
+            "api_key_env names {var}, which is not valid UTF-8"
+        ))),
+    }
+}
+
+/// `base_url` joined with `path`, which must be http or https.
+pub fn endpoint(base_url: &str, path: &str) -> Result<reqwest::Url, BackendError> {
+    let joined = format!("{}/{path}", base_url.trim().trim_end_matches('/'));
+    let url = reqwest::Url::parse(&joined)
+        .map_err(|e| BackendError::Config(format!("base_url {base_url:?}: {e}")))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        other => Err(BackendError::Config(format!(
+            "base_url {base_url:?}: scheme {other:?} is not http or https"
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! One module per provider; wrappers (timeouts, retries, rate limits, caching) live outside the
 //! provider code.
 
+pub mod anthropic;
 pub mod cli;
 pub mod http;
 pub mod limits;

@@ -17,7 +17,9 @@ use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::http::{error_from_response, truncate, MAX_ERROR_BODY};
+use crate::http::{
+    api_key_from_env, describe, endpoint, error_from_response, float, truncate, MAX_ERROR_BODY,
+};
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
 };
@@ -98,17 +100,6 @@ pub fn request_body(
         body.insert("stream_options".into(), json!({ "include_usage": true }));
     }
     Ok(Value::Object(body))
-}
-
-/// An `f32` as the JSON number a person would write (`0.7`, not `0.699999988079071`).
-fn float(name: &str, x: f32) -> Result<Value, BackendError> {
-    if !x.is_finite() {
-        return Err(BackendError::Config(format!(
-            "{name} must be a finite number, not {x}"
-        )));
-    }
-    let shortest: f64 = x.to_string().parse().unwrap_or(f64::from(x));
-    Ok(Value::from(shortest))
 }
 
 // --- wire types (only the fields moot reads; everything else is ignored) ---
@@ -358,21 +349,6 @@ where
     acc.finish()
 }
 
-/// An error and its sources, `outer: inner: innermost` (reqwest's own message is terse).
-fn describe(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
-}
-
 /// A model behind an OpenAI-compatible `/chat/completions` endpoint.
 pub struct OpenAiModel {
     config: OpenAiConfig,
@@ -394,27 +370,7 @@ impl fmt::Debug for OpenAiModel {
 impl OpenAiModel {
     /// Checks the URL and reads the API key from the environment variable the config names.
     pub fn new(config: OpenAiConfig) -> Result<OpenAiModel, BackendError> {
-        let api_key = match &config.api_key_env {
-            None => None,
-            Some(var) => match std::env::var(var) {
-                Ok(key) if !key.trim().is_empty() => Some(key.trim().to_string()),
-                Ok(_) => {
-                    return Err(BackendError::Config(format!(
-                        "api_key_env names {var}, which is empty"
-                    )))
-                }
-                Err(std::env::VarError::NotPresent) => {
-                    return Err(BackendError::Config(format!(
-                        "api_key_env names {var}, which is not set"
-                    )))
-                }
-                Err(std::env::VarError::NotUnicode(_)) => {
-                    return Err(BackendError::Config(format!(
-                        "api_key_env names {var}, which is not valid UTF-8"
-                    )))
-                }
-            },
-        };
+        let api_key = api_key_from_env(config.api_key_env.as_deref())?;
         let url = chat_url(&config.base_url)?;
         if config.model.trim().is_empty() {
             return Err(BackendError::Config("the model name is empty".into()));
@@ -436,15 +392,7 @@ impl OpenAiModel {
 }
 
 fn chat_url(base_url: &str) -> Result<reqwest::Url, BackendError> {
-    let joined = format!("{}/chat/completions", base_url.trim().trim_end_matches('/'));
-    let url = reqwest::Url::parse(&joined)
-        .map_err(|e| BackendError::Config(format!("base_url {base_url:?}: {e}")))?;
-    match url.scheme() {
-        "http" | "https" => Ok(url),
-        other => Err(BackendError::Config(format!(
-            "base_url {base_url:?}: scheme {other:?} is not http or https"
-        ))),
-    }
+    endpoint(base_url, "chat/completions")
 }
 
 #[async_trait]

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use moot_backends::anthropic::{AnthropicConfig, AnthropicModel};
 use moot_backends::cli::{CliConfig, CliModel};
 use moot_backends::models::ModelRef;
 use moot_backends::openai::{OpenAiConfig, OpenAiModel};
@@ -81,7 +82,7 @@ fn resilient(
         Arc::new(moot_backends::limits::LimitedModel::new(model, shared))
     };
     Ok(match agent.backend.as_str() {
-        "openai" | "cli" if config.retry.max_retries > 0 => Arc::new(
+        "openai" | "anthropic" | "cli" if config.retry.max_retries > 0 => Arc::new(
             moot_backends::retry::RetryingModel::new(model, config.retry.policy()),
         ),
         _ => model,
@@ -142,6 +143,17 @@ pub fn build(
                 c.api_key_env = a.api_key_env.clone();
                 c.stream = a.stream;
                 Arc::new(OpenAiModel::new(c).with_context(|| format!("agents[{i}] ({})", a.id))?)
+            }
+            "anthropic" => {
+                let mut c = AnthropicConfig::new(
+                    a.base_url
+                        .clone()
+                        .unwrap_or_else(|| "https://api.anthropic.com".into()),
+                    a.model.clone().unwrap_or_default(),
+                );
+                c.api_key_env = a.api_key_env.clone();
+                c.stream = a.stream;
+                Arc::new(AnthropicModel::new(c).with_context(|| format!("agents[{i}] ({})", a.id))?)
             }
             "cli" => {
                 let mut c = CliConfig::new(a.command.clone().unwrap_or_default(), a.args.clone());

@@ -125,7 +125,7 @@ pub struct SecuritySection {
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     pub id: String,
-    /// local | openai | cli | scripted
+    /// local | openai | anthropic | cli | scripted | sim
     pub backend: String,
     /// local: a known model name or a .gguf path; openai: the served model's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,7 +182,7 @@ impl AgentConfig {
     }
 }
 
-pub const BACKENDS: &[&str] = &["local", "openai", "cli", "scripted", "sim"];
+pub const BACKENDS: &[&str] = &["local", "openai", "anthropic", "cli", "scripted", "sim"];
 
 /// The commented example `moot config example` prints.
 pub const EXAMPLE: &str = r#"# moot configuration (TOML; the same keys work in YAML).
@@ -238,6 +238,14 @@ max_tokens = 512
 # requests_per_minute = 500    # limits of this provider and model, shared by all its agents
 # tokens_per_minute = 200000
 # max_in_flight = 8
+
+# [[agents]]
+# id = "claude"
+# backend = "anthropic"        # Anthropic's Messages API (no logprobs: not for svr-mad/sid-et/objective masking)
+# model = "claude-sonnet-4-5"
+# api_key_env = "ANTHROPIC_API_KEY"
+# base_url = "https://api.anthropic.com"  # the default
+# max_tokens = 1024            # required by the API; this is the default
 
 [[agents]]
 id = "c1"
@@ -482,6 +490,24 @@ impl Config {
                 "openai" => {
                     if a.base_url.is_none() || a.model.is_none() {
                         return Err(format!("{at}: backend \"openai\" needs base_url and model"));
+                    }
+                    unused("command", a.command.is_some())?;
+                    unused("args", !a.args.is_empty())?;
+                    unused("responses", !a.responses.is_empty())?;
+                }
+                "anthropic" => {
+                    if a.model.is_none() {
+                        return Err(format!("{at}: backend \"anthropic\" needs model"));
+                    }
+                    if a.temperature.is_some_and(|t| t > 1.0) {
+                        return Err(format!(
+                            "{at}.temperature must be at most 1 for backend \"anthropic\""
+                        ));
+                    }
+                    if a.logprobs {
+                        return Err(format!(
+                            "{at}.logprobs: backend \"anthropic\" has no token logprobs"
+                        ));
                     }
                     unused("command", a.command.is_some())?;
                     unused("args", !a.args.is_empty())?;

@@ -1,0 +1,157 @@
+//! Paid-API providers through the `moot` binary against a local server speaking their wire
+//! format: configuration, keys from the environment, retries recorded in the transcript.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+mod common;
+
+use common::Env;
+
+/// Serves `replies` (raw HTTP responses) to successive connections, the last one repeating;
+/// returns the base URL and the request heads and bodies it read.
+fn serve(replies: Vec<String>) -> (String, Arc<std::sync::Mutex<Vec<String>>>, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let (seen2, count2) = (seen.clone(), count.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 8192];
+            // Read the head, then the body by content-length.
+            loop {
+                let n = stream.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&buf).to_string();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length: usize = text[..end]
+                        .lines()
+                        .find_map(|l| {
+                            let (k, v) = l.split_once(':')?;
+                            k.eq_ignore_ascii_case("content-length")
+                                .then(|| v.trim().parse().ok())?
+                        })
+                        .unwrap_or(0);
+                    if buf.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            seen2
+                .lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf).to_string());
+            let n = count2.fetch_add(1, Ordering::SeqCst);
+            let reply = &replies[n.min(replies.len() - 1)];
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (url, seen, count)
+}
+
+fn http(status: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[test]
+fn an_anthropic_debate_retries_an_overloaded_server_and_records_it() {
+    let env = Env::new();
+    let answer = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"17 * 24 = 408. Final answer: 408"}],"stop_reason":"end_turn","usage":{"input_tokens":30,"output_tokens":10}}"#;
+    let (url, seen, count) = serve(vec![
+        http(
+            "529 Overloaded",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ),
+        http("200 OK", answer),
+    ]);
+    let cfg = env.write(
+        "claude.toml",
+        &format!(
+            "[debate]\nprotocol = \"cot\"\nanswer = \"numeric\"\n\n[retry]\nmin_delay_ms = 10\nmax_delay_ms = 50\n\n[[agents]]\nid = \"claude\"\nbackend = \"anthropic\"\nbase_url = \"{url}\"\nmodel = \"claude-test\"\napi_key_env = \"MOOT_TEST_CLAUDE_KEY\"\nrequests_per_minute = 600\n"
+        ),
+    );
+    let out = env
+        .moot()
+        .env("MOOT_TEST_CLAUDE_KEY", "sk-ant-secret-value")
+        .args([
+            "ask",
+            "What is 17 * 24?",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["answer"], "408");
+    assert_eq!(count.load(Ordering::SeqCst), 2, "one retry");
+    let requests = seen.lock().unwrap().clone();
+    assert!(
+        requests[1].starts_with("POST /v1/messages "),
+        "{}",
+        requests[1]
+    );
+    assert!(requests[1].contains("x-api-key: sk-ant-secret-value"));
+    let run = v["run_id"].as_str().unwrap();
+    let shown = env.json(&["show", run, "--format", "json"]);
+    let retries = &shown["calls"][0]["retries"];
+    assert_eq!(retries[0]["class"], "transient", "{shown}");
+    let md = env.moot().args(["show", run]).output().unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("attempt 1 failed (transient): HTTP 529: overloaded_error: Overloaded"),
+        "{md}"
+    );
+    // The key is sent to the provider, never stored.
+    let db = std::fs::read(env.store()).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&db).contains("sk-ant-secret-value"),
+        "the API key leaked into the store"
+    );
+}
+
+#[test]
+fn anthropic_agents_are_checked_before_anything_runs() {
+    let env = Env::new();
+    let cfg = env.write(
+        "bad.toml",
+        "[[agents]]\nid = \"claude\"\nbackend = \"anthropic\"\nmodel = \"claude-test\"\ntemperature = 1.5\n",
+    );
+    let err = env.refused(&["config", "check", cfg.to_str().unwrap()]);
+    assert!(
+        err.contains("agents[0].temperature must be at most 1"),
+        "{err}"
+    );
+    let cfg = env.write(
+        "nokey.toml",
+        "[debate]\nprotocol = \"cot\"\n\n[[agents]]\nid = \"claude\"\nbackend = \"anthropic\"\nmodel = \"claude-test\"\napi_key_env = \"MOOT_TEST_NO_SUCH_KEY_41\"\n",
+    );
+    let out = env
+        .moot()
+        .env_remove("MOOT_TEST_NO_SUCH_KEY_41")
+        .args(["ask", "2+2?", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MOOT_TEST_NO_SUCH_KEY_41") && err.contains("not set"),
+        "{err}"
+    );
+}
