@@ -14,6 +14,7 @@ use std::fmt;
 use async_trait::async_trait;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -357,7 +358,7 @@ where
 pub struct AnthropicModel {
     config: AnthropicConfig,
     url: reqwest::Url,
-    api_key: Option<String>,
+    api_key: Option<SecretString>,
     client: reqwest::Client,
 }
 
@@ -366,7 +367,7 @@ impl fmt::Debug for AnthropicModel {
         f.debug_struct("AnthropicModel")
             .field("config", &self.config)
             .field("url", &self.url.as_str())
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &self.api_key)
             .finish()
     }
 }
@@ -418,7 +419,7 @@ impl LanguageModel for AnthropicModel {
             .header("anthropic-version", API_VERSION)
             .json(&body);
         if let Some(key) = &self.api_key {
-            call = call.header("x-api-key", key);
+            call = call.header("x-api-key", key.expose_secret());
         }
         if stream {
             call = call.header(reqwest::header::ACCEPT, "text/event-stream");

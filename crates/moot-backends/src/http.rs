@@ -4,6 +4,7 @@
 use std::error::Error as StdError;
 use std::time::{Duration, SystemTime};
 
+use secrecy::SecretString;
 use serde_json::Value;
 
 use crate::BackendError;
@@ -103,12 +104,13 @@ pub fn describe(error: &(dyn StdError + 'static)) -> String {
 
 /// The API key in the environment variable `var` names (`None`: no key, for local servers).
 /// Read once, when a model is built; empty, unset or non-UTF-8 variables are errors naming it.
-pub fn api_key_from_env(var: Option<&str>) -> Result<Option<String>, BackendError> {
+/// The key is held as a [`SecretString`]: it prints as `[REDACTED]` and is wiped on drop.
+pub fn api_key_from_env(var: Option<&str>) -> Result<Option<SecretString>, BackendError> {
     let Some(var) = var else {
         return Ok(None);
     };
     match std::env::var(var) {
-        Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_string())),
+        Ok(key) if !key.trim().is_empty() => Ok(Some(SecretString::from(key.trim()))),
         Ok(_) => Err(BackendError::Config(format!(
             "api_key_env names {var}, which is empty"
         ))),

@@ -14,6 +14,7 @@ use std::fmt;
 use async_trait::async_trait;
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -353,7 +354,7 @@ where
 pub struct OpenAiModel {
     config: OpenAiConfig,
     url: reqwest::Url,
-    api_key: Option<String>,
+    api_key: Option<SecretString>,
     client: reqwest::Client,
 }
 
@@ -362,7 +363,7 @@ impl fmt::Debug for OpenAiModel {
         f.debug_struct("OpenAiModel")
             .field("config", &self.config)
             .field("url", &self.url.as_str())
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &self.api_key)
             .finish()
     }
 }
@@ -414,7 +415,7 @@ impl LanguageModel for OpenAiModel {
         let body = request_body(&self.config, &request, stream)?;
         let mut call = self.client.post(self.url.clone()).json(&body);
         if let Some(key) = &self.api_key {
-            call = call.bearer_auth(key);
+            call = call.bearer_auth(key.expose_secret());
         }
         if stream {
             call = call.header(reqwest::header::ACCEPT, "text/event-stream");
@@ -572,7 +573,7 @@ mod tests {
         };
         let model = OpenAiModel::new(cfg).unwrap();
         let debug = format!("{model:?}");
-        assert!(debug.contains("<redacted>"), "{debug}");
+        assert!(debug.contains("REDACTED"), "{debug}");
         let path = std::env::var("PATH").unwrap();
         assert!(!debug.contains(&path));
         assert_eq!(model.name(), "openai:qwen@http://127.0.0.1:8080/v1/");

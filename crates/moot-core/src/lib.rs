@@ -18,6 +18,7 @@ pub mod faults;
 pub mod metrics;
 pub mod prompts;
 pub mod protocol;
+pub mod redact;
 pub mod topology;
 pub mod trajectory;
 

@@ -20,6 +20,7 @@ use moot_core::chat::{FailedAttempt, SamplingParams, Usage};
 use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use moot_core::decision::{build_rule, Decision, DecisionConfig, RULES};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
+use moot_core::redact::Redactor;
 use moot_store::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store, StoreError};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -77,6 +78,8 @@ pub struct Debate<'a> {
     store: &'a dyn Store,
     transcript: Transcript,
     records: BTreeMap<CallKey, CallRecord>,
+    /// Applied to everything this debate stores (prompts, responses, errors, the question).
+    redactor: Arc<Redactor>,
 }
 
 /// The result of a finished debate.
@@ -202,7 +205,15 @@ impl<'a> Debate<'a> {
             store,
             transcript,
             records: BTreeMap::new(),
+            redactor: Arc::new(Redactor::default()),
         })
+    }
+
+    /// Redacts with `redactor` instead of the default patterns (configured patterns, the
+    /// configuration's API keys).
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Debate<'a> {
+        self.redactor = redactor;
+        self
     }
 
     /// Folds stored calls back into the transcript (resume). Calls for positions outside the
@@ -221,13 +232,17 @@ impl<'a> Debate<'a> {
 
     /// Writes the run row (new debates only).
     pub async fn create(&self, rule: &str, config: serde_json::Value) -> Result<(), EngineError> {
+        let mut spec = serde_json::to_value(&self.spec).unwrap_or_default();
+        self.redactor.redact_json(&mut spec);
+        let mut config = config;
+        self.redactor.redact_json(&mut config);
         let run = RunRecord {
             id: self.run_id.clone(),
             created_at: timestamp(),
-            question: self.spec.question.clone(),
+            question: self.redactor.redact(&self.spec.question).into_owned(),
             protocol: self.protocol.name().to_string(),
             rule: rule.to_string(),
-            spec: serde_json::to_value(&self.spec).unwrap_or_default(),
+            spec,
             config,
             status: RunStatus::Running,
             answer: None,
@@ -398,7 +413,8 @@ impl<'a> Debate<'a> {
                     let reason = result.as_ref().err().map(|e| format!("error: {e}"));
                     // A failed cache write only loses a future saving.
                     if let (Some(k), Ok(c)) = (cache_keys.get(&key), &result) {
-                        if let Ok(v) = serde_json::to_value(c) {
+                        if let Ok(mut v) = serde_json::to_value(c) {
+                            self.redactor.redact_json(&mut v);
                             let _ = self.store.cache_put(k, &v).await;
                         }
                     }
@@ -466,11 +482,22 @@ impl<'a> Debate<'a> {
             mode: call.mode.as_str().to_string(),
             template: call.template.to_string(),
             template_hash: call.template_hash.clone(),
-            messages: serde_json::to_value(&call.messages).unwrap_or_default(),
+            messages: {
+                let mut m = serde_json::to_value(&call.messages).unwrap_or_default();
+                self.redactor.redact_json(&mut m);
+                m
+            },
             peers: call.peers.iter().map(|&p| p as u32).collect(),
-            response_text: completion.as_ref().map(|c| c.text.clone()),
-            answer: answer.as_ref().map(|a| a.canonical().to_string()),
-            error: skipped.clone().or(error),
+            response_text: completion
+                .as_ref()
+                .map(|c| self.redactor.redact(&c.text).into_owned()),
+            answer: answer
+                .as_ref()
+                .map(|a| self.redactor.redact(a.canonical()).into_owned()),
+            error: skipped
+                .clone()
+                .or(error)
+                .map(|e| self.redactor.redact(&e).into_owned()),
             skipped: skipped.is_some(),
             finish: completion
                 .as_ref()
@@ -489,7 +516,11 @@ impl<'a> Debate<'a> {
             notes: serde_json::to_value(&call.notes).unwrap_or_default(),
             ncomm: call.notes.ncomm as u32,
             cached,
-            retries: serde_json::to_value(retries).unwrap_or_default(),
+            retries: {
+                let mut r = serde_json::to_value(retries).unwrap_or_default();
+                self.redactor.redact_json(&mut r);
+                r
+            },
         };
         self.store.record_call(&record).await?;
         let outcome = outcome_of(&self.spec, &record);

@@ -59,6 +59,8 @@ pub struct BenchPlan<'a> {
     pub rule: Option<&'static str>,
     /// Stored with the benchmark, to resume with.
     pub config: serde_json::Value,
+    /// Removes secrets from everything the debates store.
+    pub redactor: std::sync::Arc<moot_core::redact::Redactor>,
     pub protocol: ProtocolFactory<'a>,
 }
 
@@ -202,7 +204,8 @@ async fn run_item(
         engine_agents,
         plan.engine,
         store,
-    )?;
+    )?
+    .with_redactor(plan.redactor.clone());
     match &stored {
         // Finished or interrupted: fold the stored calls back; a finished debate plans no call.
         Some(run) => {

@@ -134,6 +134,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
         decision: Default::default(),
         rule: None,
         config: serde_json::json!({}),
+        redactor: Default::default(),
         protocol: &protocol,
     }
 }

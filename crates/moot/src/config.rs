@@ -119,6 +119,9 @@ pub struct SecuritySection {
     pub cli_allowed_commands: Vec<String>,
     /// Environment variables passed to `cli` agents besides PATH, HOME and LANG.
     pub cli_env_allow: Vec<String>,
+    /// Regular expressions of secrets to remove from everything stored or printed, besides the
+    /// built-in ones (`sk-…` keys, `Bearer …` tokens, …) and the API keys agents name.
+    pub redact: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -221,6 +224,7 @@ max_concurrent_calls = 8
 
 [security]
 cli_allowed_commands = ["/usr/local/bin/my-agent"]
+# redact = ["corp-[0-9]{6}"]   # more secret patterns to remove from everything stored or printed
 
 [retry]                        # rate-limited and transient failures; a server's Retry-After wins
 max_retries = 3                # 0 turns retries off
@@ -368,6 +372,19 @@ impl Config {
         .ok()
     }
 
+    /// What removes secrets from stored and printed text: the built-in patterns, the configured
+    /// ones, and the values of the API keys the agents name (when set).
+    pub fn redactor(&self) -> Result<moot_core::redact::Redactor, InputError> {
+        let secrets = self
+            .agents
+            .iter()
+            .filter_map(|a| a.api_key_env.as_deref())
+            .filter_map(|var| std::env::var(var).ok())
+            .collect();
+        moot_core::redact::Redactor::new(&self.security.redact, secrets)
+            .map_err(|e| InputError(format!("security.redact: {e}")))
+    }
+
     /// Checks values the types cannot: names, ranges, which keys each backend uses.
     pub fn validate(&self) -> Result<(), String> {
         let d = &self.debate;
@@ -430,6 +447,9 @@ impl Config {
                     "debate.weights[{i}] = {v} must be a finite number >= 0"
                 ));
             }
+        }
+        if let Err(e) = moot_core::redact::Redactor::new(&self.security.redact, Vec::new()) {
+            return Err(format!("security.redact: {e}"));
         }
         let r = &self.retry;
         if r.min_delay_ms > r.max_delay_ms {

@@ -24,6 +24,11 @@ pub fn bad_input<T>(message: impl Into<String>) -> anyhow::Result<T> {
 /// Prints `moot: error: …` on one line; input errors exit 2, anything else 1.
 pub fn report(e: &anyhow::Error) -> ExitCode {
     let line = format!("{e:#}").replace('\n', " ");
+    // An error may quote a server's reply or a request; keys in it must not reach the terminal
+    // or a log collecting it.
+    let line = moot_core::redact::Redactor::default()
+        .redact(&line)
+        .into_owned();
     eprintln!("moot: error: {line}");
     if e.downcast_ref::<InputError>().is_some() {
         ExitCode::from(2)

@@ -57,6 +57,21 @@ fn serve(replies: Vec<String>) -> (String, Arc<std::sync::Mutex<Vec<String>>>, A
     (url, seen, count)
 }
 
+/// Everything the store holds on disk (the database and its write-ahead log), as text.
+fn stored_bytes(env: &Env) -> String {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(env.dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("moot.db"))
+        {
+            all.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    String::from_utf8_lossy(&all).into_owned()
+}
+
 fn http(status: &str, body: &str) -> String {
     format!(
         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -119,9 +134,12 @@ fn an_anthropic_debate_retries_an_overloaded_server_and_records_it() {
         "{md}"
     );
     // The key is sent to the provider, never stored.
-    let db = std::fs::read(env.store()).unwrap();
     assert!(
-        !String::from_utf8_lossy(&db).contains("sk-ant-secret-value"),
+        stored_bytes(&env).contains("claude-test"),
+        "the store is read"
+    );
+    assert!(
+        !stored_bytes(&env).contains("sk-ant-secret-value"),
         "the API key leaked into the store"
     );
 }
@@ -154,4 +172,40 @@ fn anthropic_agents_are_checked_before_anything_runs() {
         err.contains("MOOT_TEST_NO_SUCH_KEY_41") && err.contains("not set"),
         "{err}"
     );
+}
+
+#[test]
+fn secrets_in_questions_and_responses_are_redacted_before_they_are_stored() {
+    let env = Env::new();
+    let cfg = env.write(
+        "leaky.toml",
+        "[debate]\nprotocol = \"cot\"\n\n[security]\nredact = [\"corp-[0-9]{6}\"]\n\n[[agents]]\nid = \"s\"\nbackend = \"scripted\"\nresponses = [\"Using key sk-proj-AbCdEfGhIjKlMnOp1234 and corp-654321. Final answer: 408\"]\n",
+    );
+    let v = env.json(&[
+        "ask",
+        "Ticket corp-123456: what is 17 * 24?",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["answer"], "408");
+    let stored = stored_bytes(&env);
+    assert!(stored.contains("[REDACTED]"), "the response is stored");
+    for secret in ["sk-proj-AbCdEfGhIjKlMnOp1234", "corp-654321", "corp-123456"] {
+        assert!(!stored.contains(secret), "{secret} reached the store");
+    }
+    let shown = env
+        .moot()
+        .args(["show", v["run_id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains("Using key [REDACTED] and [REDACTED]. Final answer: 408"),
+        "{shown}"
+    );
+    // A pattern that does not compile is refused, naming the key.
+    let bad = env.write("bad.toml", "[security]\nredact = [\"(\"]\n");
+    let err = env.refused(&["config", "check", bad.to_str().unwrap()]);
+    assert!(err.contains("security.redact"), "{err}");
 }

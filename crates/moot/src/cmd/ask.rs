@@ -173,6 +173,7 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     let protocol_name = protocol.name();
     let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
     let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
+    let redactor = std::sync::Arc::new(e.config.redactor()?);
     let started = Instant::now();
     let result = e.rt.block_on(async {
         let mut debate = Debate::new(
@@ -182,7 +183,8 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
             e.agents.engine.clone(),
             engine_config,
             e.store,
-        )?;
+        )?
+        .with_redactor(redactor);
         match e.restore {
             Some(calls) => debate.restore(calls),
             None => debate.create(rule, config_json).await?,

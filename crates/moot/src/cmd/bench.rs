@@ -222,6 +222,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         decision,
         rule,
         config: serde_json::to_value(&config).context("serialising the configuration")?,
+        redactor: std::sync::Arc::new(config.redactor()?),
         protocol: &factory,
     };
     let bars = indicatif::MultiProgress::with_draw_target(if args.json {
