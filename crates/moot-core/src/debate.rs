@@ -270,6 +270,40 @@ impl Transcript {
             .unwrap_or_default()
     }
 
+    /// The latest round in which any agent responded.
+    pub fn last_answered_round(&self) -> Option<usize> {
+        (0..self.rounds.len()).rev().find(|&r| {
+            self.rounds[r]
+                .iter()
+                .any(|o| matches!(o, Some(Outcome::Responded { .. })))
+        })
+    }
+
+    /// This transcript through round `last` (its later rounds and their extra calls dropped).
+    pub fn through(&self, last: usize) -> Transcript {
+        Transcript {
+            rounds: self.rounds.iter().take(last + 1).cloned().collect(),
+            extra: self
+                .extra
+                .iter()
+                .filter(|(k, _)| k.round <= last)
+                .map(|(k, o)| (*k, o.clone()))
+                .collect(),
+        }
+    }
+
+    /// What a decision reads: the transcript through its last round in which anyone responded.
+    /// Rounds nobody answered (cut by a budget or a failing provider) are not rounds of the
+    /// debate; without this, a last-round rule would find no answer at all.
+    pub fn decided_part(&self) -> std::borrow::Cow<'_, Transcript> {
+        match self.last_answered_round() {
+            Some(last) if last + 1 < self.rounds.len() => {
+                std::borrow::Cow::Owned(self.through(last))
+            }
+            _ => std::borrow::Cow::Borrowed(self),
+        }
+    }
+
     pub fn is_complete(&self) -> bool {
         self.first_open_round().is_none()
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use moot_backends::{Completion, CompletionRequest, LanguageModel};
+use moot_backends::{BackendError, Completion, CompletionRequest, LanguageModel};
 use moot_core::chat::LogprobSummary;
 use moot_core::chat::{FailedAttempt, SamplingParams, Usage};
 use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
@@ -46,6 +46,74 @@ pub struct EngineConfig {
     /// Answer a request from the store's request cache when the same request (backend,
     /// sampling parameters, mode, messages, agent) was answered before, and store new answers.
     pub cache: bool,
+    pub budget: Budget,
+}
+
+/// Limits on one debate (freemad's `budget` block); `None` is unlimited. A debate that runs out
+/// of time or tokens asks nothing more: the calls of its remaining rounds are recorded as
+/// skipped with the reason, and the decision uses the answers that exist.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Budget {
+    /// Wall time of the whole debate (counted from the start of this run, a resume included).
+    pub max_total_time: Option<Duration>,
+    /// Wall time of one round: a hard deadline for its calls, below `hard_timeout`.
+    pub max_round_time: Option<Duration>,
+    /// Wall time of one call, retries included.
+    pub max_call_time: Option<Duration>,
+    /// Input plus output tokens of every call of the debate.
+    pub max_total_tokens: Option<u64>,
+    /// A call's prompt, in estimated tokens (characters / 4).
+    pub max_prompt_tokens: Option<u64>,
+    /// Cut a prompt over `max_prompt_tokens` to fit (recorded on the call) instead of refusing
+    /// to send it (recorded as a missing response).
+    pub truncate_prompts: bool,
+}
+
+/// The estimate prompts are budgeted with: characters / 4, rounded up.
+pub fn estimated_prompt_tokens(messages: &[moot_core::chat::ChatMessage]) -> u64 {
+    messages
+        .iter()
+        .map(|m| m.content.chars().count() as u64)
+        .sum::<u64>()
+        .div_ceil(4)
+}
+
+/// `messages` cut to at most `max_tokens` estimated tokens: the middle of the longest message
+/// goes (a prompt's instructions open it and its question closes it), replaced by a marker
+/// saying so. `None` when even removing that whole message's middle cannot fit.
+pub fn cut_prompt(
+    messages: &[moot_core::chat::ChatMessage],
+    max_tokens: u64,
+) -> Option<Vec<moot_core::chat::ChatMessage>> {
+    let total: u64 = messages
+        .iter()
+        .map(|m| m.content.chars().count() as u64)
+        .sum();
+    let allowed = max_tokens.saturating_mul(4);
+    if total <= allowed {
+        return Some(messages.to_vec());
+    }
+    let (longest, _) = messages
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, m)| m.content.chars().count())?;
+    let chars: Vec<char> = messages[longest].content.chars().collect();
+    let marker_room = 80u64;
+    let excess = total - allowed + marker_room;
+    if excess >= chars.len() as u64 {
+        return None;
+    }
+    let keep = chars.len() - excess as usize;
+    let (head, tail) = (keep / 2, keep - keep / 2);
+    let cut = chars.len() - head - tail;
+    let mut text: String = chars[..head].iter().collect();
+    text.push_str(&format!(
+        "\n[… {cut} characters cut to fit the prompt budget …]\n"
+    ));
+    text.extend(&chars[chars.len() - tail..]);
+    let mut out = messages.to_vec();
+    out[longest].content = text;
+    Some(out)
 }
 
 impl Default for EngineConfig {
@@ -56,6 +124,7 @@ impl Default for EngineConfig {
             min_agents: 2,
             max_concurrent_calls: 8,
             cache: false,
+            budget: Budget::default(),
         }
     }
 }
@@ -80,6 +149,10 @@ pub struct Debate<'a> {
     records: BTreeMap<CallKey, CallRecord>,
     /// Applied to everything this debate stores (prompts, responses, errors, the question).
     redactor: Arc<Redactor>,
+    /// When this run started (for the time budget).
+    started: Instant,
+    /// Why the debate's budget is spent, once it is.
+    exhausted: Option<String>,
 }
 
 /// The result of a finished debate.
@@ -206,6 +279,8 @@ impl<'a> Debate<'a> {
             transcript,
             records: BTreeMap::new(),
             redactor: Arc::new(Redactor::default()),
+            started: Instant::now(),
+            exhausted: None,
         })
     }
 
@@ -259,15 +334,24 @@ impl<'a> Debate<'a> {
         decision_config: &DecisionConfig,
         observer: &dyn Observer,
     ) -> Result<DebateResult, EngineError> {
+        self.started = Instant::now();
         loop {
             match self.protocol.next(&self.spec, &self.transcript) {
                 Step::Done => break,
-                Step::Round { round, calls } => {
+                Step::Round { round, mut calls } => {
                     if calls.is_empty() {
                         return Err(EngineError::Config(format!(
                             "{} planned an empty round {round}",
                             self.protocol.name()
                         )));
+                    }
+                    if self.exhausted.is_none() {
+                        self.exhausted = self.budget_spent();
+                    }
+                    if let Some(reason) = &self.exhausted {
+                        for call in &mut calls {
+                            call.notes.skipped.get_or_insert_with(|| reason.clone());
+                        }
                     }
                     observer.round_started(round, calls.len());
                     let (skipped, asked): (Vec<_>, Vec<_>) =
@@ -318,6 +402,32 @@ impl<'a> Debate<'a> {
         })
     }
 
+    /// Why the debate may ask nothing more, if its time or tokens are spent.
+    fn budget_spent(&self) -> Option<String> {
+        let b = &self.config.budget;
+        if let Some(max) = b.max_total_time {
+            if self.started.elapsed() >= max {
+                return Some(format!(
+                    "budget: max_total_time_sec ({} s) spent",
+                    max.as_secs_f64()
+                ));
+            }
+        }
+        if let Some(max) = b.max_total_tokens {
+            let used: u64 = self
+                .records
+                .values()
+                .map(|r| r.input_tokens + r.output_tokens)
+                .sum();
+            if used >= max {
+                return Some(format!(
+                    "budget: max_total_tokens ({max}) spent ({used} used)"
+                ));
+            }
+        }
+        None
+    }
+
     async fn run_round(
         &mut self,
         round: usize,
@@ -351,7 +461,37 @@ impl<'a> Debate<'a> {
         let mut waiting: BTreeMap<CallKey, PlannedCall> = BTreeMap::new();
         let mut cache_keys: BTreeMap<CallKey, String> = BTreeMap::new();
         let mut pending = FuturesUnordered::new();
-        for call in calls {
+        for mut call in calls {
+            if let Some(max) = self.config.budget.max_prompt_tokens {
+                let estimate = estimated_prompt_tokens(&call.messages);
+                if estimate > max {
+                    let cut = if self.config.budget.truncate_prompts {
+                        cut_prompt(&call.messages, max)
+                    } else {
+                        None
+                    };
+                    match cut {
+                        Some(messages) => {
+                            call.notes.prompt_cut = Some(moot_core::protocol::PromptCut {
+                                from_tokens: estimate,
+                                to_tokens: estimated_prompt_tokens(&messages),
+                            });
+                            call.messages = messages;
+                        }
+                        None => {
+                            let reason = format!(
+                                "budget: prompt of {estimate} estimated tokens is over max_tokens_per_agent_per_round ({max}){}",
+                                if self.config.budget.truncate_prompts { " and cannot be cut to fit" } else { "; not sent (enable_token_truncation cuts it)" }
+                            );
+                            let key = call.key();
+                            self.record(&call, None, Some(reason), &[], Duration::ZERO, false)
+                                .await?;
+                            observer.call_finished(key, self.transcript.get_call(&key));
+                            continue;
+                        }
+                    }
+                }
+            }
             let agent = &self.agents[call.agent];
             // Judgements have nothing in common with the agent's conversation: running them
             // outside its session keeps the agent's cached prefix for its next answer.
@@ -389,16 +529,38 @@ impl<'a> Debate<'a> {
                 }
                 cache_keys.insert(key, cache_key);
             }
+            let call_budget = self.config.budget.max_call_time;
             pending.push(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let began = Instant::now();
-                let result = model.complete(request).await;
+                let result = match call_budget {
+                    Some(max) => tokio::time::timeout(max, model.complete(request))
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(BackendError::Model(format!(
+                                "budget: the call ran over max_agent_time_sec ({} s) and was cancelled",
+                                max.as_secs_f64()
+                            )))
+                        }),
+                    None => model.complete(request).await,
+                };
                 (key, result, began.elapsed())
             });
             waiting.insert(key, call);
         }
-        let soft = tokio::time::sleep_until(start + self.config.soft_timeout);
-        let hard = tokio::time::sleep_until(start + self.config.hard_timeout);
+        // The round's hard stop: its deadline, or earlier when the round or debate budget says.
+        let budget = &self.config.budget;
+        let remaining = budget
+            .max_total_time
+            .map(|t| t.saturating_sub(self.started.elapsed()));
+        let (hard_after, budget_binds) = [budget.max_round_time, remaining]
+            .into_iter()
+            .flatten()
+            .filter(|b| *b < self.config.hard_timeout)
+            .min()
+            .map_or((self.config.hard_timeout, false), |b| (b, true));
+        let soft = tokio::time::sleep_until(start + self.config.soft_timeout.min(hard_after));
+        let hard = tokio::time::sleep_until(start + hard_after);
         tokio::pin!(soft, hard);
         let mut soft_passed = false;
         let mut hard_passed = false;
@@ -438,7 +600,12 @@ impl<'a> Debate<'a> {
         }
         // Whatever still runs is cancelled by dropping it, and recorded as missing.
         drop(pending);
-        let reason = if hard_passed {
+        let reason = if hard_passed && budget_binds {
+            format!(
+                "budget: round or debate time ({} ms) reached: cancelled",
+                hard_after.as_millis()
+            )
+        } else if hard_passed {
             format!(
                 "hard deadline ({} ms) reached: cancelled",
                 self.config.hard_timeout.as_millis()
@@ -614,7 +781,8 @@ pub fn decide_all(
     transcript: &Transcript,
     config: &DecisionConfig,
 ) -> Vec<Decision> {
-    decide_all_with(transcript, &protocol.evidence(spec, transcript), config)
+    let decided = transcript.decided_part();
+    decide_all_with(&decided, &protocol.evidence(spec, &decided), config)
 }
 
 /// Every registered rule's decision on a transcript, with the given evidence (for runs whose
@@ -624,6 +792,7 @@ pub fn decide_all_with(
     evidence: &moot_core::decision::Evidence,
     config: &DecisionConfig,
 ) -> Vec<Decision> {
+    let transcript = transcript.decided_part();
     let Some(trajectory) = transcript.trajectory() else {
         return Vec::new();
     };

@@ -74,6 +74,7 @@ fn config(soft_ms: u64, hard_ms: u64, min_agents: usize) -> EngineConfig {
         min_agents,
         max_concurrent_calls: 8,
         cache: false,
+        budget: Default::default(),
     }
 }
 
@@ -718,4 +719,194 @@ async fn retried_attempts_are_recorded_with_the_call() {
             .map(|a| a.canonical().to_string()),
         Some("408".to_string())
     );
+}
+
+fn budgeted(budget: moot_engine::Budget) -> EngineConfig {
+    EngineConfig {
+        budget,
+        ..config(60_000, 120_000, 3)
+    }
+}
+
+fn agents_answering(text: &str, delay: Duration, n: usize) -> Vec<EngineAgent> {
+    (0..n)
+        .map(|i| {
+            agent(Arc::new(ScriptedModel::new(
+                format!("b{i}"),
+                [Scripted::delayed(text, delay)],
+            )))
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spent_token_budget_skips_the_remaining_rounds_and_decides_on_what_exists() {
+    let store = memory();
+    let budget = moot_engine::Budget {
+        max_total_tokens: Some(1),
+        ..Default::default()
+    };
+    let result = run_new(
+        &store,
+        "tokens",
+        spec(3, 2),
+        "som",
+        "majority-last",
+        agents_answering("Final answer: 408", Duration::from_secs(1), 3),
+        budgeted(budget),
+    )
+    .await;
+    let calls = store.calls("tokens").await.unwrap();
+    assert_eq!(calls.len(), 9, "every planned call is recorded");
+    let skipped: Vec<_> = calls.iter().filter(|c| c.skipped).collect();
+    assert_eq!(skipped.len(), 6, "rounds 1 and 2 were not asked");
+    assert!(skipped.iter().all(|c| c
+        .error
+        .as_deref()
+        .unwrap()
+        .starts_with("budget: max_total_tokens (1) spent")));
+    assert_eq!(
+        result
+            .decision()
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical().to_string()),
+        Some("408".into()),
+        "round 0's answers decide"
+    );
+    assert_eq!(store.run("tokens").await.unwrap().status, RunStatus::Done);
+}
+
+#[tokio::test(start_paused = true)]
+async fn time_budgets_cut_rounds_and_calls_short() {
+    // Calls take 10 s; the debate may take 15 s: round 0 finishes, round 1 is cut at 15 s, and
+    // round 2 is never asked.
+    let store = memory();
+    let budget = moot_engine::Budget {
+        max_total_time: Some(Duration::from_secs(15)),
+        ..Default::default()
+    };
+    let result = run_new(
+        &store,
+        "time",
+        spec(3, 2),
+        "som",
+        "majority-last",
+        agents_answering("Final answer: 408", Duration::from_secs(10), 3),
+        budgeted(budget),
+    )
+    .await;
+    let calls = store.calls("time").await.unwrap();
+    let round = |r: u32| -> Vec<String> {
+        calls
+            .iter()
+            .filter(|c| c.round == r)
+            .map(|c| c.error.clone().unwrap_or_default())
+            .collect()
+    };
+    assert!(round(0).iter().all(String::is_empty));
+    assert!(
+        round(1)
+            .iter()
+            .all(|e| e.starts_with("budget: round or debate time (5000 ms)")),
+        "{:?}",
+        round(1)
+    );
+    assert!(round(2)
+        .iter()
+        .all(|e| e.starts_with("budget: max_total_time_sec (15 s)")));
+    assert!(result.decision().and_then(|d| d.answer.as_ref()).is_some());
+
+    // A call over its own budget is cancelled and recorded as missing.
+    let store = memory();
+    let budget = moot_engine::Budget {
+        max_call_time: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    run_new(
+        &store,
+        "call",
+        spec(2, 0),
+        "cot-sc",
+        "majority-last",
+        agents_answering("Final answer: 408", Duration::from_secs(30), 2),
+        EngineConfig {
+            budget,
+            ..config(60_000, 120_000, 1)
+        },
+    )
+    .await;
+    let calls = store.calls("call").await.unwrap();
+    assert!(calls.iter().all(|c| c.response_text.is_none()
+        && c.error
+            .as_deref()
+            .unwrap()
+            .contains("max_agent_time_sec (5 s)")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn over_long_prompts_are_cut_or_not_sent_as_configured() {
+    // A peer's megabyte-long answer would make round 1's prompts enormous.
+    let huge = format!("{} Final answer: 408", "blah ".repeat(200_000));
+    let agents = || -> Vec<EngineAgent> {
+        let hostile = agent(Arc::new(ScriptedModel::new(
+            "huge",
+            [Scripted::reply(huge.clone())],
+        )));
+        let mut a = agents_answering("Final answer: 408", Duration::ZERO, 2);
+        a.insert(0, hostile);
+        a
+    };
+    let cut = moot_engine::Budget {
+        max_prompt_tokens: Some(2_000),
+        truncate_prompts: true,
+        ..Default::default()
+    };
+    let store = memory();
+    run_new(
+        &store,
+        "cut",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        agents(),
+        budgeted(cut),
+    )
+    .await;
+    let calls = store.calls("cut").await.unwrap();
+    for c in calls.iter().filter(|c| c.round == 1) {
+        let chars: usize = c
+            .messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().chars().count())
+            .sum();
+        assert!(chars <= 8_000, "{chars}");
+        assert!(c.notes["prompt_cut"]["from_tokens"].as_u64().unwrap() > 200_000);
+        assert!(c.response_text.is_some());
+    }
+    let refuse = moot_engine::Budget {
+        max_prompt_tokens: Some(2_000),
+        ..Default::default()
+    };
+    let store = memory();
+    run_new(
+        &store,
+        "refuse",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        agents(),
+        budgeted(refuse),
+    )
+    .await;
+    let calls = store.calls("refuse").await.unwrap();
+    for c in calls.iter().filter(|c| c.round == 1) {
+        assert!(c.response_text.is_none());
+        assert!(
+            c.error.as_deref().unwrap().contains("not sent"),
+            "{:?}",
+            c.error
+        );
+    }
 }

@@ -285,7 +285,7 @@ pub async fn load_bench(
             Some(p) => moot_engine::decide_all(p.as_ref(), &spec, &transcript, decision),
             None => moot_engine::decide_all_with(
                 &transcript,
-                &Evidence::from_transcript(&spec, &transcript),
+                &Evidence::from_transcript(&spec, &transcript.decided_part()),
                 decision,
             ),
         };

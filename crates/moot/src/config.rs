@@ -25,8 +25,75 @@ pub struct Config {
     /// Retries of failed calls (network and process backends).
     #[serde(default)]
     pub retry: RetrySection,
+    /// Limits on each debate (freemad's `budget` block).
+    #[serde(default)]
+    pub budget: BudgetSection,
     #[serde(default)]
     pub agents: Vec<AgentConfig>,
+}
+
+/// Limits on each debate; unset is unlimited. When time or tokens run out, the remaining calls
+/// are recorded as skipped with the reason and the decision uses what exists.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_total_time_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_round_time_sec: Option<f64>,
+    /// One call, retries included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_agent_time_sec: Option<f64>,
+    /// Input plus output tokens of a whole debate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
+    /// The prompt of one call, in estimated tokens (characters / 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens_per_agent_per_round: Option<u64>,
+    /// Cut a longer prompt to fit (recorded) instead of not sending it.
+    pub enable_token_truncation: bool,
+}
+
+impl BudgetSection {
+    fn validate(&self) -> Result<(), String> {
+        for (key, v) in [
+            ("max_total_time_sec", self.max_total_time_sec),
+            ("max_round_time_sec", self.max_round_time_sec),
+            ("max_agent_time_sec", self.max_agent_time_sec),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0 && v < 1e9) {
+                    return Err(format!(
+                        "budget.{key} = {v} must be a positive number of seconds"
+                    ));
+                }
+            }
+        }
+        for (key, v) in [
+            ("max_total_tokens", self.max_total_tokens),
+            (
+                "max_tokens_per_agent_per_round",
+                self.max_tokens_per_agent_per_round,
+            ),
+        ] {
+            if v == Some(0) {
+                return Err(format!("budget.{key} must be > 0"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn budget(&self) -> moot_engine::Budget {
+        let secs = |v: Option<f64>| v.map(std::time::Duration::from_secs_f64);
+        moot_engine::Budget {
+            max_total_time: secs(self.max_total_time_sec),
+            max_round_time: secs(self.max_round_time_sec),
+            max_call_time: secs(self.max_agent_time_sec),
+            max_total_tokens: self.max_total_tokens,
+            max_prompt_tokens: self.max_tokens_per_agent_per_round,
+            truncate_prompts: self.enable_token_truncation,
+        }
+    }
 }
 
 /// How failed calls are retried: rate-limited and transient failures only, with capped
@@ -226,6 +293,14 @@ max_concurrent_calls = 8
 cli_allowed_commands = ["/usr/local/bin/my-agent"]
 # redact = ["corp-[0-9]{6}"]   # more secret patterns to remove from everything stored or printed
 
+[budget]                       # limits on each debate; unset is unlimited
+# max_total_time_sec = 600     # then the remaining calls are skipped and the decision uses what exists
+# max_round_time_sec = 120
+# max_agent_time_sec = 60      # one call, retries included
+# max_total_tokens = 200000    # input + output of the whole debate
+# max_tokens_per_agent_per_round = 8000  # a prompt's estimated tokens (characters / 4)
+# enable_token_truncation = true         # cut a longer prompt's middle (recorded) instead of not sending it
+
 [retry]                        # rate-limited and transient failures; a server's Retry-After wins
 max_retries = 3                # 0 turns retries off
 min_delay_ms = 500             # doubled each retry, with jitter
@@ -342,6 +417,7 @@ impl Config {
             min_agents: d.min_agents,
             max_concurrent_calls: d.max_concurrent_calls,
             cache: false,
+            budget: self.budget.budget(),
         }
     }
 
@@ -451,6 +527,7 @@ impl Config {
         if let Err(e) = moot_core::redact::Redactor::new(&self.security.redact, Vec::new()) {
             return Err(format!("security.redact: {e}"));
         }
+        self.budget.validate()?;
         let r = &self.retry;
         if r.min_delay_ms > r.max_delay_ms {
             return Err(format!(

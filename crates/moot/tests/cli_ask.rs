@@ -299,3 +299,35 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         .clone();
     assert!(String::from_utf8_lossy(&again).contains("already finished"));
 }
+
+#[test]
+fn a_debate_out_of_budget_ends_cleanly_with_the_reason_recorded() {
+    let env = Env::new();
+    let cfg = env.write(
+        "budget.toml",
+        "[debate]\nprotocol = \"som\"\nrounds = 2\n\n[budget]\nmax_total_tokens = 10\n\n[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [\"17 * 24 = 408. Final answer: 408\"]\n\n[[agents]]\nid = \"b\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 408\"]\n",
+    );
+    let v = env.json(&[
+        "ask",
+        "What is 17 * 24?",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["answer"], "408", "round 0's answers decide: {v}");
+    let shown = env.json(&["show", v["run_id"].as_str().unwrap(), "--format", "json"]);
+    let skipped: Vec<&serde_json::Value> = shown["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["skipped"] == true)
+        .collect();
+    assert_eq!(skipped.len(), 4, "rounds 1 and 2 of both agents: {shown}");
+    assert!(skipped[0]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("budget: max_total_tokens (10) spent"));
+    let bad = env.write("bad.toml", "[budget]\nmax_agent_time_sec = -1\n");
+    let err = env.refused(&["config", "check", bad.to_str().unwrap()]);
+    assert!(err.contains("budget.max_agent_time_sec"), "{err}");
+}

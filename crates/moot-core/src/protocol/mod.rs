@@ -113,6 +113,17 @@ pub struct CallNotes {
     /// The protocol recorded this call without asking the model, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// The prompt was cut to fit the prompt budget (estimated tokens before and after).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cut: Option<PromptCut>,
+}
+
+/// A prompt cut to fit the engine's prompt budget: the middle of its longest message was
+/// replaced by a marker saying how much was removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct PromptCut {
+    pub from_tokens: u64,
+    pub to_tokens: u64,
 }
 
 impl CallNotes {

@@ -104,7 +104,10 @@ pub fn run(
             if let Some(kind) = args.kind {
                 spec.kind = kind;
             }
-            let transcript = moot_engine::transcript_of(&spec, &stored.calls);
+            // Decided as the engine decides: through the last round anyone answered.
+            let transcript = moot_engine::transcript_of(&spec, &stored.calls)
+                .decided_part()
+                .into_owned();
             let evidence = match &stored.protocol {
                 Some(p) => p.evidence(&spec, &transcript),
                 None => Evidence::from_transcript(&spec, &transcript),

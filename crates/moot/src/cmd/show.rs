@@ -243,6 +243,13 @@ fn retry_lines(retries: &serde_json::Value) -> Vec<String> {
 /// The protocol's notes on a call, one readable line each.
 pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
     let mut lines = Vec::new();
+    if let Some(cut) = notes["prompt_cut"].as_object() {
+        lines.push(format!(
+            "prompt cut to fit the budget: {} → {} estimated tokens",
+            cut.get("from_tokens").and_then(|v| v.as_u64()).unwrap_or(0),
+            cut.get("to_tokens").and_then(|v| v.as_u64()).unwrap_or(0)
+        ));
+    }
     if let Some(answer) = notes["malicious"].as_str() {
         lines.push(format!("malicious: instructed to argue for {answer}"));
     }
