@@ -134,6 +134,10 @@ pub fn peer_answer_block(agent: usize, answer: &str) -> String {
     )
 }
 
+/// The one follow-up sent when a response has no readable answer (`{format}`: the kind's
+/// format instruction).
+pub const REASK: &str = "Your reply did not end with a final answer in the required form. {format} Reply with that line only.";
+
 /// How each answer kind asks for its final line.
 pub fn format_instruction(kind: AnswerKind) -> &'static str {
     match kind {

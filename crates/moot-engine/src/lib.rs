@@ -47,6 +47,9 @@ pub struct EngineConfig {
     /// sampling parameters, mode, messages, agent) was answered before, and store new answers.
     pub cache: bool,
     pub budget: Budget,
+    /// Ask an agent once more, for its final line only, when its answer cannot be read
+    /// (recorded on the call); off, such a response simply has no answer.
+    pub reask: bool,
 }
 
 /// Limits on one debate (freemad's `budget` block); `None` is unlimited. A debate that runs out
@@ -125,6 +128,7 @@ impl Default for EngineConfig {
             max_concurrent_calls: 8,
             cache: false,
             budget: Budget::default(),
+            reask: true,
         }
     }
 }
@@ -530,21 +534,49 @@ impl<'a> Debate<'a> {
                 cache_keys.insert(key, cache_key);
             }
             let call_budget = self.config.budget.max_call_time;
+            // Only answers are re-asked: judgements and challenges are read differently.
+            let reask = (self.config.reask && call.slot == Slot::Answer).then(|| {
+                let spec = self.spec.clone();
+                let reminder = moot_core::prompts::render(
+                    moot_core::prompts::REASK,
+                    &[("format", moot_core::prompts::format_instruction(spec.kind))],
+                );
+                (spec, reminder)
+            });
             pending.push(async move {
                 let _permit = semaphore.acquire_owned().await;
                 let began = Instant::now();
-                let result = match call_budget {
-                    Some(max) => tokio::time::timeout(max, model.complete(request))
-                        .await
-                        .unwrap_or_else(|_| {
+                let call = async {
+                    let first = model.complete(request.clone()).await;
+                    let Some((spec, reminder)) = reask else {
+                        return (first, None);
+                    };
+                    match &first {
+                        Ok(c) if spec.extract(&c.text).is_none() => {
+                            let mut messages = request.messages.clone();
+                            messages.push(moot_core::chat::ChatMessage::assistant(c.text.clone()));
+                            messages.push(moot_core::chat::ChatMessage::user(reminder));
+                            let again = model
+                                .complete(CompletionRequest { messages, ..request })
+                                .await;
+                            (first, Some(again))
+                        }
+                        _ => (first, None),
+                    }
+                };
+                let (result, reasked) = match call_budget {
+                    Some(max) => tokio::time::timeout(max, call).await.unwrap_or_else(|_| {
+                        (
                             Err(BackendError::Model(format!(
                                 "budget: the call ran over max_agent_time_sec ({} s) and was cancelled",
                                 max.as_secs_f64()
-                            )))
-                        }),
-                    None => model.complete(request).await,
+                            ))),
+                            None,
+                        )
+                    }),
+                    None => call.await,
                 };
-                (key, result, began.elapsed())
+                (key, result, reasked, began.elapsed())
             });
             waiting.insert(key, call);
         }
@@ -569,8 +601,24 @@ impl<'a> Debate<'a> {
                 break;
             }
             tokio::select! {
-                Some((key, result, latency)) = pending.next() => {
-                    let Some(call) = waiting.remove(&key) else { continue };
+                Some((key, result, reasked, latency)) = pending.next() => {
+                    let Some(mut call) = waiting.remove(&key) else { continue };
+                    if let Some(again) = reasked {
+                        call.notes.reask = Some(match again {
+                            Ok(c) => moot_core::protocol::ReaskNote {
+                                reply: Some(self.redactor.redact(&c.text).into_owned()),
+                                error: None,
+                                input_tokens: c.usage.input_tokens,
+                                output_tokens: c.usage.output_tokens,
+                            },
+                            Err(e) => moot_core::protocol::ReaskNote {
+                                reply: None,
+                                error: Some(self.redactor.redact(&e.to_string()).into_owned()),
+                                input_tokens: 0,
+                                output_tokens: 0,
+                            },
+                        });
+                    }
                     let ok = result.is_ok();
                     let reason = result.as_ref().err().map(|e| format!("error: {e}"));
                     // A failed cache write only loses a future saving.
@@ -637,7 +685,13 @@ impl<'a> Debate<'a> {
     ) -> Result<(), EngineError> {
         let agent = &self.agents[call.agent];
         let summary = completion.as_ref().and_then(Completion::logprob_summary);
-        let answer = completion.as_ref().and_then(|c| self.spec.extract(&c.text));
+        // After a re-ask, the answer is the one in the reply to it (or none).
+        let reask = call.notes.reask.as_ref();
+        let answer = match reask {
+            Some(r) => r.reply.as_deref().and_then(|t| self.spec.extract(t)),
+            None => completion.as_ref().and_then(|c| self.spec.extract(&c.text)),
+        };
+        let (reask_in, reask_out) = reask.map_or((0, 0), |r| (r.input_tokens, r.output_tokens));
         let skipped = call.skipped().map(str::to_string);
         let record = CallRecord {
             run_id: self.run_id.clone(),
@@ -669,8 +723,8 @@ impl<'a> Debate<'a> {
             finish: completion
                 .as_ref()
                 .map(|c| format!("{:?}", c.finish).to_lowercase()),
-            input_tokens: completion.as_ref().map_or(0, |c| c.usage.input_tokens),
-            output_tokens: completion.as_ref().map_or(0, |c| c.usage.output_tokens),
+            input_tokens: completion.as_ref().map_or(0, |c| c.usage.input_tokens) + reask_in,
+            output_tokens: completion.as_ref().map_or(0, |c| c.usage.output_tokens) + reask_out,
             processed_input_tokens: completion
                 .as_ref()
                 .and_then(|c| c.usage.processed_input_tokens),
@@ -724,7 +778,11 @@ pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
     match &call.response_text {
         Some(text) => Outcome::Responded {
             text: text.clone(),
-            answer: spec.extract(text),
+            // A re-asked response's answer is the one in the reply to the re-ask, if any.
+            answer: match call.notes.get("reask") {
+                Some(reask) => reask["reply"].as_str().and_then(|r| spec.extract(r)),
+                None => spec.extract(text),
+            },
             logprobs: logprobs_of(call),
         },
         None => Outcome::Missing {

@@ -75,6 +75,7 @@ fn config(soft_ms: u64, hard_ms: u64, min_agents: usize) -> EngineConfig {
         max_concurrent_calls: 8,
         cache: false,
         budget: Default::default(),
+        reask: true,
     }
 }
 
@@ -958,4 +959,84 @@ async fn a_hostile_peer_changes_neither_fences_nor_how_others_are_read() {
             .map(|a| a.canonical().to_string()),
         Some("408".into())
     );
+}
+
+#[tokio::test]
+async fn an_unreadable_answer_is_reasked_once_and_recorded() {
+    let store = memory();
+    let vague = Arc::new(ScriptedModel::new(
+        "vague",
+        [
+            Scripted::reply("Multiplying gives four hundred and eight, I believe."),
+            Scripted::reply("Final answer: 408"),
+            // Round 1: unreadable twice; the agent ends with no answer, not its old one.
+            Scripted::reply("Hmm."),
+            Scripted::reply("Still thinking."),
+        ],
+    ));
+    let agents = vec![
+        agent(vague.clone()),
+        agent(Arc::new(ScriptedModel::new(
+            "ok",
+            [Scripted::reply("Final answer: 408")],
+        ))),
+    ];
+    let result = run_new(
+        &store,
+        "reask",
+        spec(2, 1),
+        "som",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 2),
+    )
+    .await;
+    let requests = vague.requests();
+    assert_eq!(requests.len(), 4, "one re-ask per unreadable answer");
+    let reminder = &requests[1].messages;
+    assert_eq!(
+        reminder[reminder.len() - 2].content,
+        "Multiplying gives four hundred and eight, I believe."
+    );
+    assert!(reminder
+        .last()
+        .unwrap()
+        .content
+        .contains("Final answer: <number>"));
+    let calls = store.calls("reask").await.unwrap();
+    let first = calls.iter().find(|c| c.round == 0 && c.agent == 0).unwrap();
+    assert_eq!(first.answer.as_deref(), Some("408"));
+    assert_eq!(first.notes["reask"]["reply"], "Final answer: 408");
+    assert_eq!(
+        first.response_text.as_deref(),
+        Some("Multiplying gives four hundred and eight, I believe."),
+        "peers see the original response"
+    );
+    let second = calls.iter().find(|c| c.round == 1 && c.agent == 0).unwrap();
+    assert_eq!(second.answer, None);
+    assert_eq!(second.notes["reask"]["reply"], "Still thinking.");
+    let traj = result.transcript.trajectory().unwrap();
+    assert!(traj.cell(0, 0).answer().is_some());
+    assert!(traj.cell(0, 1).answer().is_none(), "never a silent keep");
+
+    // Off: no second request, no answer.
+    let store = memory();
+    let vague = Arc::new(ScriptedModel::new("vague", [Scripted::reply("Hmm.")]));
+    run_new(
+        &store,
+        "no-reask",
+        spec(1, 0),
+        "cot",
+        "majority-last",
+        vec![agent(vague.clone())],
+        EngineConfig {
+            reask: false,
+            ..config(15_000, 30_000, 1)
+        },
+    )
+    .await;
+    assert_eq!(vague.requests().len(), 1);
+    let calls = store.calls("no-reask").await.unwrap();
+    assert_eq!(calls[0].answer, None);
+    assert!(calls[0].notes.get("reask").is_none());
 }

@@ -44,6 +44,7 @@ fn config(agents: usize) -> EngineConfig {
         max_concurrent_calls: 8,
         cache: false,
         budget: Default::default(),
+        reask: true,
     }
 }
 

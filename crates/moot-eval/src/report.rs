@@ -262,10 +262,10 @@ impl Report {
                 self.items, self.left_out
             ));
         }
-        out.push_str("\n| protocol | accuracy | 95% CI | no answer | unparsed responses | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+        out.push_str("\n| protocol | accuracy | 95% CI | no answer | unparsed responses (re-asked) | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for s in &self.protocols {
             out.push_str(&format!(
-                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} | {} | {} | {:.0} | {} | {} | {} |\n",
+                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} ({}) | {} | {} | {:.0} | {} | {} | {} |\n",
                 s.protocol,
                 s.correct,
                 s.items,
@@ -275,6 +275,7 @@ impl Report {
                 s.no_answer,
                 s.parse_failures,
                 s.responses,
+                s.reasked,
                 s.input_tokens,
                 s.output_tokens,
                 mean_tokens(s),
@@ -526,6 +527,7 @@ mod tests {
             no_answer: 0,
             responses: 0,
             parse_failures: 0,
+            reasked: 0,
             input_tokens: (total * 10.0) as u64 / 2,
             output_tokens: (total * 10.0) as u64 / 2,
             ncomm: 0,

@@ -39,8 +39,10 @@ pub struct ProtocolSummary {
     pub no_answer: usize,
     /// Agents' answers (responded answer calls, judgements and challenges aside) …
     pub responses: usize,
-    /// … and those from which no answer could be extracted.
+    /// … and those from which no answer could be extracted (after the re-ask, if any);
     pub parse_failures: usize,
+    /// … and those re-asked for their final line because it could not be read at first.
+    pub reasked: usize,
     pub input_tokens: u64,
     /// FREE-MAD's TC: the sum of output tokens.
     pub output_tokens: u64,
@@ -191,8 +193,12 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                 c.response_text.is_some()
                     && moot_engine::key_of(c).is_some_and(|k| k.slot == Slot::Answer)
             });
-            let (responses, parse_failures) = answers.fold((0, 0), |(n, f), c| {
-                (n + 1, f + usize::from(c.answer.is_none()))
+            let (responses, parse_failures, reasked) = answers.fold((0, 0, 0), |(n, f, r), c| {
+                (
+                    n + 1,
+                    f + usize::from(c.answer.is_none()),
+                    r + usize::from(c.notes.get("reask").is_some()),
+                )
             });
             let (input_tokens, output_tokens) = mine.iter().fold((0, 0), |(i, o), r| {
                 let u = r.result.usage();
@@ -211,6 +217,7 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                 no_answer,
                 responses,
                 parse_failures,
+                reasked,
                 input_tokens,
                 output_tokens,
                 ncomm: mine.iter().map(|r| r.result.ncomm()).sum(),
@@ -333,6 +340,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         no_answer: 0,
         responses: 0,
         parse_failures: 0,
+        reasked: 0,
         input_tokens: 0,
         output_tokens: 0,
         ncomm: 0,

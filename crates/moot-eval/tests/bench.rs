@@ -131,6 +131,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
             max_concurrent_calls: 8,
             cache: false,
             budget: Default::default(),
+            reask: true,
         },
         decision: Default::default(),
         rule: None,

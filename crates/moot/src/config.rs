@@ -157,6 +157,8 @@ pub struct DebateSection {
         deserialize_with = "moot_core::faults::answer_text"
     )]
     pub gold: Option<String>,
+    /// Ask an agent once more, for its final line only, when its answer cannot be read.
+    pub reask: bool,
 }
 
 impl Default for DebateSection {
@@ -175,6 +177,7 @@ impl Default for DebateSection {
             weights: None,
             tie_break: "deterministic".into(),
             gold: None,
+            reask: true,
         }
     }
 }
@@ -270,6 +273,7 @@ min_agents = 2
 max_concurrent_calls = 8
 # weights = [20, 25, 30, 20]   # FREE-MAD [initial, abandon, adopt, keep]
 # tie_break = "deterministic"  # or "random" (seeded)
+# reask = true                 # one follow-up for the final line when an answer cannot be read
 
 [protocol]                     # options of the chosen protocol; each names what reads it
 # topology = "ring"            # all-to-all | ring | k-reviewers (k = 2) | star (hub = 1) | groups (groups = 2)
@@ -418,6 +422,7 @@ impl Config {
             max_concurrent_calls: d.max_concurrent_calls,
             cache: false,
             budget: self.budget.budget(),
+            reask: d.reask,
         }
     }
 

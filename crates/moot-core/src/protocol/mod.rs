@@ -116,6 +116,21 @@ pub struct CallNotes {
     /// The prompt was cut to fit the prompt budget (estimated tokens before and after).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cut: Option<PromptCut>,
+    /// The response had no readable answer, so the agent was asked once more for just its final
+    /// line: what it said then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reask: Option<ReaskNote>,
+}
+
+/// The one re-ask of a response without a readable answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReaskNote {
+    /// The reply to the format reminder, when there was one.
+    pub reply: Option<String>,
+    /// Why there was no reply.
+    pub error: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 /// A prompt cut to fit the engine's prompt budget: the middle of its longest message was

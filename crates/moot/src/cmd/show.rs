@@ -243,6 +243,19 @@ fn retry_lines(retries: &serde_json::Value) -> Vec<String> {
 /// The protocol's notes on a call, one readable line each.
 pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
     let mut lines = Vec::new();
+    if let Some(reask) = notes["reask"].as_object() {
+        let said = match (
+            reask.get("reply").and_then(|v| v.as_str()),
+            reask.get("error").and_then(|v| v.as_str()),
+        ) {
+            (Some(reply), _) => format!("replied {:?}", reply.trim()),
+            (None, Some(e)) => format!("failed: {e}"),
+            (None, None) => "no reply".into(),
+        };
+        lines.push(format!(
+            "no readable answer, so re-asked once for the final line: {said}"
+        ));
+    }
     if let Some(cut) = notes["prompt_cut"].as_object() {
         lines.push(format!(
             "prompt cut to fit the budget: {} → {} estimated tokens",
