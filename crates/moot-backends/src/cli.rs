@@ -19,7 +19,9 @@
 //! - it is executed directly, never through a shell;
 //! - its environment is emptied except `PATH`, `HOME`, `LANG` and the variables listed in
 //!   [`CliConfig::env_allow`];
-//! - stdout and stderr are each capped; past the cap the call fails and the process is killed;
+//! - the prompt on stdin is capped ([`CliConfig::max_input_bytes`]), and so are stdout and
+//!   stderr each; past the output cap the call fails and the process is killed;
+//! - it runs in a configurable working directory;
 //! - it runs in its own process group, and the whole group (grandchildren included) is killed
 //!   with SIGKILL when the call ends: on cancellation (the future dropped, e.g. at a deadline),
 //!   on an error, and after a normal exit (anything the command left running in its group).
@@ -64,7 +66,15 @@ pub struct CliConfig {
     pub max_output_bytes: usize,
     /// Environment variables passed through besides [`BASE_ENV`].
     pub env_allow: Vec<String>,
+    /// Cap on the prompt sent on stdin, in bytes (freemad's `max_requirement_size`); a longer
+    /// prompt is refused before anything is spawned.
+    pub max_input_bytes: usize,
+    /// The directory the command runs in (`None`: this process's).
+    pub working_dir: Option<PathBuf>,
 }
+
+/// Default cap on the prompt: 1 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: usize = 1 << 20;
 
 impl CliConfig {
     /// A config with an empty allow-list (so nothing runs until commands are listed), the
@@ -76,6 +86,8 @@ impl CliConfig {
             allowed_commands: Vec::new(),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             env_allow: Vec::new(),
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+            working_dir: None,
         }
     }
 }
@@ -240,6 +252,14 @@ impl CliModel {
                 "max_output_bytes must be at least 1".into(),
             ));
         }
+        if let Some(dir) = &config.working_dir {
+            if !dir.is_dir() {
+                return Err(BackendError::Config(format!(
+                    "working_dir {} is not a directory",
+                    dir.display()
+                )));
+            }
+        }
         if let Some(bad) = config
             .env_allow
             .iter()
@@ -333,10 +353,20 @@ impl LanguageModel for CliModel {
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
         let prompt = render_prompt(&request.messages);
+        if prompt.len() > self.config.max_input_bytes {
+            return Err(BackendError::Config(format!(
+                "the prompt is {} bytes, over the agent's input cap of {} (security.cli_max_input_bytes)",
+                prompt.len(),
+                self.config.max_input_bytes
+            )));
+        }
         let input_tokens = count_words(&prompt);
         let command = &self.config.command;
 
         let mut wrap = TokioCommandWrap::with_new(command, |c| {
+            if let Some(dir) = &self.config.working_dir {
+                c.current_dir(dir);
+            }
             c.args(&self.config.args)
                 .arg(request.mode.as_str())
                 .env_clear()

@@ -399,3 +399,60 @@ async fn leftovers_holding_the_output_are_killed_after_exit() {
     let bg = read_pid(&s.path("bg.pid")).expect("bg pid");
     assert!(wait_gone(&[bg], Duration::from_secs(2)).await.is_empty());
 }
+
+#[tokio::test]
+async fn an_agent_ignoring_sigterm_is_still_killed_at_the_deadline() {
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let m = s.model(
+        "stubborn.sh",
+        "trap '' TERM\necho $$ > \"$1/me.pid.tmp\" && mv \"$1/me.pid.tmp\" \"$1/me.pid\"\nwhile true; do sleep 1; done\n",
+        &[&dir],
+    );
+    let pid_file = s.path("me.pid");
+    let call = m.complete(ask("x"));
+    let waited = tokio::time::timeout(Duration::from_secs(3), async {
+        // Give the script time to write its pid before the deadline drops the call.
+        tokio::select! {
+            _ = call => {}
+            _ = async {
+                while read_pid(&pid_file).is_none() {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            } => {}
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the script never started");
+    let pid = read_pid(&pid_file).expect("pid written");
+    assert!(
+        wait_gone(&[pid], Duration::from_secs(2)).await.is_empty(),
+        "SIGKILL to the group ends a process that ignores SIGTERM"
+    );
+}
+
+#[tokio::test]
+async fn the_working_directory_and_the_input_cap_apply() {
+    let s = Scripts::new();
+    let work = tempfile::tempdir().unwrap();
+    let mut config = s.config("pwd.sh", "cat > /dev/null\npwd\n", &[]);
+    config.working_dir = Some(work.path().to_path_buf());
+    let m = CliModel::new(config.clone()).unwrap();
+    let out = run(&m, ask("where are you?")).await.unwrap();
+    assert_eq!(
+        std::fs::canonicalize(out.text.trim()).unwrap(),
+        std::fs::canonicalize(work.path()).unwrap()
+    );
+
+    config.max_input_bytes = 100;
+    let m = CliModel::new(config.clone()).unwrap();
+    let err = run(&m, ask(&"x".repeat(500))).await.unwrap_err();
+    assert!(
+        matches!(&err, BackendError::Config(msg) if msg.contains("input cap of 100")),
+        "{err:?}"
+    );
+
+    config.working_dir = Some(s.path("no-such-dir"));
+    assert!(CliModel::new(config).is_err());
+}

@@ -159,6 +159,9 @@ pub fn build(
                 let mut c = CliConfig::new(a.command.clone().unwrap_or_default(), a.args.clone());
                 c.allowed_commands = config.security.cli_allowed_commands.clone();
                 c.env_allow = config.security.cli_env_allow.clone();
+                c.max_output_bytes = config.security.cli_max_output_bytes;
+                c.max_input_bytes = config.security.cli_max_input_bytes;
+                c.working_dir = a.working_dir.clone();
                 Arc::new(CliModel::new(c).with_context(|| format!("agents[{i}] ({})", a.id))?)
             }
             "scripted" => Arc::new(ScriptedModel::new(

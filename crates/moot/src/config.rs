@@ -182,7 +182,7 @@ impl Default for DebateSection {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SecuritySection {
     /// Commands `cli` agents may run (exact string or the same resolved file).
@@ -192,6 +192,23 @@ pub struct SecuritySection {
     /// Regular expressions of secrets to remove from everything stored or printed, besides the
     /// built-in ones (`sk-…` keys, `Bearer …` tokens, …) and the API keys agents name.
     pub redact: Vec<String>,
+    /// Cap on a `cli` agent's stdout and on its stderr, in bytes (freemad's
+    /// `max_solution_size`).
+    pub cli_max_output_bytes: usize,
+    /// Cap on the prompt a `cli` agent is given, in bytes (freemad's `max_requirement_size`).
+    pub cli_max_input_bytes: usize,
+}
+
+impl Default for SecuritySection {
+    fn default() -> Self {
+        SecuritySection {
+            cli_allowed_commands: Vec::new(),
+            cli_env_allow: Vec::new(),
+            redact: Vec::new(),
+            cli_max_output_bytes: moot_backends::cli::DEFAULT_MAX_OUTPUT_BYTES,
+            cli_max_input_bytes: moot_backends::cli::DEFAULT_MAX_INPUT_BYTES,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -241,6 +258,9 @@ pub struct AgentConfig {
     pub tokens_per_minute: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<usize>,
+    /// cli: the directory the command runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<std::path::PathBuf>,
 }
 
 impl AgentConfig {
@@ -296,6 +316,8 @@ max_concurrent_calls = 8
 [security]
 cli_allowed_commands = ["/usr/local/bin/my-agent"]
 # redact = ["corp-[0-9]{6}"]   # more secret patterns to remove from everything stored or printed
+# cli_max_output_bytes = 1048576  # cap on a cli agent's stdout and stderr (freemad max_solution_size)
+# cli_max_input_bytes = 1048576   # cap on the prompt a cli agent is given (max_requirement_size)
 
 [budget]                       # limits on each debate; unset is unlimited
 # max_total_time_sec = 600     # then the remaining calls are skipped and the decision uses what exists
@@ -335,6 +357,7 @@ id = "c1"
 backend = "cli"                # freemad's agent CLI contract: `command args… generate|critique`
 command = "/usr/local/bin/my-agent"
 args = []
+# working_dir = "/tmp/agent-sandbox"  # where it runs; its environment is emptied but for PATH, HOME, LANG and cli_env_allow
 
 [[agents]]
 id = "l1"
@@ -533,6 +556,14 @@ impl Config {
             return Err(format!("security.redact: {e}"));
         }
         self.budget.validate()?;
+        for (key, v) in [
+            ("cli_max_output_bytes", self.security.cli_max_output_bytes),
+            ("cli_max_input_bytes", self.security.cli_max_input_bytes),
+        ] {
+            if v == 0 {
+                return Err(format!("security.{key} must be > 0"));
+            }
+        }
         let r = &self.retry;
         if r.min_delay_ms > r.max_delay_ms {
             return Err(format!(
@@ -593,6 +624,7 @@ impl Config {
                     if a.base_url.is_none() || a.model.is_none() {
                         return Err(format!("{at}: backend \"openai\" needs base_url and model"));
                     }
+                    unused("working_dir", a.working_dir.is_some())?;
                     unused("command", a.command.is_some())?;
                     unused("args", !a.args.is_empty())?;
                     unused("responses", !a.responses.is_empty())?;
@@ -611,6 +643,7 @@ impl Config {
                             "{at}.logprobs: backend \"anthropic\" has no token logprobs"
                         ));
                     }
+                    unused("working_dir", a.working_dir.is_some())?;
                     unused("command", a.command.is_some())?;
                     unused("args", !a.args.is_empty())?;
                     unused("responses", !a.responses.is_empty())?;
@@ -628,6 +661,14 @@ impl Config {
                         return Err(format!(
                             "{at}.command = {command:?} is not in security.cli_allowed_commands"
                         ));
+                    }
+                    if let Some(dir) = &a.working_dir {
+                        if !dir.is_dir() {
+                            return Err(format!(
+                                "{at}.working_dir = {} is not a directory",
+                                dir.display()
+                            ));
+                        }
                     }
                     unused("base_url", a.base_url.is_some())?;
                     unused("api_key_env", a.api_key_env.is_some())?;
