@@ -10,6 +10,7 @@
 //! provider code.
 
 pub mod anthropic;
+pub mod balance;
 pub mod cli;
 pub mod http;
 pub mod limits;

@@ -66,6 +66,40 @@ pub fn sim_agents(count: usize) -> Vec<AgentConfig> {
         .collect()
 }
 
+/// An HTTP agent's model: one endpoint (`base_url`, Anthropic's by default), or several
+/// (`base_urls`) used in turn with failover.
+fn balanced(
+    agent: &AgentConfig,
+    build: impl Fn(String) -> Result<Arc<dyn LanguageModel>, moot_backends::BackendError>,
+) -> Result<Arc<dyn LanguageModel>> {
+    if agent.base_urls.is_empty() {
+        let url = agent.base_url.clone().unwrap_or_else(|| {
+            if agent.backend == "anthropic" {
+                "https://api.anthropic.com".into()
+            } else {
+                String::new()
+            }
+        });
+        return Ok(build(url)?);
+    }
+    let endpoints = agent
+        .base_urls
+        .iter()
+        .map(|u| build(u.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = format!(
+        "{}:{}@{}",
+        agent.backend,
+        agent.model.as_deref().unwrap_or_default(),
+        agent.base_urls.join(",")
+    );
+    Ok(Arc::new(moot_backends::balance::BalancedModel::new(
+        name,
+        endpoints,
+        moot_backends::balance::DEFAULT_COOLDOWN,
+    )?))
+}
+
 /// A provider wrapped in its rate limits (shared per provider and model across the process) and,
 /// for backends whose failures can be transient, in retries; each retry waits for the limits
 /// again.
@@ -135,26 +169,20 @@ pub fn build(
                     }
                 }
             }
-            "openai" => {
-                let mut c = OpenAiConfig::new(
-                    a.base_url.clone().unwrap_or_default(),
-                    a.model.clone().unwrap_or_default(),
-                );
+            "openai" => balanced(a, |url| {
+                let mut c = OpenAiConfig::new(url, a.model.clone().unwrap_or_default());
                 c.api_key_env = a.api_key_env.clone();
                 c.stream = a.stream;
-                Arc::new(OpenAiModel::new(c).with_context(|| format!("agents[{i}] ({})", a.id))?)
-            }
-            "anthropic" => {
-                let mut c = AnthropicConfig::new(
-                    a.base_url
-                        .clone()
-                        .unwrap_or_else(|| "https://api.anthropic.com".into()),
-                    a.model.clone().unwrap_or_default(),
-                );
+                Ok(Arc::new(OpenAiModel::new(c)?))
+            })
+            .with_context(|| format!("agents[{i}] ({})", a.id))?,
+            "anthropic" => balanced(a, |url| {
+                let mut c = AnthropicConfig::new(url, a.model.clone().unwrap_or_default());
                 c.api_key_env = a.api_key_env.clone();
                 c.stream = a.stream;
-                Arc::new(AnthropicModel::new(c).with_context(|| format!("agents[{i}] ({})", a.id))?)
-            }
+                Ok(Arc::new(AnthropicModel::new(c)?))
+            })
+            .with_context(|| format!("agents[{i}] ({})", a.id))?,
             "cli" => {
                 let mut c = CliConfig::new(a.command.clone().unwrap_or_default(), a.args.clone());
                 c.allowed_commands = config.security.cli_allowed_commands.clone();

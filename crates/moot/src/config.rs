@@ -222,6 +222,10 @@ pub struct AgentConfig {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// openai, anthropic: several endpoints serving the same model, used in turn; one that
+    /// fails is taken out for a while and the call goes to the next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub base_urls: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_env: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -337,6 +341,7 @@ id = "a1"
 backend = "openai"             # an OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama
 base_url = "http://127.0.0.1:8080/v1"
 model = "qwen2.5-0.5b"
+# base_urls = ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]  # instead: replicas used in turn, with failover
 api_key_env = "OPENAI_API_KEY" # optional: the NAME of the variable holding the key
 temperature = 0.7
 max_tokens = 512
@@ -574,6 +579,15 @@ impl Config {
         let mut seen = std::collections::HashSet::new();
         for (i, a) in self.agents.iter().enumerate() {
             let at = format!("agents[{i}]");
+            if a.base_url.is_some() && !a.base_urls.is_empty() {
+                return Err(format!("{at}: give base_url or base_urls, not both"));
+            }
+            if !a.base_urls.is_empty() && !matches!(a.backend.as_str(), "openai" | "anthropic") {
+                return Err(format!(
+                    "{at}.base_urls is not used by backend {:?}",
+                    a.backend
+                ));
+            }
             if a.id.trim().is_empty() {
                 return Err(format!("{at}.id must not be empty"));
             }
@@ -621,8 +635,10 @@ impl Config {
             };
             match a.backend.as_str() {
                 "openai" => {
-                    if a.base_url.is_none() || a.model.is_none() {
-                        return Err(format!("{at}: backend \"openai\" needs base_url and model"));
+                    if (a.base_url.is_none() && a.base_urls.is_empty()) || a.model.is_none() {
+                        return Err(format!(
+                            "{at}: backend \"openai\" needs base_url (or base_urls) and model"
+                        ));
                     }
                     unused("working_dir", a.working_dir.is_some())?;
                     unused("command", a.command.is_some())?;

@@ -209,3 +209,34 @@ fn secrets_in_questions_and_responses_are_redacted_before_they_are_stored() {
     let err = env.refused(&["config", "check", bad.to_str().unwrap()]);
     assert!(err.contains("security.redact"), "{err}");
 }
+
+#[test]
+fn an_openai_agent_with_several_endpoints_fails_over_to_a_healthy_one() {
+    let env = Env::new();
+    let answer = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Final answer: 408"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":3}}"#;
+    let (down, _, down_count) = serve(vec![http("503 Service Unavailable", "down")]);
+    let (up, _, up_count) = serve(vec![http("200 OK", answer)]);
+    let cfg = env.write(
+        "replicas.toml",
+        &format!(
+            "[debate]\nprotocol = \"cot-sc\"\nanswer = \"numeric\"\nmin_agents = 3\n\n[retry]\nmax_retries = 0\n\n[[agents]]\nid = \"a\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_urls = [\"{down}/v1\", \"{up}/v1\"]\n\n[[agents]]\nid = \"b\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_urls = [\"{down}/v1\", \"{up}/v1\"]\n\n[[agents]]\nid = \"c\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_urls = [\"{down}/v1\", \"{up}/v1\"]\n"
+        ),
+    );
+    let v = env.json(&[
+        "ask",
+        "What is 17 * 24?",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(v["answer"], "408", "{v}");
+    // Every agent got its answer although one replica is down and retries are off.
+    assert_eq!(up_count.load(Ordering::SeqCst), 3);
+    assert!(down_count.load(Ordering::SeqCst) >= 1);
+    let both = env.write(
+        "both.toml",
+        "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://x/v1\"\nbase_urls = [\"http://y/v1\"]\n",
+    );
+    let err = env.refused(&["config", "check", both.to_str().unwrap()]);
+    assert!(err.contains("base_url or base_urls"), "{err}");
+}
