@@ -2,9 +2,9 @@
 
 mod backends;
 mod cmd;
-mod config;
-mod input;
 mod report;
+
+use moot::{config, input};
 
 use std::process::ExitCode;
 

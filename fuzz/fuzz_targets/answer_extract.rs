@@ -1,0 +1,32 @@
+//! Answer extraction from arbitrary model output, under every answer kind: never a panic, and
+//! an extracted answer is stable (its canonical form parses back to an equivalent answer).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use moot_core::answer::{last_boxed, Answer, AnswerKind, ExtractContext};
+
+const KINDS: [AnswerKind; 5] = [
+    AnswerKind::Numeric,
+    AnswerKind::Choice,
+    AnswerKind::YesNo,
+    AnswerKind::Math,
+    AnswerKind::Text,
+];
+
+fuzz_target!(|text: &str| {
+    let options: Vec<String> = text.lines().take(12).map(str::to_string).collect();
+    for ctx in [ExtractContext::default(), ExtractContext { options: &options }] {
+        for kind in KINDS {
+            if let Some(a) = Answer::extract(kind, text, &ctx) {
+                let again = Answer::parse(kind, a.canonical(), &ctx);
+                assert!(
+                    again.is_some_and(|b| b.equivalent(&a)),
+                    "{kind:?}: {:?} does not parse back",
+                    a.canonical()
+                );
+            }
+            let _ = Answer::parse(kind, text, &ctx);
+        }
+    }
+    let _ = last_boxed(text);
+});
