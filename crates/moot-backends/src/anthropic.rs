@@ -12,13 +12,14 @@ use std::error::Error as StdError;
 use std::fmt;
 
 use async_trait::async_trait;
-use eventsource_stream::{EventStreamError, Eventsource};
-use futures_util::{Stream, StreamExt};
+use futures_util::Stream;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::http::{api_key_from_env, describe, endpoint, error_from_response, float, truncate};
+use crate::http::{
+    api_key_from_env, describe, endpoint, error_from_response, float, read_events, truncate,
+};
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Role,
     Usage,
@@ -324,33 +325,8 @@ where
     B: AsRef<[u8]>,
     E: StdError + 'static,
 {
-    let mut events = std::pin::pin!(bytes.eventsource());
     let mut acc = StreamAccumulator::default();
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(event) => {
-                if acc.push(&event.data)? {
-                    break;
-                }
-            }
-            Err(EventStreamError::Transport(e)) => {
-                return Err(BackendError::Transport(format!(
-                    "stream ended before the answer was complete: {}",
-                    describe(&e)
-                )))
-            }
-            Err(EventStreamError::Utf8(e)) => {
-                return Err(BackendError::InvalidResponse(format!(
-                    "event stream is not UTF-8: {e}"
-                )))
-            }
-            Err(EventStreamError::Parser(e)) => {
-                return Err(BackendError::InvalidResponse(format!(
-                    "malformed event stream: {e}"
-                )))
-            }
-        }
-    }
+    read_events(bytes, |_, data| acc.push(data)).await?;
     acc.finish()
 }
 

@@ -136,6 +136,61 @@ pub fn endpoint(base_url: &str, path: &str) -> Result<reqwest::Url, BackendError
     }
 }
 
+/// The most event data one streamed answer may carry; past it the stream is abandoned (a server
+/// that streams forever cannot exhaust memory before the deadline).
+pub const MAX_STREAM_BYTES: usize = 8 << 20;
+
+/// Reads a server-sent-event byte stream, handing each event's name and data to `on_event`
+/// until it says the answer is complete (`Ok(true)`) or the stream ends. A broken connection,
+/// bytes that are not UTF-8, a malformed stream and a stream over [`MAX_STREAM_BYTES`] are
+/// errors; so is whatever `on_event` returns.
+pub async fn read_events<S, B, E>(
+    bytes: S,
+    mut on_event: impl FnMut(&str, &str) -> Result<bool, BackendError>,
+) -> Result<(), BackendError>
+where
+    S: futures_util::Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: StdError + 'static,
+{
+    use eventsource_stream::{EventStreamError, Eventsource};
+    use futures_util::StreamExt;
+    let mut events = std::pin::pin!(bytes.eventsource());
+    let mut seen = 0usize;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(event) => {
+                seen += event.data.len();
+                if seen > MAX_STREAM_BYTES {
+                    return Err(BackendError::InvalidResponse(format!(
+                        "the stream sent more than {MAX_STREAM_BYTES} bytes without finishing"
+                    )));
+                }
+                if on_event(&event.event, &event.data)? {
+                    return Ok(());
+                }
+            }
+            Err(EventStreamError::Transport(e)) => {
+                return Err(BackendError::Transport(format!(
+                    "stream ended before the answer was complete: {}",
+                    describe(&e)
+                )))
+            }
+            Err(EventStreamError::Utf8(e)) => {
+                return Err(BackendError::InvalidResponse(format!(
+                    "event stream is not UTF-8: {e}"
+                )))
+            }
+            Err(EventStreamError::Parser(e)) => {
+                return Err(BackendError::InvalidResponse(format!(
+                    "malformed event stream: {e}"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,14 +12,14 @@ use std::error::Error as StdError;
 use std::fmt;
 
 use async_trait::async_trait;
-use eventsource_stream::{EventStreamError, Eventsource};
-use futures_util::{Stream, StreamExt};
+use futures_util::Stream;
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::{
-    api_key_from_env, describe, endpoint, error_from_response, float, truncate, MAX_ERROR_BODY,
+    api_key_from_env, describe, endpoint, error_from_response, float, read_events, truncate,
+    MAX_ERROR_BODY,
 };
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
@@ -313,40 +313,18 @@ where
     B: AsRef<[u8]>,
     E: StdError + 'static,
 {
-    let mut events = std::pin::pin!(bytes.eventsource());
     let mut acc = StreamAccumulator::default();
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(event) if event.event == "error" => {
-                let error = serde_json::from_str::<Value>(&event.data)
-                    .ok()
-                    .map(|v| v.get("error").cloned().unwrap_or(v))
-                    .unwrap_or(Value::String(event.data));
-                return Err(server_error(&error));
-            }
-            Ok(event) => {
-                if acc.push(&event.data)? {
-                    break;
-                }
-            }
-            Err(EventStreamError::Transport(e)) => {
-                return Err(BackendError::Transport(format!(
-                    "stream ended before the answer was complete: {}",
-                    describe(&e)
-                )))
-            }
-            Err(EventStreamError::Utf8(e)) => {
-                return Err(BackendError::InvalidResponse(format!(
-                    "event stream is not UTF-8: {e}"
-                )))
-            }
-            Err(EventStreamError::Parser(e)) => {
-                return Err(BackendError::InvalidResponse(format!(
-                    "malformed event stream: {e}"
-                )))
-            }
+    read_events(bytes, |name, data| {
+        if name == "error" {
+            let error = serde_json::from_str::<Value>(data)
+                .ok()
+                .map(|v| v.get("error").cloned().unwrap_or(v))
+                .unwrap_or_else(|| Value::String(data.to_string()));
+            return Err(server_error(&error));
         }
-    }
+        acc.push(data)
+    })
+    .await?;
     acc.finish()
 }
 

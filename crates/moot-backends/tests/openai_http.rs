@@ -305,3 +305,20 @@ async fn server_errors_and_resets_are_retried_then_given_up() {
     assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(err.class(), moot_backends::ErrorClass::Permanent);
 }
+
+#[tokio::test]
+async fn an_endless_stream_is_abandoned_not_buffered_forever() {
+    let event = sse_event(
+        r#"{"choices":[{"index":0,"delta":{"content":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}]}"#,
+    );
+    let mut flood = Vec::with_capacity(10 << 20);
+    while flood.len() < (9 << 20) {
+        flood.extend_from_slice(&event);
+    }
+    let server = serve(Reply::Pieces(vec![sse_head(), flood])).await;
+    let err = complete(&model(&server.base_url, true)).await.unwrap_err();
+    assert!(
+        matches!(&err, BackendError::InvalidResponse(m) if m.contains("without finishing")),
+        "{err:?}"
+    );
+}
