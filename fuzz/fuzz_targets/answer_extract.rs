@@ -1,5 +1,7 @@
-//! Answer extraction from arbitrary model output, under every answer kind: never a panic, and
-//! an extracted answer is stable (its canonical form parses back to an equivalent answer).
+//! Answer extraction from arbitrary model output, under every answer kind: never a panic; and
+//! for the kinds with a closed form (numbers, letters, yes/no) an extracted answer is stable: its
+//! canonical form parses back to an equivalent answer. (Text and LaTeX answers are kept as
+//! written, so a text that itself looks like a marker, such as `####…`, need not round-trip.)
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -17,7 +19,11 @@ fuzz_target!(|text: &str| {
     let options: Vec<String> = text.lines().take(12).map(str::to_string).collect();
     for ctx in [ExtractContext::default(), ExtractContext { options: &options }] {
         for kind in KINDS {
-            if let Some(a) = Answer::extract(kind, text, &ctx) {
+            let closed = matches!(
+                kind,
+                AnswerKind::Numeric | AnswerKind::Choice | AnswerKind::YesNo
+            );
+            if let Some(a) = Answer::extract(kind, text, &ctx).filter(|_| closed) {
                 let again = Answer::parse(kind, a.canonical(), &ctx);
                 assert!(
                     again.is_some_and(|b| b.equivalent(&a)),
