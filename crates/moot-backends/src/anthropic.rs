@@ -9,16 +9,15 @@
 //! header. As for every backend, timeouts and retries are wrappers' business.
 
 use std::error::Error as StdError;
-use std::fmt;
 
 use async_trait::async_trait;
 use futures_util::Stream;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::{
-    api_key_from_env, describe, endpoint, error_from_response, float, read_events, truncate,
+    describe, endpoint, error_from_response, float, read_events, truncate, HttpEndpoint,
 };
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Role,
@@ -331,44 +330,22 @@ where
 }
 
 /// A Claude model behind the Messages API.
+#[derive(Debug)]
 pub struct AnthropicModel {
     config: AnthropicConfig,
-    url: reqwest::Url,
-    api_key: Option<SecretString>,
-    client: reqwest::Client,
-}
-
-impl fmt::Debug for AnthropicModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicModel")
-            .field("config", &self.config)
-            .field("url", &self.url.as_str())
-            .field("api_key", &self.api_key)
-            .finish()
-    }
+    http: HttpEndpoint,
 }
 
 impl AnthropicModel {
     pub fn new(config: AnthropicConfig) -> Result<AnthropicModel, BackendError> {
-        let api_key = api_key_from_env(config.api_key_env.as_deref())?;
         let base = config.base_url.trim().trim_end_matches('/');
         let url = if base.ends_with("/v1") {
             endpoint(base, "messages")?
         } else {
             endpoint(base, "v1/messages")?
         };
-        if config.model.trim().is_empty() {
-            return Err(BackendError::Config("the model name is empty".into()));
-        }
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| BackendError::Config(format!("HTTP client: {}", describe(&e))))?;
-        Ok(AnthropicModel {
-            config,
-            url,
-            api_key,
-            client,
-        })
+        let http = HttpEndpoint::new(url, &config.model, config.api_key_env.as_deref())?;
+        Ok(AnthropicModel { config, http })
     }
 }
 
@@ -390,11 +367,12 @@ impl LanguageModel for AnthropicModel {
         let stream = self.config.stream;
         let body = request_body(&self.config, &request, stream)?;
         let mut call = self
+            .http
             .client
-            .post(self.url.clone())
+            .post(self.http.url.clone())
             .header("anthropic-version", API_VERSION)
             .json(&body);
-        if let Some(key) = &self.api_key {
+        if let Some(key) = &self.http.api_key {
             call = call.header("x-api-key", key.expose_secret());
         }
         if stream {

@@ -136,6 +136,37 @@ pub fn endpoint(base_url: &str, path: &str) -> Result<reqwest::Url, BackendError
     }
 }
 
+/// What an HTTP provider holds: where it posts, the key it sends (a secret: printed redacted,
+/// wiped on drop) and a client.
+#[derive(Debug)]
+pub struct HttpEndpoint {
+    pub url: reqwest::Url,
+    pub api_key: Option<SecretString>,
+    pub client: reqwest::Client,
+}
+
+impl HttpEndpoint {
+    /// Checks the URL, the model name and reads the key from the variable `api_key_env` names.
+    pub fn new(
+        url: reqwest::Url,
+        model: &str,
+        api_key_env: Option<&str>,
+    ) -> Result<HttpEndpoint, BackendError> {
+        let api_key = api_key_from_env(api_key_env)?;
+        if model.trim().is_empty() {
+            return Err(BackendError::Config("the model name is empty".into()));
+        }
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| BackendError::Config(format!("HTTP client: {}", describe(&e))))?;
+        Ok(HttpEndpoint {
+            url,
+            api_key,
+            client,
+        })
+    }
+}
+
 /// The most event data one streamed answer may carry; past it the stream is abandoned (a server
 /// that streams forever cannot exhaust memory before the deadline).
 pub const MAX_STREAM_BYTES: usize = 8 << 20;

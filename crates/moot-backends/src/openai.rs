@@ -9,16 +9,15 @@
 //! No timeouts or retries here: wrappers do those (DESIGN §6).
 
 use std::error::Error as StdError;
-use std::fmt;
 
 use async_trait::async_trait;
 use futures_util::Stream;
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::{
-    api_key_from_env, describe, endpoint, error_from_response, float, read_events, truncate,
+    describe, endpoint, error_from_response, float, read_events, truncate, HttpEndpoint,
     MAX_ERROR_BODY,
 };
 use crate::{
@@ -329,40 +328,21 @@ where
 }
 
 /// A model behind an OpenAI-compatible `/chat/completions` endpoint.
+#[derive(Debug)]
 pub struct OpenAiModel {
     config: OpenAiConfig,
-    url: reqwest::Url,
-    api_key: Option<SecretString>,
-    client: reqwest::Client,
-}
-
-impl fmt::Debug for OpenAiModel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiModel")
-            .field("config", &self.config)
-            .field("url", &self.url.as_str())
-            .field("api_key", &self.api_key)
-            .finish()
-    }
+    http: HttpEndpoint,
 }
 
 impl OpenAiModel {
     /// Checks the URL and reads the API key from the environment variable the config names.
     pub fn new(config: OpenAiConfig) -> Result<OpenAiModel, BackendError> {
-        let api_key = api_key_from_env(config.api_key_env.as_deref())?;
-        let url = chat_url(&config.base_url)?;
-        if config.model.trim().is_empty() {
-            return Err(BackendError::Config("the model name is empty".into()));
-        }
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| BackendError::Config(format!("HTTP client: {}", describe(&e))))?;
-        Ok(OpenAiModel {
-            config,
-            url,
-            api_key,
-            client,
-        })
+        let http = HttpEndpoint::new(
+            chat_url(&config.base_url)?,
+            &config.model,
+            config.api_key_env.as_deref(),
+        )?;
+        Ok(OpenAiModel { config, http })
     }
 
     pub fn config(&self) -> &OpenAiConfig {
@@ -391,8 +371,8 @@ impl LanguageModel for OpenAiModel {
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
         let stream = self.config.stream;
         let body = request_body(&self.config, &request, stream)?;
-        let mut call = self.client.post(self.url.clone()).json(&body);
-        if let Some(key) = &self.api_key {
+        let mut call = self.http.client.post(self.http.url.clone()).json(&body);
+        if let Some(key) = &self.http.api_key {
             call = call.bearer_auth(key.expose_secret());
         }
         if stream {
