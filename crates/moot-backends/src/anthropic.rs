@@ -24,6 +24,9 @@ use crate::{
     Usage,
 };
 
+/// Anthropic's own endpoint, used when an agent gives none.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
 /// The API version moot speaks.
 pub const API_VERSION: &str = "2023-06-01";
 

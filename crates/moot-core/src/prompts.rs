@@ -113,17 +113,22 @@ fn fenced(text: &str) -> String {
 
 /// At most `max` characters of `text`: its first and last halves around a marker.
 fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    let count = text.chars().count();
-    if count <= max {
+    if text.chars().count() <= max {
         return std::borrow::Cow::Borrowed(text);
     }
-    let half = max / 2;
-    let head: String = text.chars().take(half).collect();
-    let tail: String = text.chars().skip(count - half).collect();
-    std::borrow::Cow::Owned(format!(
-        "{head}\n[… {} characters of this solution cut …]\n{tail}",
-        count - 2 * half
-    ))
+    std::borrow::Cow::Owned(keep_ends(text, max / 2, max / 2, "of this solution cut"))
+}
+
+/// `text` with only its first `head` and last `tail` characters, around a line saying how many
+/// characters went and why (`[… N characters {why} …]`). `head + tail` must not exceed the
+/// text's length.
+pub fn keep_ends(text: &str, head: usize, tail: usize, why: &str) -> String {
+    let count = text.chars().count();
+    let cut = count - head - tail;
+    let mut out: String = text.chars().take(head).collect();
+    out.push_str(&format!("\n[… {cut} characters {why} …]\n"));
+    out.extend(text.chars().skip(count - tail));
+    out
 }
 
 /// A peer's final answer alone (GroupDebate: what crosses group boundaries).

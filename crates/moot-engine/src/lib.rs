@@ -100,20 +100,19 @@ pub fn cut_prompt(
         .iter()
         .enumerate()
         .max_by_key(|(_, m)| m.content.chars().count())?;
-    let chars: Vec<char> = messages[longest].content.chars().collect();
+    let len = messages[longest].content.chars().count();
     let marker_room = 80u64;
     let excess = total - allowed + marker_room;
-    if excess >= chars.len() as u64 {
+    if excess >= len as u64 {
         return None;
     }
-    let keep = chars.len() - excess as usize;
-    let (head, tail) = (keep / 2, keep - keep / 2);
-    let cut = chars.len() - head - tail;
-    let mut text: String = chars[..head].iter().collect();
-    text.push_str(&format!(
-        "\n[… {cut} characters cut to fit the prompt budget …]\n"
-    ));
-    text.extend(&chars[chars.len() - tail..]);
+    let keep = len - excess as usize;
+    let text = moot_core::prompts::keep_ends(
+        &messages[longest].content,
+        keep / 2,
+        keep - keep / 2,
+        "cut to fit the prompt budget",
+    );
     let mut out = messages.to_vec();
     out[longest].content = text;
     Some(out)

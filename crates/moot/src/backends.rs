@@ -75,7 +75,7 @@ fn balanced(
     if agent.base_urls.is_empty() {
         let url = agent.base_url.clone().unwrap_or_else(|| {
             if agent.backend == "anthropic" {
-                "https://api.anthropic.com".into()
+                moot_backends::anthropic::DEFAULT_BASE_URL.into()
             } else {
                 String::new()
             }
