@@ -686,10 +686,9 @@ impl<'a> Debate<'a> {
         let summary = completion.as_ref().and_then(Completion::logprob_summary);
         // After a re-ask, the answer is the one in the reply to it (or none).
         let reask = call.notes.reask.as_ref();
-        let answer = match reask {
-            Some(r) => r.reply.as_deref().and_then(|t| self.spec.extract(t)),
-            None => completion.as_ref().and_then(|c| self.spec.extract(&c.text)),
-        };
+        let answer = completion.as_ref().and_then(|c| {
+            answer_after_reask(&self.spec, &c.text, reask.map(|r| r.reply.as_deref()))
+        });
         let (reask_in, reask_out) = reask.map_or((0, 0), |r| (r.input_tokens, r.output_tokens));
         let skipped = call.skipped().map(str::to_string);
         let record = CallRecord {
@@ -768,6 +767,18 @@ pub fn request_key(backend: &str, request: &CompletionRequest, sample: usize) ->
 
 /// The transcript outcome a stored call stands for; the answer is re-extracted from the text so
 /// stored runs follow the current extractor.
+/// A response's answer; after a re-ask (`Some(reply)`), the one in the reply to it, or none.
+fn answer_after_reask(
+    spec: &DebateSpec,
+    text: &str,
+    reask_reply: Option<Option<&str>>,
+) -> Option<moot_core::Answer> {
+    match reask_reply {
+        Some(reply) => reply.and_then(|r| spec.extract(r)),
+        None => spec.extract(text),
+    }
+}
+
 pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
     if call.skipped {
         return Outcome::Skipped {
@@ -777,11 +788,11 @@ pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
     match &call.response_text {
         Some(text) => Outcome::Responded {
             text: text.clone(),
-            // A re-asked response's answer is the one in the reply to the re-ask, if any.
-            answer: match call.notes.get("reask") {
-                Some(reask) => reask["reply"].as_str().and_then(|r| spec.extract(r)),
-                None => spec.extract(text),
-            },
+            answer: answer_after_reask(
+                spec,
+                text,
+                call.notes.get("reask").map(|r| r["reply"].as_str()),
+            ),
             logprobs: logprobs_of(call),
         },
         None => Outcome::Missing {
