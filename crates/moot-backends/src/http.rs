@@ -271,6 +271,22 @@ mod tests {
             ContextLength
         );
         assert_eq!(http(400, "temperature must be <= 2").class(), Permanent);
+        assert_eq!(
+            http(
+                400,
+                "The decoder prompt (length 5000) is longer than the maximum model length of 4096"
+            )
+            .class(),
+            ContextLength
+        );
+        // Out of credit (OpenAI): a 429 that waiting cannot fix.
+        let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert_eq!(http(429, quota).class(), Permanent);
+        let out_of_credit = BackendError::RateLimited {
+            retry_after: Some(Duration::from_secs(3)),
+            body: quota.into(),
+        };
+        assert_eq!(out_of_credit.class(), Permanent);
         assert_eq!(BackendError::Transport("reset".into()).class(), Transient);
         assert_eq!(BackendError::Timeout.class(), Transient);
         assert_eq!(BackendError::Config("x".into()).class(), Permanent);

@@ -158,26 +158,39 @@ impl ErrorClass {
 }
 
 /// How servers word "the prompt is too long" (OpenAI `context_length_exceeded`, vLLM "maximum
-/// context length", llama.cpp "exceeds the available context size", Anthropic "prompt is too
-/// long", Ollama "context length").
-const CONTEXT_LENGTH_MARKERS: [&str; 6] = [
+/// context length" or "longer than the maximum model length", llama.cpp "exceeds the available
+/// context size", Anthropic "prompt is too long", Ollama "context length").
+const CONTEXT_LENGTH_MARKERS: [&str; 7] = [
     "context_length_exceeded",
     "context length",
+    "maximum model length",
     "context size",
     "context window",
     "prompt is too long",
     "too many tokens",
 ];
 
-fn mentions_context_length(text: &str) -> bool {
+/// How OpenAI says an account is out of credit: a 429 that no amount of waiting fixes.
+const QUOTA_MARKERS: [&str; 2] = ["insufficient_quota", "exceeded your current quota"];
+
+fn mentions(text: &str, markers: &[&str]) -> bool {
     let lower = text.to_ascii_lowercase();
-    CONTEXT_LENGTH_MARKERS.iter().any(|m| lower.contains(m))
+    markers.iter().any(|m| lower.contains(m))
+}
+
+fn mentions_context_length(text: &str) -> bool {
+    mentions(text, &CONTEXT_LENGTH_MARKERS)
 }
 
 impl BackendError {
     /// The class of this error, the same for every provider.
     pub fn class(&self) -> ErrorClass {
         match self {
+            BackendError::RateLimited { body, .. } | BackendError::Http { status: 429, body }
+                if mentions(body, &QUOTA_MARKERS) =>
+            {
+                ErrorClass::Permanent
+            }
             BackendError::RateLimited { .. } => ErrorClass::RateLimited,
             BackendError::Http { status, body } => match status {
                 429 => ErrorClass::RateLimited,

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use moot_backends::openai::{request_body, OpenAiConfig, OpenAiModel};
+use moot_backends::openai::{request_body, Dialect, OpenAiConfig, OpenAiModel};
 use moot_backends::{
     BackendError, ChatMessage, CompletionRequest, FinishReason, LanguageModel, SamplingParams,
 };
@@ -321,4 +321,82 @@ async fn an_endless_stream_is_abandoned_not_buffered_forever() {
         matches!(&err, BackendError::InvalidResponse(m) if m.contains("without finishing")),
         "{err:?}"
     );
+}
+
+#[tokio::test]
+async fn the_openai_dialect_sends_its_own_answer_cap() {
+    let server = serve(Reply::Pieces(vec![response(
+        "200 OK",
+        "application/json",
+        ANSWER,
+    )]))
+    .await;
+    let config = OpenAiConfig {
+        dialect: Dialect::OpenAi,
+        ..OpenAiConfig::new(server.base_url.clone(), "test-model")
+    };
+    let c = complete(&OpenAiModel::new(config).unwrap()).await.unwrap();
+    assert_eq!(c.text, "Four.");
+    let mut sent = server.seen.await.unwrap().json();
+    sent.as_object_mut().unwrap().remove("messages");
+    assert_eq!(
+        sent,
+        json!({
+            "model": "test-model",
+            "temperature": 0.2,
+            "max_completion_tokens": 8,
+            "seed": 7,
+            "logprobs": true,
+            "top_logprobs": 0
+        })
+    );
+}
+
+#[tokio::test]
+async fn an_exhausted_quota_is_not_retried() {
+    let (url, count) = serve_each(vec![vec![with_header(
+        response(
+            "429 Too Many Requests",
+            "application/json",
+            r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#,
+        ),
+        "retry-after: 1",
+    )]])
+    .await;
+    let err = retrying(&url).complete(request()).await.unwrap_err();
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(err.class(), moot_backends::ErrorClass::Permanent);
+    assert!(
+        err.to_string().contains("exceeded your current quota"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_json_mid_stream_is_retried_and_recorded() {
+    let broken = vec![
+        sse_head(),
+        sse_event(CHUNKS[1]),
+        sse_event(r#"{"choices":[{"index":0,"delta":{"content":"#),
+    ];
+    let good: Vec<Vec<u8>> = std::iter::once(sse_head())
+        .chain(CHUNKS.iter().map(|c| sse_event(c)))
+        .collect();
+    let (url, count) = serve_each(vec![broken, good]).await;
+    use moot_backends::retry::{RetryPolicy, RetryingModel};
+    let m = RetryingModel::new(
+        std::sync::Arc::new(model(&url, true)),
+        RetryPolicy {
+            max_retries: 2,
+            min_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(20),
+            jitter: false,
+        },
+    );
+    let c = m.complete(request()).await.unwrap();
+    assert_eq!(c.text, "Four.");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(c.retries.len(), 1);
+    assert_eq!(c.retries[0].class, "transient");
+    assert!(c.retries[0].error.contains("not JSON"), "{:?}", c.retries);
 }

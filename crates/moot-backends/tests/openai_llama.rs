@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use moot_backends::models::ModelRef;
-use moot_backends::openai::{OpenAiConfig, OpenAiModel};
+use moot_backends::openai::{Dialect, OpenAiConfig, OpenAiModel};
 use moot_backends::{
     BackendError, ChatMessage, Completion, CompletionRequest, FinishReason, LanguageModel,
     SamplingParams,
@@ -330,4 +330,76 @@ async fn a_server_dying_mid_answer_is_a_clean_transport_error() {
         }
         other => panic!("expected a transport error, got {other:?}"),
     }
+}
+
+fn with_dialect(server: &LlamaServer, dialect: Dialect, stream: bool) -> OpenAiModel {
+    OpenAiModel::new(OpenAiConfig {
+        stream,
+        dialect,
+        ..OpenAiConfig::new(server.base_url.clone(), "smollm2-135m")
+    })
+    .expect("config")
+}
+
+#[tokio::test]
+#[ignore = "needs a model and xllamacpp; run with --include-ignored"]
+async fn the_dialect_decides_what_a_real_llama_cpp_server_returns() {
+    let server = shared();
+    let _turn = TURN.lock().await;
+    let params = SamplingParams {
+        logprobs: true,
+        ..greedy(6)
+    };
+    let request = ask("Say hello to the reader.", params);
+    // llama.cpp reads `top_logprobs: 0` (right for OpenAI and vLLM) as "no logprobs".
+    let as_vllm = call(&with_dialect(server, Dialect::Vllm, false), request.clone()).await;
+    assert_eq!(as_vllm.logprobs, None);
+    for stream in [false, true] {
+        let m = with_dialect(server, Dialect::LlamaCpp, stream);
+        let first = call(&m, request.clone()).await;
+        assert_eq!(
+            first.logprobs.as_ref().map(Vec::len),
+            Some(first.usage.output_tokens as usize),
+            "stream={stream}"
+        );
+        // The same prompt again: the server reuses its cache and says how much it processed.
+        let again = call(&m, request.clone()).await;
+        let processed = again.usage.processed_input_tokens.expect("reported");
+        assert!(
+            processed < again.usage.input_tokens,
+            "stream={stream}: {:?}",
+            again.usage
+        );
+    }
+    // OpenAI's answer cap (`max_completion_tokens`) is honoured here too.
+    let capped = call(&with_dialect(server, Dialect::OpenAi, false), request).await;
+    assert!(capped.usage.output_tokens <= 6, "{:?}", capped.usage);
+}
+
+#[tokio::test]
+#[ignore = "needs a model and xllamacpp; run with --include-ignored"]
+async fn a_stream_without_usage_is_counted_from_llama_cpp_timings() {
+    let server = shared();
+    let _turn = TURN.lock().await;
+    // As a build that ignores `stream_options` answers: no usage chunk, only timings.
+    let body = serde_json::json!({
+        "model": "smollm2-135m",
+        "messages": [{"role": "user", "content": "Count to three."}],
+        "max_tokens": 8,
+        "temperature": 0.0,
+        "stream": true
+    });
+    let response = reqwest::Client::new()
+        .post(format!("{}/chat/completions", server.base_url))
+        .json(&body)
+        .send()
+        .await
+        .expect("the server answers");
+    assert!(response.status().is_success());
+    let c = moot_backends::openai::read_event_stream(response.bytes_stream())
+        .await
+        .expect("usage comes from the timings");
+    assert!(c.usage.input_tokens > 0, "{:?}", c.usage);
+    assert!((1..=8).contains(&c.usage.output_tokens), "{:?}", c.usage);
+    assert!(c.usage.processed_input_tokens.is_some(), "{:?}", c.usage);
 }

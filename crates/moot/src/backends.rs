@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use moot_backends::anthropic::{AnthropicConfig, AnthropicModel};
 use moot_backends::cli::{CliConfig, CliModel};
 use moot_backends::models::ModelRef;
-use moot_backends::openai::{OpenAiConfig, OpenAiModel};
+use moot_backends::openai::{Dialect, OpenAiConfig, OpenAiModel};
 use moot_backends::scripted::{Scripted, ScriptedModel};
 use moot_backends::sim::SimModel;
 use moot_backends::LanguageModel;
@@ -173,6 +173,7 @@ pub fn build(
                 let mut c = OpenAiConfig::new(url, a.model.clone().unwrap_or_default());
                 c.api_key_env = a.api_key_env.clone();
                 c.stream = a.stream;
+                c.dialect = Dialect::resolve(a.dialect.as_deref(), &c.base_url)?;
                 Ok(Arc::new(OpenAiModel::new(c)?))
             })
             .with_context(|| format!("agents[{i}] ({})", a.id))?,

@@ -242,6 +242,10 @@ pub struct AgentConfig {
     /// openai: use server-sent events.
     #[serde(default)]
     pub stream: bool,
+    /// openai: which server this is (auto | openai | vllm | llama.cpp | ollama | generic), for
+    /// the request fields servers disagree on; `auto` guesses from the URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -342,6 +346,7 @@ backend = "openai"             # an OpenAI-compatible server: OpenAI, vLLM, llam
 base_url = "http://127.0.0.1:8080/v1"
 model = "qwen2.5-0.5b"
 # base_urls = ["http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1"]  # instead: replicas used in turn, with failover
+# dialect = "llama.cpp"        # auto | openai | vllm | llama.cpp | ollama | generic (auto: guessed from the URL)
 api_key_env = "OPENAI_API_KEY" # optional: the NAME of the variable holding the key
 temperature = 0.7
 max_tokens = 512
@@ -591,6 +596,13 @@ impl Config {
             if a.id.trim().is_empty() {
                 return Err(format!("{at}.id must not be empty"));
             }
+            if let Some(dialect) = &a.dialect {
+                if a.backend != "openai" {
+                    return Err(format!("{at}.dialect is only used by backend \"openai\""));
+                }
+                moot_backends::openai::Dialect::resolve(Some(dialect), "")
+                    .map_err(|e| format!("{at}.dialect: {e}"))?;
+            }
             if !seen.insert(a.id.as_str()) {
                 return Err(format!("{at}.id = {:?} is used by another agent", a.id));
             }
@@ -791,6 +803,14 @@ mod tests {
         bad(
             "[[agents]]\nid = \"a\"\nbackend = \"local\"\ntemperature = 9.0\n",
             "temperature",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nbase_url = \"http://h/v1\"\nmodel = \"m\"\ndialect = \"lmstudio\"\n",
+            "agents[0].dialect: configuration: dialect \"lmstudio\" is not one of auto, openai, vllm, llama.cpp, ollama, generic",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"anthropic\"\nmodel = \"m\"\ndialect = \"vllm\"\n",
+            "agents[0].dialect is only used by backend \"openai\"",
         );
         bad("[protocol]\nmasking = \"objective\"\n", "masking");
         bad(

@@ -6,20 +6,24 @@
 //! exact shapes are unit-tested. The HTTP call itself is a plain `reqwest` future: dropping it
 //! closes the connection, which OpenAI-compatible servers take as "stop generating".
 //!
+//! How servers differ (OpenAI, vLLM, llama.cpp, Ollama) is kept in [`dialect`].
+//!
 //! No timeouts or retries here: wrappers do those (DESIGN §6).
+
+pub mod dialect;
 
 use std::error::Error as StdError;
 
 use async_trait::async_trait;
 use futures_util::Stream;
 use secrecy::ExposeSecret;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::{
     describe, endpoint, error_from_response, float, read_events, truncate, HttpEndpoint,
-    MAX_ERROR_BODY,
 };
+pub use dialect::Dialect;
+
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
 };
@@ -41,12 +45,17 @@ pub struct OpenAiConfig {
     pub seed: Option<u64>,
     /// Ask for server-sent events and assemble the answer from them.
     pub stream: bool,
+    /// Which server this is, for the few request fields servers disagree on.
+    pub dialect: Dialect,
 }
 
 impl OpenAiConfig {
+    /// A config with the server's defaults and the dialect guessed from the URL.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
+        let base_url = base_url.into();
         OpenAiConfig {
-            base_url: base_url.into(),
+            dialect: Dialect::detect(&base_url),
+            base_url,
             model: model.into(),
             api_key_env: None,
             temperature: None,
@@ -61,10 +70,10 @@ impl OpenAiConfig {
 /// The JSON body of one chat-completions call.
 ///
 /// Sampling values come from the request's params, else the config's defaults; unset values are
-/// left out so the server's defaults apply. With `params.logprobs`, `logprobs: true` and
-/// `top_logprobs: 1` are sent: llama.cpp's server reads `top_logprobs: 0` as "no logprobs" and
-/// without the field returns twenty alternatives per token, and 1 is valid everywhere.
-/// Streaming adds `stream: true` and asks for the usage chunk.
+/// left out so the server's defaults apply. With `params.logprobs`, `logprobs: true` and the
+/// fewest `top_logprobs` the dialect allows are sent (without the field llama.cpp returns twenty
+/// alternatives per token). Streaming adds `stream: true` and asks for the usage chunk. The
+/// answer cap's field name and any dialect-only fields come from [`Dialect`].
 pub fn request_body(
     config: &OpenAiConfig,
     request: &CompletionRequest,
@@ -86,89 +95,24 @@ pub fn request_body(
         body.insert("top_p".into(), float("top_p", p)?);
     }
     if let Some(n) = params.max_tokens.or(config.max_tokens) {
-        body.insert("max_tokens".into(), Value::from(n));
+        body.insert(config.dialect.max_tokens_field().into(), Value::from(n));
     }
     if let Some(s) = params.seed.or(config.seed) {
         body.insert("seed".into(), Value::from(s));
     }
     if params.logprobs {
         body.insert("logprobs".into(), Value::Bool(true));
-        body.insert("top_logprobs".into(), Value::from(1));
+        body.insert(
+            "top_logprobs".into(),
+            Value::from(config.dialect.top_logprobs()),
+        );
     }
     if stream {
         body.insert("stream".into(), Value::Bool(true));
         body.insert("stream_options".into(), json!({ "include_usage": true }));
     }
+    config.dialect.add_own_fields(&mut body);
     Ok(Value::Object(body))
-}
-
-// --- wire types (only the fields moot reads; everything else is ignored) ---
-
-#[derive(Debug, Deserialize)]
-struct WireResponse {
-    #[serde(default)]
-    choices: Vec<WireChoice>,
-    usage: Option<WireUsage>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireChoice {
-    #[serde(default)]
-    index: u32,
-    /// Non-streaming responses.
-    message: Option<WireMessage>,
-    /// Streaming chunks.
-    delta: Option<WireMessage>,
-    finish_reason: Option<String>,
-    logprobs: Option<WireLogprobs>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireMessage {
-    content: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireLogprobs {
-    content: Option<Vec<WireTokenLogprob>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireTokenLogprob {
-    /// `null` would mean a token the server considers impossible; kept as −∞.
-    logprob: Option<f64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WireUsage {
-    prompt_tokens: u64,
-    completion_tokens: u64,
-    prompt_tokens_details: Option<WirePromptDetails>,
-}
-
-#[derive(Debug, Deserialize)]
-struct WirePromptDetails {
-    cached_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    fn into_usage(self) -> Usage {
-        let cached = self.prompt_tokens_details.and_then(|d| d.cached_tokens);
-        Usage {
-            input_tokens: self.prompt_tokens,
-            output_tokens: self.completion_tokens,
-            processed_input_tokens: cached.map(|c| self.prompt_tokens.saturating_sub(c)),
-        }
-    }
-}
-
-fn token_logprobs(lp: Option<WireLogprobs>) -> Option<Vec<f32>> {
-    lp.and_then(|l| l.content).map(|tokens| {
-        tokens
-            .iter()
-            .map(|t| t.logprob.map_or(f32::NEG_INFINITY, |v| v as f32))
-            .collect()
-    })
 }
 
 fn finish_reason(reason: &str) -> FinishReason {
@@ -179,38 +123,17 @@ fn finish_reason(reason: &str) -> FinishReason {
     }
 }
 
-/// The error a server reported inside a 200 response or an event stream, as
-/// `{"error": {"message": …, "code": …}}` or `{"error": "…"}`.
-fn server_error(error: &Value) -> BackendError {
-    let message = match error {
-        Value::String(s) => s.clone(),
-        other => other
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| other.to_string()),
-    };
-    let message = truncate(&message, MAX_ERROR_BODY);
-    match error.get("code").and_then(Value::as_u64) {
-        Some(code @ 400..=599) => BackendError::Http {
-            status: code as u16,
-            body: message,
-        },
-        _ => BackendError::InvalidResponse(format!("the server reported an error: {message}")),
-    }
-}
-
 fn parse_json(text: &str, what: &str) -> Result<Value, BackendError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         BackendError::InvalidResponse(format!("{what} is not JSON ({e}): {}", truncate(text, 200)))
     })?;
-    match value.get("error") {
-        Some(error) if !error.is_null() => Err(server_error(error)),
-        _ => Ok(value),
+    match dialect::reported_error(&value) {
+        Some(error) => Err(dialect::server_error(error)),
+        None => Ok(value),
     }
 }
 
-fn decode(value: Value, what: &str) -> Result<WireResponse, BackendError> {
+fn decode(value: Value, what: &str) -> Result<dialect::WireResponse, BackendError> {
     serde_json::from_value(value)
         .map_err(|e| BackendError::InvalidResponse(format!("unexpected {what} shape: {e}")))
 }
@@ -218,10 +141,8 @@ fn decode(value: Value, what: &str) -> Result<WireResponse, BackendError> {
 /// Reads one non-streaming chat-completions response body.
 pub fn parse_response(body: &str) -> Result<Completion, BackendError> {
     let response = decode(parse_json(body, "the response")?, "response")?;
-    let usage = response
-        .usage
-        .ok_or_else(|| BackendError::InvalidResponse("the response has no token usage".into()))?
-        .into_usage();
+    let usage = dialect::usage(response.usage, &response.timings)
+        .ok_or_else(|| BackendError::InvalidResponse("the response has no token usage".into()))?;
     let choice = response
         .choices
         .into_iter()
@@ -230,7 +151,7 @@ pub fn parse_response(body: &str) -> Result<Completion, BackendError> {
     Ok(Completion {
         text: choice.message.and_then(|m| m.content).unwrap_or_default(),
         usage,
-        logprobs: token_logprobs(choice.logprobs),
+        logprobs: dialect::token_logprobs(&choice.logprobs, &response.completion_probabilities),
         finish: choice
             .finish_reason
             .as_deref()
@@ -265,15 +186,18 @@ impl StreamAccumulator {
             if let Some(content) = choice.delta.and_then(|d| d.content) {
                 self.text.push_str(&content);
             }
-            if let Some(lps) = token_logprobs(choice.logprobs) {
+            if let Some(lps) = dialect::token_logprobs(&choice.logprobs, &Value::Null) {
                 self.logprobs.get_or_insert_with(Vec::new).extend(lps);
             }
             if let Some(reason) = choice.finish_reason {
                 self.finish = Some(finish_reason(&reason));
             }
         }
-        if let Some(usage) = chunk.usage {
-            self.usage = Some(usage.into_usage());
+        if let Some(lps) = dialect::token_logprobs(&Value::Null, &chunk.completion_probabilities) {
+            self.logprobs.get_or_insert_with(Vec::new).extend(lps);
+        }
+        if let Some(usage) = dialect::usage(chunk.usage, &chunk.timings) {
+            self.usage = Some(usage);
         }
         Ok(false)
     }
@@ -319,7 +243,7 @@ where
                 .ok()
                 .map(|v| v.get("error").cloned().unwrap_or(v))
                 .unwrap_or_else(|| Value::String(data.to_string()));
-            return Err(server_error(&error));
+            return Err(dialect::server_error(&error));
         }
         acc.push(data)
     })
@@ -474,6 +398,73 @@ mod tests {
     }
 
     #[test]
+    fn each_dialect_sends_its_own_fields() {
+        let params = SamplingParams {
+            max_tokens: Some(16),
+            logprobs: true,
+            ..SamplingParams::default()
+        };
+        let req = CompletionRequest {
+            params,
+            ..CompletionRequest::new(vec![ChatMessage::user("hi")])
+        };
+        let body = |dialect: Dialect| {
+            let cfg = OpenAiConfig {
+                dialect,
+                ..OpenAiConfig::new("http://h/v1", "m")
+            };
+            let mut b = request_body(&cfg, &req, false).unwrap();
+            b.as_object_mut().unwrap().remove("messages");
+            b
+        };
+        assert_eq!(
+            body(Dialect::OpenAi),
+            json!({"model": "m", "max_completion_tokens": 16, "logprobs": true, "top_logprobs": 0})
+        );
+        assert_eq!(
+            body(Dialect::Vllm),
+            json!({"model": "m", "max_tokens": 16, "logprobs": true, "top_logprobs": 0})
+        );
+        assert_eq!(
+            body(Dialect::LlamaCpp),
+            json!({"model": "m", "max_tokens": 16, "logprobs": true, "top_logprobs": 1, "cache_prompt": true})
+        );
+        for d in [Dialect::Ollama, Dialect::Generic] {
+            assert_eq!(
+                body(d),
+                json!({"model": "m", "max_tokens": 16, "logprobs": true, "top_logprobs": 1})
+            );
+        }
+        // The dialect is guessed from the URL unless config names it.
+        assert_eq!(
+            OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini").dialect,
+            Dialect::OpenAi
+        );
+    }
+
+    #[test]
+    fn a_llama_cpp_stream_without_usage_is_counted_from_its_timings() {
+        // The last chunks of a real llama.cpp server's stream when include_usage is not honoured.
+        let mut acc = StreamAccumulator::default();
+        for data in [
+            r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"Hi"}}],"object":"chat.completion.chunk"}"#,
+            r#"{"choices":[{"finish_reason":"length","index":0,"delta":{}}],"object":"chat.completion.chunk","timings":{"cache_n":31,"prompt_n":1,"prompt_ms":14.7,"predicted_n":4,"predicted_ms":49.1}}"#,
+            "[DONE]",
+        ] {
+            acc.push(data).unwrap();
+        }
+        let c = acc.finish().unwrap();
+        assert_eq!(
+            c.usage,
+            Usage {
+                input_tokens: 32,
+                output_tokens: 4,
+                processed_input_tokens: Some(1)
+            }
+        );
+    }
+
+    #[test]
     fn bare_config_sends_only_model_and_messages() {
         let cfg = OpenAiConfig::new("http://h/v1", "m");
         let req = CompletionRequest::new(vec![ChatMessage::user("hi")]);
@@ -625,18 +616,21 @@ mod tests {
             err,
             BackendError::Http {
                 status: 400,
-                body: "the request exceeds the available context size".into()
+                body: "the request exceeds the available context size (exceed_context_size_error)"
+                    .into()
             }
         );
-        // OpenAI's: code is a string.
+        assert_eq!(err.class(), crate::ErrorClass::ContextLength);
+        // OpenAI's: code is a string, which says what the status would have.
         let err = parse_response(
             r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
         )
         .unwrap_err();
         assert!(
-            matches!(&err, BackendError::InvalidResponse(m) if m.contains("Incorrect API key")),
+            matches!(&err, BackendError::Http { status: 401, body } if body.contains("Incorrect API key")),
             "{err}"
         );
+        assert_eq!(err.class(), crate::ErrorClass::Permanent);
         let err = parse_response(r#"{"error":"model not found"}"#).unwrap_err();
         assert!(matches!(&err, BackendError::InvalidResponse(m) if m.contains("model not found")));
     }
@@ -735,7 +729,7 @@ mod tests {
             read(&text, 16).await.unwrap_err(),
             BackendError::Http {
                 status: 500,
-                body: "slot unavailable".into()
+                body: "slot unavailable (server_error)".into()
             }
         );
         let text = "event: error\ndata: {\"message\":\"overloaded\"}\n\n";
