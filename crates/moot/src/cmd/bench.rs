@@ -95,11 +95,52 @@ impl AgentSource for Agents {
     }
 }
 
+impl Args {
+    /// The arguments that continue the stored benchmark `record`: its dataset, protocols,
+    /// limit and seed; its configuration is passed to [`run_with`] apart. The rest are how to
+    /// run, not what: they may differ from the first run's.
+    pub fn resuming(
+        record: &moot_store::BenchRecord,
+        concurrency: usize,
+        data_dir: Option<PathBuf>,
+        no_cache: bool,
+        json: bool,
+    ) -> Args {
+        Args {
+            dataset: record.dataset.clone(),
+            protocol: record.protocols.clone(),
+            config: None,
+            options_set: Vec::new(),
+            limit: record.limit.map(|l| l as usize),
+            seed: record.seed,
+            concurrency,
+            rounds: None,
+            agents: None,
+            sim: false,
+            name: Some(record.name.clone()),
+            data_dir,
+            no_cache,
+            json,
+        }
+    }
+}
+
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let mut config = match &args.config {
+    let config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
+    run_with(args, config, store, rt)
+}
+
+/// Runs (or resumes) the benchmark `args` describe with `config` (a file's, or a stored
+/// benchmark's, whose agents are already sized).
+pub fn run_with(
+    args: Args,
+    mut config: Config,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
     if let Some(r) = args.rounds {
         config.debate.rounds = r;
     }

@@ -1,8 +1,9 @@
-//! `moot resume RUN`: finish an interrupted debate without repeating completed calls.
+//! `moot resume RUN`: finish an interrupted debate, or benchmark, without repeating completed
+//! calls.
 
 use anyhow::{Context, Result};
 use moot_core::debate::DebateSpec;
-use moot_store::{RunStatus, Store};
+use moot_store::{BenchRecord, RunStatus, Store, StoreError};
 
 use crate::backends;
 use crate::cmd::ask::{execute, Execution};
@@ -12,19 +13,44 @@ use crate::report::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The run id (as printed by `moot ask`).
+    /// The run id (as printed by `moot ask`) or a benchmark's name (`moot bench --run`).
     run: String,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// A benchmark: debates in flight at once.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+    /// A benchmark: the data folder (default: MOOT_DATA_DIR, else ../shared/data).
+    #[arg(long)]
+    data_dir: Option<std::path::PathBuf>,
+    /// A benchmark: do not answer repeated requests from the store's request cache.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let (run, calls) = rt.block_on(async {
-        let run = store.run(&args.run).await?;
+    let found = rt.block_on(async {
+        let run = match store.run(&args.run).await {
+            Ok(run) => run,
+            Err(StoreError::RunNotFound(_)) => {
+                return match store.bench(&args.run).await {
+                    Ok(bench) => Ok(Err(bench)),
+                    Err(StoreError::BenchNotFound(_)) => {
+                        Err(StoreError::RunNotFound(args.run.clone()))
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
         let calls = store.calls(&args.run).await?;
-        Ok::<_, moot_store::StoreError>((run, calls))
+        Ok(Ok((run, calls)))
     })?;
+    let (run, calls) = match found {
+        Ok(found) => found,
+        Err(bench) => return resume_bench(args, &bench, store, rt),
+    };
     if run.status == RunStatus::Done {
         return bad_input(format!(
             "run {} is already finished (answer: {}); see `moot show {}`",
@@ -57,4 +83,34 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         json: args.json,
         progress,
     })
+}
+
+/// Continues a benchmark with the dataset, protocols, limit, seed and configuration it was
+/// started with; finished debates and stored calls are not repeated.
+fn resume_bench(
+    args: Args,
+    bench: &BenchRecord,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let config: Config = serde_json::from_value(bench.config.clone()).with_context(|| {
+        format!(
+            "benchmark {}: the stored configuration is unreadable",
+            bench.name
+        )
+    })?;
+    if args.concurrency == 0 {
+        return bad_input("--concurrency must be at least 1");
+    }
+    if !args.json {
+        eprintln!("resuming benchmark {}", bench.name);
+    }
+    let bench_args = crate::cmd::bench::Args::resuming(
+        bench,
+        args.concurrency,
+        args.data_dir,
+        args.no_cache,
+        args.json,
+    );
+    crate::cmd::bench::run_with(bench_args, config, store, rt)
 }
