@@ -319,8 +319,8 @@ async fn read_capped<R: AsyncRead + Unpin>(
         .await
         .map_err(|e| BackendError::Process(format!("reading the agent's {what}: {e}")))?;
     if buf.len() > cap {
-        return Err(BackendError::Process(format!(
-            "{what} output exceeds {cap} bytes"
+        return Err(BackendError::Policy(format!(
+            "{what} output exceeds {cap} bytes (security.cli_max_output_bytes)"
         )));
     }
     Ok(buf)
@@ -354,7 +354,7 @@ impl LanguageModel for CliModel {
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
         let prompt = render_prompt(&request.messages);
         if prompt.len() > self.config.max_input_bytes {
-            return Err(BackendError::Config(format!(
+            return Err(BackendError::Policy(format!(
                 "the prompt is {} bytes, over the agent's input cap of {} (security.cli_max_input_bytes)",
                 prompt.len(),
                 self.config.max_input_bytes

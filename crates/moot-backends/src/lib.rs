@@ -115,6 +115,10 @@ pub enum BackendError {
     Model(String),
     #[error("configuration: {0}")]
     Config(String),
+    /// A security limit refused the call or its result (an agent's input or output over its
+    /// cap): the same call would be refused again.
+    #[error("refused by policy: {0}")]
+    Policy(String),
     #[error("timed out")]
     Timeout,
     #[error("cancelled")]
@@ -204,7 +208,9 @@ impl BackendError {
             | BackendError::Process(_)
             | BackendError::Timeout => ErrorClass::Transient,
             BackendError::Model(m) if mentions_context_length(m) => ErrorClass::ContextLength,
-            BackendError::Model(_) | BackendError::Config(_) => ErrorClass::Permanent,
+            BackendError::Model(_) | BackendError::Config(_) | BackendError::Policy(_) => {
+                ErrorClass::Permanent
+            }
             BackendError::Cancelled => ErrorClass::Cancelled,
             BackendError::Retried { last, .. } => last.class(),
         }

@@ -197,7 +197,7 @@ async fn output_is_capped_and_the_process_killed() {
         let started = Instant::now();
         let err = run(&m, ask("go")).await.unwrap_err();
         assert!(
-            matches!(&err, BackendError::Process(m) if m.contains("output exceeds 1000 bytes")),
+            matches!(&err, BackendError::Policy(m) if m.contains("output exceeds 1000 bytes")),
             "{err}"
         );
         assert!(started.elapsed() < Duration::from_secs(10));
@@ -449,7 +449,7 @@ async fn the_working_directory_and_the_input_cap_apply() {
     let m = CliModel::new(config.clone()).unwrap();
     let err = run(&m, ask(&"x".repeat(500))).await.unwrap_err();
     assert!(
-        matches!(&err, BackendError::Config(msg) if msg.contains("input cap of 100")),
+        matches!(&err, BackendError::Policy(msg) if msg.contains("input cap of 100")),
         "{err:?}"
     );
 
