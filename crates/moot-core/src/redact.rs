@@ -7,6 +7,7 @@
 //! tokens, Google API keys and Slack tokens. Configured patterns add to the defaults.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -24,6 +25,16 @@ pub const DEFAULT_PATTERNS: &[&str] = &[
     r"\bxox[abprs]-[A-Za-z0-9\-]{10,}\b",
 ];
 
+/// The default patterns, compiled once per process: a configuration is loaded (and a redactor
+/// built) for every command, and compiling them is most of the cost. A compiled `Regex` clones
+/// cheaply (it shares its program).
+static DEFAULT_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    DEFAULT_PATTERNS
+        .iter()
+        .map(|p| Regex::new(p).expect("the default redaction patterns compile"))
+        .collect()
+});
+
 /// Secrets shorter than this are not redacted verbatim: replacing every `"abc"` in a transcript
 /// would destroy it, and a key that short protects nothing.
 pub const MIN_SECRET_LEN: usize = 8;
@@ -36,7 +47,10 @@ pub struct Redactor {
 
 impl Default for Redactor {
     fn default() -> Self {
-        Redactor::new(&[], Vec::new()).expect("the default patterns compile")
+        Redactor {
+            patterns: DEFAULT_REGEXES.clone(),
+            secrets: Vec::new(),
+        }
     }
 }
 
@@ -44,12 +58,8 @@ impl Redactor {
     /// The default patterns plus `extra` ones, and `secrets` to remove verbatim. A pattern that
     /// does not compile is an error naming it.
     pub fn new(extra: &[String], secrets: Vec<String>) -> Result<Redactor, String> {
-        let mut patterns = Vec::new();
-        for p in DEFAULT_PATTERNS
-            .iter()
-            .copied()
-            .chain(extra.iter().map(String::as_str))
-        {
+        let mut patterns = DEFAULT_REGEXES.clone();
+        for p in extra {
             patterns.push(Regex::new(p).map_err(|e| format!("redaction pattern {p:?}: {e}"))?);
         }
         let mut secrets: Vec<String> = secrets
