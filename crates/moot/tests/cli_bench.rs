@@ -9,29 +9,12 @@ use serde_json::Value;
 
 mod common;
 
-use common::{script, wait_for, Env};
-
-/// Twelve arithmetic questions with their answers, as a JSONL file.
-fn dataset(env: &Env) -> String {
-    let lines: Vec<String> = (1..=12)
-        .map(|i| {
-            format!(
-                "{{\"id\": \"q{i}\", \"q\": \"What is {i} * 7?\", \"a\": {}}}",
-                i * 7
-            )
-        })
-        .collect();
-    let path = env.write("arith.jsonl", &(lines.join("\n") + "\n"));
-    format!(
-        "jsonl:{}?kind=numeric&question=q&answer=a&id=id",
-        path.display()
-    )
-}
+use common::{arith_dataset, script, wait_for, Env};
 
 #[test]
 fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
     let env = Env::new();
-    let data = dataset(&env);
+    let data = arith_dataset(&env, 12);
     let args = [
         "bench",
         "--dataset",
@@ -200,7 +183,7 @@ fn logged_calls(env: &Env) -> usize {
 #[test]
 fn a_killed_benchmark_resumes_to_the_uninterrupted_report() {
     let env = Env::new();
-    let data = dataset(&env);
+    let data = arith_dataset(&env, 12);
     let script = agent(&env);
     let s = script.display();
     let cfg = env.write(
@@ -300,7 +283,7 @@ fn a_killed_benchmark_resumes_to_the_uninterrupted_report() {
 #[test]
 fn a_report_combines_benchmarks_and_writes_markdown_and_plots() {
     let env = Env::new();
-    let data = dataset(&env);
+    let data = arith_dataset(&env, 12);
     let bench = |name: &str, protocols: &str, rounds: &str| {
         env.json(&[
             "bench",

@@ -12,27 +12,10 @@ use serde_json::Value;
 
 mod common;
 
-use common::{script, wait_for, Env};
+use common::{arith_dataset, script, wait_for, Env};
 
 const ITEMS: [&str; 3] = ["q1", "q2", "q3"];
 const PROTOCOLS: [&str; 2] = ["som", "cot-sc"];
-
-/// Three arithmetic questions as a JSONL dataset.
-fn dataset(env: &Env) -> String {
-    let lines: Vec<String> = (1..=3)
-        .map(|i| {
-            format!(
-                "{{\"id\": \"q{i}\", \"q\": \"What is {i} * 7?\", \"a\": {}}}",
-                i * 7
-            )
-        })
-        .collect();
-    let path = env.write("arith.jsonl", &(lines.join("\n") + "\n"));
-    format!(
-        "jsonl:{}?kind=numeric&question=q&answer=a&id=id",
-        path.display()
-    )
-}
 
 /// A CLI agent whose answer depends on its id (first argument) and prompt, so every call's
 /// response is its own. Every call is logged; once the log reaches the number in `hang-at`, a
@@ -129,7 +112,7 @@ fn kill_sleepers(env: &Env) {
 #[test]
 fn a_benchmark_killed_at_several_points_resumes_to_the_uninterrupted_result() {
     let env = Env::new();
-    let data = dataset(&env);
+    let data = arith_dataset(&env, 3);
     let agent = agent(&env);
     let a = agent.display();
     let cfg = env.write(

@@ -3,7 +3,7 @@
 //! and real processes; the debate must end within its hard deadline with each agent's outcome
 //! recorded, and leave no process behind.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -12,34 +12,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{script, Env};
-
-/// Reads one HTTP request (head, then the body by content-length).
-fn read_request(stream: &mut TcpStream) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        let n = stream.read(&mut chunk).unwrap_or(0);
-        if n == 0 {
-            return;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buf);
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length: usize = text[..end]
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse().ok())?
-                })
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                return;
-            }
-        }
-    }
-}
+use common::{read_http_request, script, Env};
 
 /// A server on 127.0.0.1 that treats every connection with `behave`; returns its base URL.
 fn server(behave: fn(TcpStream)) -> String {
@@ -52,7 +25,7 @@ fn server(behave: fn(TcpStream)) -> String {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
             std::thread::spawn(move || {
-                read_request(&mut stream);
+                read_http_request(&mut stream);
                 behave(stream);
             });
         }

@@ -1,14 +1,14 @@
 //! Paid-API providers through the `moot` binary against a local server speaking their wire
 //! format: configuration, keys from the environment, retries recorded in the transcript.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 mod common;
 
-use common::Env;
+use common::{read_http_request, Env};
 
 /// Serves `replies` (raw HTTP responses) to successive connections, the last one repeating;
 /// returns the base URL and the request heads and bodies it read.
@@ -21,30 +21,7 @@ fn serve(replies: Vec<String>) -> (String, Arc<std::sync::Mutex<Vec<String>>>, A
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 8192];
-            // Read the head, then the body by content-length.
-            loop {
-                let n = stream.read(&mut chunk).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                let text = String::from_utf8_lossy(&buf).to_string();
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let length: usize = text[..end]
-                        .lines()
-                        .find_map(|l| {
-                            let (k, v) = l.split_once(':')?;
-                            k.eq_ignore_ascii_case("content-length")
-                                .then(|| v.trim().parse().ok())?
-                        })
-                        .unwrap_or(0);
-                    if buf.len() >= end + 4 + length {
-                        break;
-                    }
-                }
-            }
+            let buf = read_http_request(&mut stream);
             seen2
                 .lock()
                 .unwrap()

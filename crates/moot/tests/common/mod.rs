@@ -81,3 +81,48 @@ pub fn script(env: &Env, name: &str, text: &str) -> PathBuf {
     }
     path
 }
+
+/// `n` arithmetic questions (`q1`: "What is 1 * 7?" → 7, …) as a JSONL file in `env`, and the
+/// dataset name that reads it.
+pub fn arith_dataset(env: &Env, n: usize) -> String {
+    let lines: Vec<String> = (1..=n)
+        .map(|i| {
+            format!(
+                "{{\"id\": \"q{i}\", \"q\": \"What is {i} * 7?\", \"a\": {}}}",
+                i * 7
+            )
+        })
+        .collect();
+    let path = env.write("arith.jsonl", &(lines.join("\n") + "\n"));
+    format!(
+        "jsonl:{}?kind=numeric&question=q&answer=a&id=id",
+        path.display()
+    )
+}
+
+/// Reads one HTTP request from `stream`: the head, then the body by its content-length.
+pub fn read_http_request(stream: &mut impl std::io::Read) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = stream.read(&mut chunk).unwrap_or(0);
+        if n == 0 {
+            return buf;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buf);
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length: usize = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                return buf;
+            }
+        }
+    }
+}
