@@ -16,9 +16,7 @@ use secrecy::ExposeSecret;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::http::{
-    describe, endpoint, error_from_response, float, read_events, truncate, HttpEndpoint,
-};
+use crate::http::{body_text, endpoint, float, read_events, truncate, HttpEndpoint};
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Role,
     Usage,
@@ -378,17 +376,9 @@ impl LanguageModel for AnthropicModel {
         if let Some(key) = &self.http.api_key {
             call = call.header("x-api-key", key.expose_secret());
         }
-        if stream {
-            call = call.header(reqwest::header::ACCEPT, "text/event-stream");
-        }
-        let response = call
-            .send()
-            .await
-            .map_err(|e| BackendError::Transport(describe(&e)))?;
-        if !response.status().is_success() {
-            let error = error_from_response(response).await;
+        let response = self.http.send(call, stream).await.map_err(|error| {
             // The body is Anthropic's error object: keep its type and message readable.
-            return Err(match error {
+            match error {
                 BackendError::Http { status, body } => match serde_json::from_str::<Value>(&body) {
                     Ok(v) if v.get("error").is_some() => match api_error(&v) {
                         BackendError::Http { body, .. } => BackendError::Http { status, body },
@@ -397,15 +387,12 @@ impl LanguageModel for AnthropicModel {
                     _ => BackendError::Http { status, body },
                 },
                 other => other,
-            });
-        }
+            }
+        })?;
         if stream {
             read_event_stream(response.bytes_stream()).await
         } else {
-            let text = response.text().await.map_err(|e| {
-                BackendError::Transport(format!("reading the response: {}", describe(&e)))
-            })?;
-            parse_response(&text)
+            parse_response(&body_text(response).await?)
         }
     }
 }

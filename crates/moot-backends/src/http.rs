@@ -167,6 +167,36 @@ impl HttpEndpoint {
     }
 }
 
+impl HttpEndpoint {
+    /// Sends `call`, asking for server-sent events when `stream`. A failed connection is a
+    /// transport error and a non-success status an error from [`error_from_response`].
+    pub async fn send(
+        &self,
+        mut call: reqwest::RequestBuilder,
+        stream: bool,
+    ) -> Result<reqwest::Response, BackendError> {
+        if stream {
+            call = call.header(reqwest::header::ACCEPT, "text/event-stream");
+        }
+        let response = call
+            .send()
+            .await
+            .map_err(|e| BackendError::Transport(describe(&e)))?;
+        if !response.status().is_success() {
+            return Err(error_from_response(response).await);
+        }
+        Ok(response)
+    }
+}
+
+/// A whole (non-streamed) response body as text.
+pub async fn body_text(response: reqwest::Response) -> Result<String, BackendError> {
+    response
+        .text()
+        .await
+        .map_err(|e| BackendError::Transport(format!("reading the response: {}", describe(&e))))
+}
+
 /// The most event data one streamed answer may carry; past it the stream is abandoned (a server
 /// that streams forever cannot exhaust memory before the deadline).
 pub const MAX_STREAM_BYTES: usize = 8 << 20;

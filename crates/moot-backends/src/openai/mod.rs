@@ -19,9 +19,7 @@ use futures_util::Stream;
 use secrecy::ExposeSecret;
 use serde_json::{json, Map, Value};
 
-use crate::http::{
-    describe, endpoint, error_from_response, float, read_events, truncate, HttpEndpoint,
-};
+use crate::http::{body_text, endpoint, float, read_events, truncate, HttpEndpoint};
 pub use dialect::Dialect;
 
 use crate::{
@@ -299,23 +297,11 @@ impl LanguageModel for OpenAiModel {
         if let Some(key) = &self.http.api_key {
             call = call.bearer_auth(key.expose_secret());
         }
-        if stream {
-            call = call.header(reqwest::header::ACCEPT, "text/event-stream");
-        }
-        let response = call
-            .send()
-            .await
-            .map_err(|e| BackendError::Transport(describe(&e)))?;
-        if !response.status().is_success() {
-            return Err(error_from_response(response).await);
-        }
+        let response = self.http.send(call, stream).await?;
         if stream {
             read_event_stream(response.bytes_stream()).await
         } else {
-            let text = response.text().await.map_err(|e| {
-                BackendError::Transport(format!("reading the response: {}", describe(&e)))
-            })?;
-            parse_response(&text)
+            parse_response(&body_text(response).await?)
         }
     }
 }
