@@ -50,9 +50,13 @@ pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 pub async fn error_from_response(response: reqwest::Response) -> BackendError {
     let status = response.status().as_u16();
     let wait = retry_after(response.headers());
-    let body = match response.text().await {
-        Ok(text) => truncate(text.trim(), MAX_ERROR_BODY),
-        Err(e) => format!("(the error body could not be read: {e})"),
+    let body = match read_up_to(response, MAX_ERROR_READ).await {
+        Ok((bytes, true)) => truncate(String::from_utf8_lossy(&bytes).trim(), MAX_ERROR_BODY),
+        Ok((bytes, false)) => format!(
+            "{}… (more than {MAX_ERROR_READ} bytes)",
+            prefix(String::from_utf8_lossy(&bytes).trim(), MAX_ERROR_BODY)
+        ),
+        Err(e) => format!("(the error body could not be read: {})", describe(&e)),
     };
     if status == 429 {
         BackendError::RateLimited {
@@ -69,11 +73,41 @@ pub fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut end = max;
+    format!("{}… ({} bytes in all)", prefix(text, max), text.len())
+}
+
+/// The longest start of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix(text: &str, max: usize) -> &str {
+    let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
+    &text[..end]
+}
+
+/// How much of an error response is read (enough to parse any real error object); the rest is
+/// never read.
+const MAX_ERROR_READ: usize = 64 << 10;
+
+/// Reads at most `cap` bytes of a body: the bytes and whether that was all of it. Nothing past
+/// the cap is kept, so a server sending without end cannot exhaust memory.
+async fn read_up_to(
+    response: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    use futures_util::StreamExt;
+    let mut body = Vec::new();
+    let mut chunks = std::pin::pin!(response.bytes_stream());
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, false));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, true))
 }
 
 /// An `f32` as the JSON number a person would write (`0.7`, not `0.699999988079071`).
@@ -189,21 +223,27 @@ impl HttpEndpoint {
     }
 }
 
-/// A whole (non-streamed) response body as text.
+/// A whole (non-streamed) response body as text; one over [`MAX_RESPONSE_BYTES`] is abandoned.
 pub async fn body_text(response: reqwest::Response) -> Result<String, BackendError> {
-    response
-        .text()
-        .await
-        .map_err(|e| BackendError::Transport(format!("reading the response: {}", describe(&e))))
+    match read_up_to(response, MAX_RESPONSE_BYTES).await {
+        Ok((bytes, true)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok((_, false)) => Err(BackendError::InvalidResponse(format!(
+            "the response is larger than {MAX_RESPONSE_BYTES} bytes"
+        ))),
+        Err(e) => Err(BackendError::Transport(format!(
+            "reading the response: {}",
+            describe(&e)
+        ))),
+    }
 }
 
-/// The most event data one streamed answer may carry; past it the stream is abandoned (a server
-/// that streams forever cannot exhaust memory before the deadline).
-pub const MAX_STREAM_BYTES: usize = 8 << 20;
+/// The most one answer may carry, as one body or as a stream's event data; past it the response
+/// is abandoned (a server that sends forever cannot exhaust memory before the deadline).
+pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
 
 /// Reads a server-sent-event byte stream, handing each event's name and data to `on_event`
 /// until it says the answer is complete (`Ok(true)`) or the stream ends. A broken connection,
-/// bytes that are not UTF-8, a malformed stream and a stream over [`MAX_STREAM_BYTES`] are
+/// bytes that are not UTF-8, a malformed stream and a stream over [`MAX_RESPONSE_BYTES`] are
 /// errors; so is whatever `on_event` returns.
 pub async fn read_events<S, B, E>(
     bytes: S,
@@ -222,9 +262,9 @@ where
         match event {
             Ok(event) => {
                 seen += event.data.len();
-                if seen > MAX_STREAM_BYTES {
+                if seen > MAX_RESPONSE_BYTES {
                     return Err(BackendError::InvalidResponse(format!(
-                        "the stream sent more than {MAX_STREAM_BYTES} bytes without finishing"
+                        "the stream sent more than {MAX_RESPONSE_BYTES} bytes without finishing"
                     )));
                 }
                 if on_event(&event.event, &event.data)? {

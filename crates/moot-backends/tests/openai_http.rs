@@ -128,8 +128,8 @@ async fn http_errors_keep_status_and_body() {
         }
     );
 
-    // A huge error page is truncated.
-    let page = "x".repeat(100_000);
+    // A large error page is cut; one past what is read at all says so.
+    let page = "x".repeat(50_000);
     let server = serve(Reply::Pieces(vec![response(
         "502 Bad Gateway",
         "text/html",
@@ -140,7 +140,7 @@ async fn http_errors_keep_status_and_body() {
         BackendError::Http { status, body } => {
             assert_eq!(status, 502);
             assert!(body.len() < 2100, "{}", body.len());
-            assert!(body.ends_with("(100000 bytes in all)"), "{body}");
+            assert!(body.ends_with("(50000 bytes in all)"), "{body}");
         }
         other => panic!("expected an HTTP error, got {other:?}"),
     }
@@ -399,4 +399,39 @@ async fn invalid_json_mid_stream_is_retried_and_recorded() {
     assert_eq!(c.retries.len(), 1);
     assert_eq!(c.retries[0].class, "transient");
     assert!(c.retries[0].error.contains("not JSON"), "{:?}", c.retries);
+}
+
+#[tokio::test]
+async fn an_endless_body_is_abandoned_not_buffered_forever() {
+    let head = |status: &str| {
+        format!("HTTP/1.1 {status}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n")
+            .into_bytes()
+    };
+    let body = b"{\"choices\":[{\"index\":0,\"message\":{\"content\":\"".repeat(1000);
+    // An answer that never ends.
+    let server = serve(Reply::Endless {
+        head: head("200 OK"),
+        body: body.clone(),
+    })
+    .await;
+    let err = complete(&model(&server.base_url, false)).await.unwrap_err();
+    assert!(
+        matches!(&err, BackendError::InvalidResponse(m) if m.contains("larger than 8388608 bytes")),
+        "{err:?}"
+    );
+    // An error whose body never ends: its status, and the start of its body.
+    let server = serve(Reply::Endless {
+        head: head("500 Internal Server Error"),
+        body,
+    })
+    .await;
+    let err = complete(&model(&server.base_url, false)).await.unwrap_err();
+    match &err {
+        BackendError::Http { status: 500, body } => {
+            assert!(body.starts_with("{\"choices\""), "{body}");
+            assert!(body.ends_with("… (more than 65536 bytes)"), "{body}");
+            assert!(body.len() < 2100, "{}", body.len());
+        }
+        other => panic!("expected HTTP 500, got {other:?}"),
+    }
 }

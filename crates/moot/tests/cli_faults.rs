@@ -71,6 +71,15 @@ fn endless_stream(mut stream: TcpStream) {
     while stream.write_all(chunk.as_bytes()).is_ok() {}
 }
 
+/// Sends one answer body that never ends.
+fn endless_body(mut stream: TcpStream) {
+    let _ = stream.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{\"choices\":[{\"index\":0,\"message\":{\"content\":\"",
+    );
+    let chunk = "408 ".repeat(4096);
+    while stream.write_all(chunk.as_bytes()).is_ok() {}
+}
+
 fn rate_limited(mut stream: TcpStream) {
     let _ = stream.write_all(
         json_reply(
@@ -146,6 +155,7 @@ fn every_fault_ends_in_a_recorded_outcome_within_the_deadline() {
         ("badjson", server(invalid_json_mid_stream), true),
         ("cut", server(closed_mid_stream), true),
         ("endless", server(endless_stream), true),
+        ("bloated", server(endless_body), false),
         ("limited", server(rate_limited), false),
         ("quota", server(out_of_quota), false),
         ("broken", server(server_error), false),
@@ -225,6 +235,7 @@ fn every_fault_ends_in_a_recorded_outcome_within_the_deadline() {
             vec!["transient"; 2],
         ),
         ("endless", "without finishing", vec!["transient"; 2]),
+        ("bloated", "larger than 8388608 bytes", vec!["transient"; 2]),
         ("limited", "rate limited", vec!["rate-limited"; 2]),
         ("quota", "exceeded your current quota", vec![]),
         ("broken", "HTTP 500", vec!["transient"; 2]),

@@ -67,6 +67,8 @@ pub enum Reply {
     Pieces(Vec<Vec<u8>>),
     /// Write nothing; report how long until the client hung up.
     Hold,
+    /// Write `head`, then `body` again and again until the client hangs up.
+    Endless { head: Vec<u8>, body: Vec<u8> },
 }
 
 pub struct FakeServer {
@@ -94,6 +96,12 @@ pub async fn serve(reply: Reply) -> FakeServer {
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
                 // Dropping the socket closes the connection.
+            }
+            Reply::Endless { head, body } => {
+                if socket.write_all(&head).await.is_err() {
+                    return;
+                }
+                while socket.write_all(&body).await.is_ok() {}
             }
             Reply::Hold => {
                 let start = Instant::now();
