@@ -229,7 +229,7 @@ pub fn parse_response(text: &str) -> Result<Completion, BackendError> {
 fn usage_of(input: u64, output: u64, cache_read: Option<u64>) -> Usage {
     Usage {
         // Anthropic counts tokens read from its prompt cache apart from `input_tokens`.
-        input_tokens: input + cache_read.unwrap_or(0),
+        input_tokens: input.saturating_add(cache_read.unwrap_or(0)),
         output_tokens: output,
         processed_input_tokens: cache_read.map(|_| input),
     }

@@ -103,13 +103,27 @@ pub struct Usage {
     pub processed_input_tokens: Option<u64>,
 }
 
+/// More tokens than any model reads or writes in one call (2³²). The engine refuses a response
+/// that claims more, so sums of counts stay far from overflowing and fit a stored integer.
+pub const MAX_CALL_TOKENS: u64 = 1 << 32;
+
+impl Usage {
+    /// Whether these counts could come from a real call: none above [`MAX_CALL_TOKENS`].
+    pub fn is_plausible(&self) -> bool {
+        [self.input_tokens, self.output_tokens]
+            .into_iter()
+            .chain(self.processed_input_tokens)
+            .all(|n| n <= MAX_CALL_TOKENS)
+    }
+}
+
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, o: Usage) {
-        self.input_tokens += o.input_tokens;
-        self.output_tokens += o.output_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
         self.processed_input_tokens = match (self.processed_input_tokens, o.processed_input_tokens)
         {
-            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
             (a, b) => a.or(b),
         };
     }
@@ -150,6 +164,33 @@ impl LogprobSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_sums_saturate_and_implausible_counts_are_recognised() {
+        let big = Usage {
+            input_tokens: u64::MAX - 1,
+            output_tokens: 5,
+            processed_input_tokens: Some(u64::MAX),
+        };
+        let mut total = big;
+        total += big;
+        assert_eq!(total.input_tokens, u64::MAX);
+        assert_eq!(total.output_tokens, 10);
+        assert_eq!(total.processed_input_tokens, Some(u64::MAX));
+        assert!(!big.is_plausible());
+        let real = Usage {
+            input_tokens: 120_000,
+            output_tokens: 4_000,
+            processed_input_tokens: Some(10),
+        };
+        assert!(real.is_plausible());
+        assert!(Usage {
+            processed_input_tokens: Some(MAX_CALL_TOKENS + 1),
+            ..real
+        }
+        .is_plausible()
+        .eq(&false));
+    }
 
     #[test]
     fn logprob_summary() {

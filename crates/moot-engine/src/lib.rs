@@ -546,7 +546,7 @@ impl<'a> Debate<'a> {
                 let _permit = semaphore.acquire_owned().await;
                 let began = Instant::now();
                 let call = async {
-                    let first = model.complete(request.clone()).await;
+                    let first = plausible(model.complete(request.clone()).await);
                     let Some((spec, reminder)) = reask else {
                         return (first, None);
                     };
@@ -555,9 +555,11 @@ impl<'a> Debate<'a> {
                             let mut messages = request.messages.clone();
                             messages.push(moot_core::chat::ChatMessage::assistant(c.text.clone()));
                             messages.push(moot_core::chat::ChatMessage::user(reminder));
-                            let again = model
-                                .complete(CompletionRequest { messages, ..request })
-                                .await;
+                            let again = plausible(
+                                model
+                                    .complete(CompletionRequest { messages, ..request })
+                                    .await,
+                            );
                             (first, Some(again))
                         }
                         _ => (first, None),
@@ -768,6 +770,23 @@ pub fn request_key(backend: &str, request: &CompletionRequest, sample: usize) ->
 /// The transcript outcome a stored call stands for; the answer is re-extracted from the text so
 /// stored runs follow the current extractor.
 /// A response's answer; after a re-ask (`Some(reply)`), the one in the reply to it, or none.
+/// A completion whose token counts no model could produce is a broken response. Refused here,
+/// where every backend's answers enter the engine, so no sum downstream overflows and no
+/// stored count is garbage.
+fn plausible(result: Result<Completion, BackendError>) -> Result<Completion, BackendError> {
+    match result {
+        Ok(c) if !c.usage.is_plausible() => Err(BackendError::InvalidResponse(format!(
+            "implausible token counts for one call: {} in ({} processed), {} out",
+            c.usage.input_tokens,
+            c.usage
+                .processed_input_tokens
+                .map_or("?".to_string(), |p| p.to_string()),
+            c.usage.output_tokens
+        ))),
+        other => other,
+    }
+}
+
 fn answer_after_reask(
     spec: &DebateSpec,
     text: &str,

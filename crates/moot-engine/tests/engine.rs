@@ -1040,3 +1040,60 @@ async fn an_unreadable_answer_is_reasked_once_and_recorded() {
     assert_eq!(calls[0].answer, None);
     assert!(calls[0].notes.get("reask").is_none());
 }
+
+/// A backend that answers well but claims impossible token counts.
+#[derive(Debug)]
+struct Boastful;
+
+#[async_trait]
+impl LanguageModel for Boastful {
+    fn name(&self) -> String {
+        "boastful".into()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    async fn complete(&self, _r: CompletionRequest) -> Result<Completion, BackendError> {
+        Ok(Completion {
+            text: "Final answer: 4".into(),
+            usage: moot_core::chat::Usage {
+                input_tokens: u64::MAX,
+                output_tokens: u64::MAX,
+                processed_input_tokens: Some(u64::MAX),
+            },
+            logprobs: None,
+            finish: moot_backends::FinishReason::Stop,
+            retries: Vec::new(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn impossible_token_counts_are_a_refused_response_not_an_overflow() {
+    let (_dir, store) = store().await;
+    let ok: Arc<dyn LanguageModel> = Arc::new(ScriptedModel::new(
+        "o",
+        [Scripted::reply("Final answer: 4")],
+    ));
+    let agents = vec![agent(Arc::new(Boastful)), agent(ok.clone()), agent(ok)];
+    let result = run_new(
+        &store,
+        "boast",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 2),
+    )
+    .await;
+    assert!(
+        matches!(result.transcript.get(0, 0), Some(Outcome::Missing { reason }) if reason.contains("implausible token counts")),
+        "{:?}",
+        result.transcript.get(0, 0)
+    );
+    let usage = result.usage();
+    assert!(usage.input_tokens < 1_000_000, "{usage:?}");
+    let stored = store.calls("boast").await.unwrap();
+    assert_eq!(stored.len(), 6);
+    assert!(stored.iter().all(|c| c.input_tokens < 1_000_000));
+}

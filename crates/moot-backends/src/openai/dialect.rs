@@ -235,7 +235,7 @@ pub(super) fn usage(usage: Option<WireUsage>, timings: &Value) -> Option<Usage> 
         None => {
             let processed = processed_by_timings?;
             Some(Usage {
-                input_tokens: processed + count("cache_n").unwrap_or(0),
+                input_tokens: processed.saturating_add(count("cache_n").unwrap_or(0)),
                 output_tokens: count("predicted_n")?,
                 processed_input_tokens: Some(processed),
             })
@@ -421,6 +421,9 @@ mod tests {
         );
         assert_eq!(usage(None, &Value::Null), None);
         assert_eq!(usage(None, &json!({"prompt_n": 3})), None);
+        // Counts a server made up do not overflow.
+        let huge = json!({"prompt_n": u64::MAX, "cache_n": u64::MAX, "predicted_n": 1});
+        assert_eq!(usage(None, &huge).unwrap().input_tokens, u64::MAX);
     }
 
     #[test]
