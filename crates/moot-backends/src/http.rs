@@ -199,9 +199,7 @@ impl HttpEndpoint {
             client,
         })
     }
-}
 
-impl HttpEndpoint {
     /// Sends `call`, asking for server-sent events when `stream`. A failed connection is a
     /// transport error and a non-success status an error from [`error_from_response`].
     pub async fn send(

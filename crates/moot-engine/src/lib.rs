@@ -767,9 +767,6 @@ pub fn request_key(backend: &str, request: &CompletionRequest, sample: usize) ->
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The transcript outcome a stored call stands for; the answer is re-extracted from the text so
-/// stored runs follow the current extractor.
-/// A response's answer; after a re-ask (`Some(reply)`), the one in the reply to it, or none.
 /// A completion whose token counts no model could produce is a broken response. Refused here,
 /// where every backend's answers enter the engine, so no sum downstream overflows and no
 /// stored count is garbage.
@@ -787,6 +784,7 @@ fn plausible(result: Result<Completion, BackendError>) -> Result<Completion, Bac
     }
 }
 
+/// A response's answer; after a re-ask (`Some(reply)`), the one in the reply to it, or none.
 fn answer_after_reask(
     spec: &DebateSpec,
     text: &str,
@@ -798,6 +796,8 @@ fn answer_after_reask(
     }
 }
 
+/// The transcript outcome a stored call stands for; the answer is re-extracted from the text so
+/// stored runs follow the current extractor.
 pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
     if call.skipped {
         return Outcome::Skipped {

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use moot_core::debate::DebateSpec;
-use moot_store::{BenchRecord, RunStatus, Store, StoreError};
+use moot_store::{BenchRecord, CallRecord, RunRecord, RunStatus, Store, StoreError};
 
 use crate::backends;
 use crate::cmd::ask::{execute, Execution};
@@ -29,27 +29,29 @@ pub struct Args {
     no_cache: bool,
 }
 
+/// What `moot resume` was given the name of.
+enum Interrupted {
+    Run(RunRecord, Vec<CallRecord>),
+    Bench(BenchRecord),
+}
+
+/// The run named `name` with its stored calls, else the benchmark of that name.
+async fn find(store: &dyn Store, name: &str) -> Result<Interrupted, StoreError> {
+    match store.run(name).await {
+        Ok(run) => Ok(Interrupted::Run(run, store.calls(name).await?)),
+        Err(StoreError::RunNotFound(_)) => match store.bench(name).await {
+            Ok(bench) => Ok(Interrupted::Bench(bench)),
+            Err(StoreError::BenchNotFound(_)) => Err(StoreError::RunNotFound(name.to_string())),
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let found = rt.block_on(async {
-        let run = match store.run(&args.run).await {
-            Ok(run) => run,
-            Err(StoreError::RunNotFound(_)) => {
-                return match store.bench(&args.run).await {
-                    Ok(bench) => Ok(Err(bench)),
-                    Err(StoreError::BenchNotFound(_)) => {
-                        Err(StoreError::RunNotFound(args.run.clone()))
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            Err(e) => return Err(e),
-        };
-        let calls = store.calls(&args.run).await?;
-        Ok(Ok((run, calls)))
-    })?;
-    let (run, calls) = match found {
-        Ok(found) => found,
-        Err(bench) => return resume_bench(args, &bench, store, rt),
+    let (run, calls) = match rt.block_on(find(store, &args.run))? {
+        Interrupted::Run(run, calls) => (run, calls),
+        Interrupted::Bench(bench) => return resume_bench(args, &bench, store, rt),
     };
     if run.status == RunStatus::Done {
         return bad_input(format!(
