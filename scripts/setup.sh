@@ -1,22 +1,74 @@
 #!/usr/bin/env bash
 # Installs what building moot needs on a fresh Debian/Ubuntu machine: the C toolchain pieces
-# llama.cpp's build uses (cmake, libclang for bindgen) and python3 with pip (models and the
-# llama.cpp test server come from PyPI). Sourced by scripts/ask and scripts/test.
+# llama.cpp's build uses (cmake, a C/C++ compiler, libclang for bindgen) and python3 with pip and
+# venv (models and the llama.cpp test server come from PyPI). Sourced by scripts/ask, scripts/test
+# and .ci/run.
+#
+# Detection looks for what the build really loads, not for a package name or a loose glob: bindgen
+# (through clang-sys) dlopens `libclang.so`, `libclang-N.so`, `libclang.so.N` or
+# `libclang-N.so.M`; `libclang-cpp.so.N` is a different library (the C++ API) and does not count.
+# MOOT_SETUP_ROOT prefixes every library directory searched, so tests can run the detection
+# against fake directory trees.
 set -euo pipefail
 
+# The directories clang-sys searches on Linux, plus LIBCLANG_PATH and llvm-config's libdir.
+moot_libclang_dirs() {
+    local root="${MOOT_SETUP_ROOT:-}"
+    [[ -n "${LIBCLANG_PATH:-}" ]] && echo "$LIBCLANG_PATH"
+    if [[ -z "$root" ]] && command -v llvm-config >/dev/null 2>&1; then
+        llvm-config --libdir 2>/dev/null || true
+    fi
+    local d
+    for d in "$root"/usr/lib/llvm-*/lib "$root"/usr/local/llvm*/lib "$root"/usr/lib/*-linux-gnu \
+        "$root"/usr/lib64 "$root"/usr/lib "$root"/usr/local/lib "$root"/usr/local/lib64; do
+        [[ -d "$d" ]] && echo "$d"
+    done
+    return 0
+}
+
+# Prints the first libclang bindgen can load, or nothing.
+moot_find_libclang() {
+    local dir f name
+    while IFS= read -r dir; do
+        for f in "$dir"/libclang*.so*; do
+            [[ -e "$f" ]] || continue
+            name="${f##*/}"
+            # libclang.so | libclang-14.so | libclang.so.1 | libclang-14.so.1 | libclang-14.0.6.so
+            if [[ "$name" =~ ^libclang(-[0-9][0-9.]*)?\.so(\.[0-9][0-9.]*)?$ ]]; then
+                echo "$f"
+                return 0
+            fi
+        done
+    done < <(moot_libclang_dirs)
+    return 0
+}
+
+# Prints the Debian packages that are missing, space-separated (empty when nothing is missing).
 moot_missing_packages() {
     local missing=()
     command -v cmake >/dev/null 2>&1 || missing+=(cmake)
-    if ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 && ! ls /usr/lib/*/libclang*.so* >/dev/null 2>&1; then
-        missing+=(libclang-dev)
+    if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1; then
+        missing+=(g++)
     fi
-    command -v python3 >/dev/null 2>&1 || missing+=(python3)
-    python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
-    command -v cargo >/dev/null 2>&1 || { echo "moot: cargo is missing: install Rust from https://rustup.rs" >&2; exit 1; }
+    [[ -n "$(moot_find_libclang)" ]] || missing+=(libclang-dev)
+    if ! command -v python3 >/dev/null 2>&1; then
+        missing+=(python3 python3-pip python3-venv)
+    else
+        python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+        # Debian splits ensurepip out of the interpreter: without it `python3 -m venv` fails.
+        python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+    fi
     echo "${missing[@]:-}"
 }
 
+moot_require_cargo() {
+    command -v cargo >/dev/null 2>&1 && return 0
+    echo "moot: cargo is missing: install Rust from https://rustup.rs" >&2
+    exit 1
+}
+
 moot_install_packages() {
+    moot_require_cargo
     local missing
     missing=$(moot_missing_packages)
     [[ -z "${missing// /}" ]] && return 0
@@ -34,6 +86,12 @@ moot_install_packages() {
     else
         echo "moot: missing packages: ${missing}" >&2
         echo "moot: run: sudo apt-get install -y ${missing}" >&2
+        exit 1
+    fi
+    # Installing must have fixed it; say so now rather than fail minutes later inside a build.
+    missing=$(moot_missing_packages)
+    if [[ -n "${missing// /}" ]]; then
+        echo "moot: still missing after apt-get install: ${missing}" >&2
         exit 1
     fi
 }
