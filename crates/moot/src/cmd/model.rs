@@ -1,13 +1,14 @@
 //! `moot model pull [NAME]` and `moot model list`.
 
 use anyhow::{Context, Result};
-use moot_backends::models::{self, default_model, KNOWN_MODELS};
+use moot_backends::models::{self, default_model, ModelCache, ModelStatus, KNOWN_MODELS};
 
 use crate::input::InputError;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Fetch a known model into the model directory and verify its sha256.
+    /// Fetch a known model into the model directory, or hash the one already there and fetch it
+    /// again if it does not match its pinned sha256.
     Pull {
         /// A known model name; the default model when omitted.
         name: Option<String>,
@@ -32,18 +33,24 @@ pub fn run(cmd: Command) -> Result<()> {
                 })?,
                 None => default_model(),
             };
-            let path = models::ensure(model, &mut |m| eprintln!("{m}"))
+            let path = ModelCache::from_env()?
+                .verify(model, &mut |m| eprintln!("{m}"))
                 .with_context(|| format!("pulling {}", model.name))?;
             println!("{}", path.display());
         }
         Command::List => {
+            let cache = ModelCache::from_env()?;
             for m in KNOWN_MODELS {
-                let present = models::path_of(m).map(|p| p.is_file()).unwrap_or(false);
+                let status = match cache.status(m) {
+                    ModelStatus::Verified => "verified",
+                    ModelStatus::Unverified => "unverified",
+                    ModelStatus::Missing => "not pulled",
+                };
                 println!(
-                    "{:<20} {:>6} MB  {}  {}",
+                    "{:<20} {:>6} MB  {:<10}  {}",
                     m.name,
                     m.size / 1_000_000,
-                    if present { "present" } else { "not pulled" },
+                    status,
                     m.description
                 );
             }
