@@ -376,9 +376,17 @@ impl LanguageModel for CliModel {
                 .stderr(Stdio::piped());
         });
         wrap.wrap(ProcessGroup::leader());
-        let child = wrap
-            .spawn()
-            .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
+        let child = wrap.spawn().map_err(|e| {
+            let message = format!("cannot start {command:?}: {e}");
+            match e.kind() {
+                // No such program, or not executable: the configuration is wrong, and asking
+                // again cannot help.
+                io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied => {
+                    BackendError::Config(message)
+                }
+                _ => BackendError::Process(message),
+            }
+        })?;
         let mut guard = GroupGuard { child };
         let stdin = guard
             .child
@@ -455,7 +463,7 @@ impl LanguageModel for CliModel {
             status.map_err(|e| BackendError::Process(format!("waiting for {command:?}: {e}")))?;
         drop(guard);
         if !status.success() {
-            return Err(BackendError::Process(format!(
+            return Err(BackendError::AgentFailed(format!(
                 "{command:?} failed ({status}); stderr: {}",
                 tail(&err, STDERR_TAIL)
             )));

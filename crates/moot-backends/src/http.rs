@@ -326,6 +326,18 @@ mod tests {
         assert_eq!(http(529, "overloaded").class(), Transient);
         assert_eq!(http(429, "").class(), RateLimited);
         assert_eq!(http(401, "bad key").class(), Permanent);
+        // Only 408, 409, 429 and 5xx among the statuses are worth another try.
+        for status in [408, 409, 500, 502, 503, 504] {
+            assert_eq!(http(status, "").class(), Transient, "{status}");
+        }
+        for status in [400, 401, 403, 404, 405, 410, 413, 415, 422, 425, 451] {
+            assert_eq!(http(status, "").class(), Permanent, "{status}");
+        }
+        assert_eq!(
+            BackendError::AgentFailed("exit status: 3".into()).class(),
+            Permanent
+        );
+        assert_eq!(BackendError::Process("broken pipe".into()).class(), Transient);
         assert_eq!(
             http(400, "This model's maximum context length is 4096 tokens").class(),
             ContextLength

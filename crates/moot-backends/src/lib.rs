@@ -109,8 +109,13 @@ pub enum BackendError {
     Transport(String),
     #[error("invalid response: {0}")]
     InvalidResponse(String),
+    /// The agent process could not be run to its end (pipes, waiting): retryable.
     #[error("agent process: {0}")]
     Process(String),
+    /// The agent process ran and exited unsuccessfully (with its stderr's tail): the agent said
+    /// no, and asking the same again would most likely get the same answer.
+    #[error("agent failed: {0}")]
+    AgentFailed(String),
     #[error("model: {0}")]
     Model(String),
     #[error("configuration: {0}")]
@@ -136,11 +141,13 @@ pub enum BackendError {
 pub enum ErrorClass {
     /// Too many requests: wait (as long as the server asks) and retry.
     RateLimited,
-    /// Server errors, dropped connections, timeouts, broken responses: retry after a backoff.
+    /// Server errors (5xx, 408, 409), dropped connections, timeouts, responses cut short: retry
+    /// after a backoff.
     Transient,
     /// The prompt does not fit the model's context: retrying the same request cannot help.
     ContextLength,
-    /// Authentication, validation, configuration: retrying cannot help.
+    /// Authentication, validation, other 4xx, configuration, an agent process that exited
+    /// unsuccessfully: retrying cannot help.
     Permanent,
     Cancelled,
 }
@@ -198,8 +205,9 @@ impl BackendError {
             BackendError::RateLimited { .. } => ErrorClass::RateLimited,
             BackendError::Http { status, body } => match status {
                 429 => ErrorClass::RateLimited,
-                // Timeout, conflict, too early; 5xx including Anthropic's 529 "overloaded".
-                408 | 409 | 425 | 500..=599 => ErrorClass::Transient,
+                // Timeout and conflict; 5xx including Anthropic's 529 "overloaded". Every other
+                // 4xx is the request's fault and would fail again.
+                408 | 409 | 500..=599 => ErrorClass::Transient,
                 _ if mentions_context_length(body) => ErrorClass::ContextLength,
                 _ => ErrorClass::Permanent,
             },
@@ -208,9 +216,10 @@ impl BackendError {
             | BackendError::Process(_)
             | BackendError::Timeout => ErrorClass::Transient,
             BackendError::Model(m) if mentions_context_length(m) => ErrorClass::ContextLength,
-            BackendError::Model(_) | BackendError::Config(_) | BackendError::Policy(_) => {
-                ErrorClass::Permanent
-            }
+            BackendError::Model(_)
+            | BackendError::Config(_)
+            | BackendError::Policy(_)
+            | BackendError::AgentFailed(_) => ErrorClass::Permanent,
             BackendError::Cancelled => ErrorClass::Cancelled,
             BackendError::Retried { last, .. } => last.class(),
         }

@@ -241,8 +241,8 @@ fn every_fault_ends_in_a_recorded_outcome_within_the_deadline() {
         ("broken", "HTTP 500", vec!["transient"; 2]),
         // Over the output cap: refused, and the same call would be again.
         ("flood", "exceeds 65536 bytes", vec![]),
-        // A failing agent process may have hit a passing fault of its own: retried.
-        ("failing", "model weights not found", vec!["transient"; 2]),
+        // An agent process that exits unsuccessfully has said no: not retried.
+        ("failing", "model weights not found", vec![]),
         ("hang", "deadline", vec![]),
         ("stubborn", "deadline", vec![]),
     ] {
