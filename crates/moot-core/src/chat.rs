@@ -119,13 +119,17 @@ impl Usage {
 
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, o: Usage) {
-        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
-        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
+        // A side that does not say how much it processed processed all its input: summing it
+        // as zero would claim prompt-cache reuse nobody reported.
         self.processed_input_tokens = match (self.processed_input_tokens, o.processed_input_tokens)
         {
             (Some(a), Some(b)) => Some(a.saturating_add(b)),
-            (a, b) => a.or(b),
+            (Some(a), None) => Some(a.saturating_add(o.input_tokens)),
+            (None, Some(b)) => Some(self.input_tokens.saturating_add(b)),
+            (None, None) => None,
         };
+        self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
     }
 }
 
@@ -214,13 +218,27 @@ mod tests {
             output_tokens: 4,
             processed_input_tokens: Some(1),
         };
+        // The first side said nothing of a cache: its one input token was processed.
         assert_eq!(
             u,
             Usage {
                 input_tokens: 4,
                 output_tokens: 6,
-                processed_input_tokens: Some(1)
+                processed_input_tokens: Some(2)
             }
         );
+        u += Usage {
+            input_tokens: 5,
+            output_tokens: 0,
+            processed_input_tokens: None,
+        };
+        assert_eq!(u.processed_input_tokens, Some(7));
+        let mut none = Usage::default();
+        none += Usage {
+            input_tokens: 5,
+            output_tokens: 1,
+            processed_input_tokens: None,
+        };
+        assert_eq!(none.processed_input_tokens, None, "nobody reported any");
     }
 }

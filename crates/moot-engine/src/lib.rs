@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures::stream::{FuturesUnordered, StreamExt};
-use moot_backends::{BackendError, Completion, CompletionRequest, LanguageModel};
+use moot_backends::{BackendError, Completion, CompletionRequest, ErrorClass, LanguageModel};
 use moot_core::chat::LogprobSummary;
 use moot_core::chat::{FailedAttempt, SamplingParams, Usage};
 use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
@@ -169,9 +169,35 @@ pub struct DebateResult {
     pub chosen: &'static str,
 }
 
+/// What one round's calls came to, for deciding whether later rounds are worth asking.
+#[derive(Debug, Default)]
+struct RoundTally {
+    asked: usize,
+    answered: usize,
+    /// Calls that failed with an error retrying cannot fix.
+    failed_permanently: usize,
+}
+
 impl DebateResult {
     pub fn decision(&self) -> Option<&Decision> {
         self.decisions.iter().find(|d| d.rule == self.chosen)
+    }
+
+    /// When no call of the debate got a response: each agent's first error (one line per
+    /// agent, in agent order), so a caller can fail with the reason instead of "no answer".
+    pub fn every_call_failed(&self) -> Option<Vec<String>> {
+        if self.records.iter().any(|r| r.response_text.is_some()) {
+            return None;
+        }
+        let mut first: BTreeMap<u32, String> = BTreeMap::new();
+        for r in &self.records {
+            if let Some(e) = &r.error {
+                first
+                    .entry(r.agent)
+                    .or_insert_with(|| format!("{}: {e}", r.agent_id));
+            }
+        }
+        (!first.is_empty()).then(|| first.into_values().collect())
     }
 
     /// Pairwise context transfers over the whole debate (NComm).
@@ -365,7 +391,19 @@ impl<'a> Debate<'a> {
                         observer.call_finished(call.key(), self.transcript.get_call(&call.key()));
                     }
                     if !asked.is_empty() {
-                        self.run_round(round, asked, observer).await?;
+                        let tally = self.run_round(round, asked, observer).await?;
+                        // Nobody answered and no call is worth repeating (every agent exited
+                        // unsuccessfully, was refused, or its server rejected the request):
+                        // later rounds would fail the same way, so they are skipped.
+                        if tally.answered == 0
+                            && tally.asked > 0
+                            && tally.failed_permanently == tally.asked
+                            && self.exhausted.is_none()
+                        {
+                            self.exhausted = Some(format!(
+                                "every call of round {round} failed and retrying cannot help"
+                            ));
+                        }
                     }
                     observer.round_finished(round, &self.transcript);
                 }
@@ -436,8 +474,12 @@ impl<'a> Debate<'a> {
         round: usize,
         calls: Vec<PlannedCall>,
         observer: &dyn Observer,
-    ) -> Result<(), EngineError> {
+    ) -> Result<RoundTally, EngineError> {
         let start = Instant::now();
+        let mut tally = RoundTally {
+            asked: calls.len(),
+            ..RoundTally::default()
+        };
         // Answers proceed once `min_agents` of the round answered (counting answers recorded
         // before a resume); extra calls (judgements, challenges) once as many of them are back.
         let answers = calls.iter().all(|c| c.slot == Slot::Answer);
@@ -489,6 +531,7 @@ impl<'a> Debate<'a> {
                             let key = call.key();
                             self.record(&call, None, Some(reason), &[], Duration::ZERO, false)
                                 .await?;
+                            tally.failed_permanently += 1;
                             observer.call_finished(key, self.transcript.get_call(&key));
                             continue;
                         }
@@ -527,6 +570,7 @@ impl<'a> Debate<'a> {
                     self.record(&call, Some(c), None, &[], Duration::ZERO, true)
                         .await?;
                     responded += 1;
+                    tally.answered += 1;
                     observer.call_finished(key, self.transcript.get_call(&key));
                     continue;
                 }
@@ -611,16 +655,23 @@ impl<'a> Debate<'a> {
                                 error: None,
                                 input_tokens: c.usage.input_tokens,
                                 output_tokens: c.usage.output_tokens,
+                                processed_input_tokens: c.usage.processed_input_tokens,
                             },
                             Err(e) => moot_core::protocol::ReaskNote {
                                 reply: None,
                                 error: Some(self.redactor.redact(&e.to_string()).into_owned()),
                                 input_tokens: 0,
                                 output_tokens: 0,
+                                processed_input_tokens: None,
                             },
                         });
                     }
                     let ok = result.is_ok();
+                    if let Err(e) = &result {
+                        if matches!(e.class(), ErrorClass::Permanent | ErrorClass::ContextLength) {
+                            tally.failed_permanently += 1;
+                        }
+                    }
                     let reason = result.as_ref().err().map(|e| format!("error: {e}"));
                     // A failed cache write only loses a future saving.
                     if let (Some(k), Ok(c)) = (cache_keys.get(&key), &result) {
@@ -637,6 +688,7 @@ impl<'a> Debate<'a> {
                         .await?;
                     if ok {
                         responded += 1;
+                        tally.answered += 1;
                     }
                     observer.call_finished(key, self.transcript.get_call(&key));
                 }
@@ -671,7 +723,7 @@ impl<'a> Debate<'a> {
                 .await?;
             observer.call_finished(key, self.transcript.get_call(&key));
         }
-        Ok(())
+        Ok(tally)
     }
 
     /// Store first, then the in-memory transcript.
@@ -725,9 +777,16 @@ impl<'a> Debate<'a> {
                 .map(|c| format!("{:?}", c.finish).to_lowercase()),
             input_tokens: completion.as_ref().map_or(0, |c| c.usage.input_tokens) + reask_in,
             output_tokens: completion.as_ref().map_or(0, |c| c.usage.output_tokens) + reask_out,
+            // A re-ask's prompt counts in both totals: one that reused no cache is processed
+            // whole, so reuse is never claimed for tokens nobody reported.
             processed_input_tokens: completion
                 .as_ref()
-                .and_then(|c| c.usage.processed_input_tokens),
+                .and_then(|c| c.usage.processed_input_tokens)
+                .map(|p| {
+                    p.saturating_add(reask.map_or(0, |r| {
+                        r.processed_input_tokens.unwrap_or(r.input_tokens)
+                    }))
+                }),
             logprob_tokens: summary.map(|s| s.tokens as u64),
             logprob_mean: summary.map(|s| s.mean),
             logprob_min: summary.map(|s| s.min),

@@ -379,6 +379,96 @@ async fn backend_errors_are_missing_responses_not_kept_answers() {
     );
 }
 
+fn failing_with(error: impl Fn() -> BackendError, calls: usize) -> Arc<ScriptedModel> {
+    Arc::new(ScriptedModel::new(
+        "f",
+        (0..calls).map(|_| Scripted::Fail {
+            error: error(),
+            delay: Duration::ZERO,
+        }),
+    ))
+}
+
+#[tokio::test]
+async fn when_every_call_of_a_round_fails_permanently_later_rounds_are_skipped() {
+    let (_dir, store) = store().await;
+    let models: Vec<_> = (0..3)
+        .map(|i| {
+            failing_with(
+                || BackendError::AgentFailed(format!("exit status: 3; stderr: agent {i} is broken")),
+                3,
+            )
+        })
+        .collect();
+    let agents = models.iter().map(|m| agent(m.clone())).collect();
+    let result = run_new(
+        &store,
+        "dead",
+        spec(3, 2),
+        "som",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 2),
+    )
+    .await;
+    for m in &models {
+        assert_eq!(m.requests().len(), 1, "asked once, not once per round");
+    }
+    for round in 1..=2 {
+        for a in 0..3 {
+            assert!(
+                matches!(result.transcript.get(round, a), Some(Outcome::Skipped { reason }) if reason.contains("every call of round 0 failed")),
+                "round {round} agent {a}: {:?}",
+                result.transcript.get(round, a)
+            );
+        }
+    }
+    let failures = result.every_call_failed().expect("nobody answered");
+    assert_eq!(failures.len(), 3);
+    assert!(failures[2].contains("agent 2 is broken"), "{failures:?}");
+    assert_eq!(result.decision().and_then(|d| d.answer.as_ref()), None);
+}
+
+#[tokio::test]
+async fn a_round_with_an_answer_or_a_retryable_failure_does_not_end_the_debate() {
+    let (_dir, store) = store().await;
+    // One agent's failures are transient: the next round may go better.
+    let transient = failing_with(|| BackendError::Transport("connection reset".into()), 3);
+    let permanent = || failing_with(|| BackendError::AgentFailed("exit status: 1".into()), 3);
+    let (p1, p2) = (permanent(), permanent());
+    let agents = vec![agent(transient.clone()), agent(p1.clone()), agent(p2.clone())];
+    let result = run_new(
+        &store,
+        "limping",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 1),
+    )
+    .await;
+    assert_eq!(transient.requests().len(), 2);
+    assert_eq!(p1.requests().len(), 2);
+    assert!(result.every_call_failed().is_some());
+    // One answer in round 0 and the debate goes on, whatever the others did.
+    let answering = Arc::new(ScriptedModel::new("o", [Scripted::reply("Final answer: 4")]));
+    let (q1, q2) = (permanent(), permanent());
+    let agents = vec![agent(answering.clone()), agent(q1.clone()), agent(q2.clone())];
+    let result = run_new(
+        &store,
+        "partial",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 1),
+    )
+    .await;
+    assert_eq!(answering.requests().len(), 2);
+    assert_eq!(q1.requests().len(), 2);
+    assert!(result.every_call_failed().is_none());
+}
+
 #[tokio::test]
 async fn resume_after_a_crash_repeats_no_completed_call() {
     let (_dir, store) = store().await;

@@ -131,6 +131,10 @@ pub struct ReaskNote {
     pub error: Option<String>,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the backend really processed (the rest came from its prompt
+    /// cache), when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processed_input_tokens: Option<u64>,
 }
 
 /// A prompt cut to fit the engine's prompt budget: the middle of its longest message was
