@@ -9,6 +9,7 @@
 //! - [`protocol`]: every debate protocol as a pure state machine, composed from [`topology`],
 //!   orderings, masks and [`faults`].
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
+//! - [`text`]: helpers for printed text (counts with their nouns).
 
 pub mod answer;
 pub mod chat;
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod prompts;
 pub mod protocol;
 pub mod redact;
+pub mod text;
 pub mod topology;
 pub mod trajectory;
 

@@ -31,11 +31,11 @@ pub enum Topology {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TopologyError {
-    #[error("k-reviewers needs 1 <= k <= agents - 1 (k = {k}, {agents} agents)")]
+    #[error("k-reviewers needs 1 <= k <= agents - 1 (k = {k}, {})", crate::text::plural(*.agents, "agent"))]
     BadK { k: usize, agents: usize },
     #[error("star hub {hub} is not an agent (agents are numbered 0..{agents})")]
     BadHub { hub: usize, agents: usize },
-    #[error("groups needs 1 <= groups <= agents (groups = {groups}, {agents} agents)")]
+    #[error("groups needs 1 <= groups <= agents (groups = {groups}, {})", crate::text::plural(*.agents, "agent"))]
     BadGroups { groups: usize, agents: usize },
 }
 

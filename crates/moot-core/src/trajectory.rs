@@ -33,7 +33,8 @@ pub enum TrajectoryError {
     #[error("agent {agent} has no rounds")]
     NoRounds { agent: usize },
     #[error(
-        "agent {agent} has {len} rounds but agent 0 has {expected} (rows must be equally long)"
+        "agent {agent} has {} but agent 0 has {expected} (rows must be equally long)",
+        crate::text::plural(*.len, "round")
     )]
     Ragged {
         agent: usize,

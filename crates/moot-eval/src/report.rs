@@ -13,6 +13,7 @@
 //! The budgets compared are each protocol's full cost. Tokens are input plus output, cache hits
 //! included (what the debate costs without a cache).
 
+use moot_core::text::plural;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -242,15 +243,18 @@ impl Report {
         let mut out = String::new();
         for b in &self.benches {
             out.push_str(&format!(
-                "Benchmark {}: {} items of {} (seed {}{}), protocols {}{}\n",
+                "Benchmark {}: {} of {} (seed {}{}), protocols {}{}\n",
                 b.name,
-                b.items,
+                plural(b.items, "item"),
                 b.dataset,
                 b.seed,
                 b.limit.map_or(String::new(), |l| format!(", limit {l}")),
                 b.protocols.join(", "),
                 if b.unfinished > 0 {
-                    format!(" — {} debates unfinished and left out", b.unfinished)
+                    format!(
+                        " — {} unfinished and left out",
+                        plural(b.unfinished, "debate")
+                    )
                 } else {
                     String::new()
                 }
@@ -258,8 +262,10 @@ impl Report {
         }
         if self.left_out > 0 {
             out.push_str(&format!(
-                "\nOn the {} items every protocol finished; {} more items, not finished by every protocol, are left out.\n",
-                self.items, self.left_out
+                "\nOn the {} every protocol finished; {} more, not finished by every protocol, {} left out.\n",
+                plural(self.items, "item"),
+                plural(self.left_out, "item"),
+                if self.left_out == 1 { "is" } else { "are" }
             ));
         }
         out.push_str("\n| protocol | accuracy | 95% CI | no answer | unparsed responses (re-asked) | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -3,6 +3,11 @@
 //! [`Store`] is the interface the engine and CLI use; [`SqliteStore`] is the embedded default (one
 //! file, WAL journal, migrations from `migrations/`). Every call is written as soon as it
 //! completes, before the engine uses its outcome, so a killed process loses nothing it acted on.
+//!
+//! A store is opened for an [`Access`]: reading never creates, migrates or writes a store; only
+//! [`Access::Create`] (commands that record new runs) creates one, and only in a folder that
+//! exists, except the default location's. A file that is not a moot store, is damaged, or was
+//! written by a newer moot is refused before anything is written to it.
 
 mod memory;
 mod sqlite;
@@ -15,12 +20,39 @@ use serde::{Deserialize, Serialize};
 pub use memory::MemoryStore;
 pub use sqlite::SqliteStore;
 
+/// What can go wrong with a store. Each message is one line that names the store when the
+/// store itself is the problem; none repeats its cause (no `source()` whose text is already in
+/// the message), so a `{:#}` chain prints it once.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
-    #[error("migrations: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A query failed for a reason that is not the store file's (locked, disk full, …).
+    #[error("database error: {}", sqlite::database_message(.0))]
+    Database(sqlx::Error),
+    /// A reading command (or [`Access::Write`]) was pointed at a file that does not exist.
+    #[error("no store at {}{}", .path.display(), if *.default { " (the default location; pass --store FILE or set MOOT_STORE to use another)" } else { "" })]
+    NotFound { path: PathBuf, default: bool },
+    /// A new store's folder does not exist (only the default location's folder is created).
+    #[error("cannot create the store {}: the folder {} does not exist", .path.display(), .folder.display())]
+    NoFolder { path: PathBuf, folder: PathBuf },
+    /// The file cannot be opened at all (a folder, no permission).
+    #[error("cannot open the store {}: {reason}", .path.display())]
+    CannotOpen { path: PathBuf, reason: String },
+    /// Not a SQLite file, a SQLite file of another program, or a damaged store.
+    #[error("the store {} is not a moot database or is corrupt: {reason}", .path.display())]
+    NotAStore { path: PathBuf, reason: String },
+    /// The store was migrated by a newer moot, to a schema this binary does not know.
+    #[error("the store {} was written by a newer moot (schema version {found}; this moot knows up to {known}): use that version of moot or a newer one", .path.display())]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    /// An older store could not be brought up to this binary's schema.
+    #[error("cannot upgrade the store {}: {message}", .path.display())]
+    Migrate { path: PathBuf, message: String },
+    /// A write through a store opened with [`Access::Read`].
+    #[error("the store {} was opened read-only", .0.display())]
+    ReadOnly(PathBuf),
     #[error("run {0:?} not found")]
     RunNotFound(String),
     #[error("benchmark {0:?} not found")]
@@ -35,6 +67,29 @@ pub enum StoreError {
     },
     #[error("{0}")]
     Location(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        StoreError::Database(e)
+    }
+}
+
+impl StoreError {
+    /// The store given cannot be used as it is (missing, in a missing folder, unreadable, not a
+    /// moot database, damaged, or from a newer moot): a problem with what the user pointed at,
+    /// not a failure of moot.
+    pub fn is_unusable_store(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotFound { .. }
+                | StoreError::NoFolder { .. }
+                | StoreError::CannotOpen { .. }
+                | StoreError::NotAStore { .. }
+                | StoreError::TooNew { .. }
+                | StoreError::Location(_)
+        )
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,6 +252,8 @@ pub trait Store: Send + Sync {
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
     /// Stores a response under its request key (the first one stored stays).
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError>;
+    /// Finishes what is pending and closes the store; nothing can be done through it after.
+    async fn close(&self) {}
 }
 
 /// Checks a store against the cache part of the [`Store`] contract.
@@ -301,43 +358,92 @@ pub(crate) async fn check_bench_contract(store: &dyn Store) {
     assert!(store.bench_items("nope").await.unwrap().is_empty());
 }
 
+/// What a command does with its store; it decides whether a store may be created or changed.
+///
+/// Reading never creates: `moot show`, `report`, `decide` (and a server) use [`Access::Read`],
+/// `moot resume` [`Access::Write`], and only the commands that record new runs (`moot ask`,
+/// `bench`) [`Access::Create`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads. The store must exist; it is opened read-only and is never created, migrated
+    /// or written. A store from an older moot is read through an upgraded copy in memory (the
+    /// file stays as it is); one from a newer moot is refused ([`StoreError::TooNew`]). Writes
+    /// through the returned store fail with [`StoreError::ReadOnly`].
+    Read,
+    /// Reads and writes a store that must exist (finishing what it holds); a store from an older
+    /// moot is migrated, one from a newer moot refused.
+    Write,
+    /// As [`Access::Write`], but a missing store file is created. Its folder must exist, except
+    /// the default location's (the user data directory), which is created.
+    Create,
+}
+
 /// Where a store lives, from `--store`, `MOOT_STORE`, or the default data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreLocation {
-    Sqlite(PathBuf),
+    /// A SQLite file; `default` when it is the default location (see
+    /// [`StoreLocation::default_location`]), whose folder [`Access::Create`] may create.
+    Sqlite {
+        path: PathBuf,
+        default: bool,
+    },
     Postgres(String),
 }
 
 impl StoreLocation {
     /// `sqlite://PATH`, `postgres://…`, or a plain file path.
     pub fn parse(spec: &str) -> StoreLocation {
+        let sqlite = |p: &str| StoreLocation::Sqlite {
+            path: PathBuf::from(p),
+            default: false,
+        };
         if let Some(p) = spec.strip_prefix("sqlite://") {
-            StoreLocation::Sqlite(PathBuf::from(p))
+            sqlite(p)
         } else if let Some(p) = spec.strip_prefix("sqlite:") {
-            StoreLocation::Sqlite(PathBuf::from(p))
+            sqlite(p)
         } else if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
             StoreLocation::Postgres(spec.to_string())
         } else {
-            StoreLocation::Sqlite(PathBuf::from(spec))
+            sqlite(spec)
         }
     }
 
     /// The default: `moot.db` in the user's data directory (`~/.local/share/moot` on Linux).
     pub fn default_location() -> Result<StoreLocation, StoreError> {
         dirs::data_dir()
-            .map(|d| StoreLocation::Sqlite(d.join("moot").join("moot.db")))
+            .map(|d| StoreLocation::Sqlite {
+                path: d.join("moot").join("moot.db"),
+                default: true,
+            })
             .ok_or_else(|| {
                 StoreError::Location("no data directory: pass --store or set MOOT_STORE".into())
             })
     }
 
-    /// Opens the store, creating and migrating it if needed.
-    pub async fn open(&self) -> Result<Box<dyn Store>, StoreError> {
+    /// Opens the store for `access`: see [`Access`] for what each may create or change.
+    pub async fn open(&self, access: Access) -> Result<Box<dyn Store>, StoreError> {
         match self {
-            StoreLocation::Sqlite(path) => Ok(Box::new(SqliteStore::open(path).await?)),
+            StoreLocation::Sqlite { path, default } => {
+                if access == Access::Create && *default {
+                    sqlite::create_default_folder(path)?;
+                }
+                match SqliteStore::open_with(path, access).await {
+                    Ok(store) => Ok(Box::new(store)),
+                    Err(StoreError::NotFound { path, .. }) => Err(StoreError::NotFound {
+                        path,
+                        default: *default,
+                    }),
+                    Err(e) => Err(e),
+                }
+            }
             StoreLocation::Postgres(url) => Err(StoreError::Location(format!(
                 "{url}: the PostgreSQL store is not available yet; use a SQLite file path"
             ))),
         }
+    }
+
+    /// [`StoreLocation::open`] with [`Access::Read`]: for commands that only read.
+    pub async fn open_read_only(&self) -> Result<Box<dyn Store>, StoreError> {
+        self.open(Access::Read).await
     }
 }

@@ -1,42 +1,400 @@
 //! The SQLite store: one file, WAL journal, foreign keys on.
+//!
+//! How a file is opened depends on the [`Access`] asked for. Before anything is written, an
+//! existing file is inspected through a read-only connection: a file that is not a SQLite
+//! database, a damaged one, a SQLite database of another program, and a store migrated by a
+//! newer moot are refused there, so that no error path changes a byte of what is stored.
+//! Reading ([`Access::Read`]) never creates, migrates or writes the file: an up-to-date store is
+//! opened read-only (SQLite may still create the usual `-wal`/`-shm` companions of a WAL file, as
+//! every SQLite reader does); an older store is copied into memory, and the copy is migrated and
+//! read.
 
-use std::path::Path;
-use std::str::FromStr;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow, SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqliteOwnedBuf, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
 };
-use sqlx::{Row, SqlitePool};
+use sqlx::{ConnectOptions, Connection, Row, SqliteConnection, SqlitePool};
 
 use crate::{
-    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
+    sort_bench_items, Access, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
     RunStatus, Store, StoreError,
 };
 
+/// The schema, one migration per file in `migrations/`; a store records which it has applied.
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+// SQLite's primary result codes for a file that cannot be opened, is damaged, or is not a
+// database (https://sqlite.org/rescode.html).
+const SQLITE_CORRUPT: i32 = 11;
+const SQLITE_CANTOPEN: i32 = 14;
+const SQLITE_NOTADB: i32 = 26;
+
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
+    queries: Queries,
+    path: PathBuf,
+    read_only: bool,
+}
+
+/// The queries behind [`Store`], whose errors [`SqliteStore`] locates (names the store in).
+#[derive(Debug, Clone)]
+struct Queries {
     pool: SqlitePool,
 }
 
-impl SqliteStore {
-    pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError::Location(format!("creating {}: {e}", dir.display())))?;
+/// What an existing file holds, as seen without writing to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Schema {
+    /// A SQLite database without tables (an empty file): a store nothing was recorded in.
+    Empty,
+    /// Every migration this binary knows is applied.
+    Current,
+    /// Some are not applied yet: written by an older moot.
+    Older,
+}
+
+/// The message of a database error without sqlx's prefix and SQLite's result code.
+pub(crate) fn database_message(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(d) => d.message().to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// SQLite's primary result code of a database error.
+fn primary_code(e: &sqlx::Error) -> Option<i32> {
+    match e {
+        sqlx::Error::Database(d) => d.code()?.parse::<i32>().ok().map(|c| c & 0xff),
+        _ => None,
+    }
+}
+
+/// Names the store in errors that are about its file: damaged or not a database, or not openable.
+fn located(path: &Path, e: StoreError) -> StoreError {
+    let StoreError::Database(db) = &e else {
+        return e;
+    };
+    match primary_code(db) {
+        Some(SQLITE_CORRUPT | SQLITE_NOTADB) => StoreError::NotAStore {
+            path: path.to_path_buf(),
+            reason: database_message(db),
+        },
+        Some(SQLITE_CANTOPEN) => StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: database_message(db),
+        },
+        _ => e,
+    }
+}
+
+fn migrate_error(path: &Path, e: MigrateError) -> StoreError {
+    match e {
+        MigrateError::Execute(db) | MigrateError::ExecuteMigration(db, _) => {
+            match located(path, StoreError::Database(db)) {
+                StoreError::Database(db) => StoreError::Migrate {
+                    path: path.to_path_buf(),
+                    message: database_message(&db),
+                },
+                other => other,
+            }
         }
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))?
-            .create_if_missing(true)
+        other => StoreError::Migrate {
+            path: path.to_path_buf(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Creates the default location's folder (the user data directory's `moot`): a writing command
+/// may, unlike an explicit `--store` path's folder, which must exist.
+pub(crate) fn create_default_folder(path: &Path) -> Result<(), StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: format!("creating the folder {}: {e}", dir.display()),
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether a store file is at `path` (an error when something that cannot be one is there).
+fn exists(path: &Path) -> Result<bool, StoreError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: "it is a folder".into(),
+        }),
+        Ok(_) => Ok(true),
+        // A file where a folder of the path should be: nothing there (`check_folder` names it).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Refuses to create a store whose folder is missing, naming the first folder that is.
+fn check_folder(path: &Path) -> Result<(), StoreError> {
+    let Some(parent) = path.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: format!("{} is not a folder", parent.display()),
+        }),
+        Err(_) => {
+            let mut missing = parent;
+            while let Some(up) = missing.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if up.exists() {
+                    break;
+                }
+                missing = up;
+            }
+            Err(StoreError::NoFolder {
+                path: path.to_path_buf(),
+                folder: missing.to_path_buf(),
+            })
+        }
+    }
+}
+
+/// Options for the file at `path`, which SQLite never creates unless `create` is set.
+fn file_options(path: &Path) -> SqliteConnectOptions {
+    // A relative name SQLite could take for a URI (`file:…`) is made explicitly relative.
+    let name = if path.is_relative() && path.to_string_lossy().starts_with("file:") {
+        Path::new(".").join(path)
+    } else {
+        path.to_path_buf()
+    };
+    SqliteConnectOptions::new()
+        .filename(name)
+        .create_if_missing(false)
+        .busy_timeout(std::time::Duration::from_secs(10))
+}
+
+/// Opens one read-only connection to the existing file at `path`.
+async fn read_only_connection(path: &Path) -> Result<SqliteConnection, StoreError> {
+    file_options(path)
+        .read_only(true)
+        .connect()
+        .await
+        .map_err(|e| located(path, e.into()))
+}
+
+/// What the existing file at `path` holds, refusing what this binary must not write to or read:
+/// not a database, damaged, another program's database, or a newer moot's store.
+async fn inspect(path: &Path) -> Result<Schema, StoreError> {
+    let mut conn = read_only_connection(path).await?;
+    let schema = inspect_connection(&mut conn, path).await;
+    let _ = conn.close().await;
+    schema.map_err(|e| located(path, e))
+}
+
+async fn inspect_connection(
+    conn: &mut SqliteConnection,
+    path: &Path,
+) -> Result<Schema, StoreError> {
+    let tables: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .fetch_all(&mut *conn)
+            .await?;
+    if tables.is_empty() {
+        return Ok(Schema::Empty);
+    }
+    if !tables.iter().any(|t| t == "_sqlx_migrations") {
+        return Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+            reason: "a SQLite database without moot's tables".into(),
+        });
+    }
+    let applied: Vec<(i64, bool)> =
+        sqlx::query_as("SELECT version, success FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&mut *conn)
+            .await?;
+    let known: HashSet<i64> = MIGRATOR.iter().map(|m| m.version).collect();
+    let newest_known = known.iter().copied().max().unwrap_or(0);
+    if let Some(found) = applied
+        .iter()
+        .map(|(v, _)| *v)
+        .filter(|v| !known.contains(v))
+        .max()
+    {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: newest_known,
+        });
+    }
+    if let Some((version, _)) = applied.iter().find(|(_, success)| !success) {
+        return Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+            reason: format!("migration {version} did not complete"),
+        });
+    }
+    Ok(if applied.len() == known.len() {
+        Schema::Current
+    } else {
+        Schema::Older
+    })
+}
+
+impl SqliteStore {
+    /// Opens the store at `path`, creating it if missing ([`Access::Create`]; its folder must
+    /// exist).
+    pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, Access::Create).await
+    }
+
+    /// Opens the store at `path` for `access` (see [`Access`] for what each may create or change).
+    pub async fn open_with(path: &Path, access: Access) -> Result<SqliteStore, StoreError> {
+        let found = exists(path)?;
+        match access {
+            Access::Read | Access::Write if !found => Err(StoreError::NotFound {
+                path: path.to_path_buf(),
+                default: false,
+            }),
+            Access::Read => match inspect(path).await? {
+                Schema::Current => SqliteStore::read_file(path).await,
+                Schema::Empty => SqliteStore::read_upgraded_copy(path, false).await,
+                Schema::Older => SqliteStore::read_upgraded_copy(path, true).await,
+            },
+            Access::Write | Access::Create => {
+                if found {
+                    inspect(path).await?;
+                } else {
+                    check_folder(path)?;
+                }
+                SqliteStore::write_file(path, !found).await
+            }
+        }
+    }
+
+    /// A read-write pool on the file, migrated to this binary's schema.
+    async fn write_file(path: &Path, create: bool) -> Result<SqliteStore, StoreError> {
+        let options = file_options(path)
+            .create_if_missing(create)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(std::time::Duration::from_secs(10));
+            .foreign_keys(true);
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
+            .await
+            .map_err(|e| located(path, e.into()))?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|e| migrate_error(path, e))?;
+        Ok(SqliteStore {
+            queries: Queries { pool },
+            path: path.to_path_buf(),
+            read_only: false,
+        })
+    }
+
+    /// A read-only pool on a current store's file.
+    async fn read_file(path: &Path) -> Result<SqliteStore, StoreError> {
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(file_options(path).read_only(true).foreign_keys(true))
+            .await
+            .map_err(|e| located(path, e.into()))?;
+        Ok(SqliteStore {
+            queries: Queries { pool },
+            path: path.to_path_buf(),
+            read_only: true,
+        })
+    }
+
+    /// An older (or empty) store read without changing it: its pages are copied into memory
+    /// through a read-only connection (WAL content included) unless it has none (`copy`
+    /// false: an empty database), the copy is migrated, and the store reads the migrated copy.
+    async fn read_upgraded_copy(path: &Path, copy: bool) -> Result<SqliteStore, StoreError> {
+        let mut pages = Vec::new();
+        if copy {
+            let mut source = read_only_connection(path).await?;
+            let serialized = source
+                .serialize(None)
+                .await
+                .map_err(|e| located(path, e.into()));
+            let _ = source.close().await;
+            pages = serialized?.to_vec();
+        }
+        // Bytes 18 and 19 of the header say 2 for a WAL file; an in-memory copy has no WAL.
+        if pages.len() >= 100 {
+            pages[18] = 1;
+            pages[19] = 1;
+        }
+        let mut memory = SqliteConnectOptions::new()
+            .connect()
+            .await
+            .map_err(StoreError::from)?;
+        if !pages.is_empty() {
+            memory
+                .deserialize(None, SqliteOwnedBuf::try_from(&pages[..])?, false)
+                .await
+                .map_err(|e| located(path, e.into()))?;
+        }
+        MIGRATOR
+            .run(&mut memory)
+            .await
+            .map_err(|e| migrate_error(path, e))?;
+        let migrated: Arc<Vec<u8>> = Arc::new(memory.serialize(None).await?.to_vec());
+        let _ = memory.close().await;
+        // One connection, kept open: each in-memory database is its own connection's.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .after_connect(move |conn, _| {
+                let migrated = Arc::clone(&migrated);
+                Box::pin(async move {
+                    let buf = SqliteOwnedBuf::try_from(&migrated[..])?;
+                    conn.deserialize(None, buf, true).await
+                })
+            })
+            .connect_with(SqliteConnectOptions::new())
             .await?;
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(SqliteStore { pool })
+        Ok(SqliteStore {
+            queries: Queries { pool },
+            path: path.to_path_buf(),
+            read_only: true,
+        })
+    }
+
+    /// The file this store reads (and, unless opened read-only, writes).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Refuses a write through a store opened with [`Access::Read`].
+    fn writable(&self) -> Result<(), StoreError> {
+        if self.read_only {
+            Err(StoreError::ReadOnly(self.path.clone()))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Names the store in an error about its file.
+    fn located<T>(&self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        r.map_err(|e| located(&self.path, e))
     }
 }
 
@@ -121,8 +479,7 @@ fn call_from_row(row: &SqliteRow) -> Result<CallRecord, StoreError> {
     })
 }
 
-#[async_trait]
-impl Store for SqliteStore {
+impl Queries {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at)
@@ -387,6 +744,89 @@ impl Store for SqliteStore {
     }
 }
 
+#[async_trait]
+impl Store for SqliteStore {
+    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.create_run(run).await)
+    }
+
+    async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.record_call(call).await)
+    }
+
+    async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.record_decision(decision).await)
+    }
+
+    async fn finish_run(
+        &self,
+        id: &str,
+        status: RunStatus,
+        answer: Option<&str>,
+        at: &str,
+    ) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.finish_run(id, status, answer, at).await)
+    }
+
+    async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
+        self.located(self.queries.run(id).await)
+    }
+
+    async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
+        self.located(self.queries.calls(id).await)
+    }
+
+    async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
+        self.located(self.queries.decisions(id).await)
+    }
+
+    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+        self.located(self.queries.list_runs(limit).await)
+    }
+
+    async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.create_bench(bench).await)
+    }
+
+    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
+        self.located(self.queries.bench(name).await)
+    }
+
+    async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.record_bench_item(item).await)
+    }
+
+    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
+        self.located(self.queries.bench_items(name).await)
+    }
+
+    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+        self.located(self.queries.cache_get(key).await)
+    }
+
+    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.cache_put(key, response).await)
+    }
+
+    /// Copies the WAL into the file first (without waiting on other processes), so that the file
+    /// alone holds what this store wrote even if the process ends before its connections do.
+    async fn close(&self) {
+        if !self.read_only {
+            let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&self.queries.pool)
+                .await;
+        }
+        self.queries.pool.close().await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,47 +908,60 @@ mod tests {
         assert_eq!(calls, vec![answer, judge, skipped]);
     }
 
+    /// A raw read-write connection to `path` (created if missing), for building test files.
+    async fn raw(path: &Path) -> SqliteConnection {
+        SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    /// Writes a store at `path` as the first migration left it, with one call.
+    async fn first_migration_store(path: &Path) {
+        let mut conn = raw(path).await;
+        // As moot wrote it: a WAL file.
+        sqlx::query("PRAGMA journal_mode = WAL")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let init = include_str!("../migrations/20261121000001_init.sql");
+        sqlx::raw_sql(init).execute(&mut conn).await.unwrap();
+        sqlx::raw_sql(
+            "INSERT INTO runs VALUES ('r1', 't', 'q', 'som', 'majority-last', '{}', '{}', 'done', '7', 't');
+             INSERT INTO calls (run_id, round, agent, agent_id, backend, mode, template, template_hash,
+               messages_json, peers_json, status, response_text, answer, latency_ms, recorded_at)
+             VALUES ('r1', 1, 0, 'a0', 'b', 'critique', 'conformity', 'h', '[]', '[1,2]', 'ok', 'Final answer: 7', '7', 5, 't');",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        // Record the first migration as applied, the way sqlx does.
+        let first = MIGRATOR.iter().next().unwrap();
+        sqlx::query("CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, success BOOLEAN NOT NULL, checksum BLOB NOT NULL, execution_time BIGINT NOT NULL)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (?, ?, TRUE, ?, 0)")
+            .bind(first.version)
+            .bind(&*first.description)
+            .bind(&*first.checksum)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+    }
+
     #[tokio::test]
     async fn the_slot_migration_keeps_every_existing_call() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
-        // A database as the first migration left it, with one call.
-        {
-            use sqlx::sqlite::SqliteConnectOptions;
-            use sqlx::{ConnectOptions, Connection};
-            let mut conn = SqliteConnectOptions::new()
-                .filename(&path)
-                .create_if_missing(true)
-                .connect()
-                .await
-                .unwrap();
-            let init = include_str!("../migrations/20261121000001_init.sql");
-            sqlx::raw_sql(init).execute(&mut conn).await.unwrap();
-            sqlx::raw_sql(
-                "INSERT INTO runs VALUES ('r1', 't', 'q', 'som', 'majority-last', '{}', '{}', 'done', '7', 't');
-                 INSERT INTO calls (run_id, round, agent, agent_id, backend, mode, template, template_hash,
-                   messages_json, peers_json, status, response_text, answer, latency_ms, recorded_at)
-                 VALUES ('r1', 1, 0, 'a0', 'b', 'critique', 'conformity', 'h', '[]', '[1,2]', 'ok', 'Final answer: 7', '7', 5, 't');",
-            )
-            .execute(&mut conn)
-            .await
-            .unwrap();
-            // Record the first migration as applied, the way sqlx does.
-            let migrator = sqlx::migrate!("./migrations");
-            let first = migrator.iter().next().unwrap();
-            sqlx::query("CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, success BOOLEAN NOT NULL, checksum BLOB NOT NULL, execution_time BIGINT NOT NULL)")
-                .execute(&mut conn)
-                .await
-                .unwrap();
-            sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (?, ?, TRUE, ?, 0)")
-                .bind(first.version)
-                .bind(&*first.description)
-                .bind(&*first.checksum)
-                .execute(&mut conn)
-                .await
-                .unwrap();
-            conn.close().await.unwrap();
-        }
+        first_migration_store(&path).await;
         let store = SqliteStore::open(&path).await.unwrap();
         let calls = store.calls("r1").await.unwrap();
         assert_eq!(calls.len(), 1);
@@ -520,7 +973,7 @@ mod tests {
     #[tokio::test]
     async fn round_trips_runs_calls_and_decisions_on_a_real_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("nested").join("moot.db");
+        let path = dir.path().join("moot.db");
         let store = SqliteStore::open(&path).await.unwrap();
         store.create_run(&run("r1")).await.unwrap();
         store
@@ -585,16 +1038,308 @@ mod tests {
         assert!(store.record_call(&call(0, 0, Some("x"))).await.is_err());
     }
 
+    const ACCESSES: [Access; 3] = [Access::Read, Access::Write, Access::Create];
+
+    /// The names in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A store with `runs` runs of some size (several pages), closed so the WAL is checkpointed.
+    async fn filled_store(path: &Path, runs: usize) {
+        let store = SqliteStore::open(path).await.unwrap();
+        for i in 0..runs {
+            let mut r = run(&format!("r{i}"));
+            r.question = "q".repeat(2000);
+            store.create_run(&r).await.unwrap();
+        }
+        store.close().await;
+    }
+
+    /// Asserts one line that says what is wrong, with no cause chain that repeats it.
+    fn one_clear_line(e: &StoreError, expected: &str) {
+        let text = e.to_string();
+        assert_eq!(text, expected);
+        assert!(!text.contains('\n'));
+        assert!(
+            std::error::Error::source(e).is_none(),
+            "the cause is in the message already: {e:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_store_is_created_only_to_write_and_only_in_a_folder_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("typo.db");
+        for access in [Access::Read, Access::Write] {
+            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
+            one_clear_line(&e, &format!("no store at {}", path.display()));
+            assert!(e.is_unusable_store());
+        }
+        assert!(listing(dir.path()).is_empty(), "nothing created");
+        let deep = dir.path().join("nodir").join("typo").join("moot.db");
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(&deep, access).await.unwrap_err();
+            assert!(e.is_unusable_store(), "{e}");
+        }
+        let e = SqliteStore::open_with(&deep, Access::Create)
+            .await
+            .unwrap_err();
+        one_clear_line(
+            &e,
+            &format!(
+                "cannot create the store {}: the folder {} does not exist",
+                deep.display(),
+                dir.path().join("nodir").display()
+            ),
+        );
+        assert!(listing(dir.path()).is_empty(), "no folder created");
+        let store = SqliteStore::open_with(&path, Access::Create).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        store.close().await;
+        let made = listing(dir.path());
+        assert!(
+            made.iter().all(|n| n.starts_with("typo.db")),
+            "only the store (and its WAL files): {made:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_folder_is_not_a_store() {
+        let dir = tempfile::tempdir().unwrap();
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(dir.path(), access)
+                .await
+                .unwrap_err();
+            one_clear_line(
+                &e,
+                &format!(
+                    "cannot open the store {}: it is a folder",
+                    dir.path().display()
+                ),
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_of_random_bytes_is_refused_in_one_line_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("random.db");
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let bytes: Vec<u8> = (0..20_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 24) as u8
+            })
+            .collect();
+        std::fs::write(&path, &bytes).unwrap();
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
+            one_clear_line(
+                &e,
+                &format!(
+                    "the store {} is not a moot database or is corrupt: file is not a database",
+                    path.display()
+                ),
+            );
+            assert!(
+                std::fs::read(&path).unwrap() == bytes,
+                "{access:?} changed it"
+            );
+        }
+        assert_eq!(listing(dir.path()), ["random.db"]);
+    }
+
+    #[tokio::test]
+    async fn a_truncated_store_is_refused_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.db");
+        filled_store(&path, 40).await;
+        let whole = std::fs::read(&path).unwrap();
+        assert!(whole.len() > 40 * 2000, "the runs are in the file");
+        let cut = &whole[..whole.len() / 2];
+        std::fs::write(&path, cut).unwrap();
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
+            one_clear_line(
+                &e,
+                &format!(
+                    "the store {} is not a moot database or is corrupt: database disk image is malformed",
+                    path.display()
+                ),
+            );
+            assert!(
+                std::fs::read(&path).unwrap() == cut,
+                "{access:?} changed it"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn another_programs_database_is_not_written_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        let mut conn = raw(&path).await;
+        sqlx::raw_sql("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+        let before = std::fs::read(&path).unwrap();
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
+            one_clear_line(
+                &e,
+                &format!(
+                    "the store {} is not a moot database or is corrupt: a SQLite database without moot's tables",
+                    path.display()
+                ),
+            );
+            assert!(
+                std::fs::read(&path).unwrap() == before,
+                "{access:?} changed it"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_store_from_a_newer_moot_is_refused_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("newer.db");
+        filled_store(&path, 3).await;
+        let mut conn = raw(&path).await;
+        sqlx::query("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (20991231000001, 'from the future', TRUE, x'00', 0)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        // Into the file itself, whichever connection closes last.
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        conn.close().await.unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let known = MIGRATOR.iter().map(|m| m.version).max().unwrap();
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
+            one_clear_line(
+                &e,
+                &format!(
+                    "the store {} was written by a newer moot (schema version 20991231000001; this moot knows up to {known}): use that version of moot or a newer one",
+                    path.display()
+                ),
+            );
+            assert!(e.is_unusable_store());
+            assert!(
+                std::fs::read(&path).unwrap() == before,
+                "{access:?} changed it"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn reading_a_current_store_never_writes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        filled_store(&path, 2).await;
+        let before = std::fs::read(&path).unwrap();
+        let store = SqliteStore::open_with(&path, Access::Read).await.unwrap();
+        assert_eq!(store.list_runs(10).await.unwrap().len(), 2);
+        assert!(matches!(
+            store.create_run(&run("r9")).await,
+            Err(StoreError::ReadOnly(_))
+        ));
+        assert!(matches!(
+            store.cache_put("k", &json!(1)).await,
+            Err(StoreError::ReadOnly(_))
+        ));
+        store.close().await;
+        assert!(
+            std::fs::read(&path).unwrap() == before,
+            "read-only changed it"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_reader_sees_what_a_writer_still_running_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let writer = SqliteStore::open(&path).await.unwrap();
+        writer.create_run(&run("r1")).await.unwrap();
+        let reader = SqliteStore::open_with(&path, Access::Read).await.unwrap();
+        assert_eq!(reader.run("r1").await.unwrap().id, "r1");
+        writer.create_run(&run("r2")).await.unwrap();
+        assert_eq!(reader.list_runs(10).await.unwrap().len(), 2);
+        reader.close().await;
+        writer.close().await;
+    }
+
+    #[tokio::test]
+    async fn an_older_store_is_read_through_an_upgraded_copy_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        first_migration_store(&path).await;
+        let before = std::fs::read(&path).unwrap();
+        let store = SqliteStore::open_with(&path, Access::Read).await.unwrap();
+        let calls = store.calls("r1").await.unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!((calls[0].slot.as_str(), calls[0].ncomm), ("answer", 2));
+        assert_eq!(store.run("r1").await.unwrap().answer.as_deref(), Some("7"));
+        assert!(matches!(
+            store.record_call(&calls[0]).await,
+            Err(StoreError::ReadOnly(_))
+        ));
+        store.close().await;
+        assert!(std::fs::read(&path).unwrap() == before, "not migrated");
+        // A writing command migrates it.
+        let store = SqliteStore::open_with(&path, Access::Write).await.unwrap();
+        store.record_call(&calls[0]).await.unwrap();
+        store.close().await;
+        let mut conn = raw(&path).await;
+        let applied: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(applied as usize, MIGRATOR.iter().count());
+        conn.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_empty_file_reads_as_an_empty_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.db");
+        std::fs::write(&path, b"").unwrap();
+        let store = SqliteStore::open_with(&path, Access::Read).await.unwrap();
+        assert!(matches!(
+            store.run("r1").await,
+            Err(StoreError::RunNotFound(_))
+        ));
+        assert!(store.list_runs(5).await.unwrap().is_empty());
+        store.close().await;
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        // Writing to it makes it a store.
+        let store = SqliteStore::open_with(&path, Access::Write).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+    }
+
     #[test]
     fn locations() {
         use crate::StoreLocation;
-        assert_eq!(
-            StoreLocation::parse("x.db"),
-            StoreLocation::Sqlite("x.db".into())
-        );
+        let file = |p: &str| StoreLocation::Sqlite {
+            path: p.into(),
+            default: false,
+        };
+        assert_eq!(StoreLocation::parse("x.db"), file("x.db"));
         assert_eq!(
             StoreLocation::parse("sqlite:///tmp/a.db"),
-            StoreLocation::Sqlite("/tmp/a.db".into())
+            file("/tmp/a.db")
         );
         assert!(matches!(
             StoreLocation::parse("postgres://u@h/db"),

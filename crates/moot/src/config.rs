@@ -11,6 +11,106 @@ use moot_core::protocol::{build_protocol, ProtocolOptions, PROTOCOLS};
 use serde::{Deserialize, Serialize};
 
 use crate::input::InputError;
+use moot_core::text::plural;
+
+/// Agents `moot ask` and `moot bench` debate among when neither the configuration nor
+/// `--agents` says (and the number `moot config check` assumes then).
+pub const DEFAULT_AGENTS: usize = 3;
+
+/// `debate.min_agents` when unset: a round proceeds at its soft deadline once two agents
+/// answered (or every agent, when the debate has fewer).
+pub const DEFAULT_MIN_AGENTS: usize = 2;
+
+/// The most debate rounds a debate runs without a token budget. Every round is one call per
+/// agent, and every call is stored, so a slip such as `--rounds 1000000` would otherwise run for
+/// hours and fill the store; the papers debate for 1 to 5 rounds, and answers rarely change after
+/// a few. A `budget.max_total_tokens` that pays for more raises it (see [`Config::validate_size`]).
+pub const MAX_ROUNDS: usize = 10;
+
+/// The most agents a debate has without a token budget: more than the papers use (3 to 9), and as
+/// many as the embedded model serves as parallel sequences. A `budget.max_total_tokens` that pays
+/// for more raises it.
+pub const MAX_AGENTS: usize = 16;
+
+/// What no budget raises: every debate holds an agents × rounds grid in memory, and each of an
+/// agent's prompts carries its peers' responses (cost grows with the square of the agents).
+pub const CEILING_ROUNDS: usize = 1000;
+/// See [`CEILING_ROUNDS`].
+pub const CEILING_AGENTS: usize = 256;
+
+/// The least one call is taken to cost when a token budget raises [`MAX_ROUNDS`] or
+/// [`MAX_AGENTS`]: a prompt with the question and the answer format plus a reply hardly ever take
+/// fewer tokens. A budget of T tokens thus pays for at most T / 100 calls; a debate that planned
+/// more would only record the rest as skipped.
+pub const MIN_TOKENS_PER_CALL: u64 = 100;
+
+/// The size of the debates a configuration is checked for (by [`Config::validate_size`]) and
+/// where each number came from, so that an error names the flag or key the user set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DebateSize {
+    pub agents: usize,
+    /// Debate rounds after round 0, as requested (before a protocol's own shape).
+    pub rounds: usize,
+    /// The number of agents came from `--agents` (else from the `[[agents]]` list or the default).
+    pub agents_flag: bool,
+    /// The number of rounds came from `--rounds` (else from `debate.rounds`).
+    pub rounds_flag: bool,
+    /// The configuration file, named in errors about its keys.
+    pub file: Option<String>,
+}
+
+impl DebateSize {
+    /// The size a configuration gives on its own: its agents (or [`DEFAULT_AGENTS`]) and
+    /// `debate.rounds`.
+    pub fn of(config: &Config) -> DebateSize {
+        DebateSize {
+            agents: if config.agents.is_empty() {
+                DEFAULT_AGENTS
+            } else {
+                config.agents.len()
+            },
+            rounds: config.debate.rounds,
+            agents_flag: false,
+            rounds_flag: false,
+            file: None,
+        }
+    }
+
+    /// `key` as an error names it: prefixed with the configuration file, if there is one.
+    fn config_key(&self, key: &str) -> String {
+        match &self.file {
+            Some(f) => format!("{f}: {key}"),
+            None => key.to_string(),
+        }
+    }
+
+    /// How the number of agents was given, e.g. `--agents 20` or `agents (20 configured)`.
+    fn agents_key(&self) -> String {
+        if self.agents_flag {
+            format!("--agents {}", self.agents)
+        } else {
+            self.config_key(&format!("agents ({} configured)", self.agents))
+        }
+    }
+
+    /// How the number of rounds was given, e.g. `--rounds 50` or `debate.rounds = 50`.
+    fn rounds_key(&self) -> String {
+        if self.rounds_flag {
+            format!("--rounds {}", self.rounds)
+        } else {
+            self.config_key(&format!("debate.rounds = {}", self.rounds))
+        }
+    }
+
+    /// "the 3 agents of the debate" / "the 2 agents --agents asks for".
+    fn the_agents(&self) -> String {
+        if self.agents_flag {
+            format!("the {} --agents asks for", plural(self.agents, "agent"))
+        } else {
+            format!("the debate's {}", plural(self.agents, "agent"))
+        }
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -144,7 +244,10 @@ pub struct DebateSection {
     pub seed: u64,
     pub soft_timeout_ms: u64,
     pub hard_timeout_ms: u64,
-    pub min_agents: usize,
+    /// A round proceeds at its soft deadline once this many agents answered; at most the number
+    /// of agents ([`DEFAULT_MIN_AGENTS`] when unset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_agents: Option<usize>,
     pub max_concurrent_calls: usize,
     /// FREE-MAD weights [initial, abandon, adopt, keep].
     pub weights: Option<[f64; 4]>,
@@ -172,7 +275,7 @@ impl Default for DebateSection {
             // Local models on two cores need a while per round; remote setups usually lower these.
             soft_timeout_ms: 120_000,
             hard_timeout_ms: 300_000,
-            min_agents: 2,
+            min_agents: None,
             max_concurrent_calls: 8,
             weights: None,
             tie_break: "deterministic".into(),
@@ -290,14 +393,14 @@ pub const EXAMPLE: &str = r#"# moot configuration (TOML; the same keys work in Y
 
 [debate]
 protocol = "free-mad-n"        # cot | cot-sc | som | free-mad-n | free-mad-c | mad-m2 | madc | svr-mad | sparse | group-debate | s2-mad | sid-et
-rounds = 1                     # debate rounds after round 0
+rounds = 1                     # debate rounds after round 0 (at most 10, unless budget.max_total_tokens pays for more)
 answer = "numeric"             # numeric | choice | yes-no | math | text | auto
 # decision = "free-mad"        # optional override of the protocol's rule: majority-last | free-mad | max-consistency | svr | sid-et
 # gold = "408"                 # the known answer: sim agents and truth-first/-last orderings need it
 seed = 41
 soft_timeout_ms = 15000        # proceed once min_agents answered and this has passed
 hard_timeout_ms = 30000        # cancel whatever is still running
-min_agents = 2
+min_agents = 2                 # at most the number of agents
 max_concurrent_calls = 8
 # weights = [20, 25, 30, 20]   # FREE-MAD [initial, abandon, adopt, keep]
 # tie_break = "deterministic"  # or "random" (seeded)
@@ -328,6 +431,7 @@ cli_allowed_commands = ["/usr/local/bin/my-agent"]
 # cli_max_input_bytes = 1048576   # cap on the prompt a cli agent is given (max_requirement_size)
 
 [budget]                       # limits on each debate; unset is unlimited
+# (a debate has at most 10 rounds and 16 agents unless max_total_tokens pays for more, at 100 tokens a call)
 # max_total_time_sec = 600     # then the remaining calls are skipped and the decision uses what exists
 # max_round_time_sec = 120
 # max_agent_time_sec = 60      # one call, retries included
@@ -354,19 +458,19 @@ max_tokens = 512
 # tokens_per_minute = 200000
 # max_in_flight = 8
 
-# [[agents]]
-# id = "claude"
-# backend = "anthropic"        # Anthropic's Messages API (no logprobs: not for svr-mad/sid-et/objective masking)
-# model = "claude-sonnet-4-5"
-# api_key_env = "ANTHROPIC_API_KEY"
+[[agents]]
+id = "claude"
+backend = "anthropic"          # Anthropic's Messages API (no logprobs: not for svr-mad/sid-et/objective masking)
+model = "claude-sonnet-4-5"
+api_key_env = "ANTHROPIC_API_KEY"
 # base_url = "https://api.anthropic.com"  # the default
 # max_tokens = 1024            # required by the API; this is the default
 
-[[agents]]
-id = "c1"
-backend = "cli"                # freemad's agent CLI contract: `command args… generate|critique`
-command = "/usr/local/bin/my-agent"
-args = []
+# [[agents]]
+# id = "c1"
+# backend = "cli"              # freemad's agent CLI contract: `command args… generate|critique`
+# command = "/usr/local/bin/my-agent"  # must exist, be executable and be in security.cli_allowed_commands
+# args = []
 # working_dir = "/tmp/agent-sandbox"  # where it runs; its environment is emptied but for PATH, HOME, LANG and cli_env_allow
 
 [[agents]]
@@ -381,12 +485,18 @@ model = "qwen2.5-coder-0.5b"   # a known name or a .gguf path
 "#;
 
 impl Config {
-    /// Reads a TOML (`.toml`) or YAML (`.yaml`/`.yml`) file; other extensions are tried as TOML
-    /// then YAML. Errors name the file and, where the parser knows it, the key and line.
+    /// Reads a TOML (`.toml`), YAML (`.yaml`/`.yml`) or JSON (`.json`) file; other extensions
+    /// are tried as TOML then YAML. Errors name the file and, where the parser knows it, the key
+    /// and line; text that is not UTF-8 names the offset, line and column of the first bad byte.
+    ///
+    /// The settings are checked ([`Config::validate_settings`]); the debate's size is not, as
+    /// `--agents` and `--rounds` may still change it: callers check it with
+    /// [`Config::validate_size`].
     pub fn load(path: &Path) -> Result<Config, InputError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let bytes = std::fs::read(path)
             .map_err(|e| InputError(format!("cannot read config {name}: {e}")))?;
+        let text = crate::input::utf8_text(&format!("config {name}"), bytes)?;
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
@@ -395,12 +505,13 @@ impl Config {
         let config = match ext.as_str() {
             "yaml" | "yml" => Self::from_yaml(&text),
             "toml" => Self::from_toml(&text),
+            "json" => Self::from_json(&text),
             _ => Self::from_toml(&text)
                 .or_else(|toml_err| Self::from_yaml(&text).map_err(|_| toml_err)),
         }
         .map_err(|e| InputError(format!("{name}: {e}")))?;
         config
-            .validate()
+            .validate_settings()
             .map_err(|e| InputError(format!("{name}: {e}")))?;
         Ok(config)
     }
@@ -411,6 +522,27 @@ impl Config {
 
     pub fn from_yaml(text: &str) -> Result<Config, String> {
         serde_saphyr::from_str(text).map_err(|e| e.to_string().trim().replace('\n', " "))
+    }
+
+    /// Errors quote the line up to where the parser stopped, so that they show the key.
+    pub fn from_json(text: &str) -> Result<Config, String> {
+        serde_json::from_str(text).map_err(|e| {
+            let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+            let mut end = e.column().min(line.len());
+            while !line.is_char_boundary(end) {
+                end -= 1;
+            }
+            let mut start = end.saturating_sub(60);
+            while !line.is_char_boundary(start) {
+                start += 1;
+            }
+            let near = line[start..end].trim();
+            if near.is_empty() {
+                e.to_string()
+            } else {
+                format!("{e}: `{near}`")
+            }
+        })
     }
 
     /// The configured decision rule, if `debate.decision` names one, and the rules' settings.
@@ -451,7 +583,7 @@ impl Config {
         moot_engine::EngineConfig {
             soft_timeout: std::time::Duration::from_millis(d.soft_timeout_ms),
             hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
-            min_agents: d.min_agents,
+            min_agents: d.min_agents.unwrap_or(DEFAULT_MIN_AGENTS),
             max_concurrent_calls: d.max_concurrent_calls,
             cache: false,
             budget: self.budget.budget(),
@@ -499,8 +631,198 @@ impl Config {
             .map_err(|e| InputError(format!("security.redact: {e}")))
     }
 
-    /// Checks values the types cannot: names, ranges, which keys each backend uses.
+    /// Checks the whole configuration for the debate it describes on its own:
+    /// [`Config::validate_settings`], then [`Config::validate_size`] for [`DebateSize::of`] it.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_settings()?;
+        self.validate_size(&DebateSize::of(self))
+    }
+
+    /// Checks that a debate of `size` can run under these settings with the configured protocol:
+    /// see [`Config::validate_size_for`].
+    pub fn validate_size(&self, size: &DebateSize) -> Result<(), String> {
+        self.validate_size_for(size, &[self.debate.protocol.as_str()])
+    }
+
+    /// Checks that a debate of `size` can run under these settings with each of `protocols`
+    /// (each given the options it reads):
+    /// - at most [`MAX_ROUNDS`] rounds and [`MAX_AGENTS`] agents, unless `budget.max_total_tokens`
+    ///   pays for every call at [`MIN_TOKENS_PER_CALL`] each, and never more than
+    ///   [`CEILING_ROUNDS`] and [`CEILING_AGENTS`];
+    /// - `debate.min_agents` no more than the agents;
+    /// - topology and quorum options that the agents can satisfy (`k` < agents, `hub` an agent,
+    ///   `groups` ≤ agents, SVR-MAD's `challengers` and `accept_after` < agents).
+    pub fn validate_size_for(&self, size: &DebateSize, protocols: &[&str]) -> Result<(), String> {
+        self.check_caps(size)?;
+        self.check_protocol_counts()?;
+        let n = size.agents;
+        if let Some(m) = self.debate.min_agents {
+            if m > n {
+                return Err(format!(
+                    "{} is more than {}: a round could never reach its quorum (lower debate.min_agents or add agents)",
+                    size.config_key(&format!("debate.min_agents = {m}")),
+                    size.the_agents()
+                ));
+            }
+        }
+        let o = &self.protocol;
+        // Protocol options may come from the file or from `-o`: named without the file.
+        let key = |k: &str, v: usize| format!("protocol.{k} = {v}");
+        if let Some(k) = o.k {
+            if k >= n {
+                return Err(format!(
+                    "{} needs more agents than {}: each agent reviews k of its peers, so k must be at most {}",
+                    key("k", k),
+                    size.the_agents(),
+                    n.saturating_sub(1)
+                ));
+            }
+        }
+        if let Some(hub) = o.hub {
+            if hub > n {
+                return Err(format!(
+                    "{} is not an agent: {} are numbered 1 to {n}",
+                    key("hub", hub),
+                    size.the_agents()
+                ));
+            }
+        }
+        if let Some(g) = o.groups {
+            if g > n {
+                return Err(format!(
+                    "{} is more groups than {}",
+                    key("groups", g),
+                    size.the_agents()
+                ));
+            }
+        }
+        if let Some(c) = o.challengers {
+            if c >= n {
+                return Err(format!(
+                    "{} needs more agents than {}: a receiver's challengers are its peers, at most {}",
+                    key("challengers", c),
+                    size.the_agents(),
+                    n.saturating_sub(1)
+                ));
+            }
+        }
+        if let Some(c) = o.accept_after {
+            if c >= n {
+                return Err(format!(
+                    "{} can never be reached with {}: a receiver meets at most {}",
+                    key("accept_after", c),
+                    size.the_agents(),
+                    plural(n.saturating_sub(1), "challenger")
+                ));
+            }
+        }
+        // What the protocols' own defaults need (a ring or k-reviewers default, two groups…).
+        let options = self.protocol_options();
+        for name in protocols {
+            let Some(entry) = PROTOCOLS.iter().find(|p| p.name == *name) else {
+                continue;
+            };
+            let mut options = if protocols.len() > 1 {
+                options.restricted_to(entry.options)
+            } else {
+                options.clone()
+            };
+            // The gold answer is checked where it is known (`moot ask`; each bench item has one).
+            if options.gold.is_none() && entry.options.contains(&"gold") {
+                options.gold = Some(String::new());
+            }
+            let Ok(protocol) = build_protocol(name, &options) else {
+                continue; // the settings' check reports it
+            };
+            let (agents, rounds) = protocol.shape(n, size.rounds);
+            let spec = moot_core::debate::DebateSpec::with_agents(
+                "",
+                AnswerKind::Numeric,
+                agents,
+                rounds,
+                self.debate.seed,
+            );
+            protocol
+                .validate(&spec)
+                .map_err(|e| format!("protocol {name} with {}: {e}", size.the_agents()))?;
+        }
+        Ok(())
+    }
+
+    /// The protocol options that count something are at least 1.
+    fn check_protocol_counts(&self) -> Result<(), String> {
+        let o = &self.protocol;
+        for (key, value) in [
+            ("k", o.k),
+            ("hub", o.hub),
+            ("groups", o.groups),
+            ("challengers", o.challengers),
+            ("accept_after", o.accept_after),
+        ] {
+            if value == Some(0) {
+                let why = if key == "hub" {
+                    " (agents are numbered from 1)"
+                } else {
+                    ""
+                };
+                return Err(format!("protocol.{key} must be at least 1{why}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`MAX_ROUNDS`] and [`MAX_AGENTS`], raised (up to [`CEILING_ROUNDS`] and
+    /// [`CEILING_AGENTS`]) by a token budget that pays for the calls.
+    fn check_caps(&self, size: &DebateSize) -> Result<(), String> {
+        for (over, key, ceiling, noun) in [
+            (
+                size.rounds > CEILING_ROUNDS,
+                size.rounds_key(),
+                CEILING_ROUNDS,
+                "debate round",
+            ),
+            (
+                size.agents > CEILING_AGENTS,
+                size.agents_key(),
+                CEILING_AGENTS,
+                "agent",
+            ),
+        ] {
+            if over {
+                return Err(format!(
+                    "{key} is over the limit of {}, the most one debate may have whatever its budget",
+                    plural(ceiling, noun)
+                ));
+            }
+        }
+        let calls = (size.agents as u64).saturating_mul((size.rounds as u64).saturating_add(1));
+        let needed = calls.saturating_mul(MIN_TOKENS_PER_CALL);
+        let budget = self.budget.max_total_tokens;
+        if budget.is_some_and(|t| t >= needed) {
+            return Ok(());
+        }
+        let (key, limit) = if size.rounds > MAX_ROUNDS {
+            (size.rounds_key(), plural(MAX_ROUNDS, "debate round"))
+        } else if size.agents > MAX_AGENTS {
+            (size.agents_key(), plural(MAX_AGENTS, "agent"))
+        } else {
+            return Ok(());
+        };
+        let how = match budget {
+            None => format!("set budget.max_total_tokens to at least {needed}"),
+            Some(t) => format!("raise budget.max_total_tokens from {t} to at least {needed}"),
+        };
+        Err(format!(
+            "{key} is over the limit of {limit} a debate has without a token budget that pays for it; to raise the limit, {how} in the configuration ({} × {} at {MIN_TOKENS_PER_CALL} tokens per call)",
+            plural(size.agents, "agent"),
+            plural(size.rounds.saturating_add(1), "round"),
+        ))
+    }
+
+    /// Checks values the types cannot, key by key: names, ranges, which keys each backend uses,
+    /// that a `cli` agent's program exists and is executable. The debate's size is checked
+    /// apart ([`Config::validate_size`]).
+    pub fn validate_settings(&self) -> Result<(), String> {
         let d = &self.debate;
         if !PROTOCOLS.iter().any(|p| p.name == d.protocol) {
             return Err(format!(
@@ -513,6 +835,7 @@ impl Config {
                     .join(", ")
             ));
         }
+        self.check_protocol_counts()?;
         let options = self.protocol_options();
         build_protocol(&d.protocol, &options).map_err(|e| format!("protocol: {e}"))?;
 
@@ -539,7 +862,7 @@ impl Config {
         if d.soft_timeout_ms == 0 {
             return Err("debate.soft_timeout_ms must be > 0".into());
         }
-        if d.min_agents == 0 {
+        if d.min_agents == Some(0) {
             return Err("debate.min_agents must be >= 1".into());
         }
         if d.max_concurrent_calls == 0 {
@@ -698,6 +1021,9 @@ impl Config {
                             ));
                         }
                     }
+                    if let Some(problem) = program_problem(command, a.working_dir.as_deref()) {
+                        return Err(format!("{at} (id {:?}): {problem}", a.id));
+                    }
                     unused("base_url", a.base_url.is_some())?;
                     unused("api_key_env", a.api_key_env.is_some())?;
                     unused("responses", !a.responses.is_empty())?;
@@ -742,6 +1068,59 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Why `command` cannot be started the way the `cli` backend starts it, if it cannot: a path
+/// (with a `/`; a relative one from `working_dir`, where the agent runs) that does not exist or
+/// is not an executable file, or a bare name that no directory of `PATH` holds as an executable
+/// file.
+pub fn program_problem(command: &str, working_dir: Option<&Path>) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    enum Found {
+        Missing,
+        NotExecutable(String),
+        Executable,
+    }
+    let look = |path: &Path| -> Found {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Found::Missing,
+            Err(e) => Found::NotExecutable(format!("cannot be read ({e})")),
+            Ok(m) if !m.is_file() => Found::NotExecutable("is not a file".into()),
+            Ok(m) if m.permissions().mode() & 0o111 == 0 => {
+                Found::NotExecutable("is not executable".into())
+            }
+            Ok(_) => Found::Executable,
+        }
+    };
+    if command.trim().is_empty() {
+        return Some("command is empty".into());
+    }
+    if command.contains('/') {
+        let path = match working_dir {
+            Some(dir) if Path::new(command).is_relative() => dir.join(command),
+            _ => Path::new(command).to_path_buf(),
+        };
+        return match look(&path) {
+            Found::Executable => None,
+            Found::Missing => Some(format!("command {} does not exist", path.display())),
+            Found::NotExecutable(why) => Some(format!("command {} {why}", path.display())),
+        };
+    }
+    // As the spawn searches PATH: the first executable file of that name wins; files that are
+    // not executable are passed over.
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    let mut unusable = None;
+    for dir in std::env::split_paths(&path_var) {
+        let candidate = dir.join(command);
+        match look(&candidate) {
+            Found::Executable => return None,
+            Found::NotExecutable(why) if unusable.is_none() => {
+                unusable = Some(format!("command {} {why}", candidate.display()));
+            }
+            _ => {}
+        }
+    }
+    Some(unusable.unwrap_or_else(|| format!("command {command:?} is not found on PATH")))
 }
 
 #[cfg(test)]
@@ -832,5 +1211,90 @@ mod tests {
         );
         let e = Config::from_toml("[protocol]\nmaskng = \"objective\"\n").unwrap_err();
         assert!(e.contains("maskng"), "{e}");
+    }
+
+    fn size(agents: usize, rounds: usize) -> DebateSize {
+        DebateSize {
+            agents,
+            rounds,
+            agents_flag: true,
+            rounds_flag: true,
+            file: Some("f.toml".into()),
+        }
+    }
+
+    #[test]
+    fn sizes_are_capped_unless_the_token_budget_pays() {
+        let c = Config::default();
+        c.validate_size(&size(MAX_AGENTS, MAX_ROUNDS)).unwrap();
+        let e = c.validate_size(&size(3, MAX_ROUNDS + 1)).unwrap_err();
+        assert!(
+            e.starts_with("--rounds 11 is over the limit of 10 debate rounds")
+                && e.contains("set budget.max_total_tokens to at least 3600"),
+            "{e}"
+        );
+        let e = c.validate_size(&size(MAX_AGENTS + 1, 1)).unwrap_err();
+        assert!(
+            e.starts_with("--agents 17 is over the limit of 16 agents"),
+            "{e}"
+        );
+        let mut budgeted = Config::default();
+        budgeted.budget.max_total_tokens = Some(3600);
+        budgeted.validate_size(&size(3, 11)).unwrap();
+        let e = budgeted.validate_size(&size(3, 12)).unwrap_err();
+        assert!(e.contains("from 3600 to at least 3900"), "{e}");
+        budgeted.budget.max_total_tokens = Some(u64::MAX);
+        budgeted
+            .validate_size(&size(CEILING_AGENTS, CEILING_ROUNDS))
+            .unwrap();
+        let e = budgeted.validate_size(&size(3, usize::MAX)).unwrap_err();
+        assert!(e.contains("limit of 1000 debate rounds"), "{e}");
+        let e = budgeted
+            .validate_size(&size(usize::MAX, usize::MAX))
+            .unwrap_err();
+        assert!(e.contains("limit of 1000 debate rounds"), "{e}");
+        // From the file, the key and the file are named.
+        let mut file = Config::from_toml("[debate]\nrounds = 20\n").unwrap();
+        let e = file.validate().unwrap_err();
+        assert!(e.starts_with("debate.rounds = 20 is over"), "{e}");
+        file.debate.rounds = 2;
+        file.debate.min_agents = Some(4);
+        let e = file
+            .validate_size(&DebateSize {
+                file: Some("f.toml".into()),
+                ..DebateSize::of(&file)
+            })
+            .unwrap_err();
+        assert!(
+            e.starts_with("f.toml: debate.min_agents = 4 is more than the debate's 3 agents"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn programs_are_found_as_the_spawn_finds_them() {
+        let dir = std::env::temp_dir().join(format!("moot-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain = dir.join("plain");
+        std::fs::write(&plain, "#!/bin/sh\n").unwrap();
+        let p = plain.to_str().unwrap();
+        assert!(program_problem(p, None)
+            .unwrap()
+            .ends_with("is not executable"));
+        assert!(program_problem("plain", None).is_some());
+        // Relative paths are taken from the agent's working directory.
+        assert!(program_problem("./plain", Some(&dir))
+            .unwrap()
+            .ends_with("is not executable"));
+        let d = dir.to_str().unwrap();
+        assert!(program_problem(d, None).unwrap().ends_with("is not a file"));
+        let gone = dir.join("gone");
+        assert!(program_problem(gone.to_str().unwrap(), None)
+            .unwrap()
+            .ends_with("does not exist"));
+        assert_eq!(program_problem("sh", None), None);
+        assert_eq!(program_problem("/bin/sh", None), None);
+        assert!(program_problem("", None).is_some());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -37,8 +37,8 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
     }
 }
 
-/// Help and version go to stdout as usual; argument errors are cut to their first line (the
-/// one that names what is wrong) and exit 2.
+/// Help and version go to stdout as usual; argument errors are cut to one line that names what
+/// is wrong (the missing arguments, the bad value and what would do, clap's suggestion) and exit 2.
 pub fn clap_exit(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -49,16 +49,95 @@ pub fn clap_exit(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
-            let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("moot: error: {first} (see --help)");
+            eprintln!("moot: error: {} (see --help)", clap_message(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// One line for a clap error: `missing required argument <QUESTION>`, `invalid value '0' for
+/// '--rounds <ROUNDS>': …`, `unexpected argument '--formt' found (tip: a similar argument
+/// exists: '--format')`. Clap's usage and "for more information" lines are left out.
+pub fn clap_message(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::MissingRequiredArgument {
+        if let Some(ContextValue::Strings(args)) = e.get(ContextKind::InvalidArg) {
+            if !args.is_empty() {
+                return format!(
+                    "missing required {} {}",
+                    moot_core::text::noun_for(args.len(), "argument"),
+                    args.join(", ")
+                );
+            }
+        }
+    }
+    let rendered = e.render().to_string();
+    let mut lines = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let details: Vec<&str> = lines
+        .map(|l| {
+            l.strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+                .unwrap_or(l)
+        })
+        .collect();
+    if details.is_empty() {
+        first.to_string()
+    } else if first.ends_with(':') {
+        format!("{first} {}", details.join(", "))
+    } else {
+        format!("{first} ({})", details.join("; "))
+    }
+}
+
+/// A count given on the command line that must be at least 1 (`--agents`, `--limit`, …).
+pub fn positive_count(s: &str) -> Result<usize, String> {
+    match count(s)? {
+        0 => Err("must be at least 1".into()),
+        n => Ok(n),
+    }
+}
+
+/// A count given on the command line, 0 or more (`--rounds`).
+pub fn count(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<usize>() {
+        return Ok(n);
+    }
+    if s.parse::<i128>().is_ok_and(|n| n < 0) {
+        return Err("must not be negative".into());
+    }
+    if s.parse::<u128>().is_ok() {
+        return Err("is too large".into());
+    }
+    Err("expected a whole number".into())
+}
+
+/// `bytes` as text; invalid UTF-8 is an error naming `what` (the file) and where the first
+/// invalid byte is: its byte offset, line and column (counted in characters, from 1).
+pub fn utf8_text(what: &str, bytes: Vec<u8>) -> Result<String, InputError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        // Everything before `at` is valid UTF-8.
+        let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let line = before.matches('\n').count() + 1;
+        let column = before
+            .rsplit_once('\n')
+            .map_or(before, |(_, last)| last)
+            .chars()
+            .count()
+            + 1;
+        InputError(format!(
+            "{what} is not valid UTF-8: byte 0x{:02X} at byte offset {at} (line {line}, column {column})",
+            bytes[at]
+        ))
+    })
 }
 
 /// Reads all of stdin as UTF-8.
@@ -67,10 +146,39 @@ pub fn read_stdin(what: &str) -> anyhow::Result<String> {
     std::io::stdin()
         .read_to_end(&mut bytes)
         .map_err(|e| InputError(format!("cannot read {what} from stdin: {e}")))?;
-    String::from_utf8(bytes).or_else(|e| {
-        bad_input(format!(
-            "{what} on stdin is not UTF-8 (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
-    })
+    Ok(utf8_text(&format!("{what} on stdin"), bytes)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let e = utf8_text("f.toml", b"a = 1\nb = \"x\xffy\"\n".to_vec()).unwrap_err();
+        assert_eq!(
+            e.0,
+            "f.toml is not valid UTF-8: byte 0xFF at byte offset 12 (line 2, column 7)"
+        );
+        let e = utf8_text("f", vec![0xc3]).unwrap_err();
+        assert!(
+            e.0.contains("byte 0xC3 at byte offset 0 (line 1, column 1)"),
+            "{e}"
+        );
+        assert_eq!(utf8_text("f", "é\n".as_bytes().to_vec()).unwrap(), "é\n");
+        let mut bytes = "éé".as_bytes().to_vec();
+        bytes.push(0x80);
+        let e = utf8_text("f", bytes).unwrap_err();
+        assert!(e.0.contains("offset 4 (line 1, column 3)"), "{e}");
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(count("0"), Ok(0));
+        assert_eq!(positive_count("3"), Ok(3));
+        assert_eq!(positive_count("0"), Err("must be at least 1".into()));
+        assert_eq!(count("-1"), Err("must not be negative".into()));
+        assert_eq!(count("two"), Err("expected a whole number".into()));
+        assert_eq!(count("99999999999999999999999"), Err("is too large".into()));
+    }
 }

@@ -9,8 +9,9 @@ use moot::{config, input};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
-use moot_store::{Store, StoreLocation};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use moot_store::{Access, Store, StoreError, StoreLocation};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -53,13 +54,35 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => return input::clap_exit(e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => return input::clap_exit(e),
     };
-    match dispatch(cli) {
+    let store = StoreArg {
+        spec: cli.store.clone(),
+        from_env: matches.value_source("store") == Some(ValueSource::EnvVariable),
+    };
+    match dispatch(cli, &store) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => input::report(&e),
+        Err(e) => input::report(&unusable_store_is_input(e)),
+    }
+}
+
+/// A store that cannot be used as it is (missing, damaged, not moot's, from a newer moot) is a
+/// problem with what the user pointed at: exit 2, wherever in the command it was found.
+fn unusable_store_is_input(e: anyhow::Error) -> anyhow::Error {
+    let unusable = e.chain().any(|c| {
+        c.downcast_ref::<StoreError>()
+            .is_some_and(StoreError::is_unusable_store)
+    });
+    if unusable && e.downcast_ref::<input::InputError>().is_none() {
+        anyhow::Error::new(input::InputError(format!("{e:#}")))
+    } else {
+        e
     }
 }
 
@@ -70,37 +93,67 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-fn open_store(spec: Option<&str>, rt: &tokio::runtime::Runtime) -> Result<Box<dyn Store>> {
-    let location = match spec {
-        Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
-        _ => StoreLocation::default_location()?,
-    };
-    let store = rt
-        .block_on(location.open())
-        .with_context(|| format!("opening the store {location:?}"))?;
-    Ok(store)
+/// The store as the user gave it: `--store`, `MOOT_STORE`, or neither (the default location).
+struct StoreArg {
+    spec: Option<String>,
+    /// The value came from `MOOT_STORE`, which an error about the store then names.
+    from_env: bool,
 }
 
-fn dispatch(cli: Cli) -> Result<()> {
+impl StoreArg {
+    /// Opens the store for what the command does with it: reading commands never create or
+    /// change a store (see [`Access`]).
+    fn open(&self, access: Access, rt: &tokio::runtime::Runtime) -> Result<Box<dyn Store>> {
+        let location = match self.spec.as_deref() {
+            Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
+            _ => StoreLocation::default_location().map_err(|e| self.error(e))?,
+        };
+        rt.block_on(location.open(access))
+            .map_err(|e| self.error(e))
+    }
+
+    /// Runs `command` on the store opened for `access`, then closes the store (so that the
+    /// file alone holds what the command wrote).
+    fn with<T>(
+        &self,
+        access: Access,
+        command: impl FnOnce(&dyn Store, &tokio::runtime::Runtime) -> Result<T>,
+    ) -> Result<T> {
+        let rt = runtime()?;
+        let store = self.open(access, &rt)?;
+        let result = command(store.as_ref(), &rt);
+        rt.block_on(store.close());
+        result
+    }
+
+    fn error(&self, e: StoreError) -> anyhow::Error {
+        if !e.is_unusable_store() {
+            return e.into();
+        }
+        let from = if self.from_env { " (MOOT_STORE)" } else { "" };
+        anyhow::Error::new(input::InputError(format!("{e}{from}")))
+    }
+}
+
+fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
     match cli.command {
         Command::Extract(args) => cmd::extract::run(args),
         Command::Config(c) => cmd::config::run(c),
         Command::Model(c) => cmd::model::run(c),
-        Command::Decide(args) => {
-            let store_spec = cli.store.clone();
-            cmd::decide::run(args, |run_id: &str| {
-                let rt = runtime()?;
-                let store = open_store(store_spec.as_deref(), &rt)?;
-                rt.block_on(async {
-                    let run = store.run(run_id).await?;
-                    let calls = store.calls(run_id).await?;
-                    Ok::<_, moot_store::StoreError>((run, calls))
-                })
-                .map_err(|e| match e {
-                    moot_store::StoreError::RunNotFound(_) => {
-                        anyhow::Error::new(input::InputError(e.to_string()))
-                    }
-                    other => other.into(),
+        Command::Decide(args) => cmd::decide::run(args, |run_id: &str| {
+            store_arg
+                .with(Access::Read, |store, rt| {
+                    rt.block_on(async {
+                        let run = store.run(run_id).await?;
+                        let calls = store.calls(run_id).await?;
+                        Ok::<_, StoreError>((run, calls))
+                    })
+                    .map_err(|e| match e {
+                        StoreError::RunNotFound(_) => {
+                            anyhow::Error::new(input::InputError(e.to_string()))
+                        }
+                        other => other.into(),
+                    })
                 })
                 .and_then(|(run, calls)| {
                     let spec = serde_json::from_value(run.spec.clone()).with_context(|| {
@@ -115,32 +168,18 @@ fn dispatch(cli: Cli) -> Result<()> {
                         protocol,
                     })
                 })
-            })
-        }
-        Command::Ask(args) => {
-            let rt = runtime()?;
-            let store = open_store(cli.store.as_deref(), &rt)?;
-            cmd::ask::run(args, store.as_ref(), &rt)
-        }
+        }),
+        // Only the commands that record new runs may create a store; reading never does.
+        Command::Ask(args) => store_arg.with(Access::Create, |s, rt| cmd::ask::run(args, s, rt)),
         Command::Bench(args) => {
-            let rt = runtime()?;
-            let store = open_store(cli.store.as_deref(), &rt)?;
-            cmd::bench::run(args, store.as_ref(), &rt)
+            store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt))
         }
         Command::Resume(args) => {
-            let rt = runtime()?;
-            let store = open_store(cli.store.as_deref(), &rt)?;
-            cmd::resume::run(args, store.as_ref(), &rt)
+            store_arg.with(Access::Write, |s, rt| cmd::resume::run(args, s, rt))
         }
-        Command::Show(args) => {
-            let rt = runtime()?;
-            let store = open_store(cli.store.as_deref(), &rt)?;
-            cmd::show::run(args, store.as_ref(), &rt)
-        }
+        Command::Show(args) => store_arg.with(Access::Read, |s, rt| cmd::show::run(args, s, rt)),
         Command::Report(args) => {
-            let rt = runtime()?;
-            let store = open_store(cli.store.as_deref(), &rt)?;
-            cmd::report::run(args, store.as_ref(), &rt)
+            store_arg.with(Access::Read, |s, rt| cmd::report::run(args, s, rt))
         }
     }
 }

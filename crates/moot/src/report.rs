@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use moot_core::debate::{CallKey, Outcome, Slot};
+use moot_core::text::plural;
 use moot_engine::DebateResult;
 use serde_json::json;
 
@@ -70,19 +71,18 @@ impl RunSummary<'_> {
             .filter(|(k, _)| matches!(k.slot, Slot::Challenge(_)))
             .count();
         let shape = if challenges > 0 {
-            format!("{challenges} challenges")
+            plural(challenges, "challenge")
         } else {
-            let rounds = self.result.transcript.rounds().saturating_sub(1);
-            format!(
-                "{rounds} debate round{}",
-                if rounds == 1 { "" } else { "s" }
+            plural(
+                self.result.transcript.rounds().saturating_sub(1),
+                "debate round",
             )
         };
         out.push_str(&format!(
-            "  chosen by {} ({}, {} agents, {shape})\n",
+            "  chosen by {} ({}, {}, {shape})\n",
             self.result.chosen,
             self.protocol,
-            self.agent_ids.len(),
+            plural(self.agent_ids.len(), "agent"),
         ));
         for (r, answers) in self.rounds().iter().enumerate() {
             let cells: Vec<String> = answers
@@ -122,9 +122,10 @@ impl RunSummary<'_> {
             String::new()
         };
         out.push_str(&format!(
-            "Tokens: {} in{processed}, {} out · {made} calls{skipped} · NComm {} · {:.1} s\n",
+            "Tokens: {} in{processed}, {} out · {}{skipped} · NComm {} · {:.1} s\n",
             u.input_tokens,
             u.output_tokens,
+            plural(made, "call"),
             self.result.ncomm(),
             self.wall.as_secs_f64()
         ));
@@ -175,7 +176,7 @@ impl moot_engine::Observer for Progress {
             format!("step {round}")
         };
         self.bar
-            .set_message(format!("{of} · {calls} calls running"));
+            .set_message(format!("{of} · {} running", plural(calls, "call")));
     }
 
     fn call_finished(&self, call: CallKey, outcome: Option<&Outcome>) {

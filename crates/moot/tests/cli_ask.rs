@@ -115,7 +115,7 @@ fn ask_text_output_and_protocol_override() {
     let out = String::from_utf8(out).unwrap();
     assert!(out.starts_with("Answer: 408\n"), "{out}");
     assert!(
-        out.contains("chosen by majority-last (cot, 1 agents, 0 debate rounds)"),
+        out.contains("chosen by majority-last (cot, 1 agent, 0 debate rounds)"),
         "{out}"
     );
     assert!(out.contains("Run: r"), "{out}");
@@ -124,6 +124,15 @@ fn ask_text_output_and_protocol_override() {
 #[test]
 fn unknown_runs_and_bad_configs_are_clear_errors() {
     let env = Env::new();
+    // A store to look in (reading commands never create one).
+    env.json(&[
+        "ask",
+        "What is 17 * 24?",
+        "--sim",
+        "--gold",
+        "408",
+        "--json",
+    ]);
     let out = env
         .moot()
         .args(["show", "r-nope"])

@@ -224,7 +224,7 @@ fn decide_malformed_input_is_exit_2_naming_the_problem() {
         (
             r#"{"answers": [["A", "B"], ["A"]]}"#,
             &[],
-            "agent 1 has 1 rounds",
+            "agent 1 has 1 round but",
         ),
         (r#"{"answers": []}"#, &[], "empty"),
         (r#"{"answers": [[]]}"#, &[], "no rounds"),

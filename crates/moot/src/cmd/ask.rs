@@ -11,7 +11,7 @@ use moot_engine::Debate;
 use moot_store::{CallRecord, Store};
 
 use crate::backends;
-use crate::config::Config;
+use crate::config::{Config, DebateSize, DEFAULT_AGENTS};
 use crate::input::{bad_input, InputError};
 use crate::report::{Progress, RunSummary};
 
@@ -37,11 +37,13 @@ pub struct Args {
     /// ones; needs --gold.
     #[arg(long)]
     sim: bool,
-    /// Number of agents (overrides the config).
-    #[arg(long)]
+    /// Number of agents (overrides the config; at most 16 unless the config's token budget pays
+    /// for more).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::input::positive_count)]
     agents: Option<usize>,
-    /// Debate rounds after round 0 (overrides the config).
-    #[arg(long)]
+    /// Debate rounds after round 0 (overrides the config; at most 10 unless the config's token
+    /// budget pays for more).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::input::count)]
     rounds: Option<usize>,
     /// Answer kind: numeric, choice, yes-no, math, text or auto.
     #[arg(long)]
@@ -77,22 +79,31 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     for assignment in &args.options_set {
         set_protocol_option(&mut config, assignment).map_err(InputError)?;
     }
-    if args.sim {
-        config.agents = backends::sim_agents(args.agents.unwrap_or(3));
-    }
-    let requested_agents = args.agents.unwrap_or(if config.agents.is_empty() {
-        3
-    } else {
-        config.agents.len()
-    });
+    let requested_agents = match (args.agents, args.sim) {
+        (Some(n), _) => n,
+        (None, true) => DEFAULT_AGENTS,
+        (None, false) => DebateSize::of(&config).agents,
+    };
     if requested_agents == 0 {
         return bad_input("--agents must be at least 1");
     }
-    config.agents = if config.agents.is_empty() {
+    // The debate's size is checked before anything is built for it.
+    let size = DebateSize {
+        agents: requested_agents,
+        rounds: config.debate.rounds,
+        agents_flag: args.agents.is_some(),
+        rounds_flag: args.rounds.is_some(),
+        file: args.config.as_ref().map(|p| p.display().to_string()),
+    };
+    config.validate_size(&size).map_err(InputError)?;
+    config.agents = if args.sim {
+        backends::sim_agents(requested_agents)
+    } else if config.agents.is_empty() {
         backends::default_agents(requested_agents)
     } else {
         backends::resize(&config.agents, requested_agents)
     };
+    config.validate_settings().map_err(InputError)?;
     if config.debate.gold.is_none() {
         if matches!(
             config.protocol.ordering,
@@ -116,7 +127,6 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
     config.agents.truncate(agents);
     config.debate.rounds = rounds;
-    config.validate().map_err(InputError)?;
     let kind = match config.debate.answer.as_str() {
         "auto" => AnswerKind::guess(&args.question, &args.options),
         k => k

@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use moot_core::debate::AgentSpec;
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
+use moot_core::text::plural;
 use moot_engine::EngineAgent;
 use moot_eval::bench::{item_seed, run_bench, AgentSource, BenchError, BenchPlan};
 use moot_eval::report::{BenchInfo, Report};
@@ -15,7 +16,7 @@ use moot_eval::{DatasetSpec, Item};
 use moot_store::Store;
 
 use crate::backends;
-use crate::config::Config;
+use crate::config::{Config, DebateSize};
 use crate::input::{bad_input, InputError};
 
 #[derive(Debug, clap::Args)]
@@ -34,19 +35,21 @@ pub struct Args {
     #[arg(long = "option", short = 'o', value_name = "KEY=VALUE")]
     options_set: Vec<String>,
     /// How many items, drawn at random with --seed (default: all).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::input::positive_count)]
     limit: Option<usize>,
     /// Seed of the item draw and of every debate.
     #[arg(long, default_value_t = 41)]
     seed: u64,
     /// Debates in flight at once.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::input::positive_count)]
     concurrency: usize,
-    /// Debate rounds after round 0 (overrides the config).
-    #[arg(long)]
+    /// Debate rounds after round 0 (overrides the config; at most 10 unless the config's token
+    /// budget pays for more).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::input::count)]
     rounds: Option<usize>,
-    /// Number of agents (overrides the config).
-    #[arg(long)]
+    /// Number of agents (overrides the config; at most 16 unless the config's token budget pays
+    /// for more).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::input::positive_count)]
     agents: Option<usize>,
     /// Simulated agents (each told the item's gold answer) instead of the configured ones.
     #[arg(long)]
@@ -64,6 +67,10 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Continuing a stored benchmark: its size was checked when it started (perhaps under older
+    /// limits) and is not checked again.
+    #[arg(skip)]
+    resumed: bool,
 }
 
 /// The configured agents, built once, or simulated ones built per item (each told the item's
@@ -121,6 +128,7 @@ impl Args {
             data_dir,
             no_cache,
             json,
+            resumed: true,
         }
     }
 }
@@ -187,13 +195,22 @@ pub fn run_with(
         build_protocol(p, &protocol_options(p))
             .map_err(|e| InputError(format!("protocol {p}: {e}")))?;
     }
-    let count = args.agents.unwrap_or(if config.agents.is_empty() {
-        3
-    } else {
-        config.agents.len()
-    });
+    let count = args.agents.unwrap_or(DebateSize::of(&config).agents);
     if count == 0 {
         return bad_input("--agents must be at least 1");
+    }
+    if !args.resumed {
+        let size = DebateSize {
+            agents: count,
+            rounds: config.debate.rounds,
+            agents_flag: args.agents.is_some(),
+            rounds_flag: args.rounds.is_some(),
+            file: args.config.as_ref().map(|p| p.display().to_string()),
+        };
+        let protocols: Vec<&str> = args.protocol.iter().map(String::as_str).collect();
+        config
+            .validate_size_for(&size, &protocols)
+            .map_err(InputError)?;
     }
     config.agents = if args.sim {
         backends::sim_agents(count)
@@ -220,7 +237,7 @@ pub fn run_with(
     }
     if !all_sim {
         // Only simulated agents need (and get) each item's gold; check the rest as `ask` does.
-        config.validate().map_err(InputError)?;
+        config.validate_settings().map_err(InputError)?;
     }
     let agents = if all_sim {
         Agents::Sim {
@@ -286,8 +303,8 @@ pub fn run_with(
     let mut tally = vec![(0usize, 0usize, 0u64); args.protocol.len()];
     if !args.json {
         eprintln!(
-            "benchmark {name}: {} items of {} × {}",
-            items.len(),
+            "benchmark {name}: {} of {} × {}",
+            plural(items.len(), "item"),
             dataset.name,
             args.protocol.join(", ")
         );

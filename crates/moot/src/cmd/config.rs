@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::config::{Config, EXAMPLE};
+use moot_core::text::plural;
+
+use crate::config::{Config, DebateSize, EXAMPLE};
+use crate::input::InputError;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -18,12 +21,22 @@ pub fn run(cmd: Command) -> Result<()> {
     match cmd {
         Command::Check { file } => {
             let c = Config::load(&file)?;
+            let size = DebateSize::of(&c);
+            c.validate_size(&size)
+                .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
             println!(
-                "{}: ok ({} agents, protocol {}, {} debate rounds)",
+                "{}: ok ({}, protocol {}, {})",
                 file.display(),
-                c.agents.len(),
+                plural(
+                    size.agents,
+                    if c.agents.is_empty() {
+                        "default agent"
+                    } else {
+                        "agent"
+                    }
+                ),
                 c.debate.protocol,
-                c.debate.rounds
+                plural(c.debate.rounds, "debate round")
             );
         }
         Command::Example => print!("{EXAMPLE}"),

@@ -82,8 +82,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         );
     }
     if left_out > 0 {
+        let them = if left_out == 1 { "it" } else { "them" };
         eprintln!(
-            "{left_out} items left out: not every protocol has finished them (--all-items keeps them)"
+            "{} left out: not every protocol has finished {them} (--all-items keeps {them})",
+            moot_core::text::plural(left_out, "item")
         );
     }
     let mut report = Report::new(infos, &results, &items);

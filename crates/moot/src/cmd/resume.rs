@@ -49,7 +49,13 @@ async fn find(store: &dyn Store, name: &str) -> Result<Interrupted, StoreError> 
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let (run, calls) = match rt.block_on(find(store, &args.run))? {
+    let found = match rt.block_on(find(store, &args.run)) {
+        Err(StoreError::RunNotFound(name)) => {
+            return bad_input(format!("no run or benchmark named {name:?} in the store"))
+        }
+        other => other?,
+    };
+    let (run, calls) = match found {
         Interrupted::Run(run, calls) => (run, calls),
         Interrupted::Bench(bench) => return resume_bench(args, &bench, store, rt),
     };
@@ -72,7 +78,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         eprintln!("{m}");
     })?;
     if !args.json {
-        eprintln!("resuming {} with {done} completed calls", run.id);
+        eprintln!(
+            "resuming {} with {}",
+            run.id,
+            moot_core::text::plural(done, "completed call")
+        );
     }
     execute(Execution {
         store,

@@ -1,8 +1,11 @@
 //! `moot show RUN`: a stored debate as JSON or Markdown.
 
 use anyhow::Result;
-use moot_store::{CallRecord, DecisionRecord, RunRecord, Store};
+use moot_core::text::{noun_for, plural};
+use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError};
 use serde_json::json;
+
+use crate::input::InputError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -19,13 +22,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let (run, calls, decisions) = rt.block_on(async {
-        Ok::<_, moot_store::StoreError>((
-            store.run(&args.run).await?,
-            store.calls(&args.run).await?,
-            store.decisions(&args.run).await?,
-        ))
-    })?;
+    let (run, calls, decisions) = rt
+        .block_on(async {
+            Ok::<_, StoreError>((
+                store.run(&args.run).await?,
+                store.calls(&args.run).await?,
+                store.decisions(&args.run).await?,
+            ))
+        })
+        .map_err(|e| match e {
+            StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
+            other => other.into(),
+        })?;
     match args.format {
         Format::Json => println!("{}", to_json(&run, &calls, &decisions)),
         Format::Markdown => print!("{}", to_markdown(&run, &calls, &decisions)),
@@ -67,7 +75,8 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
         (i + c.input_tokens, o + c.output_tokens)
     });
     out.push_str(&format!(
-        "- {made} model calls ({} skipped) · {input} input / {output} output tokens · NComm {ncomm} (peer messages placed in prompts)\n\n",
+        "- {} ({} skipped) · {input} input / {output} output tokens · NComm {ncomm} (peer messages placed in prompts)\n\n",
+        plural(made, "model call"),
         calls.len() - made
     ));
     let rounds = calls.iter().map(|c| c.round).max().map_or(0, |r| r + 1);
@@ -174,7 +183,8 @@ fn call_markdown(out: &mut String, c: &CallRecord) {
         String::new()
     } else {
         format!(
-            " · saw agents {}",
+            " · saw {} {}",
+            noun_for(c.peers.len(), "agent"),
             c.peers
                 .iter()
                 .map(|p| (p + 1).to_string())
@@ -323,14 +333,16 @@ pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
     let answers_only = agents_list(&notes["answers_only"]);
     if !answers_only.is_empty() {
         lines.push(format!(
-            "other groups (final answers only): agents {}",
+            "other groups (final answers only): {} {}",
+            noun_for(answers_only.len(), "agent"),
             join(&answers_only)
         ));
     }
     let pruned = agents_list(&notes["pruned"]);
     if !pruned.is_empty() {
         lines.push(format!(
-            "not shown (same answer, s2-mad): agents {}",
+            "not shown (same answer, s2-mad): {} {}",
+            noun_for(pruned.len(), "agent"),
             join(&pruned)
         ));
     }

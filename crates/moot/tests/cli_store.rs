@@ -1,0 +1,370 @@
+//! Which store a command opens, driven through the binary on real SQLite files: reading commands
+//! (`show`, `decide`, `report`, `resume`) never create a store, only `ask` and `bench` do and
+//! only in a folder that exists (or the default location's), and a store that cannot be used
+//! (not a database, truncated, from a newer moot) is refused in one line, exit 2, byte for byte
+//! as it was.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+mod common;
+
+use common::{arith_dataset, Env};
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// An empty folder in `env`.
+fn folder(env: &Env, name: &str) -> PathBuf {
+    let dir = env.dir.path().join(name);
+    std::fs::create_dir(&dir).unwrap();
+    dir
+}
+
+/// Every reading command, and `resume`, on a run or benchmark named `r1`.
+const READERS: [&[&str]; 4] = [
+    &["show", "r1"],
+    &["decide", "--run", "r1"],
+    &["report", "r1"],
+    &["resume", "r1"],
+];
+
+fn ask_args(store: &Path) -> Vec<String> {
+    [
+        "ask",
+        "What is 17 * 24?",
+        "--sim",
+        "--gold",
+        "408",
+        "--answer",
+        "numeric",
+        "--rounds",
+        "1",
+        "--json",
+        "--store",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([store.display().to_string()])
+    .collect()
+}
+
+/// Records one debate of simulated agents in `store`; its run id.
+fn record_a_run(env: &Env, store: &Path) -> String {
+    let v = env.json(
+        &ask_args(store)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    v["run_id"].as_str().unwrap().to_string()
+}
+
+/// Runs `moot ARGS --store STORE`, expects exit 2, and returns stderr.
+fn refused(env: &Env, args: &[&str], store: &Path) -> String {
+    let out = env
+        .moot()
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    String::from_utf8(out.stderr).unwrap()
+}
+
+/// Every command that opens a store, on `store`: the readers, `resume`, `ask` and `bench`.
+fn every_store_command(env: &Env) -> Vec<Vec<String>> {
+    let data = arith_dataset(env, 2);
+    let mut all: Vec<Vec<String>> = READERS
+        .iter()
+        .map(|a| a.iter().map(|s| s.to_string()).collect())
+        .collect();
+    let mut ask = ask_args(Path::new("-"));
+    ask.truncate(ask.len() - 2);
+    all.push(ask);
+    all.push(
+        [
+            "bench",
+            "--dataset",
+            &data,
+            "--protocol",
+            "som",
+            "--sim",
+            "--limit",
+            "1",
+            "--run",
+            "b1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    );
+    all
+}
+
+#[test]
+fn reading_commands_never_create_a_store() {
+    let env = Env::new();
+    let dir = folder(&env, "work");
+    let typo = dir.join("typo.db");
+    for args in READERS {
+        let err = refused(&env, args, &typo);
+        assert_eq!(
+            err,
+            format!("moot: error: no store at {}\n", typo.display()),
+            "{args:?}"
+        );
+        assert!(
+            listing(&dir).is_empty(),
+            "{args:?} created {:?}",
+            listing(&dir)
+        );
+    }
+    // A missing folder is not created either.
+    let deep = dir.join("nodir").join("typo").join("moot.db");
+    for args in READERS {
+        let err = refused(&env, args, &deep);
+        assert_eq!(
+            err,
+            format!("moot: error: no store at {}\n", deep.display())
+        );
+    }
+    assert!(listing(&dir).is_empty());
+    // Through MOOT_STORE, the message says where the path came from.
+    let out = env
+        .moot()
+        .env("MOOT_STORE", &typo)
+        .args(["show", "r1"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("moot: error: no store at {} (MOOT_STORE)\n", typo.display())
+    );
+    assert!(listing(&dir).is_empty());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_default_location_is_named_when_empty_and_created_only_by_a_writing_command() {
+    let env = Env::new();
+    let data = env.dir.path().join("data");
+    let default = data.join("moot").join("moot.db");
+    let moot = || {
+        let mut c = Command::cargo_bin("moot").unwrap();
+        c.env_remove("MOOT_STORE")
+            .env_remove("MOOT_MODEL_DIR")
+            .env("XDG_DATA_HOME", &data)
+            .env("HOME", env.dir.path().join("home"));
+        c
+    };
+    for args in READERS {
+        let out = moot().args(args).assert().code(2).get_output().clone();
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!(
+                "moot: error: no store at {} (the default location; pass --store FILE or set MOOT_STORE to use another)\n",
+                default.display()
+            ),
+            "{args:?}"
+        );
+        assert!(!data.exists(), "{args:?} created {}", data.display());
+    }
+    // A writing command creates the user data folder and the store in it.
+    let out = moot()
+        .args([
+            "ask",
+            "What is 17 * 24?",
+            "--sim",
+            "--gold",
+            "408",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(default.is_file());
+    moot()
+        .args(["show", v["run_id"].as_str().unwrap()])
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_writing_command_does_not_create_a_missing_folder_of_an_explicit_path() {
+    let env = Env::new();
+    let nodir = env.dir.path().join("nodir");
+    let path = nodir.join("typo").join("moot.db");
+    for args in every_store_command(&env) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = refused(&env, &args, &path);
+        let expected = if matches!(args[0], "ask" | "bench") {
+            format!(
+                "moot: error: cannot create the store {}: the folder {} does not exist\n",
+                path.display(),
+                nodir.display()
+            )
+        } else {
+            format!("moot: error: no store at {}\n", path.display())
+        };
+        assert_eq!(err, expected, "{args:?}");
+        assert!(!nodir.exists(), "{args:?} created {}", nodir.display());
+    }
+}
+
+/// Checks that every command refuses `store` with `message` (one line, exit 2) and leaves its
+/// bytes as they were.
+fn refused_by_every_command_untouched(env: &Env, store: &Path, message: &str) {
+    let before = std::fs::read(store).unwrap();
+    for args in every_store_command(env) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = refused(env, &args, store);
+        assert_eq!(err, format!("moot: error: {message}\n"), "{args:?}");
+        assert!(
+            std::fs::read(store).unwrap() == before,
+            "{args:?} changed {}",
+            store.display()
+        );
+    }
+}
+
+#[test]
+fn a_file_of_random_bytes_is_refused_in_one_line_and_left_as_it_was() {
+    let env = Env::new();
+    let dir = folder(&env, "work");
+    let path = dir.join("random.db");
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let bytes: Vec<u8> = (0..50_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    std::fs::write(&path, &bytes).unwrap();
+    refused_by_every_command_untouched(
+        &env,
+        &path,
+        &format!(
+            "the store {} is not a moot database or is corrupt: file is not a database",
+            path.display()
+        ),
+    );
+    assert_eq!(listing(&dir), ["random.db"], "nothing created beside it");
+}
+
+#[test]
+fn a_truncated_store_is_refused_in_one_line_and_left_as_it_was() {
+    let env = Env::new();
+    let store = folder(&env, "live").join("moot.db");
+    let run = record_a_run(&env, &store);
+    let whole = std::fs::read(&store).unwrap();
+    // The file alone holds the run: moot closed the store, writing out its WAL.
+    let copy = folder(&env, "copy").join("moot.db");
+    std::fs::write(&copy, &whole).unwrap();
+    env.moot()
+        .args(["show", &run, "--store"])
+        .arg(&copy)
+        .assert()
+        .success();
+    // A copy cut short (an interrupted transfer).
+    let cut = folder(&env, "cut").join("moot.db");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    refused_by_every_command_untouched(
+        &env,
+        &cut,
+        &format!(
+            "the store {} is not a moot database or is corrupt: database disk image is malformed",
+            cut.display()
+        ),
+    );
+}
+
+/// The newest migration this binary has (its version is the file name's number).
+fn newest_migration() -> i64 {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../moot-store/migrations");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.split('_').next()?.parse().ok()
+        })
+        .max()
+        .unwrap()
+}
+
+#[test]
+fn a_store_from_a_newer_moot_is_refused_in_one_line_and_left_as_it_was() {
+    let env = Env::new();
+    let store = folder(&env, "live").join("moot.db");
+    record_a_run(&env, &store);
+    // The same store as a newer moot would leave it: its newest migration's version, which
+    // SQLite keeps as a 6-byte big-endian integer (in the migrations table and in its primary
+    // key's index), raised past every migration this binary knows.
+    let newest = newest_migration();
+    let future: i64 = 20_991_231_000_001;
+    let (old, new) = (&newest.to_be_bytes()[2..], &future.to_be_bytes()[2..]);
+    let mut bytes = std::fs::read(&store).unwrap();
+    let mut patched = 0;
+    for i in 0..bytes.len() - old.len() {
+        if &bytes[i..i + old.len()] == old {
+            bytes[i..i + old.len()].copy_from_slice(new);
+            patched += 1;
+        }
+    }
+    assert!(patched >= 1, "the migration version is in the file");
+    let newer = folder(&env, "newer").join("moot.db");
+    std::fs::write(&newer, &bytes).unwrap();
+    refused_by_every_command_untouched(
+        &env,
+        &newer,
+        &format!(
+            "the store {} was written by a newer moot (schema version {future}; this moot knows up to {newest}): use that version of moot or a newer one",
+            newer.display()
+        ),
+    );
+}
+
+#[test]
+fn reading_a_store_leaves_its_file_as_it_was() {
+    let env = Env::new();
+    let store = folder(&env, "live").join("moot.db");
+    let run = record_a_run(&env, &store);
+    let before = std::fs::read(&store).unwrap();
+    for args in [
+        vec!["show", run.as_str()],
+        vec!["show", run.as_str(), "--format", "json"],
+        vec!["decide", "--run", run.as_str()],
+    ] {
+        env.moot()
+            .args(&args)
+            .arg("--store")
+            .arg(&store)
+            .assert()
+            .success();
+    }
+    // Names nothing stored: input errors, and still nothing written.
+    let err = refused(&env, &["show", "nope"], &store);
+    assert_eq!(err, "moot: error: run \"nope\" not found\n");
+    let err = refused(&env, &["report", "nope"], &store);
+    assert!(err.contains("no benchmark named \"nope\""), "{err}");
+    assert!(
+        std::fs::read(&store).unwrap() == before,
+        "a reader changed the store"
+    );
+}
