@@ -188,6 +188,107 @@ fn secrets_in_questions_and_responses_are_redacted_before_they_are_stored() {
 }
 
 #[test]
+fn a_configured_key_is_redacted_when_simulated_agents_replace_its_agent() {
+    let env = Env::new();
+    // A key with no recognisable shape: only knowing it is the agent's key redacts it.
+    let key = "plainkeyvalue8675309";
+    let cfg = env.write(
+        "keyed.toml",
+        "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOOT_TEST_PLAIN_KEY_7\"\n",
+    );
+    let question = format!("My key is {key}. What is 17 * 24?");
+    for command in [
+        vec!["ask", question.as_str(), "--sim", "--gold", "408"],
+        vec!["ask", question.as_str()],
+    ] {
+        let mut args = command.clone();
+        args.extend(["--config", cfg.to_str().unwrap(), "--json"]);
+        let out = env
+            .moot()
+            .env("MOOT_TEST_PLAIN_KEY_7", key)
+            .args(&args)
+            .output()
+            .unwrap();
+        // Without --sim the agent's server is down: the run fails, but is stored first.
+        let simulated = command.contains(&"--sim");
+        assert_eq!(
+            out.status.success(),
+            simulated,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stored = stored_bytes(&env);
+        assert!(
+            stored.contains("My key is [REDACTED]"),
+            "{command:?}: the question is stored"
+        );
+        assert!(
+            !stored.contains(key),
+            "{command:?}: the key reached the store"
+        );
+    }
+}
+
+#[test]
+fn a_debate_whose_agents_all_fail_exits_non_zero_with_their_reasons_and_asks_each_once() {
+    let env = Env::new();
+    let counter = env.dir.path().join("calls");
+    let agent = common::script(
+        &env,
+        "broken.sh",
+        &format!(
+            "#!/bin/sh\necho called >> {}\necho 'model weights not found' >&2\nexit 3\n",
+            counter.display()
+        ),
+    );
+    let agents: String = (1..=3)
+        .map(|i| {
+            format!(
+                "\n[[agents]]\nid = \"c{i}\"\nbackend = \"cli\"\ncommand = \"{}\"\n",
+                agent.display()
+            )
+        })
+        .collect();
+    let cfg = env.write(
+        "broken.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 2\n\n[security]\ncli_allowed_commands = [\"{}\"]\n{agents}",
+            agent.display()
+        ),
+    );
+    let out = env
+        .moot()
+        .args(["ask", "What is 17 * 24?", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("every agent failed"), "{err}");
+    for id in ["c1", "c2", "c3"] {
+        assert!(err.contains(&format!("{id}: ")), "{id}: {err}");
+    }
+    assert!(err.contains("model weights not found"), "{err}");
+    assert!(err.contains("exit status: 3"), "{err}");
+    // Not retried, and rounds 1 and 2 are not asked once round 0 failed for good.
+    let calls = std::fs::read_to_string(&counter).unwrap();
+    assert_eq!(calls.lines().count(), 3, "{calls}");
+    // The run is stored with its reasons.
+    let run = err
+        .split("(run ")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .unwrap();
+    let shown = env.json(&["show", run, "--format", "json"]);
+    let calls = shown["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 9);
+    assert_eq!(
+        calls.iter().filter(|c| c["skipped"] == true).count(),
+        6,
+        "{shown}"
+    );
+}
+
+#[test]
 fn an_openai_agent_with_several_endpoints_fails_over_to_a_healthy_one() {
     let env = Env::new();
     let answer = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Final answer: 408"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":3}}"#;

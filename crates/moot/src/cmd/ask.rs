@@ -96,6 +96,9 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         file: args.config.as_ref().map(|p| p.display().to_string()),
     };
     config.validate_size(&size).map_err(InputError)?;
+    // Secrets are what the configured agents hold, even when simulated agents replace them: a
+    // key pasted into a question must not reach the store because --sim was given.
+    let redactor = std::sync::Arc::new(config.redactor()?);
     config.agents = if args.sim {
         backends::sim_agents(requested_agents)
     } else if config.agents.is_empty() {
@@ -157,6 +160,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         restore: None,
         json: args.json,
         progress,
+        redactor,
     })
 }
 
@@ -171,6 +175,8 @@ pub struct Execution<'a> {
     pub restore: Option<Vec<CallRecord>>,
     pub json: bool,
     pub progress: Progress,
+    /// What removes secrets from everything the debate stores and prints.
+    pub redactor: std::sync::Arc<moot_core::redact::Redactor>,
 }
 
 /// Runs (or resumes) a debate and prints its summary.
@@ -183,7 +189,7 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     let protocol_name = protocol.name();
     let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
     let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
-    let redactor = std::sync::Arc::new(e.config.redactor()?);
+    let redactor = e.redactor.clone();
     let started = Instant::now();
     let result = e.rt.block_on(async {
         let mut debate = Debate::new(
@@ -234,6 +240,15 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         println!("{}", summary.json());
     } else {
         print!("{}", summary.text());
+    }
+    // The run is stored and shown either way; a debate in which no agent answered at all is a
+    // failure, with each agent's reason, not "no answer" and success.
+    if let Some(failures) = result.every_call_failed() {
+        anyhow::bail!(
+            "every agent failed (run {}): {}",
+            result.run_id,
+            failures.join("; ")
+        );
     }
     Ok(())
 }

@@ -212,6 +212,9 @@ pub fn run_with(
             .validate_size_for(&size, &protocols)
             .map_err(InputError)?;
     }
+    // Secrets are what the configured agents hold, even when simulated agents replace them: a
+    // key pasted into a question must not reach the store because --sim was given.
+    let redactor = std::sync::Arc::new(config.redactor()?);
     config.agents = if args.sim {
         backends::sim_agents(count)
     } else if config.agents.is_empty() {
@@ -280,7 +283,7 @@ pub fn run_with(
         decision,
         rule,
         config: serde_json::to_value(&config).context("serialising the configuration")?,
-        redactor: std::sync::Arc::new(config.redactor()?),
+        redactor,
         protocol: &factory,
     };
     let bars = indicatif::MultiProgress::with_draw_target(if args.json {

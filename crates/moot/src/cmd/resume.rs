@@ -71,6 +71,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         .with_context(|| format!("run {}: the stored configuration is unreadable", run.id))?;
     let spec: DebateSpec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
+    let redactor = std::sync::Arc::new(config.redactor()?);
     let done = calls.len();
     let progress = Progress::new(spec.rounds, args.json);
     let agents = backends::build(&config, spec.kind, &mut |m| {
@@ -94,6 +95,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         restore: Some(calls),
         json: args.json,
         progress,
+        redactor,
     })
 }
 
