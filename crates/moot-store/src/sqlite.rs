@@ -1072,6 +1072,21 @@ mod tests {
         );
     }
 
+    /// Every access mode refuses the file at `path` with `expected` (one line, no cause chain,
+    /// an unusable store) and leaves its bytes as they were.
+    async fn refused_everywhere_and_untouched(path: &Path, expected: &str) {
+        let before = std::fs::read(path).unwrap();
+        for access in ACCESSES {
+            let e = SqliteStore::open_with(path, access).await.unwrap_err();
+            one_clear_line(&e, expected);
+            assert!(e.is_unusable_store(), "{e}");
+            assert!(
+                std::fs::read(path).unwrap() == before,
+                "{access:?} changed it"
+            );
+        }
+    }
+
     #[tokio::test]
     async fn a_missing_store_is_created_only_to_write_and_only_in_a_folder_that_exists() {
         let dir = tempfile::tempdir().unwrap();
@@ -1140,20 +1155,14 @@ mod tests {
             })
             .collect();
         std::fs::write(&path, &bytes).unwrap();
-        for access in ACCESSES {
-            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
-            one_clear_line(
-                &e,
-                &format!(
-                    "the store {} is not a moot database or is corrupt: file is not a database",
-                    path.display()
-                ),
-            );
-            assert!(
-                std::fs::read(&path).unwrap() == bytes,
-                "{access:?} changed it"
-            );
-        }
+        refused_everywhere_and_untouched(
+            &path,
+            &format!(
+                "the store {} is not a moot database or is corrupt: file is not a database",
+                path.display()
+            ),
+        )
+        .await;
         assert_eq!(listing(dir.path()), ["random.db"]);
     }
 
@@ -1166,20 +1175,14 @@ mod tests {
         assert!(whole.len() > 40 * 2000, "the runs are in the file");
         let cut = &whole[..whole.len() / 2];
         std::fs::write(&path, cut).unwrap();
-        for access in ACCESSES {
-            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
-            one_clear_line(
-                &e,
-                &format!(
-                    "the store {} is not a moot database or is corrupt: database disk image is malformed",
-                    path.display()
-                ),
-            );
-            assert!(
-                std::fs::read(&path).unwrap() == cut,
-                "{access:?} changed it"
-            );
-        }
+        refused_everywhere_and_untouched(
+            &path,
+            &format!(
+            "the store {} is not a moot database or is corrupt: database disk image is malformed",
+            path.display()
+        ),
+        )
+        .await;
     }
 
     #[tokio::test]
@@ -1192,21 +1195,14 @@ mod tests {
             .await
             .unwrap();
         conn.close().await.unwrap();
-        let before = std::fs::read(&path).unwrap();
-        for access in ACCESSES {
-            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
-            one_clear_line(
-                &e,
-                &format!(
-                    "the store {} is not a moot database or is corrupt: a SQLite database without moot's tables",
-                    path.display()
-                ),
-            );
-            assert!(
-                std::fs::read(&path).unwrap() == before,
-                "{access:?} changed it"
-            );
-        }
+        refused_everywhere_and_untouched(
+            &path,
+            &format!(
+            "the store {} is not a moot database or is corrupt: a SQLite database without moot's tables",
+            path.display()
+        ),
+        )
+        .await;
     }
 
     #[tokio::test]
@@ -1225,23 +1221,15 @@ mod tests {
             .await
             .unwrap();
         conn.close().await.unwrap();
-        let before = std::fs::read(&path).unwrap();
         let known = MIGRATOR.iter().map(|m| m.version).max().unwrap();
-        for access in ACCESSES {
-            let e = SqliteStore::open_with(&path, access).await.unwrap_err();
-            one_clear_line(
-                &e,
-                &format!(
-                    "the store {} was written by a newer moot (schema version 20991231000001; this moot knows up to {known}): use that version of moot or a newer one",
-                    path.display()
-                ),
-            );
-            assert!(e.is_unusable_store());
-            assert!(
-                std::fs::read(&path).unwrap() == before,
-                "{access:?} changed it"
-            );
-        }
+        refused_everywhere_and_untouched(
+            &path,
+            &format!(
+            "the store {} was written by a newer moot (schema version 20991231000001; this moot knows up to {known}): use that version of moot or a newer one",
+            path.display()
+        ),
+        )
+        .await;
     }
 
     #[tokio::test]
