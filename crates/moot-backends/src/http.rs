@@ -337,7 +337,10 @@ mod tests {
             BackendError::AgentFailed("exit status: 3".into()).class(),
             Permanent
         );
-        assert_eq!(BackendError::Process("broken pipe".into()).class(), Transient);
+        assert_eq!(
+            BackendError::Process("broken pipe".into()).class(),
+            Transient
+        );
         assert_eq!(
             http(400, "This model's maximum context length is 4096 tokens").class(),
             ContextLength

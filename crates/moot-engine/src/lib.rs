@@ -783,9 +783,9 @@ impl<'a> Debate<'a> {
                 .as_ref()
                 .and_then(|c| c.usage.processed_input_tokens)
                 .map(|p| {
-                    p.saturating_add(reask.map_or(0, |r| {
-                        r.processed_input_tokens.unwrap_or(r.input_tokens)
-                    }))
+                    p.saturating_add(
+                        reask.map_or(0, |r| r.processed_input_tokens.unwrap_or(r.input_tokens)),
+                    )
                 }),
             logprob_tokens: summary.map(|s| s.tokens as u64),
             logprob_mean: summary.map(|s| s.mean),

@@ -395,7 +395,11 @@ async fn when_every_call_of_a_round_fails_permanently_later_rounds_are_skipped()
     let models: Vec<_> = (0..3)
         .map(|i| {
             failing_with(
-                || BackendError::AgentFailed(format!("exit status: 3; stderr: agent {i} is broken")),
+                || {
+                    BackendError::AgentFailed(format!(
+                        "exit status: 3; stderr: agent {i} is broken"
+                    ))
+                },
                 3,
             )
         })
@@ -436,7 +440,11 @@ async fn a_round_with_an_answer_or_a_retryable_failure_does_not_end_the_debate()
     let transient = failing_with(|| BackendError::Transport("connection reset".into()), 3);
     let permanent = || failing_with(|| BackendError::AgentFailed("exit status: 1".into()), 3);
     let (p1, p2) = (permanent(), permanent());
-    let agents = vec![agent(transient.clone()), agent(p1.clone()), agent(p2.clone())];
+    let agents = vec![
+        agent(transient.clone()),
+        agent(p1.clone()),
+        agent(p2.clone()),
+    ];
     let result = run_new(
         &store,
         "limping",
@@ -451,9 +459,16 @@ async fn a_round_with_an_answer_or_a_retryable_failure_does_not_end_the_debate()
     assert_eq!(p1.requests().len(), 2);
     assert!(result.every_call_failed().is_some());
     // One answer in round 0 and the debate goes on, whatever the others did.
-    let answering = Arc::new(ScriptedModel::new("o", [Scripted::reply("Final answer: 4")]));
+    let answering = Arc::new(ScriptedModel::new(
+        "o",
+        [Scripted::reply("Final answer: 4")],
+    ));
     let (q1, q2) = (permanent(), permanent());
-    let agents = vec![agent(answering.clone()), agent(q1.clone()), agent(q2.clone())];
+    let agents = vec![
+        agent(answering.clone()),
+        agent(q1.clone()),
+        agent(q2.clone()),
+    ];
     let result = run_new(
         &store,
         "partial",
