@@ -206,18 +206,18 @@ async fn dropping_the_call_closes_the_connection() {
 
 #[tokio::test]
 async fn an_unreachable_server_is_a_transport_error() {
-    // A port that was free a moment ago: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port this test holds bound without listening on it: connecting is refused, and no
+    // other process can start listening there while the test runs.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.bind("127.0.0.1:0".parse().unwrap()).expect("bind");
+    let port = socket.local_addr().expect("addr").port();
     let m = model(&format!("http://127.0.0.1:{port}/v1"), false);
     let err = complete(&m).await.unwrap_err();
     assert!(
         matches!(&err, BackendError::Transport(msg) if msg.to_lowercase().contains("connect")),
         "{err}"
     );
+    drop(socket);
 }
 
 const ANSWER: &str = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Four."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#;

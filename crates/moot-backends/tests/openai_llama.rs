@@ -1,8 +1,9 @@
 //! The OpenAI-compatible backend against a real llama.cpp server (the `xllamacpp` package,
 //! started by `tests/support/llama_server.py`) serving SmolLM2-135M.
 //!
-//! Ignored by default: the first run installs xllamacpp with pip (if missing) and pulls the
-//! 98 MB model. Run with `cargo test -p moot-backends -- --include-ignored`.
+//! Ignored by default: the first run creates a venv with xllamacpp (pip, under the target
+//! directory's test scratch folder; nothing is installed into the system interpreter) and pulls
+//! the 98 MB model. Run with `cargo test -p moot-backends -- --include-ignored`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -21,38 +22,69 @@ use moot_backends::{
 
 const XLLAMACPP: &str = "xllamacpp==2026.10.11549";
 
-fn python() -> String {
+/// The interpreter the venv is made with: `MOOT_PYTHON`, else `python3`.
+fn base_python() -> String {
     std::env::var("MOOT_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-fn ensure_xllamacpp() {
-    let importable = Command::new(python())
-        .args(["-c", "import xllamacpp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if importable {
-        return;
-    }
-    eprintln!("installing {XLLAMACPP} with pip");
-    let out = Command::new(python())
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            XLLAMACPP,
-        ])
+/// Runs `command`, panicking with its output unless it succeeds.
+fn run_ok(command: &mut Command, what: &str) {
+    let out = command
         .output()
-        .expect("run pip");
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
     assert!(
         out.status.success(),
-        "pip install {XLLAMACPP} failed: {}",
+        "{what} failed ({}): {}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The python of a venv holding xllamacpp, made on first use under `CARGO_TARGET_TMPDIR` and
+/// shared by every later run. Test threads and concurrent test processes may race to make it:
+/// an exclusive lock on a file beside it lets one make it while the others wait, and a marker
+/// naming the package is written only after pip succeeded and the module imports, so a venv
+/// left half-made by an interrupted run is made again instead of being trusted.
+fn venv_python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(root).expect("create CARGO_TARGET_TMPDIR");
+        let name = format!("venv-{}", XLLAMACPP.replace("==", "-"));
+        let dir = root.join(&name);
+        let python = dir.join("bin").join("python");
+        let marker = dir.join("moot-installed");
+        let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
+        lock.lock().expect("lock the venv");
+        if std::fs::read_to_string(&marker).ok().as_deref() != Some(XLLAMACPP) {
+            eprintln!("creating a venv with {XLLAMACPP} in {}", dir.display());
+            run_ok(
+                Command::new(base_python())
+                    .args(["-m", "venv", "--clear"])
+                    .arg(&dir),
+                "python3 -m venv (Debian and Ubuntu need python3-venv)",
+            );
+            run_ok(
+                Command::new(&python).args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    XLLAMACPP,
+                ]),
+                &format!("pip install {XLLAMACPP} into the venv"),
+            );
+            run_ok(
+                Command::new(&python).args(["-c", "import xllamacpp"]),
+                "import xllamacpp in the venv",
+            );
+            std::fs::write(&marker, XLLAMACPP).expect("write the venv's marker");
+        }
+        drop(lock);
+        python
+    })
 }
 
 fn model_path() -> PathBuf {
@@ -62,18 +94,13 @@ fn model_path() -> PathBuf {
         .expect("the model should be available (pulled with pip)")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 /// A llama.cpp server process; killed when dropped.
 struct LlamaServer {
     child: Child,
     /// Closing it tells the script to exit; kept open while the server should live.
     _stdin: ChildStdin,
+    /// `127.0.0.1:PORT`, the port the server bound itself.
+    addr: String,
     base_url: String,
     log: PathBuf,
     _log_dir: tempfile::TempDir,
@@ -85,30 +112,30 @@ fn log_tail(path: &Path) -> String {
     text.get(start..).unwrap_or(&text).to_string()
 }
 
-/// `GET /health` → status code, if the server answers at all.
-fn health(port: u16) -> Option<u16> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+/// `GET path` → status code and body, if the server answers at all.
+fn get(addr: &str, path: &str) -> Option<(u16, String)> {
+    let mut stream = TcpStream::connect(addr).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     stream
-        .write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())
         .ok()?;
     let mut text = String::new();
     stream.read_to_string(&mut text).ok()?;
-    text.split_whitespace().nth(1)?.parse().ok()
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Some((status, body.to_string()))
 }
 
 impl LlamaServer {
     fn start() -> LlamaServer {
-        ensure_xllamacpp();
+        let python = venv_python();
         let model = model_path();
-        let port = free_port();
         let log_dir = tempfile::tempdir().expect("tempdir");
         let log = log_dir.path().join("llama-server.log");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/llama_server.py");
-        let mut child = Command::new(python())
+        let mut child = Command::new(python)
             .arg(&script)
             .arg(&model)
-            .arg(port.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("log file"))
@@ -116,35 +143,45 @@ impl LlamaServer {
             .expect("start llama_server.py");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
+        // The script binds a port of the system's choosing and names it on its READY line.
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 match line {
-                    Ok(l) if l.trim() == "READY" => {
-                        let _ = tx.send(true);
-                        return;
+                    Ok(l) => {
+                        if let Some(url) = l.trim().strip_prefix("READY ") {
+                            let _ = tx.send(Some(url.to_string()));
+                            return;
+                        }
                     }
-                    Ok(_) => {}
                     Err(_) => break,
                 }
             }
-            let _ = tx.send(false);
+            let _ = tx.send(None);
         });
         let mut server = LlamaServer {
             child,
             _stdin: stdin,
-            base_url: format!("http://127.0.0.1:{port}/v1"),
+            addr: String::new(),
+            base_url: String::new(),
             log,
             _log_dir: log_dir,
         };
-        let ready = rx.recv_timeout(Duration::from_secs(300)).unwrap_or(false);
-        assert!(
-            ready,
-            "llama_server.py did not become ready: {}",
-            log_tail(&server.log)
-        );
+        let url = rx.recv_timeout(Duration::from_secs(300)).ok().flatten();
+        let Some(url) = url else {
+            panic!(
+                "llama_server.py did not become ready: {}",
+                log_tail(&server.log)
+            );
+        };
+        let addr = url
+            .strip_prefix("http://")
+            .unwrap_or_else(|| panic!("READY names no http address: {url:?}"))
+            .to_string();
+        server.base_url = format!("http://{addr}/v1");
+        server.addr = addr;
         let deadline = Instant::now() + Duration::from_secs(300);
-        while health(port) != Some(200) {
+        while get(&server.addr, "/health").map(|(status, _)| status) != Some(200) {
             if let Ok(Some(status)) = server.child.try_wait() {
                 panic!("the server exited ({status}): {}", log_tail(&server.log));
             }
@@ -156,6 +193,24 @@ impl LlamaServer {
             std::thread::sleep(Duration::from_millis(100));
         }
         server
+    }
+
+    /// Tokens generated so far for the request a slot is working on (`GET /slots`).
+    fn decoded_in_progress(&self) -> u64 {
+        let Some((200, body)) = get(&self.addr, "/slots") else {
+            return 0;
+        };
+        let slots: serde_json::Value = serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("/slots is not JSON ({e}): {body}"));
+        slots
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["is_processing"] == true)
+            .flat_map(|s| s["next_token"].as_array().cloned().unwrap_or_default())
+            .filter_map(|t| t["n_decoded"].as_u64())
+            .max()
+            .unwrap_or(0)
     }
 
     fn model(&self, stream: bool) -> OpenAiModel {
@@ -314,7 +369,20 @@ async fn a_server_dying_mid_answer_is_a_clean_transport_error() {
         greedy(2000),
     );
     let call = tokio::spawn(async move { m.complete(request).await });
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Kill it once the answer is streaming: the server has generated part of it.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while server.decoded_in_progress() < 16 {
+        assert!(
+            !call.is_finished(),
+            "the call ended before the answer streamed"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the server never started answering: {}",
+            log_tail(&server.log)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert!(!call.is_finished(), "the answer finished before the kill");
     server.kill();
     let result = tokio::time::timeout(Duration::from_secs(30), call)

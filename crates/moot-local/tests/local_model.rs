@@ -9,7 +9,7 @@ use moot_backends::models::ModelRef;
 use moot_backends::{
     BackendError, ChatMessage, Completion, CompletionRequest, FinishReason, LanguageModel,
 };
-use moot_local::{LocalError, LocalModel, LocalOptions};
+use moot_local::{LocalError, LocalModel, LocalOptions, LocalStats};
 
 /// One test at a time: they share two cores, and a test's timing (cancellation) and the batch
 /// shapes behind its greedy outputs should not depend on what another test is doing.
@@ -39,6 +39,24 @@ fn request(messages: Vec<ChatMessage>, max_tokens: u32) -> CompletionRequest {
     request.params.max_tokens = Some(max_tokens);
     request.params.logprobs = true;
     request
+}
+
+/// The model's counters once `settled` holds for them. The worker sends a call its answer
+/// before it adds that call to its counters, so right after an answer they may lag behind it;
+/// they catch up within the worker's current step (60 s is a generous bound).
+async fn stats_once(model: &LocalModel, settled: impl Fn(&LocalStats) -> bool) -> LocalStats {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let stats = model.stats();
+        if settled(&stats) {
+            return stats;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the counters never caught up: {stats:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 fn check_logprobs(completion: &Completion) {
@@ -104,7 +122,10 @@ async fn three_concurrent_sessions_complete_in_one_batch() {
         check_logprobs(completion);
     }
     let generated: u64 = all.iter().map(|c| c.usage.output_tokens).sum();
-    let stats = model.stats();
+    let stats = stats_once(&model, |s| {
+        s.requests >= 3 && s.generated_tokens >= generated
+    })
+    .await;
     eprintln!("{stats:?}");
     assert_eq!(stats.generated_tokens, generated);
     assert_eq!(stats.requests, 3);
@@ -201,19 +222,36 @@ async fn a_dropped_call_frees_the_worker() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let after_cancel = model.stats();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let later = model.stats();
     eprintln!("{after_cancel:?}");
-    assert_eq!(later.cancelled, 1);
-    assert_eq!(later.requests, 0);
-    assert_eq!(later.generated_tokens, after_cancel.generated_tokens);
-    assert_eq!(later.decode_steps, after_cancel.decode_steps);
-    assert!(later.generated_tokens < 400);
+    assert_eq!(after_cancel.cancelled, 1);
+    assert_eq!(after_cancel.requests, 0);
+    assert!(after_cancel.generated_tokens < 400);
     let next = model
         .complete(request(vec![ChatMessage::user("Say hello.")], 16))
         .await
         .expect("the worker still answers");
     assert!(!next.text.trim().is_empty());
+    // Everything the worker did from the cancellation until this answer was for this call:
+    // every token generated is one of its own, and every decode step carried its tokens.
+    let expected = after_cancel.generated_tokens + next.usage.output_tokens;
+    let later = stats_once(&model, |s| {
+        s.requests >= 1 && s.generated_tokens >= expected
+    })
+    .await;
+    eprintln!("{later:?} after {:?}", next.usage);
+    assert_eq!(later.cancelled, 1);
+    assert_eq!(later.requests, 1);
+    assert_eq!(
+        later.generated_tokens, expected,
+        "tokens were generated for the dropped call after its cancellation"
+    );
+    let processed = next.usage.processed_input_tokens.expect("reported");
+    assert!(
+        later.decode_steps - after_cancel.decode_steps <= processed + next.usage.output_tokens,
+        "{} decode steps for a call of {processed} prompt and {} generated tokens",
+        later.decode_steps - after_cancel.decode_steps,
+        next.usage.output_tokens
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
