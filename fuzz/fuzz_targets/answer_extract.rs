@@ -2,6 +2,8 @@
 //! for the kinds with a closed form (numbers, letters, yes/no) an extracted answer is stable: its
 //! canonical form parses back to an equivalent answer. (Text and LaTeX answers are kept as
 //! written, so a text that itself looks like a marker, such as `####…`, need not round-trip.)
+//! And every entry point takes time linear in the input: `scripts/fuzz` gives this target a time
+//! limit per input, so an input that takes quadratic time is a found timeout.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -28,6 +28,28 @@ static LETTER_LINE: LazyLock<Regex> =
 /// Letters read when the options are not known: A–J.
 const LETTERS_WITHOUT_OPTIONS: usize = 10;
 
+/// The options of a question, folded once per extraction: a response may hold thousands of
+/// answer spans, and folding every option again for each would cost their length each time.
+pub(super) struct Options<'a> {
+    raw: &'a [String],
+    /// Each option's words, folded by [`fold_words`] and padded with a space on both sides;
+    /// `None` for an option without words.
+    needles: Vec<Option<String>>,
+}
+
+impl<'a> Options<'a> {
+    pub(super) fn new(raw: &'a [String]) -> Options<'a> {
+        let needles = raw
+            .iter()
+            .map(|o| {
+                let folded = fold_words(o);
+                (!folded.is_empty()).then(|| format!(" {folded} "))
+            })
+            .collect();
+        Options { raw, needles }
+    }
+}
+
 fn index_of(letter: char, options: &[String]) -> Option<u8> {
     let upper = letter.to_ascii_uppercase();
     if !upper.is_ascii_uppercase() {
@@ -77,8 +99,15 @@ pub(super) fn parse_exact(s: &str, options: &[String]) -> Option<Answer> {
         .map(Answer::choice)
 }
 
+/// [`from_span_in`] with options folded for this call alone.
+#[cfg(test)]
+fn from_span(span: &str, options: &[String]) -> Option<Answer> {
+    from_span_in(span, &Options::new(options))
+}
+
 /// The option an answer span names.
-pub(super) fn from_span(span: &str, options: &[String]) -> Option<Answer> {
+pub(super) fn from_span_in(span: &str, prepared: &Options<'_>) -> Option<Answer> {
+    let options = prepared.raw;
     let cleaned = clean(span);
     let text = cleaned.trim();
     if let Some(c) = LEADING_LETTER.captures(text) {
@@ -118,18 +147,21 @@ pub(super) fn from_span(span: &str, options: &[String]) -> Option<Answer> {
             return Some(Answer::choice(i));
         }
     }
-    option_text_in(text, options)
+    option_text_in(text, prepared)
 }
 
 /// The longest option text that the span contains as whole words.
-fn option_text_in(span: &str, options: &[String]) -> Option<Answer> {
+fn option_text_in(span: &str, options: &Options<'_>) -> Option<Answer> {
     let haystack = format!(" {} ", fold_words(span));
     options
+        .needles
         .iter()
         .enumerate()
-        .filter_map(|(i, o)| {
-            let needle = fold_words(o);
-            (!needle.is_empty() && haystack.contains(&format!(" {needle} ")))
+        .filter_map(|(i, needle)| {
+            let needle = needle.as_deref()?;
+            // An option longer than the span cannot be in it; checking first keeps a long
+            // option from costing its length for every short span.
+            (needle.len() <= haystack.len() && haystack.contains(needle))
                 .then_some((i, needle.len()))
         })
         .max_by_key(|&(i, len)| (len, std::cmp::Reverse(i)))
@@ -146,10 +178,17 @@ fn fold_words(s: &str) -> String {
         .join(" ")
 }
 
+/// [`from_whole_text_in`] with options folded for this call alone.
+#[cfg(test)]
+fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> {
+    from_whole_text_in(text, &Options::new(options))
+}
+
 /// No marker: a last line that is just a letter (`B) Paris`, `**C**`), else the last bold
 /// letter of the closing lines, else the last `(X)` of the last line, else an option text on the
 /// last line. Letters earlier in the response are usually the options being discussed.
-pub(super) fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> {
+pub(super) fn from_whole_text_in(text: &str, prepared: &Options<'_>) -> Option<Answer> {
+    let options = prepared.raw;
     let letter_of = |c: regex::Captures<'_>| {
         c.get(1)
             .and_then(|m| m.as_str().chars().next())
@@ -169,7 +208,7 @@ pub(super) fn from_whole_text(text: &str, options: &[String]) -> Option<Answer> 
             return Some(Answer::choice(i));
         }
     }
-    option_text_in(last, options)
+    option_text_in(last, prepared)
 }
 
 #[cfg(test)]

@@ -85,10 +85,10 @@ pub(super) fn number_in_statement(line: &str) -> Option<Number> {
             return Some(f.number);
         }
     }
-    let sentence = sentences(&line)
+    let (sentence, found) = sentences(&line)
         .into_iter()
-        .find(|s| !scan_numbers(s).is_empty())?;
-    let found = scan_numbers(sentence);
+        .map(|s| (s, scan_numbers(s)))
+        .find(|(_, found)| !found.is_empty())?;
     let money = found
         .iter()
         .find(|f| sentence[f.start..f.end].contains('$') || sentence[..f.start].ends_with('$'));

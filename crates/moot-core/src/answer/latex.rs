@@ -35,6 +35,13 @@ static THOUSANDS: LazyLock<Regex> =
 /// `\dfrac`→`\frac`, units and degree signs removed, `x =` prefix removed, no trailing period.
 pub fn normalize(raw: &str) -> String {
     let mut s = raw.trim().to_string();
+    // A pattern whose first byte is not in the text cannot occur, then or after any of these
+    // replacements (they only remove bytes, or write `\`, ` `, `*` and `-`, which start no
+    // pattern but `\`'s, present already): its pass over the text is skipped.
+    let mut present = [false; 256];
+    for &b in s.as_bytes() {
+        present[usize::from(b)] = true;
+    }
     for (from, to) in [
         ("\\(", ""),
         ("\\)", ""),
@@ -65,7 +72,9 @@ pub fn normalize(raw: &str) -> String {
         ("\\times", "*"),
         ("−", "-"),
     ] {
-        s = s.replace(from, to);
+        if present[usize::from(from.as_bytes()[0])] {
+            s = s.replace(from, to);
+        }
     }
     s = strip_text_commands(&s);
     s = s
@@ -98,39 +107,61 @@ pub fn normalize(raw: &str) -> String {
 
 /// Unwraps `\text{…}`-like groups. A group that follows other content is a unit
 /// (`10 \text{ dollars}`) and is dropped; a group that is the whole answer (`\text{(B)}`) is kept.
+///
+/// Each round reads, for every command, its first occurrence in the rest of the text; only one
+/// followed by `{` counts. Those first occurrences are remembered while they lie ahead, so the
+/// text is searched once per command instead of once per group.
 fn strip_text_commands(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
+    // Whether `out` holds anything but whitespace (a later group is then a unit).
+    let mut has_content = false;
+    let mut push = |out: &mut String, piece: &str| {
+        has_content = has_content || piece.chars().any(|c| !c.is_whitespace());
+        out.push_str(piece);
+        has_content
+    };
+    // The first occurrence of each command at or after the position it was searched from:
+    // `None` before the first search, `Some(None)` when there is none.
+    let mut first: [Option<Option<usize>>; TEXT_COMMANDS.len()] = [None; TEXT_COMMANDS.len()];
+    let mut start = 0;
     loop {
-        let next = TEXT_COMMANDS
-            .iter()
-            .filter_map(|cmd| {
-                rest.find(cmd).and_then(|pos| {
-                    let after = pos + cmd.len();
-                    rest[after..].starts_with('{').then_some((pos, after))
-                })
-            })
-            .min();
+        let mut next: Option<(usize, usize)> = None;
+        for (k, cmd) in TEXT_COMMANDS.iter().enumerate() {
+            let pos = match first[k] {
+                Some(found) if found.is_none_or(|p| p >= start) => found,
+                _ => {
+                    let found = s[start..].find(cmd).map(|p| start + p);
+                    first[k] = Some(found);
+                    found
+                }
+            };
+            if let Some(pos) = pos {
+                let after = pos + cmd.len();
+                if s[after..].starts_with('{') && next.is_none_or(|n| (pos, after) < n) {
+                    next = Some((pos, after));
+                }
+            }
+        }
         let Some((pos, open)) = next else {
-            out.push_str(rest);
+            push(&mut out, &s[start..]);
             return out;
         };
-        out.push_str(&rest[..pos]);
-        match balanced_group(rest, open) {
+        let follows_content = push(&mut out, &s[start..pos]);
+        match balanced_group(s, open) {
             Some((inner, end)) => {
-                let is_unit = !out.trim().is_empty()
+                let is_unit = follows_content
                     && inner
                         .trim()
                         .chars()
                         .all(|c| c.is_alphabetic() || c == ' ' || c == '.')
                     && !inner.trim().is_empty();
                 if !is_unit {
-                    out.push_str(inner);
+                    push(&mut out, inner);
                 }
-                rest = &rest[end..];
+                start = end;
             }
             None => {
-                out.push_str(&rest[pos..]);
+                push(&mut out, &s[pos..]);
                 return out;
             }
         }
@@ -138,64 +169,111 @@ fn strip_text_commands(s: &str) -> String {
 }
 
 /// `\frac12` → `\frac{1}{2}`, `\sqrt2` → `\sqrt{2}`, `x^{2}` → `x^2`.
+///
+/// One pass, without recursion: a braced argument is rewritten in place, and when its closing
+/// brace comes the command reads its next argument. (Rewriting each argument by a recursive call
+/// on a copy of the rest cost time quadratic in the length, and stack in the nesting depth.)
 fn brace_short_arguments(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let unterminated = unterminated_braces(bytes);
     let mut out = String::with_capacity(s.len() + 8);
-    let chars: Vec<char> = s.chars().collect();
+    // Argument groups being rewritten: (brace depth before the group's `{`, arguments its
+    // command reads after it).
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    let mut depth = 0usize;
+    // Whether the byte at `i` is escaped by a backslash before it (`\{`, `\}`), as
+    // `balanced_group` pairs them.
+    let mut escaped = false;
+    // Arguments the last command still reads, starting at `i`.
+    let mut arguments = 0usize;
     let mut i = 0;
-    while i < chars.len() {
-        let rest: String = chars[i..].iter().take(6).collect();
-        let (cmd, arity) = if rest.starts_with("\\frac") {
-            ("\\frac", 2)
-        } else if rest.starts_with("\\sqrt") {
-            ("\\sqrt", 1)
-        } else {
-            ("", 0)
-        };
-        if arity > 0 {
-            out.push_str(cmd);
-            i += cmd.chars().count();
-            for _ in 0..arity {
-                match chars.get(i) {
-                    Some('{') => {
-                        // A braced argument: normalise inside it, so `\frac{\sqrt3}{3}` and the
-                        // next argument are both seen.
-                        let rest: String = chars[i..].iter().collect();
-                        match balanced_group(&rest, 0) {
-                            Some((inner, end)) => {
-                                out.push('{');
-                                out.push_str(&brace_short_arguments(inner));
-                                out.push('}');
-                                i += rest[..end].chars().count();
-                            }
-                            None => break,
-                        }
-                    }
-                    Some(&c) if c.is_ascii_alphanumeric() => {
-                        out.push('{');
-                        out.push(c);
-                        out.push('}');
-                        i += 1;
-                    }
-                    _ => break,
+    loop {
+        if arguments > 0 {
+            match bytes.get(i) {
+                Some(b'{') if unterminated.binary_search(&i).is_err() => {
+                    // A braced argument: rewrite inside it, so `\frac{\sqrt3}{3}` and the next
+                    // argument are both seen.
+                    out.push('{');
+                    groups.push((depth, arguments - 1));
+                    depth += 1;
+                    arguments = 0;
+                    i += 1;
+                    continue;
                 }
+                Some(&c) if c.is_ascii_alphanumeric() => {
+                    out.push('{');
+                    out.push(char::from(c));
+                    out.push('}');
+                    arguments -= 1;
+                    i += 1;
+                    continue;
+                }
+                _ => arguments = 0,
             }
+        }
+        let Some(&b) = bytes.get(i) else {
+            return out;
+        };
+        let rest = &bytes[i..];
+        let command = [(&b"\\frac"[..], 2), (&b"\\sqrt"[..], 1)]
+            .into_iter()
+            .find(|(cmd, _)| rest.starts_with(cmd));
+        if let Some((cmd, arity)) = command {
+            out.push_str(&s[i..i + cmd.len()]);
+            i += cmd.len();
+            arguments = arity;
+            escaped = false;
             continue;
         }
         // ^{x} with a single character inside → ^x
-        if chars[i] == '^' && chars.get(i + 1) == Some(&'{') && chars.get(i + 3) == Some(&'}') {
-            if let Some(&c) = chars.get(i + 2) {
-                if c.is_ascii_alphanumeric() {
-                    out.push('^');
-                    out.push(c);
-                    i += 4;
+        if let [b'^', b'{', c, b'}', ..] = rest {
+            if c.is_ascii_alphanumeric() {
+                out.push('^');
+                out.push(char::from(*c));
+                i += 4;
+                escaped = false;
+                continue;
+            }
+        }
+        if !escaped && b == b'}' && depth > 0 {
+            depth -= 1;
+            if groups.last().is_some_and(|&(d, _)| d == depth) {
+                if let Some((_, left)) = groups.pop() {
+                    out.push('}');
+                    arguments = left;
+                    i += 1;
                     continue;
                 }
             }
+        } else if !escaped && b == b'{' {
+            depth += 1;
         }
-        out.push(chars[i]);
+        escaped = !escaped && b == b'\\';
+        let len = s[i..].chars().next().map_or(1, char::len_utf8);
+        out.push_str(&s[i..i + len]);
+        i += len;
+    }
+}
+
+/// Byte offsets of the `{` that [`balanced_group`] finds no closing brace for, in order.
+fn unterminated_braces(bytes: &[u8]) -> Vec<usize> {
+    let mut open = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => {
+                i += 2;
+                continue;
+            }
+            b'{' => open.push(i),
+            b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
         i += 1;
     }
-    out
+    open
 }
 
 /// The numeric value of a normalised answer, if it is a closed-form number built from decimals,
@@ -205,6 +283,7 @@ pub fn evaluate(normalized: &str) -> Option<f64> {
     let mut p = Parser {
         s: normalized.as_bytes(),
         i: 0,
+        depth: 0,
     };
     let v = p.expr()?;
     (p.i == p.s.len() && v.is_finite()).then_some(v)
@@ -294,9 +373,15 @@ fn split_tuple(s: &str) -> Option<(String, String, Vec<String>)> {
     (parts.len() > 1).then_some((open, close, parts))
 }
 
+/// How deeply an evaluated expression may nest (brackets, groups, signs). Real answers nest a
+/// few levels; a response of a million `(` must not overflow the stack.
+const MAX_NESTING: usize = 200;
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Nesting of `unary`, which every recursion of the grammar passes through.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -346,6 +431,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Option<f64> {
+        if self.depth >= MAX_NESTING {
+            return None;
+        }
+        self.depth += 1;
+        let v = self.signed();
+        self.depth -= 1;
+        v
+    }
+
+    fn signed(&mut self) -> Option<f64> {
         if self.eat("-") {
             return Some(-self.unary()?);
         }

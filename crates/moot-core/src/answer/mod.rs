@@ -146,13 +146,19 @@ impl Answer {
     /// Extracts the final answer of `kind` from a model's response, or `None` when the response
     /// states none that can be read.
     pub fn extract(kind: AnswerKind, response: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+        // Only the choice kind reads the options; fold them once for every span.
+        let options = choice::Options::new(if kind == AnswerKind::Choice {
+            ctx.options
+        } else {
+            &[]
+        });
         // A freemad-style SOLUTION section is the answer's home; search it first.
         if let Some(section) = solution_section(response) {
-            if let Some(a) = extract_from(kind, section, ctx) {
+            if let Some(a) = extract_from(kind, section, &options) {
                 return Some(a);
             }
         }
-        extract_from(kind, response, ctx)
+        extract_from(kind, response, &options)
     }
 
     /// Reads a string that is meant to be an answer already (a gold answer, a stored answer, a
@@ -264,7 +270,7 @@ pub fn is_correct(extracted: Option<&Answer>, gold: &Answer) -> bool {
     extracted.is_some_and(|a| a.equivalent(gold))
 }
 
-fn extract_from(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+fn extract_from(kind: AnswerKind, text: &str, options: &choice::Options<'_>) -> Option<Answer> {
     let cleaned;
     let text = if kind == AnswerKind::Numeric {
         cleaned = fallback::strip_calculator_notes(text);
@@ -275,7 +281,7 @@ fn extract_from(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Optio
     let spans = candidate_spans(text);
     let mut seen_marker = false;
     for span in &spans {
-        if let Some(a) = from_span(kind, span, ctx) {
+        if let Some(a) = from_span(kind, span, options) {
             return Some(a);
         }
         // The model's last "the answer is …" left the answer blank: it stated no answer, and an
@@ -288,14 +294,14 @@ fn extract_from(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Optio
     if fallback::declines_or_is_cut_off(text) {
         return None;
     }
-    whole_text_fallback(kind, text, ctx)
+    whole_text_fallback(kind, text, options)
 }
 
-fn from_span(kind: AnswerKind, span: &Span<'_>, ctx: &ExtractContext<'_>) -> Option<Answer> {
+fn from_span(kind: AnswerKind, span: &Span<'_>, options: &choice::Options<'_>) -> Option<Answer> {
     let explicit = span.source != SpanSource::Marker;
     match kind {
         AnswerKind::Numeric => number_from_span(span.text, !explicit),
-        AnswerKind::Choice => choice::from_span(span.text, ctx.options),
+        AnswerKind::Choice => choice::from_span_in(span.text, options),
         AnswerKind::YesNo => yes_no::from_span(span.text),
         AnswerKind::Math => {
             if explicit {
@@ -308,10 +314,14 @@ fn from_span(kind: AnswerKind, span: &Span<'_>, ctx: &ExtractContext<'_>) -> Opt
     }
 }
 
-fn whole_text_fallback(kind: AnswerKind, text: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+fn whole_text_fallback(
+    kind: AnswerKind,
+    text: &str,
+    options: &choice::Options<'_>,
+) -> Option<Answer> {
     match kind {
         AnswerKind::Numeric => fallback::closing_number(text).map(Answer::number),
-        AnswerKind::Choice => choice::from_whole_text(text, ctx.options),
+        AnswerKind::Choice => choice::from_whole_text_in(text, options),
         AnswerKind::YesNo => yes_no::from_whole_text(text),
         AnswerKind::Math => fallback::closing_math(text),
         AnswerKind::Text => fallback::closing_text(text).and_then(|t| text::from_span(&t)),
@@ -377,6 +387,9 @@ fn math_from_marker(span_text: &str) -> Option<Answer> {
 fn inline_math(text: &str) -> Option<&str> {
     fallback::inline_math_groups(text).into_iter().next()
 }
+
+#[cfg(test)]
+mod adversarial_tests;
 
 #[cfg(test)]
 mod tests {

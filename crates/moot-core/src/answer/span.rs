@@ -3,8 +3,12 @@
 //! Real models bury the answer among intermediate numbers and restatements. Every answer kind looks
 //! in the same places, most explicit first: the last `\boxed{…}`, the last `<answer>…</answer>`,
 //! the last `#### …` line, then the text after the last "answer is" / "Answer:"-style marker (and
-//! earlier markers if that one holds nothing usable). A freemad-style `SOLUTION:` section, when
-//! present, is searched before the rest of the response.
+//! earlier markers if that one holds nothing usable; of a line with many markers, only its last
+//! [`MARKERS_PER_LINE`]). A freemad-style `SOLUTION:` section, when present, is searched before
+//! the rest of the response.
+//!
+//! Everything here is linear in the response: a model may send megabytes of `\boxed{` or
+//! "answer is", and extraction must not rescan the rest of the text from each one.
 
 use std::sync::LazyLock;
 
@@ -18,6 +22,11 @@ pub(crate) enum SpanSource {
     Hashes,
     Marker,
 }
+
+/// How many markers of one line are read, last first. Real responses have one or two on a
+/// line; a line of thousands ("the answer is the answer is …") would otherwise cost time
+/// quadratic in its length, since every marker's span runs to the end of the line.
+pub(crate) const MARKERS_PER_LINE: usize = 8;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Span<'a> {
@@ -50,15 +59,24 @@ static SOLUTION_SECTION: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The contents of every `\boxed{…}` / `\fbox{…}` group with balanced braces, in text order.
 /// An unterminated group (a response cut off mid-answer) is skipped.
+///
+/// Linear in the text: the commands are found in one pass and every group's closing brace in
+/// another, instead of rescanning the rest of the text from each command (quadratic on
+/// `\boxed{` repeated, each unterminated).
 pub(crate) fn boxed_groups(text: &str) -> Vec<&str> {
+    let commands = box_commands(text);
+    let closes = closing_braces(text, commands.iter().map(|&(_, open)| open));
     let mut groups = Vec::new();
     let mut search_from = 0;
-    while let Some(found) = find_box_command(&text[search_from..]) {
-        let open = search_from + found;
-        match balanced_group(text, open) {
-            Some((inner, end)) => {
-                groups.push(inner);
-                search_from = end;
+    for (&(start, open), close) in commands.iter().zip(closes) {
+        // A command inside an earlier group is part of that group.
+        if start < search_from {
+            continue;
+        }
+        match close {
+            Some(close) => {
+                groups.push(&text[open + 1..close]);
+                search_from = close + 1;
             }
             None => search_from = open + 1,
         }
@@ -66,24 +84,75 @@ pub(crate) fn boxed_groups(text: &str) -> Vec<&str> {
     groups
 }
 
-/// Byte offset of the `{` that opens the next `\boxed{` or `\fbox{` group.
-fn find_box_command(text: &str) -> Option<usize> {
-    ["\\boxed", "\\fbox"]
-        .iter()
-        .filter_map(|cmd| {
-            let mut from = 0;
-            while let Some(pos) = text[from..].find(cmd) {
-                let after = from + pos + cmd.len();
-                let rest = &text[after..];
-                let trimmed = rest.trim_start();
-                if trimmed.starts_with('{') {
-                    return Some(after + (rest.len() - trimmed.len()));
-                }
-                from = after;
+/// Every `\boxed` / `\fbox` command followed (after optional whitespace) by `{`, in text order:
+/// the byte offsets of the command's backslash and of its `{`.
+fn box_commands(text: &str) -> Vec<(usize, usize)> {
+    let mut commands = Vec::new();
+    for (start, _) in text.match_indices('\\') {
+        let after_backslash = &text[start + 1..];
+        let Some(name) = ["boxed", "fbox"]
+            .into_iter()
+            .find(|name| after_backslash.starts_with(name))
+        else {
+            continue;
+        };
+        let after = start + 1 + name.len();
+        let rest = &text[after..];
+        // The whitespace scanned here ends before the next backslash, so no byte is scanned
+        // twice.
+        let trimmed = rest.trim_start();
+        if trimmed.starts_with('{') {
+            commands.push((start, after + (rest.len() - trimmed.len())));
+        }
+    }
+    commands
+}
+
+/// For each of `opens` (byte offsets of `{`, increasing, none escaped), the offset of its
+/// matching `}` as [`balanced_group`] finds it, or `None` when the group is unterminated. One
+/// pass over the text, however many groups are open at once.
+fn closing_braces(text: &str, opens: impl Iterator<Item = usize>) -> Vec<Option<usize>> {
+    let opens: Vec<usize> = opens.collect();
+    let mut closes = vec![None; opens.len()];
+    let Some(&first) = opens.first() else {
+        return closes;
+    };
+    let bytes = text.as_bytes();
+    // Groups still open: (index in `opens`, brace depth before its `{`).
+    let mut open_groups: Vec<(usize, usize)> = Vec::new();
+    let mut next = 0;
+    let mut depth = 0usize;
+    // Escapes pair a backslash with the next byte. No `{` of `opens` follows a backslash, so
+    // starting at one of them reads the same pairs as starting at any other.
+    let mut i = first;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => {
+                debug_assert!(opens.get(next) != Some(&(i + 1)), "an escaped box brace");
+                i += 2;
+                continue;
             }
-            None
-        })
-        .min()
+            b'{' => {
+                if opens.get(next) == Some(&i) {
+                    open_groups.push((next, depth));
+                    next += 1;
+                }
+                depth += 1;
+            }
+            // A `}` that closes nothing is ignored, as a scan from any later `{` never sees it.
+            b'}' if depth > 0 => {
+                depth -= 1;
+                if open_groups.last().is_some_and(|&(_, d)| d == depth) {
+                    if let Some((k, _)) = open_groups.pop() {
+                        closes[k] = Some(i);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    closes
 }
 
 /// Given the byte offset of an opening `{`, returns the inner text and the offset after the
@@ -151,16 +220,32 @@ pub(crate) fn candidate_spans(text: &str) -> Vec<Span<'_>> {
     }
     // Markers from the last one backwards: a model that revises ("wait, … so the answer is
     // actually 12") states its final answer last.
-    let markers: Vec<_> = MARKER.find_iter(text).collect();
-    for m in markers.iter().rev() {
-        let rest = &text[m.end()..];
-        let line = rest.split('\n').next().unwrap_or("");
+    let markers: Vec<usize> = MARKER.find_iter(text).map(|m| m.end()).collect();
+    let line_ends = line_ends(text, &markers);
+    let mut line_end = usize::MAX;
+    let mut on_line = 0;
+    for (&end, &this_line_end) in markers.iter().zip(&line_ends).rev() {
+        // Markers on one line share its end, so each one's span holds the later ones': only
+        // the last few of a line are read, which keeps the work linear in the line.
+        if this_line_end == line_end {
+            on_line += 1;
+        } else {
+            line_end = this_line_end;
+            on_line = 1;
+        }
+        if on_line > MARKERS_PER_LINE {
+            continue;
+        }
+        let line = &text[end..this_line_end];
         // A marker alone on its line ("Final Answer:\n\n18") announces the next non-empty line.
+        // (Trimming from the start alone is enough to see that, and it stops at the next
+        // marker of the line instead of rescanning the line's end for every marker.)
         let line = if line
-            .trim_matches(|c: char| c.is_whitespace() || c == '*' || c == ':')
+            .trim_start_matches(|c: char| c.is_whitespace() || c == '*' || c == ':')
             .is_empty()
         {
-            rest.lines()
+            text[end..]
+                .lines()
                 .map(str::trim)
                 .find(|l| !l.is_empty())
                 .unwrap_or("")
@@ -173,6 +258,26 @@ pub(crate) fn candidate_spans(text: &str) -> Vec<Span<'_>> {
         });
     }
     spans
+}
+
+/// For each marker end (increasing byte offsets), the offset of the first `\n` at or after it,
+/// or the text's length. One pass: the newline found for one marker serves every later marker
+/// before it.
+fn line_ends(text: &str, marker_ends: &[usize]) -> Vec<usize> {
+    let mut ends = Vec::with_capacity(marker_ends.len());
+    let mut newline: Option<usize> = None;
+    for &end in marker_ends {
+        let line_end = match newline {
+            Some(nl) if nl >= end => nl,
+            _ => {
+                let nl = text[end..].find('\n').map_or(text.len(), |p| end + p);
+                newline = Some(nl);
+                nl
+            }
+        };
+        ends.push(line_end);
+    }
+    ends
 }
 
 /// The first sentence of a marker span: text up to the first sentence-ending period (a period

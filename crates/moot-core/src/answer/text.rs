@@ -5,12 +5,15 @@ use super::Answer;
 /// Folds a span to comparable text: markdown emphasis, `\text{}`, quotes and a trailing period
 /// removed, lowercased, whitespace collapsed.
 pub(super) fn fold(span: &str) -> String {
-    let mut s = span.trim().to_string();
+    let mut s = span.trim();
     if let Some(inner) = s.strip_prefix("\\text{").and_then(|r| r.strip_suffix('}')) {
-        s = inner.to_string();
+        s = inner;
     }
-    let mut s = s.replace("**", "").replace("__", "");
+    let unmarked = s.replace("**", "").replace("__", "");
     // Strip wrappers until nothing changes: `") >".` needs the period, then the quotes, to go.
+    // Every round only narrows the slice (no copy), so `."."."…` costs its length, not its
+    // length squared.
+    let mut s = unmarked.as_str();
     loop {
         let trimmed = s
             .trim()
@@ -18,9 +21,9 @@ pub(super) fn fold(span: &str) -> String {
             .trim_end_matches('|')
             .trim_matches(['"', '\'', '`', '“', '”', '‘', '’'])
             .trim_end_matches(['.', '!'])
-            .trim()
-            .to_string();
-        if trimmed == s {
+            .trim();
+        // A sub-slice of `s`: equal exactly when nothing was trimmed.
+        if trimmed.len() == s.len() {
             break;
         }
         s = trimmed;
