@@ -15,6 +15,10 @@ use moot_local::{LocalError, LocalModel, LocalOptions, LocalStats};
 /// shapes behind its greedy outputs should not depend on what another test is doing.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// Each test's model keeps every core busy: two at once on two cores spin against each other,
+/// so the tests here take turns (an async lock, held across the test's awaits).
+static ONE_MODEL_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn small_model_path() -> PathBuf {
     ModelRef::parse("smollm2-135m")
         .and_then(|m| m.ensure(&mut |msg| eprintln!("{msg}")))
@@ -74,6 +78,7 @@ fn check_logprobs(completion: &Completion) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a model download; run with --include-ignored"]
 async fn greedy_completion_is_non_empty_and_reproducible() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
     let model = load(small_options());
     assert!(model.capabilities().logprobs && model.capabilities().seed);
@@ -101,6 +106,7 @@ async fn greedy_completion_is_non_empty_and_reproducible() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a model download; run with --include-ignored"]
 async fn three_concurrent_sessions_complete_in_one_batch() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
     let model = load(small_options());
     let ask = |session: &str, question: &str, seed: u64| {
@@ -140,6 +146,7 @@ async fn three_concurrent_sessions_complete_in_one_batch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a model download; run with --include-ignored"]
 async fn a_session_reuses_its_cached_prefix() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
     let model = load(small_options());
     let system = ChatMessage::system(
@@ -199,6 +206,7 @@ async fn a_session_reuses_its_cached_prefix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a model download; run with --include-ignored"]
 async fn a_dropped_call_frees_the_worker() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
     let model = load(small_options());
     let mut long = request(
@@ -257,6 +265,7 @@ async fn a_dropped_call_frees_the_worker() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a model download; run with --include-ignored"]
 async fn a_prompt_longer_than_the_context_is_a_clean_error() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
     let model = load(LocalOptions {
         n_ctx: 256,
