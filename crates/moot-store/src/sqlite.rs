@@ -200,10 +200,45 @@ async fn read_only_connection(path: &Path) -> Result<SqliteConnection, StoreErro
 /// What the existing file at `path` holds, refusing what this binary must not write to or read:
 /// not a database, damaged, another program's database, or a newer moot's store.
 async fn inspect(path: &Path) -> Result<Schema, StoreError> {
+    if is_truncated(path) {
+        return Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+            reason: "database disk image is malformed".into(),
+        });
+    }
     let mut conn = read_only_connection(path).await?;
     let schema = inspect_connection(&mut conn, path).await;
     let _ = conn.close().await;
     schema.map_err(|e| located(path, e))
+}
+
+/// Whether the file is shorter than its own SQLite header says. SQLite opens such a file and
+/// only fails on the first read of a lost page, which may come long after a command started (or
+/// never, for a query that happens to avoid it); the header makes it an O(1) check at open.
+fn is_truncated(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut header = [0u8; 100];
+    if file.read_exact(&mut header).is_err() || !header.starts_with(b"SQLite format 3\0") {
+        return false;
+    }
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return false;
+    };
+    let be32 = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        n => u64::from(n),
+    };
+    // The page count is only meaningful when the version that wrote it also wrote the change
+    // counter (SQLite's "version-valid-for" rule).
+    let pages = u64::from(be32(28));
+    let count_valid = be32(92) == be32(24) && pages > 0;
+    count_valid && len < page_size.saturating_mul(pages)
 }
 
 async fn inspect_connection(
