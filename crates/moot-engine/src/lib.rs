@@ -173,8 +173,8 @@ pub struct DebateResult {
 #[derive(Debug, Default)]
 struct RoundTally {
     asked: usize,
-    answered: usize,
-    /// Calls that failed with an error retrying cannot fix.
+    /// Calls that failed with an error retrying cannot fix (every other call answered, was
+    /// cancelled at a deadline, or failed in a way worth another try).
     failed_permanently: usize,
 }
 
@@ -392,11 +392,10 @@ impl<'a> Debate<'a> {
                     }
                     if !asked.is_empty() {
                         let tally = self.run_round(round, asked, observer).await?;
-                        // Nobody answered and no call is worth repeating (every agent exited
+                        // No call of the round is worth repeating (every agent exited
                         // unsuccessfully, was refused, or its server rejected the request):
                         // later rounds would fail the same way, so they are skipped.
-                        if tally.answered == 0
-                            && tally.asked > 0
+                        if tally.asked > 0
                             && tally.failed_permanently == tally.asked
                             && self.exhausted.is_none()
                         {
@@ -570,7 +569,6 @@ impl<'a> Debate<'a> {
                     self.record(&call, Some(c), None, &[], Duration::ZERO, true)
                         .await?;
                     responded += 1;
-                    tally.answered += 1;
                     observer.call_finished(key, self.transcript.get_call(&key));
                     continue;
                 }
@@ -688,7 +686,6 @@ impl<'a> Debate<'a> {
                         .await?;
                     if ok {
                         responded += 1;
-                        tally.answered += 1;
                     }
                     observer.call_finished(key, self.transcript.get_call(&key));
                 }
