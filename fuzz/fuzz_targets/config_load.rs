@@ -3,10 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use moot::config::Config;
+use moot_config::dialect::native::{from_toml, from_yaml};
 
 fuzz_target!(|text: &str| {
-    for parsed in [Config::from_toml(text), Config::from_yaml(text)] {
+    for parsed in [from_toml(text), from_yaml(text)] {
         if let Ok(config) = parsed {
             if config.validate().is_ok() {
                 // What validates must also yield its derived settings without panicking.

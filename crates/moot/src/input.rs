@@ -16,6 +16,13 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+/// A configuration that cannot be used is the user's to fix: exit 2, with the file and key.
+impl From<moot_config::ConfigError> for InputError {
+    fn from(e: moot_config::ConfigError) -> InputError {
+        InputError(e.to_string())
+    }
+}
+
 /// Shorthand for returning an [`InputError`].
 pub fn bad_input<T>(message: impl Into<String>) -> anyhow::Result<T> {
     Err(InputError(message.into()).into())
@@ -119,25 +126,9 @@ pub fn count(s: &str) -> Result<usize, String> {
 }
 
 /// `bytes` as text; invalid UTF-8 is an error naming `what` (the file) and where the first
-/// invalid byte is: its byte offset, line and column (counted in characters, from 1).
+/// invalid byte is (see [`moot_config::dialect::utf8_text`]).
 pub fn utf8_text(what: &str, bytes: Vec<u8>) -> Result<String, InputError> {
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        // Everything before `at` is valid UTF-8.
-        let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
-        let line = before.matches('\n').count() + 1;
-        let column = before
-            .rsplit_once('\n')
-            .map_or(before, |(_, last)| last)
-            .chars()
-            .count()
-            + 1;
-        InputError(format!(
-            "{what} is not valid UTF-8: byte 0x{:02X} at byte offset {at} (line {line}, column {column})",
-            bytes[at]
-        ))
-    })
+    moot_config::dialect::utf8_text(what, bytes).map_err(InputError)
 }
 
 /// Reads all of stdin as UTF-8.

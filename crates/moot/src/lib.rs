@@ -1,7 +1,7 @@
-//! The parts of the `moot` command line that read user input: the configuration file, the
-//! trajectory document `moot decide` reads, and input errors. A library so that they can be
-//! fuzzed and reused without the binary (and without the embedded model backend).
+//! The parts of the `moot` command line that read user input: the trajectory document
+//! `moot decide` reads, and input errors (the configuration file is the `moot-config` crate's).
+//! A library so that they can be fuzzed and reused without the binary (and without the
+//! embedded model backend).
 
-pub mod config;
 pub mod input;
 pub mod trajectory_json;

@@ -1,17 +1,21 @@
 //! `moot`: the multi-agent debate engine's command-line interface. One module per subcommand.
 
 mod backends;
+mod bench_run;
 mod cmd;
+mod debate_run;
+mod prepare;
 mod report;
 
-use moot::{config, input};
+use moot::input;
+use prepare::StoreArg;
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use moot_store::{Access, Store, StoreError, StoreLocation};
+use moot_store::{Access, StoreError};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,55 +90,6 @@ fn unusable_store_is_input(e: anyhow::Error) -> anyhow::Error {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
-}
-
-/// The store as the user gave it: `--store`, `MOOT_STORE`, or neither (the default location).
-struct StoreArg {
-    spec: Option<String>,
-    /// The value came from `MOOT_STORE`, which an error about the store then names.
-    from_env: bool,
-}
-
-impl StoreArg {
-    /// Opens the store for what the command does with it: reading commands never create or
-    /// change a store (see [`Access`]).
-    fn open(&self, access: Access, rt: &tokio::runtime::Runtime) -> Result<Box<dyn Store>> {
-        let location = match self.spec.as_deref() {
-            Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
-            _ => StoreLocation::default_location().map_err(|e| self.error(e))?,
-        };
-        rt.block_on(location.open(access))
-            .map_err(|e| self.error(e))
-    }
-
-    /// Runs `command` on the store opened for `access`, then closes the store (so that the
-    /// file alone holds what the command wrote).
-    fn with<T>(
-        &self,
-        access: Access,
-        command: impl FnOnce(&dyn Store, &tokio::runtime::Runtime) -> Result<T>,
-    ) -> Result<T> {
-        let rt = runtime()?;
-        let store = self.open(access, &rt)?;
-        let result = command(store.as_ref(), &rt);
-        rt.block_on(store.close());
-        result
-    }
-
-    fn error(&self, e: StoreError) -> anyhow::Error {
-        if !e.is_unusable_store() {
-            return e.into();
-        }
-        let from = if self.from_env { " (MOOT_STORE)" } else { "" };
-        anyhow::Error::new(input::InputError(format!("{e}{from}")))
-    }
-}
-
 fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
     match cli.command {
         Command::Extract(args) => cmd::extract::run(args),
@@ -161,7 +116,7 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
                     })?;
                     // The run's protocol derives what rules read beyond the trajectory
                     // (SVR-MAD challenges, SID-ET early stops).
-                    let protocol = config::Config::protocol_of_run(&run);
+                    let protocol = moot_config::Config::protocol_of_run(&run.config, &run.protocol);
                     Ok(cmd::decide::StoredRun {
                         spec,
                         calls,

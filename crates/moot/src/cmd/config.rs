@@ -6,7 +6,8 @@ use anyhow::Result;
 
 use moot_core::text::plural;
 
-use crate::config::{Config, DebateSize, EXAMPLE};
+use moot_config::{DebateSize, EXAMPLE};
+
 use crate::input::InputError;
 
 #[derive(Debug, clap::Subcommand)]
@@ -20,10 +21,10 @@ pub enum Command {
 pub fn run(cmd: Command) -> Result<()> {
     match cmd {
         Command::Check { file } => {
-            let c = Config::load(&file)?;
+            let c = moot_config::load(&file).map_err(InputError::from)?;
             let size = DebateSize::of(&c);
             c.validate_size(&size)
-                .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
+                .map_err(|e| InputError::from(e.in_file(file.display().to_string())))?;
             println!(
                 "{}: ok ({}, protocol {}, {})",
                 file.display(),

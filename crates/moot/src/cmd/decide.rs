@@ -6,10 +6,11 @@
 
 use std::path::PathBuf;
 
+use moot_config::TieBreakSetting;
 use moot_core::answer::AnswerKind;
 use moot_core::debate::DebateSpec;
 use moot_core::decision::{
-    build_rule, rule_names, DecisionConfig, Evidence, FreeMadWeights, TieBreak, RULES,
+    build_rule, rule_names, DecisionConfig, Evidence, FreeMadWeights, RULES,
 };
 use moot_store::CallRecord;
 use serde_json::Value;
@@ -17,12 +18,6 @@ use serde_json::Value;
 use moot::trajectory_json::parse_trajectory;
 
 use crate::input::{bad_input, read_stdin, InputError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum TieBreakArg {
-    Deterministic,
-    Random,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,7 +40,7 @@ pub struct Args {
     weights: String,
     /// How ties between top-scored answers are broken.
     #[arg(long, value_enum, default_value = "deterministic")]
-    tie_break: TieBreakArg,
+    tie_break: TieBreakSetting,
     /// Seed for --tie-break random.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -65,10 +60,7 @@ pub fn run(
         .weights
         .parse()
         .map_err(|e| InputError(format!("--weights: {e}")))?;
-    let tie_break = match args.tie_break {
-        TieBreakArg::Deterministic => TieBreak::Deterministic,
-        TieBreakArg::Random => TieBreak::Random { seed: args.seed },
-    };
+    let tie_break = args.tie_break.with_seed(args.seed);
     let config = DecisionConfig {
         tie_break,
         weights,

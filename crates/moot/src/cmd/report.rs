@@ -9,8 +9,8 @@ use moot_eval::report::{common_items, BenchInfo, Report};
 use moot_eval::Item;
 use moot_store::{Store, StoreError};
 
-use crate::config::Config;
 use crate::input::{bad_input, InputError};
+use moot_config::Config;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -58,7 +58,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             .block_on(load_bench(
                 store,
                 name,
-                &|run| Config::protocol_of_run(run),
+                &|run| Config::protocol_of_run(&run.config, &run.protocol),
                 &decision,
             ))
             .with_context(|| format!("reading benchmark {name}"))?;

@@ -5,10 +5,12 @@ use anyhow::{Context, Result};
 use moot_core::debate::DebateSpec;
 use moot_store::{BenchRecord, CallRecord, RunRecord, RunStatus, Store, StoreError};
 
+use moot_config::Config;
+
 use crate::backends;
-use crate::cmd::ask::{execute, Execution};
-use crate::config::Config;
-use crate::input::bad_input;
+use crate::bench_run::BenchRequest;
+use crate::debate_run::{execute, Execution};
+use crate::input::{bad_input, InputError};
 use crate::report::Progress;
 
 #[derive(Debug, clap::Args)]
@@ -71,7 +73,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         .with_context(|| format!("run {}: the stored configuration is unreadable", run.id))?;
     let spec: DebateSpec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
-    let redactor = std::sync::Arc::new(config.redactor()?);
+    let redactor = std::sync::Arc::new(config.redactor().map_err(InputError::from)?);
     let done = calls.len();
     let progress = Progress::new(spec.rounds, args.json);
     let agents = backends::build(&config, spec.kind, &mut |m| {
@@ -119,12 +121,12 @@ fn resume_bench(
     if !args.json {
         eprintln!("resuming benchmark {}", bench.name);
     }
-    let bench_args = crate::cmd::bench::Args::resuming(
+    let request = BenchRequest::resuming(
         bench,
         args.concurrency,
         args.data_dir,
         args.no_cache,
         args.json,
-    );
-    crate::cmd::bench::run_with(bench_args, config, store, rt)
+    )?;
+    crate::bench_run::run(request, config, store, rt)
 }

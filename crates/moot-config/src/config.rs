@@ -1,0 +1,552 @@
+//! [`Config`]: every section together, what the engine and the decision rules are given from
+//! it, and the checks that span sections.
+
+use moot_core::answer::AnswerKind;
+use moot_core::protocol::{build_protocol, Protocol, ProtocolEntry, ProtocolOptions, PROTOCOLS};
+use moot_core::text::plural;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{read_agents, AgentConfig, Backend};
+use crate::budget::BudgetSection;
+use crate::debate::DebateSection;
+use crate::error::{invalid, ConfigError};
+use crate::program::program_problem;
+use crate::retry::RetrySection;
+use crate::security::SecuritySection;
+use crate::size::DebateSize;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub debate: DebateSection,
+    /// Options of the chosen protocol (topology, masking, ordering, SVR-MAD, faults…).
+    #[serde(default)]
+    pub protocol: ProtocolOptions,
+    #[serde(default)]
+    pub security: SecuritySection,
+    /// Retries of failed calls (network and process backends).
+    #[serde(default)]
+    pub retry: RetrySection,
+    /// Limits on each debate (freemad's `budget` block).
+    #[serde(default)]
+    pub budget: BudgetSection,
+    #[serde(default, deserialize_with = "read_agents")]
+    pub agents: Vec<AgentConfig>,
+}
+
+/// The registry entry of the protocol called `name`.
+pub(crate) fn protocol_entry(name: &str) -> Option<&'static ProtocolEntry> {
+    PROTOCOLS.iter().find(|p| p.name == name)
+}
+
+impl Config {
+    /// Deadlines and parallelism of every debate.
+    pub fn engine(&self) -> moot_engine::EngineConfig {
+        let d = &self.debate;
+        let defaults = moot_engine::EngineConfig::default();
+        moot_engine::EngineConfig {
+            soft_timeout: std::time::Duration::from_millis(d.soft_timeout_ms),
+            hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
+            min_agents: d.min_agents.unwrap_or(defaults.min_agents),
+            max_concurrent_calls: d.max_concurrent_calls,
+            cache: false,
+            budget: self.budget.budget(),
+            reask: d.reask,
+        }
+    }
+
+    /// The configured decision rule, if `debate.decision` names one, and the rules' settings.
+    pub fn decision(
+        &self,
+    ) -> Result<(Option<&'static str>, moot_core::decision::DecisionConfig), ConfigError> {
+        self.debate.decision()
+    }
+
+    /// The protocol's options, with `debate.gold` passed on when the protocol reads it.
+    pub fn protocol_options(&self) -> ProtocolOptions {
+        let mut options = self.protocol.clone();
+        let reads_gold = protocol_entry(self.debate.protocol.as_str())
+            .is_some_and(|p| p.options.contains(&"gold"));
+        if options.gold.is_none() && reads_gold {
+            options.gold = self.debate.gold.clone();
+        }
+        options
+    }
+
+    /// The configured protocol, built with its options.
+    pub fn build_protocol(&self) -> Result<Box<dyn Protocol>, ConfigError> {
+        build_protocol(self.debate.protocol.as_str(), &self.protocol_options())
+            .map_err(|e| ConfigError::new("protocol", e.to_string()))
+    }
+
+    /// The protocol a stored run ran, rebuilt from the run's stored configuration with just the
+    /// options that protocol reads (a benchmark stores one configuration for all its protocols);
+    /// `None` when the configuration no longer reads or builds.
+    pub fn protocol_of_run(
+        stored_config: &serde_json::Value,
+        protocol: &str,
+    ) -> Option<Box<dyn Protocol>> {
+        let config: Config = serde_json::from_value(stored_config.clone()).ok()?;
+        let reads = protocol_entry(protocol)?.options;
+        build_protocol(protocol, &config.protocol_options().restricted_to(reads)).ok()
+    }
+
+    /// What removes secrets from stored and printed text: the built-in patterns, the configured
+    /// ones, and the values of the API keys the agents name (when set).
+    pub fn redactor(&self) -> Result<moot_core::redact::Redactor, ConfigError> {
+        let secrets = self
+            .agents
+            .iter()
+            .filter_map(|a| match &a.backend {
+                Backend::OpenAi { http, .. } | Backend::Anthropic { http } => {
+                    http.api_key_env.as_deref()
+                }
+                _ => None,
+            })
+            .filter_map(|var| std::env::var(var).ok())
+            .collect();
+        moot_core::redact::Redactor::new(&self.security.redact, secrets)
+            .map_err(|e| ConfigError::new("security.redact", format!("security.redact: {e}")))
+    }
+
+    /// Checks the whole configuration for the debate it describes on its own:
+    /// [`Config::validate_settings`], then [`Config::validate_size`] for [`DebateSize::of`] it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_settings()?;
+        self.validate_size(&DebateSize::of(self))
+    }
+
+    /// Checks that a debate of `size` can run under these settings with the configured protocol:
+    /// see [`Config::validate_size_for`].
+    pub fn validate_size(&self, size: &DebateSize) -> Result<(), ConfigError> {
+        self.validate_size_for(size, &[self.debate.protocol.as_str()])
+    }
+
+    /// Checks that a debate of `size` can run under these settings with each of `protocols`
+    /// (each given the options it reads):
+    /// - at most [`crate::MAX_ROUNDS`] rounds and [`crate::MAX_AGENTS`] agents, unless
+    ///   `budget.max_total_tokens` pays for every call at [`crate::MIN_TOKENS_PER_CALL`] each,
+    ///   and never more than [`crate::CEILING_ROUNDS`] and [`crate::CEILING_AGENTS`];
+    /// - `debate.min_agents` no more than the agents;
+    /// - topology and quorum options that the agents can satisfy (`k` < agents, `hub` an agent,
+    ///   `groups` ≤ agents, SVR-MAD's `challengers` and `accept_after` < agents).
+    pub fn validate_size_for(
+        &self,
+        size: &DebateSize,
+        protocols: &[&str],
+    ) -> Result<(), ConfigError> {
+        size.check_caps(self.budget.max_total_tokens)?;
+        self.check_protocol_counts()?;
+        size.check_quorum(self.debate.min_agents)?;
+        self.check_options_fit(size)?;
+        // What the protocols' own defaults need (a ring or k-reviewers default, two groups…).
+        let options = self.protocol_options();
+        for name in protocols {
+            let Some(entry) = protocol_entry(name) else {
+                continue;
+            };
+            let mut options = if protocols.len() > 1 {
+                options.restricted_to(entry.options)
+            } else {
+                options.clone()
+            };
+            // The gold answer is checked where it is known (`moot ask`; each bench item has one).
+            if options.gold.is_none() && entry.options.contains(&"gold") {
+                options.gold = Some(String::new());
+            }
+            let Ok(protocol) = build_protocol(name, &options) else {
+                continue; // the settings' check reports it
+            };
+            let (agents, rounds) = protocol.shape(size.agents, size.rounds);
+            let spec = moot_core::debate::DebateSpec::with_agents(
+                "",
+                AnswerKind::Numeric,
+                agents,
+                rounds,
+                self.debate.seed,
+            );
+            protocol.validate(&spec).map_err(|e| {
+                ConfigError::new(
+                    "protocol",
+                    format!("protocol {name} with {}: {e}", size.the_agents()),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Topology and quorum options the agents can satisfy. Protocol options may come from the
+    /// file or from `-o`: they are named without the file.
+    fn check_options_fit(&self, size: &DebateSize) -> Result<(), ConfigError> {
+        let n = size.agents;
+        let o = &self.protocol;
+        let the_agents = size.the_agents();
+        let peers = n.saturating_sub(1);
+        // (key, value, whether the value is too big for n agents, why)
+        type Check = (
+            &'static str,
+            Option<usize>,
+            fn(usize, usize) -> bool,
+            String,
+        );
+        let checks: [Check; 5] = [
+            (
+                "k",
+                o.k,
+                |v, n| v >= n,
+                format!("needs more agents than {the_agents}: each agent reviews k of its peers, so k must be at most {peers}"),
+            ),
+            (
+                "hub",
+                o.hub,
+                |v, n| v > n,
+                format!("is not an agent: {the_agents} are numbered 1 to {n}"),
+            ),
+            (
+                "groups",
+                o.groups,
+                |v, n| v > n,
+                format!("is more groups than {the_agents}"),
+            ),
+            (
+                "challengers",
+                o.challengers,
+                |v, n| v >= n,
+                format!("needs more agents than {the_agents}: a receiver's challengers are its peers, at most {peers}"),
+            ),
+            (
+                "accept_after",
+                o.accept_after,
+                |v, n| v >= n,
+                format!(
+                    "can never be reached with {the_agents}: a receiver meets at most {}",
+                    plural(peers, "challenger")
+                ),
+            ),
+        ];
+        for (key, value, too_many, why) in checks {
+            if let Some(v) = value {
+                if too_many(v, n) {
+                    return invalid(
+                        format!("protocol.{key}"),
+                        format!("protocol.{key} = {v} {why}"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The protocol options that count something are at least 1.
+    fn check_protocol_counts(&self) -> Result<(), ConfigError> {
+        let o = &self.protocol;
+        for (key, value) in [
+            ("k", o.k),
+            ("hub", o.hub),
+            ("groups", o.groups),
+            ("challengers", o.challengers),
+            ("accept_after", o.accept_after),
+        ] {
+            if value == Some(0) {
+                let why = if key == "hub" {
+                    " (agents are numbered from 1)"
+                } else {
+                    ""
+                };
+                return invalid(
+                    format!("protocol.{key}"),
+                    format!("protocol.{key} must be at least 1{why}"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks values the types cannot, section by section, then what spans sections: that the
+    /// protocol builds with its options, that a `cli` agent's program is allowed, exists and is
+    /// executable. The debate's size is checked apart ([`Config::validate_size`]).
+    pub fn validate_settings(&self) -> Result<(), ConfigError> {
+        self.check_protocol_counts()?;
+        self.build_protocol()?;
+        self.debate.validate()?;
+        self.security.validate()?;
+        self.budget.validate()?;
+        self.retry.validate()?;
+        for (i, a) in self.agents.iter().enumerate() {
+            self.check_agent_can_run(i, a)?;
+        }
+        Ok(())
+    }
+
+    /// A `cli` agent's command is allowed, and can be started from its working directory.
+    fn check_agent_can_run(&self, i: usize, a: &AgentConfig) -> Result<(), ConfigError> {
+        let Backend::Cli {
+            command,
+            working_dir,
+            ..
+        } = &a.backend
+        else {
+            return Ok(());
+        };
+        let at = format!("agents[{i}]");
+        if !self.security.allows(command) {
+            return invalid(
+                format!("{at}.command"),
+                format!("{at}.command = {command:?} is not in security.cli_allowed_commands"),
+            );
+        }
+        if let Some(dir) = working_dir {
+            if !dir.is_dir() {
+                return invalid(
+                    format!("{at}.working_dir"),
+                    format!("{at}.working_dir = {} is not a directory", dir.display()),
+                );
+            }
+        }
+        match program_problem(command, working_dir.as_deref()) {
+            Some(problem) => invalid(
+                format!("{at}.command"),
+                format!("{at} (id {:?}): {problem}", a.id),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// The agents that need the gold answer and are not given it, or the analysis-only
+    /// orderings without it: what `moot ask` refuses before any call.
+    pub fn check_gold(&self) -> Result<(), ConfigError> {
+        if self.debate.gold.is_some() {
+            return Ok(());
+        }
+        use moot_core::protocol::Ordering;
+        if matches!(
+            self.protocol.ordering,
+            Some(Ordering::TruthFirst | Ordering::TruthLast)
+        ) {
+            return invalid(
+                "protocol.ordering",
+                "protocol.ordering truth-first / truth-last is for analysis only and needs the gold answer (debate.gold or --gold)",
+            );
+        }
+        if let Some(i) = self.agents.iter().position(AgentConfig::is_sim) {
+            return invalid(
+                format!("agents[{i}]"),
+                format!(
+                    "agents[{i}]: backend \"sim\" needs the gold answer (debate.gold or --gold)"
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::native::{from_toml, from_yaml};
+    use crate::size::{CEILING_AGENTS, CEILING_ROUNDS, MAX_AGENTS, MAX_ROUNDS};
+
+    #[test]
+    fn yaml_reads_the_same_keys() {
+        let yaml =
+            "debate:\n  protocol: som\n  rounds: 2\nagents:\n  - id: l1\n    backend: local\n";
+        let y = from_yaml(yaml).unwrap();
+        y.validate().unwrap();
+        assert_eq!(
+            (y.debate.protocol.as_str(), y.debate.rounds, y.agents.len()),
+            ("som", 2, 1)
+        );
+    }
+
+    #[test]
+    fn one_soft_deadline_default() {
+        let c = Config::default();
+        let engine = moot_engine::EngineConfig::default();
+        assert_eq!(c.engine().soft_timeout, engine.soft_timeout);
+        assert_eq!(c.engine().hard_timeout, engine.hard_timeout);
+        assert_eq!(c.engine().min_agents, engine.min_agents);
+        assert_eq!(c.engine().max_concurrent_calls, engine.max_concurrent_calls);
+        assert_eq!(c.engine().reask, engine.reask);
+        assert_eq!(c.debate.soft_timeout_ms, 120_000);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_key() {
+        let e = from_toml("[debate]\nprotocl = \"som\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("protocl"), "{e}");
+        let e = from_yaml("debate:\n  rounds: 1\n  colour: red\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("colour"), "{e}");
+        let e = from_toml("[debate]\nrounds = \"two\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rounds"), "{e}");
+        // Whether the type refuses it when reading or a check after, the message names the key.
+        let bad = |toml: &str, needle: &str| {
+            let e = from_toml(toml)
+                .and_then(|c| c.validate())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{toml}: {e}");
+        };
+        bad("[debate]\nprotocol = \"vote\"\n", "protocol = \"vote\"");
+        bad("[debate]\nanswer = \"number\"\n", "answer = \"number\"");
+        bad("[debate]\ntie_break = \"coin\"\n", "tie_break = \"coin\"");
+        bad(
+            "[debate]\nsoft_timeout_ms = 10\nhard_timeout_ms = 5\n",
+            "hard_timeout_ms",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"gpt\"\n",
+            "agents[0].backend",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"openai\"\n",
+            "needs base_url",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"cli\"\ncommand = \"/bin/sh\"\n",
+            "cli_allowed_commands",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"local\"\ncommand = \"x\"\n",
+            "agents[0].command",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [\"1\"]\nmodel = \"x\"\n",
+            "agents[0].model is not used by backend \"scripted\"",
+        );
+        bad("[[agents]]\nid = \"a\"\nbackend = \"local\"\n[[agents]]\nid = \"a\"\nbackend = \"local\"\n", "agents[1].id");
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"local\"\ntemperature = 9.0\n",
+            "temperature",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nbase_url = \"http://h/v1\"\nmodel = \"m\"\ndialect = \"lmstudio\"\n",
+            "dialect \"lmstudio\" is not one of auto, openai, vllm, llama.cpp, ollama, generic",
+        );
+        bad(
+            "[[agents]]\nid = \"a\"\nbackend = \"anthropic\"\nmodel = \"m\"\ndialect = \"vllm\"\n",
+            "agents[0].dialect is only used by backend \"openai\"",
+        );
+        bad("[protocol]\nmasking = \"objective\"\n", "masking");
+        bad(
+            "[debate]\nprotocol = \"madc\"\n[protocol]\nordering = \"truth-last\"\n[protocol.faults]\ndrop = 2.0\n",
+            "faults.drop",
+        );
+        bad(
+            "[debate]\ngold = \"1\"\n[[agents]]\nid = \"s\"\nbackend = \"sim\"\nsim = { accuracy = 2.0 }\n",
+            "agents[0].sim.accuracy",
+        );
+        let numeric = from_toml(
+            "[debate]\ngold = 408\n[protocol.faults]\nmalicious = 0.3\nmalicious_answer = 7\n",
+        )
+        .unwrap();
+        assert_eq!(numeric.debate.gold.as_deref(), Some("408"));
+        assert_eq!(
+            numeric.protocol.faults.malicious_answer.as_deref(),
+            Some("7")
+        );
+        let e = from_toml("[protocol]\nmaskng = \"objective\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("maskng"), "{e}");
+    }
+
+    #[test]
+    fn errors_carry_the_key_for_programs() {
+        let c = from_toml("[debate]\nmin_agents = 0\n").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "debate.min_agents");
+        let c = from_toml("[retry]\nmin_delay_ms = 10\nmax_delay_ms = 1\n").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "retry.min_delay_ms");
+        let c = from_toml("[budget]\nmax_total_tokens = 0\n").unwrap();
+        assert_eq!(c.validate().unwrap_err().key, "budget.max_total_tokens");
+    }
+
+    #[test]
+    fn a_stored_configuration_reads_back_as_written() {
+        let c = from_toml(crate::EXAMPLE).unwrap();
+        let json = serde_json::to_value(&c).unwrap();
+        let back: Config = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(serde_json::to_value(&back).unwrap(), json);
+        assert_eq!(json["debate"]["protocol"], "free-mad-n");
+        assert_eq!(json["agents"][0]["backend"], "openai");
+    }
+
+    fn size(agents: usize, rounds: usize) -> DebateSize {
+        DebateSize {
+            agents,
+            rounds,
+            agents_flag: true,
+            rounds_flag: true,
+            file: Some("f.toml".into()),
+        }
+    }
+
+    #[test]
+    fn sizes_are_capped_unless_the_token_budget_pays() {
+        let c = Config::default();
+        c.validate_size(&size(MAX_AGENTS, MAX_ROUNDS)).unwrap();
+        let e = c
+            .validate_size(&size(3, MAX_ROUNDS + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--rounds 11 is over the limit of 10 debate rounds")
+                && e.contains("set budget.max_total_tokens to at least 3600"),
+            "{e}"
+        );
+        let e = c
+            .validate_size(&size(MAX_AGENTS + 1, 1))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--agents 17 is over the limit of 16 agents"),
+            "{e}"
+        );
+        let mut budgeted = Config::default();
+        budgeted.budget.max_total_tokens = Some(3600);
+        budgeted.validate_size(&size(3, 11)).unwrap();
+        let e = budgeted
+            .validate_size(&size(3, 12))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("from 3600 to at least 3900"), "{e}");
+        budgeted.budget.max_total_tokens = Some(u64::MAX);
+        budgeted
+            .validate_size(&size(CEILING_AGENTS, CEILING_ROUNDS))
+            .unwrap();
+        let e = budgeted
+            .validate_size(&size(3, usize::MAX))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("limit of 1000 debate rounds"), "{e}");
+        let e = budgeted
+            .validate_size(&size(usize::MAX, usize::MAX))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("limit of 1000 debate rounds"), "{e}");
+        // From the file, the key and the file are named.
+        let mut file = from_toml("[debate]\nrounds = 20\n").unwrap();
+        let e = file.validate().unwrap_err().to_string();
+        assert!(e.starts_with("debate.rounds = 20 is over"), "{e}");
+        file.debate.rounds = 2;
+        file.debate.min_agents = Some(4);
+        let e = file
+            .validate_size(&DebateSize {
+                file: Some("f.toml".into()),
+                ..DebateSize::of(&file)
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("f.toml: debate.min_agents = 4 is more than the debate's 3 agents"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! `[debate]`: the protocol, its size, the answer kind, deadlines and the decision.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{invalid, ConfigError};
+use crate::names::{AnswerSetting, ProtocolName, TieBreakSetting};
+
+/// The seed of every debate when none is configured (and of `moot bench`'s item draw).
+pub const DEFAULT_SEED: u64 = 41;
+
+/// Debate rounds after round 0 when none are configured: one exchange, the papers' cheapest
+/// setting that still debates.
+pub const DEFAULT_ROUNDS: usize = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DebateSection {
+    pub protocol: ProtocolName,
+    /// Debate rounds after round 0.
+    pub rounds: usize,
+    pub answer: AnswerSetting,
+    /// Overrides the protocol's default decision rule.
+    pub decision: Option<String>,
+    pub seed: u64,
+    pub soft_timeout_ms: u64,
+    pub hard_timeout_ms: u64,
+    /// A round proceeds at its soft deadline once this many agents answered; at most the number
+    /// of agents (the engine's default when unset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_agents: Option<usize>,
+    pub max_concurrent_calls: usize,
+    /// FREE-MAD weights [initial, abandon, adopt, keep].
+    pub weights: Option<[f64; 4]>,
+    pub tie_break: TieBreakSetting,
+    /// The gold answer, when known: `sim` agents need it, and the analysis-only orderings
+    /// `truth-first` / `truth-last` read it.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "moot_core::faults::answer_text"
+    )]
+    pub gold: Option<String>,
+    /// Ask an agent once more, for its final line only, when its answer cannot be read.
+    pub reask: bool,
+}
+
+impl Default for DebateSection {
+    /// Deadlines, quorum, parallelism and re-asks are the engine's defaults: one source.
+    fn default() -> Self {
+        let engine = moot_engine::EngineConfig::default();
+        DebateSection {
+            protocol: ProtocolName::default(),
+            rounds: DEFAULT_ROUNDS,
+            answer: AnswerSetting::Auto,
+            decision: None,
+            seed: DEFAULT_SEED,
+            soft_timeout_ms: engine.soft_timeout.as_millis() as u64,
+            hard_timeout_ms: engine.hard_timeout.as_millis() as u64,
+            min_agents: None,
+            max_concurrent_calls: engine.max_concurrent_calls,
+            weights: None,
+            tie_break: TieBreakSetting::Deterministic,
+            gold: None,
+            reask: engine.reask,
+        }
+    }
+}
+
+impl DebateSection {
+    /// The checks of this section alone (the debate's size is checked apart, see
+    /// [`crate::DebateSize`]).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(rule) = &self.decision {
+            let names = moot_core::decision::rule_names();
+            if !names.contains(&rule.as_str()) {
+                return invalid(
+                    "debate.decision",
+                    format!(
+                        "debate.decision = {rule:?} is not a decision rule (expected one of {})",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+        if self.hard_timeout_ms < self.soft_timeout_ms {
+            return invalid(
+                "debate.hard_timeout_ms",
+                format!(
+                    "debate.hard_timeout_ms ({}) must be >= debate.soft_timeout_ms ({})",
+                    self.hard_timeout_ms, self.soft_timeout_ms
+                ),
+            );
+        }
+        if self.soft_timeout_ms == 0 {
+            return invalid(
+                "debate.soft_timeout_ms",
+                "debate.soft_timeout_ms must be > 0",
+            );
+        }
+        if self.min_agents == Some(0) {
+            return invalid("debate.min_agents", "debate.min_agents must be >= 1");
+        }
+        if self.max_concurrent_calls == 0 {
+            return invalid(
+                "debate.max_concurrent_calls",
+                "debate.max_concurrent_calls must be >= 1",
+            );
+        }
+        if let Some(w) = self.weights {
+            if let Some((i, v)) = w
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !v.is_finite() || **v < 0.0)
+            {
+                return invalid(
+                    "debate.weights",
+                    format!("debate.weights[{i}] = {v} must be a finite number >= 0"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The configured decision rule, if `debate.decision` names one, and the rules' settings.
+    pub fn decision(
+        &self,
+    ) -> Result<(Option<&'static str>, moot_core::decision::DecisionConfig), ConfigError> {
+        use moot_core::decision::{DecisionConfig, FreeMadWeights, RULES};
+        let rule = match &self.decision {
+            Some(r) => Some(
+                RULES
+                    .iter()
+                    .find(|x| x.name == r)
+                    .map(|x| x.name)
+                    .ok_or_else(|| {
+                        ConfigError::new("debate.decision", format!("unknown decision rule {r:?}"))
+                    })?,
+            ),
+            None => None,
+        };
+        let config = DecisionConfig {
+            tie_break: self.tie_break.with_seed(self.seed),
+            weights: match self.weights {
+                Some(w) => FreeMadWeights::new(w).map_err(|err| {
+                    ConfigError::new("debate.weights", format!("debate.weights: {err}"))
+                })?,
+                None => FreeMadWeights::default(),
+            },
+            normalize: false,
+        };
+        Ok((rule, config))
+    }
+}

@@ -1,0 +1,57 @@
+//! moot's configuration: what a debate, a benchmark or a server is set up with, as types.
+//!
+//! [`Config`] has one section per concern — [`DebateSection`], the protocol's options,
+//! [`SecuritySection`], [`RetrySection`], [`BudgetSection`] and the [`AgentConfig`]s — each
+//! with its defaults (one source: the engine's and the backends' own defaults where they have
+//! them) and a `validate` that names the key at fault in a [`ConfigError`]. Values from a fixed
+//! set are types that serde and clap both read ([`ProtocolName`], [`AnswerSetting`],
+//! [`TieBreakSetting`], [`DialectSetting`]); an agent is typed by its [`Backend`], which holds
+//! the keys that backend reads and no others.
+//!
+//! Files are read by [`dialect`]s: moot's own keys in TOML, YAML or JSON today.
+//!
+//! ```
+//! let config = moot_config::dialect::native::from_toml(
+//!     "[debate]\nprotocol = \"madc\"\nrounds = 2\n[[agents]]\nid = \"a\"\nbackend = \"local\"\n",
+//! )
+//! .unwrap();
+//! config.validate().unwrap();
+//! assert_eq!(config.debate.protocol.as_str(), "madc");
+//! assert_eq!(config.agents[0].backend.name(), "local");
+//! ```
+
+mod agent;
+mod budget;
+mod config;
+mod debate;
+pub mod dialect;
+mod error;
+mod example;
+mod names;
+mod options;
+mod program;
+mod retry;
+mod security;
+mod size;
+
+pub use agent::{
+    backend_names, default_agents, resize, sim_agents, typed_agents, AgentConfig, AgentFields,
+    Backend, BackendEntry, Endpoints, Http, RateLimits, Sampling, BACKENDS, COMMON_KEYS,
+    DEFAULT_AGENTS, DEFAULT_TEAM_MAX_TOKENS, DEFAULT_TEAM_TEMPERATURE,
+};
+pub use budget::BudgetSection;
+pub use config::Config;
+pub use debate::{DebateSection, DEFAULT_ROUNDS, DEFAULT_SEED};
+pub use dialect::load;
+pub use error::ConfigError;
+pub use example::EXAMPLE;
+pub use names::{
+    AnswerSetting, DialectSetting, ProtocolName, TieBreakSetting, UnknownAnswerSetting,
+    UnknownDialect, UnknownProtocol,
+};
+pub use program::program_problem;
+pub use retry::RetrySection;
+pub use security::SecuritySection;
+pub use size::{
+    DebateSize, CEILING_AGENTS, CEILING_ROUNDS, MAX_AGENTS, MAX_ROUNDS, MIN_TOKENS_PER_CALL,
+};

@@ -1,0 +1,102 @@
+//! Running one debate — new or resumed — from a prepared configuration, team and spec, and
+//! printing its summary: what `ask` and `resume` share.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use moot_config::Config;
+use moot_core::debate::DebateSpec;
+use moot_engine::Debate;
+use moot_store::{CallRecord, Store};
+
+use crate::backends;
+use crate::input::InputError;
+use crate::report::{Progress, RunSummary};
+
+pub struct Execution<'a> {
+    pub store: &'a dyn Store,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub run_id: String,
+    pub config: Config,
+    pub spec: DebateSpec,
+    pub agents: backends::Agents,
+    /// Stored calls of an interrupted run to resume from; `None` for a new run.
+    pub restore: Option<Vec<CallRecord>>,
+    pub json: bool,
+    pub progress: Progress,
+    /// What removes secrets from everything the debate stores and prints.
+    pub redactor: std::sync::Arc<moot_core::redact::Redactor>,
+}
+
+/// Runs (or resumes) a debate and prints its summary.
+pub fn execute(e: Execution<'_>) -> Result<()> {
+    let protocol = e.config.build_protocol().map_err(InputError::from)?;
+    let (rule, decision_config) = e.config.decision().map_err(InputError::from)?;
+    let rule = rule.unwrap_or_else(|| protocol.default_rule());
+    let engine_config = e.config.engine();
+    let protocol_name = protocol.name();
+    let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
+    let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
+    let redactor = e.redactor.clone();
+    let started = Instant::now();
+    let result = e.rt.block_on(async {
+        let mut debate = Debate::new(
+            e.run_id.clone(),
+            e.spec.clone(),
+            protocol,
+            e.agents.engine.clone(),
+            engine_config,
+            e.store,
+        )?
+        .with_redactor(redactor);
+        match e.restore {
+            Some(calls) => debate.restore(calls),
+            None => debate.create(rule, config_json).await?,
+        }
+        if !e.json {
+            eprintln!("run {}", e.run_id);
+        }
+        e.progress.message(&format!("run {}", e.run_id));
+        debate.run(rule, &decision_config, &e.progress).await
+    });
+    e.progress.finish();
+    // A configuration the engine refuses (a protocol that needs logprobs on a backend without
+    // them, a topology that does not fit the agents) is bad input, not a failure.
+    let result = result.map_err(|err| match err {
+        moot_engine::EngineError::Config(m) => anyhow::Error::new(InputError(m)),
+        other => other.into(),
+    })?;
+    let wall = started.elapsed();
+    let throughput = e.agents.local.first().map(|m| {
+        let s = m.stats();
+        let gen = s
+            .generation_tokens_per_second()
+            .map_or("n/a".to_string(), |t| format!("{t:.1}"));
+        format!(
+            "Embedded model: {gen} tok/s generating (all agents together), prompt tokens sent {} / processed {}",
+            s.prompt_tokens, s.processed_prompt_tokens
+        )
+    });
+    let summary = RunSummary {
+        result: &result,
+        protocol: protocol_name,
+        agent_ids,
+        wall,
+        throughput,
+    };
+    if e.json {
+        println!("{}", summary.json());
+    } else {
+        print!("{}", summary.text());
+    }
+    // The run is stored and shown either way; a debate in which no agent answered at all is a
+    // failure, with each agent's reason, not "no answer" and success.
+    if let Some(failures) = result.every_call_failed() {
+        anyhow::bail!(
+            "every agent failed (run {}): {}",
+            result.run_id,
+            failures.join("; ")
+        );
+    }
+    Ok(())
+}

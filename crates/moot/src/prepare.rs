@@ -1,0 +1,155 @@
+//! What every command that runs debates (`ask`, `bench`, `resume`, later `serve`) does before
+//! the first call: open the store and the runtime, read the configuration and apply the flags
+//! that override it, check the debate's size, and size the team of agents. Commands call this
+//! module, never each other.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use moot_config::{AnswerSetting, Config, DebateSize, ProtocolName};
+use moot_core::redact::Redactor;
+use moot_store::{Access, Store, StoreError, StoreLocation};
+
+use crate::input::InputError;
+
+/// The async runtime every command that touches the store or a backend runs on.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
+/// The store as the user gave it: `--store`, `MOOT_STORE`, or neither (the default location).
+pub struct StoreArg {
+    pub spec: Option<String>,
+    /// The value came from `MOOT_STORE`, which an error about the store then names.
+    pub from_env: bool,
+}
+
+impl StoreArg {
+    /// Opens the store for what the command does with it: reading commands never create or
+    /// change a store (see [`Access`]).
+    fn open(&self, access: Access, rt: &tokio::runtime::Runtime) -> Result<Box<dyn Store>> {
+        let location = match self.spec.as_deref() {
+            Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
+            _ => StoreLocation::default_location().map_err(|e| self.error(e))?,
+        };
+        rt.block_on(location.open(access))
+            .map_err(|e| self.error(e))
+    }
+
+    /// Runs `command` on the store opened for `access` and a runtime, then closes the store (so
+    /// that the file alone holds what the command wrote).
+    pub fn with<T>(
+        &self,
+        access: Access,
+        command: impl FnOnce(&dyn Store, &tokio::runtime::Runtime) -> Result<T>,
+    ) -> Result<T> {
+        let rt = runtime()?;
+        let store = self.open(access, &rt)?;
+        let result = command(store.as_ref(), &rt);
+        rt.block_on(store.close());
+        result
+    }
+
+    fn error(&self, e: StoreError) -> anyhow::Error {
+        if !e.is_unusable_store() {
+            return e.into();
+        }
+        let from = if self.from_env { " (MOOT_STORE)" } else { "" };
+        anyhow::Error::new(InputError(format!("{e}{from}")))
+    }
+}
+
+/// The configuration file at `path`, checked, or the defaults without one.
+pub fn load_config(path: Option<&Path>) -> Result<Config, InputError> {
+    match path {
+        Some(path) => Ok(moot_config::load(path)?),
+        None => Ok(Config::default()),
+    }
+}
+
+/// Flags that override the configuration file, as `ask` and `bench` take them.
+#[derive(Debug, Default)]
+pub struct Overrides {
+    pub protocol: Option<ProtocolName>,
+    pub rounds: Option<usize>,
+    pub answer: Option<AnswerSetting>,
+    pub gold: Option<String>,
+    /// `-o KEY=VALUE` protocol options.
+    pub options: Vec<String>,
+}
+
+impl Overrides {
+    pub fn apply(&self, config: &mut Config) -> Result<(), InputError> {
+        if let Some(p) = &self.protocol {
+            config.debate.protocol = p.clone();
+        }
+        if let Some(r) = self.rounds {
+            config.debate.rounds = r;
+        }
+        if let Some(a) = self.answer {
+            config.debate.answer = a;
+        }
+        if let Some(g) = &self.gold {
+            config.debate.gold = Some(g.clone());
+        }
+        for assignment in &self.options {
+            config.set_protocol_option(assignment)?;
+        }
+        Ok(())
+    }
+}
+
+/// Who debates: how many agents, and whether simulated ones replace the configured ones.
+#[derive(Debug, Clone, Copy)]
+pub struct TeamRequest {
+    /// `--agents`, if given.
+    pub agents: Option<usize>,
+    /// `--rounds` was given (errors about the rounds then name the flag).
+    pub rounds_flag: bool,
+    /// `--sim`.
+    pub sim: bool,
+}
+
+impl TeamRequest {
+    /// The number of agents: `--agents`, else the configured ones (or the default team).
+    pub fn count(&self, config: &Config) -> usize {
+        match (self.agents, self.sim) {
+            (Some(n), _) => n,
+            (None, true) => moot_config::DEFAULT_AGENTS,
+            (None, false) => DebateSize::of(config).agents,
+        }
+    }
+
+    /// The size of the debate, for the checks that name the flag or key it came from.
+    pub fn size(&self, config: &Config, file: Option<&Path>) -> DebateSize {
+        DebateSize {
+            agents: self.count(config),
+            rounds: config.debate.rounds,
+            agents_flag: self.agents.is_some(),
+            rounds_flag: self.rounds_flag,
+            file: file.map(|p| p.display().to_string()),
+        }
+    }
+
+    /// Replaces the configured agents by the team: simulated agents with `--sim`, the embedded
+    /// default team without agents, else the configured ones cycled to the count. Returns what
+    /// removes secrets, built from the configured agents first: a key pasted into a question
+    /// must not reach the store because `--sim` replaced the agent that names it.
+    pub fn assemble(&self, config: &mut Config) -> Result<Arc<Redactor>, InputError> {
+        let count = self.count(config);
+        if count == 0 {
+            return Err(InputError("--agents must be at least 1".into()));
+        }
+        let redactor = Arc::new(config.redactor()?);
+        config.agents = if self.sim {
+            moot_config::sim_agents(count)
+        } else {
+            moot_config::resize(&config.agents, count)
+        };
+        Ok(redactor)
+    }
+}
