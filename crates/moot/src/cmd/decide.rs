@@ -21,8 +21,8 @@ use crate::input::{bad_input, read_stdin, InputError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Decision rule: majority-last, free-mad, max-consistency, svr, sid-et, or all.
-    #[arg(long, default_value = "all")]
+    /// Decision rule, or all of them.
+    #[arg(long, default_value = "all", value_parser = rule_or_all())]
     rule: String,
     /// Trajectory JSON file, or - for stdin.
     #[arg(
@@ -50,6 +50,13 @@ pub struct Args {
     /// How to compare answers; without it, answers are compared as exact strings.
     #[arg(long, value_parser = super::extract::parse_kind)]
     kind: Option<AnswerKind>,
+}
+
+/// `--rule` takes the registry's rule names and `all`; `--help` lists them.
+fn rule_or_all() -> clap::builder::PossibleValuesParser {
+    let mut names = rule_names();
+    names.push("all");
+    clap::builder::PossibleValuesParser::new(names)
 }
 
 pub fn run(
