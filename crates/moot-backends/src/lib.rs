@@ -63,6 +63,17 @@ pub enum FinishReason {
     Other(String),
 }
 
+impl FinishReason {
+    /// How the store records it: `stop`, `length`, or the provider's own word.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::Other(word) => word,
+        }
+    }
+}
+
 /// A model's answer to one call.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Completion {

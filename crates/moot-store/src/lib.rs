@@ -59,7 +59,7 @@ pub enum StoreError {
     BenchNotFound(String),
     #[error("a benchmark named {0:?} already exists")]
     BenchExists(String),
-    #[error("stored {what} of run {run} is not valid JSON: {message}")]
+    #[error("stored {what} of run {run} is unreadable: {message}")]
     Corrupt {
         run: String,
         what: &'static str,
@@ -109,12 +109,12 @@ impl RunStatus {
         }
     }
 
-    fn parse(s: &str) -> RunStatus {
-        match s {
-            "done" => RunStatus::Done,
-            "failed" => RunStatus::Failed,
-            _ => RunStatus::Running,
-        }
+    /// The status a store spells `s`; `None` for a word this moot does not know (a newer
+    /// moot's status, or damage), which must not read as a run still running.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        [RunStatus::Running, RunStatus::Done, RunStatus::Failed]
+            .into_iter()
+            .find(|status| status.as_str() == s)
     }
 }
 

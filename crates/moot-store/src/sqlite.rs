@@ -450,6 +450,11 @@ fn run_from_row(row: &SqliteRow) -> Result<RunRecord, StoreError> {
     let spec: String = row.try_get("spec_json")?;
     let config: String = row.try_get("config_json")?;
     let status: String = row.try_get("status")?;
+    let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
+        run: id.clone(),
+        what: "status",
+        message: format!("unknown run status {status:?}"),
+    })?;
     Ok(RunRecord {
         spec: parse_json(&id, "spec", &spec)?,
         config: parse_json(&id, "config", &config)?,
@@ -457,7 +462,7 @@ fn run_from_row(row: &SqliteRow) -> Result<RunRecord, StoreError> {
         question: row.try_get("question")?,
         protocol: row.try_get("protocol")?,
         rule: row.try_get("rule")?,
-        status: RunStatus::parse(&status),
+        status,
         answer: row.try_get("answer")?,
         finished_at: row.try_get("finished_at")?,
         id,
@@ -990,6 +995,30 @@ mod tests {
             .await
             .unwrap();
         conn.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_unknown_run_status_is_an_error_not_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        // As a newer moot (or damage) could leave it: the schema's CHECK is bypassed.
+        let mut conn = raw(&path).await;
+        sqlx::raw_sql(
+            "PRAGMA ignore_check_constraints = ON; UPDATE runs SET status = 'paused' WHERE id = 'r1';",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let e = store.run("r1").await.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "stored status of run r1 is unreadable: unknown run status \"paused\""
+        );
+        for status in [RunStatus::Running, RunStatus::Done, RunStatus::Failed] {
+            assert_eq!(RunStatus::parse(status.as_str()), Some(status));
+        }
     }
 
     #[tokio::test]
