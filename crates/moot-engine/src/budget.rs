@@ -135,9 +135,10 @@ pub(crate) fn hard_stop(config: &EngineConfig, debate_elapsed: Duration) -> Hard
         )
 }
 
-/// What a call that ran over its own time budget ends with.
+/// What a call that ran over its own time budget ends with: a timeout (worth another try
+/// another time), naming the limit so the stored error says which one bit.
 pub(crate) fn call_over_time(max: Duration) -> BackendError {
-    BackendError::Model(format!(
+    BackendError::TimeLimit(format!(
         "budget: the call ran over max_agent_time_sec ({} s) and was cancelled",
         max.as_secs_f64()
     ))
@@ -146,6 +147,17 @@ pub(crate) fn call_over_time(max: Duration) -> BackendError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use moot_backends::ErrorClass;
+
+    #[test]
+    fn a_call_over_its_time_budget_is_a_timeout_not_a_model_failure() {
+        let e = call_over_time(Duration::from_secs(5));
+        assert!(matches!(e, BackendError::TimeLimit(_)), "{e:?}");
+        assert_eq!(e.class(), ErrorClass::Transient);
+        assert!(e.class().retryable());
+        assert!(e.to_string().starts_with("timed out: "), "{e}");
+        assert!(e.to_string().contains("max_agent_time_sec (5 s)"), "{e}");
+    }
 
     #[test]
     fn the_hard_stop_is_the_earliest_of_deadline_and_time_budgets() {

@@ -949,6 +949,58 @@ async fn time_budgets_cut_rounds_and_calls_short() {
             .contains("max_agent_time_sec (5 s)")));
 }
 
+/// A call over its own time budget timed out: that is worth asking again, so a round where
+/// every call did is not taken for one where retrying cannot help.
+#[tokio::test(start_paused = true)]
+async fn a_call_over_its_time_budget_is_a_timeout_and_later_rounds_are_still_asked() {
+    let store = memory();
+    let models: Vec<Arc<ScriptedModel>> = (0..2)
+        .map(|i| {
+            Arc::new(ScriptedModel::new(
+                format!("slow{i}"),
+                [
+                    Scripted::delayed("Final answer: 408", Duration::from_secs(30)),
+                    Scripted::reply("Final answer: 408"),
+                ],
+            ))
+        })
+        .collect();
+    let budget = moot_engine::Budget {
+        max_call_time: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    let result = run_new(
+        &store,
+        "timeouts",
+        spec(2, 1),
+        "som",
+        "majority-last",
+        models.iter().map(|m| agent(m.clone())).collect(),
+        EngineConfig {
+            budget,
+            ..config(60_000, 120_000, 1)
+        },
+    )
+    .await;
+    let calls = store.calls("timeouts").await.unwrap();
+    let (first, second): (Vec<_>, Vec<_>) = calls.iter().partition(|c| c.round == 0);
+    assert_eq!((first.len(), second.len()), (2, 2));
+    for c in first {
+        let error = c.error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("error: timed out: ") && error.contains("max_agent_time_sec (5 s)"),
+            "{error}"
+        );
+    }
+    for c in second {
+        assert_eq!(c.answer.as_deref(), Some("408"), "{:?}", c.error);
+    }
+    for m in &models {
+        assert_eq!(m.requests().len(), 2);
+    }
+    assert!(result.decision().and_then(|d| d.answer.as_ref()).is_some());
+}
+
 #[tokio::test(start_paused = true)]
 async fn over_long_prompts_are_cut_or_not_sent_as_configured() {
     // A peer's megabyte-long answer would make round 1's prompts enormous.
