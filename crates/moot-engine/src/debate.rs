@@ -147,14 +147,24 @@ impl<'a> Debate<'a> {
         })
     }
 
+    /// A round no debate can run is the protocol's bug, reported as one instead of a panic or
+    /// a debate that never ends.
     fn check_plan(&self, round: usize, calls: &[PlannedCall]) -> Result<(), EngineError> {
+        let bug = |problem: String| EngineError::Protocol {
+            protocol: self.protocol.name().to_string(),
+            problem,
+        };
         if calls.is_empty() {
-            return Err(EngineError::Config(format!(
-                "{} planned an empty round {round}",
-                self.protocol.name()
-            )));
+            return Err(bug(format!("planned an empty round {round}")));
         }
-        Ok(())
+        match calls.iter().find(|c| c.agent >= self.agents.len()) {
+            Some(c) => Err(bug(format!(
+                "planned a call in round {round} for agent {} of a debate with {} agents",
+                c.agent + 1,
+                self.agents.len()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Records the round's skipped calls, runs the rest, and notes when the budget or the

@@ -12,7 +12,7 @@ use moot_core::answer::AnswerKind;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::{DebateSpec, Outcome};
 use moot_core::decision::DecisionConfig;
-use moot_core::protocol::build_protocol;
+use moot_core::protocol::{build_protocol, PlannedCall, Step};
 use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
 use moot_store::{MemoryStore, RunStatus, SqliteStore, Store};
 
@@ -1253,4 +1253,103 @@ async fn impossible_token_counts_are_a_refused_response_not_an_overflow() {
     let stored = store.calls("boast").await.unwrap();
     assert_eq!(stored.len(), 6);
     assert!(stored.iter().all(|c| c.input_tokens < 1_000_000));
+}
+
+/// A protocol that plans the same round again and again, for checking how the engine treats
+/// plans no debate can run.
+struct Planning(fn() -> Vec<moot_core::protocol::PlannedCall>);
+
+impl moot_core::protocol::Protocol for Planning {
+    fn name(&self) -> &'static str {
+        "planning"
+    }
+    fn default_rule(&self) -> &'static str {
+        "majority-last"
+    }
+    fn shape(&self, agents: usize, rounds: usize) -> (usize, usize) {
+        (agents, rounds)
+    }
+    fn next(&self, _spec: &DebateSpec, _transcript: &moot_core::debate::Transcript) -> Step {
+        Step::Round {
+            round: 0,
+            calls: (self.0)(),
+        }
+    }
+}
+
+/// A plan no debate can run is moot's bug, not the user's configuration: it is told apart so
+/// the command line does not blame the configuration.
+#[tokio::test]
+async fn an_impossible_plan_is_a_protocol_bug_not_a_configuration_error() {
+    let store = memory();
+    let models = || {
+        (0..2)
+            .map(|_| agent(Arc::new(ScriptedModel::new("m", [Scripted::reply("4")]))))
+            .collect()
+    };
+    let plans: [fn() -> Vec<PlannedCall>; 2] = [Vec::new, || {
+        vec![PlannedCall::skip(
+            0,
+            5,
+            "for an agent that is not there".into(),
+        )]
+    }];
+    for (plan, expected) in plans
+        .into_iter()
+        .zip(["an empty round 0", "for agent 6 of"])
+    {
+        let mut debate = Debate::new(
+            "bug".into(),
+            spec(2, 1),
+            Box::new(Planning(plan)),
+            models(),
+            EngineConfig::default(),
+            &store,
+        )
+        .unwrap();
+        let err = debate
+            .run("majority-last", &DecisionConfig::default(), &NoObserver)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, moot_engine::EngineError::Protocol { protocol, .. } if protocol == "planning"),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("a bug in moot") && message.contains(expected),
+            "{message}"
+        );
+    }
+}
+
+/// What the user configured wrong stays a configuration error.
+#[test]
+fn a_configuration_that_cannot_run_is_a_configuration_error() {
+    let store = memory();
+    let models = |n: usize| -> Vec<EngineAgent> {
+        (0..n)
+            .map(|_| agent(Arc::new(ScriptedModel::new("m", [Scripted::reply("4")]))))
+            .collect()
+    };
+    let new = |agents, config| {
+        Debate::new(
+            "config".into(),
+            spec(2, 1),
+            build_protocol("som", &Default::default()).unwrap(),
+            agents,
+            config,
+            &store,
+        )
+    };
+    let backwards = config(30_000, 15_000, 2);
+    for result in [
+        new(models(3), EngineConfig::default()),
+        new(models(2), backwards),
+    ] {
+        assert!(matches!(
+            result.err(),
+            Some(moot_engine::EngineError::Config(_))
+        ));
+    }
 }
