@@ -1,11 +1,20 @@
 //! What the engine is told: the agents it runs, round timing and parallelism, the debate's
-//! budget, and their defaults.
+//! budget, and the defaults every front end starts from.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use moot_backends::LanguageModel;
 use moot_core::chat::SamplingParams;
+
+/// How long a round waits before proceeding with the answers it has (given a quorum).
+pub const DEFAULT_SOFT_TIMEOUT: Duration = Duration::from_secs(120);
+/// When a round cancels whatever still runs.
+pub const DEFAULT_HARD_TIMEOUT: Duration = Duration::from_secs(300);
+/// Answers a round needs before the soft deadline lets it proceed (at most the agents there are).
+pub const DEFAULT_MIN_AGENTS: usize = 2;
+/// Calls in flight at once within a round.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: usize = 8;
 
 /// One agent as the engine runs it.
 #[derive(Debug, Clone)]
@@ -35,10 +44,10 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
-            soft_timeout: Duration::from_secs(15),
-            hard_timeout: Duration::from_secs(30),
-            min_agents: 2,
-            max_concurrent_calls: 8,
+            soft_timeout: DEFAULT_SOFT_TIMEOUT,
+            hard_timeout: DEFAULT_HARD_TIMEOUT,
+            min_agents: DEFAULT_MIN_AGENTS,
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             cache: false,
             budget: Budget::default(),
             reask: true,
@@ -64,4 +73,20 @@ pub struct Budget {
     /// Cut a prompt over `max_prompt_tokens` to fit (recorded on the call) instead of refusing
     /// to send it (recorded as a missing response).
     pub truncate_prompts: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_configuration_files_defaults() {
+        let d = EngineConfig::default();
+        assert_eq!(d.soft_timeout, Duration::from_millis(120_000));
+        assert_eq!(d.hard_timeout, Duration::from_millis(300_000));
+        assert!(d.soft_timeout <= d.hard_timeout);
+        assert_eq!((d.min_agents, d.max_concurrent_calls), (2, 8));
+        assert!(d.reask && !d.cache);
+        assert_eq!(d.budget, Budget::default());
+    }
 }

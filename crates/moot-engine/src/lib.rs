@@ -37,7 +37,10 @@ mod scheduler;
 
 pub use budget::{cut_prompt, estimated_prompt_tokens};
 pub use cache::request_key;
-pub use config::{Budget, EngineAgent, EngineConfig};
+pub use config::{
+    Budget, EngineAgent, EngineConfig, DEFAULT_HARD_TIMEOUT, DEFAULT_MAX_CONCURRENT_CALLS,
+    DEFAULT_MIN_AGENTS, DEFAULT_SOFT_TIMEOUT,
+};
 pub use debate::Debate;
 pub use decision::{decide_all, decide_all_with, decision_json};
 pub use error::EngineError;

@@ -239,6 +239,52 @@ async fn without_quorum_the_round_waits_until_the_hard_deadline() {
     }
 }
 
+/// The engine's default deadlines are the configuration file's: a round without a straggler's
+/// answer proceeds at two minutes.
+#[tokio::test(start_paused = true)]
+async fn by_default_a_round_proceeds_at_two_minutes_and_cancels_at_five() {
+    let store = memory();
+    let fast = || -> Arc<dyn LanguageModel> {
+        Arc::new(ScriptedModel::new(
+            "f",
+            [Scripted::delayed("Final answer: 5", Duration::from_secs(1))],
+        ))
+    };
+    let hang = || -> Arc<dyn LanguageModel> { Arc::new(ScriptedModel::new("h", [Scripted::Hang])) };
+    let started = tokio::time::Instant::now();
+    let result = run_new(
+        &store,
+        "defaults-soft",
+        spec(3, 0),
+        "cot-sc",
+        "majority-last",
+        vec![agent(fast()), agent(fast()), agent(hang())],
+        EngineConfig::default(),
+    )
+    .await;
+    assert_eq!(started.elapsed(), moot_engine::DEFAULT_SOFT_TIMEOUT);
+    assert_eq!(started.elapsed(), Duration::from_secs(120));
+    assert!(
+        matches!(result.transcript.get(0, 2), Some(Outcome::Missing { reason }) if reason.contains("soft deadline (120000 ms)"))
+    );
+    let started = tokio::time::Instant::now();
+    let result = run_new(
+        &store,
+        "defaults-hard",
+        spec(3, 0),
+        "cot-sc",
+        "majority-last",
+        vec![agent(fast()), agent(hang()), agent(hang())],
+        EngineConfig::default(),
+    )
+    .await;
+    assert_eq!(started.elapsed(), moot_engine::DEFAULT_HARD_TIMEOUT);
+    assert_eq!(started.elapsed(), Duration::from_secs(300));
+    assert!(
+        matches!(result.transcript.get(0, 1), Some(Outcome::Missing { reason }) if reason.contains("hard deadline (300000 ms)"))
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn late_responses_within_the_soft_deadline_are_all_kept() {
     let store = memory();
