@@ -372,6 +372,10 @@ mod tests {
         assert_eq!(out_of_credit.class(), Permanent);
         assert_eq!(BackendError::Transport("reset".into()).class(), Transient);
         assert_eq!(BackendError::Timeout.class(), Transient);
+        assert_eq!(
+            BackendError::TimeLimit("the call's budget".into()).class(),
+            Transient
+        );
         assert_eq!(BackendError::Config("x".into()).class(), Permanent);
         assert_eq!(BackendError::Cancelled.class(), Cancelled);
         let limited = BackendError::RateLimited {

@@ -137,6 +137,10 @@ pub enum BackendError {
     Policy(String),
     #[error("timed out")]
     Timeout,
+    /// A time limit the caller set for the call (such as the engine's per-call budget) ran out
+    /// and the call was cancelled; the text names the limit. A timeout like [`Self::Timeout`].
+    #[error("timed out: {0}")]
+    TimeLimit(String),
     #[error("cancelled")]
     Cancelled,
     /// The last error of a call that was retried; `attempts` are the failures before it.
@@ -225,7 +229,8 @@ impl BackendError {
             BackendError::Transport(_)
             | BackendError::InvalidResponse(_)
             | BackendError::Process(_)
-            | BackendError::Timeout => ErrorClass::Transient,
+            | BackendError::Timeout
+            | BackendError::TimeLimit(_) => ErrorClass::Transient,
             BackendError::Model(m) if mentions_context_length(m) => ErrorClass::ContextLength,
             BackendError::Model(_)
             | BackendError::Config(_)

@@ -12,7 +12,7 @@ use moot_core::answer::AnswerKind;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::{DebateSpec, Outcome};
 use moot_core::decision::DecisionConfig;
-use moot_core::protocol::build_protocol;
+use moot_core::protocol::{build_protocol, PlannedCall, Step};
 use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
 use moot_store::{MemoryStore, RunStatus, SqliteStore, Store};
 
@@ -237,6 +237,52 @@ async fn without_quorum_the_round_waits_until_the_hard_deadline() {
             matches!(result.transcript.get(0, a), Some(Outcome::Missing { reason }) if reason.contains("hard deadline"))
         );
     }
+}
+
+/// The engine's default deadlines are the configuration file's: a round without a straggler's
+/// answer proceeds at two minutes.
+#[tokio::test(start_paused = true)]
+async fn by_default_a_round_proceeds_at_two_minutes_and_cancels_at_five() {
+    let store = memory();
+    let fast = || -> Arc<dyn LanguageModel> {
+        Arc::new(ScriptedModel::new(
+            "f",
+            [Scripted::delayed("Final answer: 5", Duration::from_secs(1))],
+        ))
+    };
+    let hang = || -> Arc<dyn LanguageModel> { Arc::new(ScriptedModel::new("h", [Scripted::Hang])) };
+    let started = tokio::time::Instant::now();
+    let result = run_new(
+        &store,
+        "defaults-soft",
+        spec(3, 0),
+        "cot-sc",
+        "majority-last",
+        vec![agent(fast()), agent(fast()), agent(hang())],
+        EngineConfig::default(),
+    )
+    .await;
+    assert_eq!(started.elapsed(), moot_engine::DEFAULT_SOFT_TIMEOUT);
+    assert_eq!(started.elapsed(), Duration::from_secs(120));
+    assert!(
+        matches!(result.transcript.get(0, 2), Some(Outcome::Missing { reason }) if reason.contains("soft deadline (120000 ms)"))
+    );
+    let started = tokio::time::Instant::now();
+    let result = run_new(
+        &store,
+        "defaults-hard",
+        spec(3, 0),
+        "cot-sc",
+        "majority-last",
+        vec![agent(fast()), agent(hang()), agent(hang())],
+        EngineConfig::default(),
+    )
+    .await;
+    assert_eq!(started.elapsed(), moot_engine::DEFAULT_HARD_TIMEOUT);
+    assert_eq!(started.elapsed(), Duration::from_secs(300));
+    assert!(
+        matches!(result.transcript.get(0, 1), Some(Outcome::Missing { reason }) if reason.contains("hard deadline (300000 ms)"))
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -949,6 +995,58 @@ async fn time_budgets_cut_rounds_and_calls_short() {
             .contains("max_agent_time_sec (5 s)")));
 }
 
+/// A call over its own time budget timed out: that is worth asking again, so a round where
+/// every call did is not taken for one where retrying cannot help.
+#[tokio::test(start_paused = true)]
+async fn a_call_over_its_time_budget_is_a_timeout_and_later_rounds_are_still_asked() {
+    let store = memory();
+    let models: Vec<Arc<ScriptedModel>> = (0..2)
+        .map(|i| {
+            Arc::new(ScriptedModel::new(
+                format!("slow{i}"),
+                [
+                    Scripted::delayed("Final answer: 408", Duration::from_secs(30)),
+                    Scripted::reply("Final answer: 408"),
+                ],
+            ))
+        })
+        .collect();
+    let budget = moot_engine::Budget {
+        max_call_time: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    let result = run_new(
+        &store,
+        "timeouts",
+        spec(2, 1),
+        "som",
+        "majority-last",
+        models.iter().map(|m| agent(m.clone())).collect(),
+        EngineConfig {
+            budget,
+            ..config(60_000, 120_000, 1)
+        },
+    )
+    .await;
+    let calls = store.calls("timeouts").await.unwrap();
+    let (first, second): (Vec<_>, Vec<_>) = calls.iter().partition(|c| c.round == 0);
+    assert_eq!((first.len(), second.len()), (2, 2));
+    for c in first {
+        let error = c.error.as_deref().unwrap_or_default();
+        assert!(
+            error.starts_with("error: timed out: ") && error.contains("max_agent_time_sec (5 s)"),
+            "{error}"
+        );
+    }
+    for c in second {
+        assert_eq!(c.answer.as_deref(), Some("408"), "{:?}", c.error);
+    }
+    for m in &models {
+        assert_eq!(m.requests().len(), 2);
+    }
+    assert!(result.decision().and_then(|d| d.answer.as_ref()).is_some());
+}
+
 #[tokio::test(start_paused = true)]
 async fn over_long_prompts_are_cut_or_not_sent_as_configured() {
     // A peer's megabyte-long answer would make round 1's prompts enormous.
@@ -1201,4 +1299,103 @@ async fn impossible_token_counts_are_a_refused_response_not_an_overflow() {
     let stored = store.calls("boast").await.unwrap();
     assert_eq!(stored.len(), 6);
     assert!(stored.iter().all(|c| c.input_tokens < 1_000_000));
+}
+
+/// A protocol that plans the same round again and again, for checking how the engine treats
+/// plans no debate can run.
+struct Planning(fn() -> Vec<moot_core::protocol::PlannedCall>);
+
+impl moot_core::protocol::Protocol for Planning {
+    fn name(&self) -> &'static str {
+        "planning"
+    }
+    fn default_rule(&self) -> &'static str {
+        "majority-last"
+    }
+    fn shape(&self, agents: usize, rounds: usize) -> (usize, usize) {
+        (agents, rounds)
+    }
+    fn next(&self, _spec: &DebateSpec, _transcript: &moot_core::debate::Transcript) -> Step {
+        Step::Round {
+            round: 0,
+            calls: (self.0)(),
+        }
+    }
+}
+
+/// A plan no debate can run is moot's bug, not the user's configuration: it is told apart so
+/// the command line does not blame the configuration.
+#[tokio::test]
+async fn an_impossible_plan_is_a_protocol_bug_not_a_configuration_error() {
+    let store = memory();
+    let models = || {
+        (0..2)
+            .map(|_| agent(Arc::new(ScriptedModel::new("m", [Scripted::reply("4")]))))
+            .collect()
+    };
+    let plans: [fn() -> Vec<PlannedCall>; 2] = [Vec::new, || {
+        vec![PlannedCall::skip(
+            0,
+            5,
+            "for an agent that is not there".into(),
+        )]
+    }];
+    for (plan, expected) in plans
+        .into_iter()
+        .zip(["an empty round 0", "for agent 6 of"])
+    {
+        let mut debate = Debate::new(
+            "bug".into(),
+            spec(2, 1),
+            Box::new(Planning(plan)),
+            models(),
+            EngineConfig::default(),
+            &store,
+        )
+        .unwrap();
+        let err = debate
+            .run("majority-last", &DecisionConfig::default(), &NoObserver)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, moot_engine::EngineError::Protocol { protocol, .. } if protocol == "planning"),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("a bug in moot") && message.contains(expected),
+            "{message}"
+        );
+    }
+}
+
+/// What the user configured wrong stays a configuration error.
+#[test]
+fn a_configuration_that_cannot_run_is_a_configuration_error() {
+    let store = memory();
+    let models = |n: usize| -> Vec<EngineAgent> {
+        (0..n)
+            .map(|_| agent(Arc::new(ScriptedModel::new("m", [Scripted::reply("4")]))))
+            .collect()
+    };
+    let new = |agents, config| {
+        Debate::new(
+            "config".into(),
+            spec(2, 1),
+            build_protocol("som", &Default::default()).unwrap(),
+            agents,
+            config,
+            &store,
+        )
+    };
+    let backwards = config(30_000, 15_000, 2);
+    for result in [
+        new(models(3), EngineConfig::default()),
+        new(models(2), backwards),
+    ] {
+        assert!(matches!(
+            result.err(),
+            Some(moot_engine::EngineError::Config(_))
+        ));
+    }
 }

@@ -1,0 +1,302 @@
+//! The debate's lifecycle: checking that a configuration can run, writing the run row,
+//! restoring stored calls on resume, asking the protocol for round after round (skipping what
+//! the budget no longer allows), and deciding and recording the result at the end.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use moot_core::debate::{CallKey, DebateSpec, Transcript};
+use moot_core::decision::{Decision, DecisionConfig};
+use moot_core::protocol::{PlannedCall, Protocol, Step};
+use moot_core::redact::Redactor;
+use moot_store::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store};
+use tokio::time::Instant;
+
+use crate::budget::debate_spent;
+use crate::config::{EngineAgent, EngineConfig};
+use crate::decision::{decide_all, decision_json};
+use crate::error::EngineError;
+use crate::ids::timestamp;
+use crate::observer::Observer;
+use crate::record::{CallEnd, CallLog};
+use crate::replay::fold_call;
+use crate::result::DebateResult;
+use crate::scheduler::{run_round, RoundContext};
+
+/// A debate bound to its run id, agents and store.
+pub struct Debate<'a> {
+    pub run_id: String,
+    pub spec: DebateSpec,
+    protocol: Box<dyn Protocol>,
+    agents: Vec<EngineAgent>,
+    config: EngineConfig,
+    store: &'a dyn Store,
+    transcript: Transcript,
+    records: BTreeMap<CallKey, CallRecord>,
+    /// Applied to everything this debate stores (prompts, responses, errors, the question).
+    redactor: Arc<Redactor>,
+    /// When this run started (for the time budget).
+    started: Instant,
+    /// Why the debate's budget is spent, once it is.
+    exhausted: Option<String>,
+}
+
+impl<'a> Debate<'a> {
+    /// A new debate; `spec.agents` and `agents` must have the same length (after the protocol's
+    /// shape is applied by the caller).
+    pub fn new(
+        run_id: String,
+        spec: DebateSpec,
+        protocol: Box<dyn Protocol>,
+        agents: Vec<EngineAgent>,
+        config: EngineConfig,
+        store: &'a dyn Store,
+    ) -> Result<Debate<'a>, EngineError> {
+        check_config(&spec, &*protocol, &agents, &config)?;
+        let mut agents = agents;
+        if let Some(why) = protocol.needs_logprobs() {
+            check_logprobs(&spec, &*protocol, &agents, why)?;
+            for agent in &mut agents {
+                agent.params.logprobs = true;
+            }
+        }
+        let transcript = Transcript::new(spec.agents.len(), spec.rounds);
+        Ok(Debate {
+            run_id,
+            spec,
+            protocol,
+            agents,
+            config,
+            store,
+            transcript,
+            records: BTreeMap::new(),
+            redactor: Arc::new(Redactor::default()),
+            started: Instant::now(),
+            exhausted: None,
+        })
+    }
+
+    /// Redacts with `redactor` instead of the default patterns (configured patterns, the
+    /// configuration's API keys).
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Debate<'a> {
+        self.redactor = redactor;
+        self
+    }
+
+    /// Folds stored calls back into the transcript (resume). Calls for positions outside the
+    /// debate's shape are ignored.
+    pub fn restore(&mut self, calls: Vec<CallRecord>) {
+        for call in calls {
+            if let Some(key) = fold_call(&self.spec, &mut self.transcript, &call) {
+                self.records.insert(key, call);
+            }
+        }
+    }
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    /// Writes the run row (new debates only).
+    pub async fn create(&self, rule: &str, config: serde_json::Value) -> Result<(), EngineError> {
+        let mut spec = serde_json::to_value(&self.spec).unwrap_or_default();
+        self.redactor.redact_json(&mut spec);
+        let mut config = config;
+        self.redactor.redact_json(&mut config);
+        let run = RunRecord {
+            id: self.run_id.clone(),
+            created_at: timestamp(),
+            question: self.redactor.redact(&self.spec.question).into_owned(),
+            protocol: self.protocol.name().to_string(),
+            rule: rule.to_string(),
+            spec,
+            config,
+            status: RunStatus::Running,
+            answer: None,
+            finished_at: None,
+        };
+        self.store.create_run(&run).await?;
+        Ok(())
+    }
+
+    /// Runs rounds until the protocol is done, then decides under every rule and records it.
+    pub async fn run(
+        &mut self,
+        rule: &'static str,
+        decision_config: &DecisionConfig,
+        observer: &dyn Observer,
+    ) -> Result<DebateResult, EngineError> {
+        self.started = Instant::now();
+        while let Step::Round { round, calls } = self.protocol.next(&self.spec, &self.transcript) {
+            self.check_plan(round, &calls)?;
+            self.play_round(round, calls, observer).await?;
+        }
+        let decisions = decide_all(
+            &*self.protocol,
+            &self.spec,
+            &self.transcript,
+            decision_config,
+        );
+        self.finish(rule, &decisions).await?;
+        Ok(DebateResult {
+            run_id: self.run_id.clone(),
+            transcript: self.transcript.clone(),
+            records: self.records.values().cloned().collect(),
+            decisions,
+            chosen: rule,
+        })
+    }
+
+    /// A round no debate can run is the protocol's bug, reported as one instead of a panic or
+    /// a debate that never ends.
+    fn check_plan(&self, round: usize, calls: &[PlannedCall]) -> Result<(), EngineError> {
+        let bug = |problem: String| EngineError::Protocol {
+            protocol: self.protocol.name().to_string(),
+            problem,
+        };
+        if calls.is_empty() {
+            return Err(bug(format!("planned an empty round {round}")));
+        }
+        match calls.iter().find(|c| c.agent >= self.agents.len()) {
+            Some(c) => Err(bug(format!(
+                "planned a call in round {round} for agent {} of a debate with {} agents",
+                c.agent + 1,
+                self.agents.len()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Records the round's skipped calls, runs the rest, and notes when the budget or the
+    /// round's failures leave later rounds nothing worth asking.
+    async fn play_round(
+        &mut self,
+        round: usize,
+        mut calls: Vec<PlannedCall>,
+        observer: &dyn Observer,
+    ) -> Result<(), EngineError> {
+        if self.exhausted.is_none() {
+            self.exhausted = self.budget_spent();
+        }
+        if let Some(reason) = &self.exhausted {
+            for call in &mut calls {
+                call.notes.skipped.get_or_insert_with(|| reason.clone());
+            }
+        }
+        observer.round_started(round, calls.len());
+        let (skipped, asked): (Vec<_>, Vec<_>) =
+            calls.into_iter().partition(|c| c.skipped().is_some());
+        let mut context = self.round_context(observer);
+        for call in skipped {
+            let outcome = context.log.write(&call, CallEnd::unasked()).await?;
+            observer.call_finished(call.key(), outcome);
+        }
+        if !asked.is_empty() {
+            let tally = run_round(context, round, asked).await?;
+            // Every agent exited unsuccessfully, was refused, or its server rejected the
+            // request: later rounds would fail the same way, so they are skipped.
+            if tally.nothing_worth_repeating() && self.exhausted.is_none() {
+                self.exhausted = Some(format!(
+                    "every call of round {round} failed and retrying cannot help"
+                ));
+            }
+        }
+        observer.round_finished(round, &self.transcript);
+        Ok(())
+    }
+
+    /// Why the debate may ask nothing more, if its time or tokens are spent.
+    fn budget_spent(&self) -> Option<String> {
+        let used = self
+            .records
+            .values()
+            .map(|r| r.input_tokens + r.output_tokens)
+            .sum();
+        debate_spent(&self.config.budget, self.started.elapsed(), used)
+    }
+
+    /// Records every rule's decision and the chosen rule's answer, and marks the run done.
+    async fn finish(&self, rule: &str, decisions: &[Decision]) -> Result<(), EngineError> {
+        let at = timestamp();
+        for d in decisions {
+            self.store
+                .record_decision(&DecisionRecord {
+                    run_id: self.run_id.clone(),
+                    rule: d.rule.to_string(),
+                    answer: d.answer.as_ref().map(|a| a.canonical().to_string()),
+                    decision: decision_json(d),
+                    decided_at: at.clone(),
+                })
+                .await?;
+        }
+        let answer = decisions
+            .iter()
+            .find(|d| d.rule == rule)
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical().to_string());
+        self.store
+            .finish_run(&self.run_id, RunStatus::Done, answer.as_deref(), &at)
+            .await?;
+        Ok(())
+    }
+
+    fn round_context<'s>(&'s mut self, observer: &'s dyn Observer) -> RoundContext<'s> {
+        RoundContext {
+            config: &self.config,
+            debate_started: self.started,
+            observer,
+            log: CallLog {
+                run_id: &self.run_id,
+                spec: &self.spec,
+                agents: &self.agents,
+                store: self.store,
+                redactor: &self.redactor,
+                transcript: &mut self.transcript,
+                records: &mut self.records,
+            },
+        }
+    }
+}
+
+/// A configuration the debate cannot run with, said so in the configuration's terms.
+fn check_config(
+    spec: &DebateSpec,
+    protocol: &dyn Protocol,
+    agents: &[EngineAgent],
+    config: &EngineConfig,
+) -> Result<(), EngineError> {
+    if agents.len() != spec.agents.len() || agents.is_empty() {
+        return Err(EngineError::Config(format!(
+            "{} agents configured for {} agent slots",
+            agents.len(),
+            spec.agents.len()
+        )));
+    }
+    if config.hard_timeout < config.soft_timeout {
+        return Err(EngineError::Config(
+            "hard_timeout_ms must be >= soft_timeout_ms".into(),
+        ));
+    }
+    protocol
+        .validate(spec)
+        .map_err(|e| EngineError::Config(format!("{}: {e}", protocol.name())))
+}
+
+/// Every agent's backend returns the token logprobs the protocol reads (`why` says what for).
+fn check_logprobs(
+    spec: &DebateSpec,
+    protocol: &dyn Protocol,
+    agents: &[EngineAgent],
+    why: &str,
+) -> Result<(), EngineError> {
+    match agents.iter().position(|a| !a.model.capabilities().logprobs) {
+        Some(i) => Err(EngineError::Config(format!(
+            "{} needs token logprobs ({why}), but agent {} ({}) runs on {}, which returns none",
+            protocol.name(),
+            i + 1,
+            spec.agents[i].id,
+            agents[i].model.name()
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,18 @@
+//! The engine's errors, split by whose they are to fix: the store's, the user's configuration,
+//! or moot's own (a protocol that planned something no debate can run).
+
+use moot_store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("store: {0}")]
+    Store(#[from] StoreError),
+    /// The configuration cannot run as given (agents that do not fit the protocol, deadlines
+    /// in the wrong order, a backend without what the protocol needs): the user's to fix.
+    #[error("{0}")]
+    Config(String),
+    /// A protocol planned something no debate can run. That is a bug in moot, not in the
+    /// configuration, and is reported as one.
+    #[error("internal error (a bug in moot, please report it): protocol {protocol} {problem}")]
+    Protocol { protocol: String, problem: String },
+}

@@ -1,0 +1,197 @@
+//! Writing a call down: the stored [`CallRecord`] built from a planned call and how it ended,
+//! written to the store before it enters the in-memory transcript, so a crash never leaves
+//! the transcript ahead of what a resume can read back.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use moot_backends::{BackendError, Completion};
+use moot_core::chat::FailedAttempt;
+use moot_core::debate::{CallKey, DebateSpec, Outcome, Transcript};
+use moot_core::protocol::{PlannedCall, ReaskNote};
+use moot_core::redact::Redactor;
+use moot_core::Answer;
+use moot_store::{CallRecord, Store};
+use serde::Serialize;
+
+use crate::config::EngineAgent;
+use crate::error::EngineError;
+use crate::ids::timestamp;
+use crate::reask::answer_after_reask;
+use crate::replay::outcome_of;
+
+/// How a call ended: its completion (if any), why there is none, and what it took.
+#[derive(Debug, Default)]
+pub(crate) struct CallEnd {
+    completion: Option<Completion>,
+    error: Option<String>,
+    retries: Vec<FailedAttempt>,
+    latency: Duration,
+    cached: bool,
+}
+
+impl CallEnd {
+    /// Never asked: the protocol or the budget skipped it (the reason is on the call).
+    pub(crate) fn unasked() -> CallEnd {
+        CallEnd::default()
+    }
+
+    /// Not sent, for `reason`.
+    pub(crate) fn refused(reason: String) -> CallEnd {
+        CallEnd {
+            error: Some(reason),
+            ..CallEnd::default()
+        }
+    }
+
+    /// Answered from the request cache.
+    pub(crate) fn cached(completion: Completion) -> CallEnd {
+        CallEnd {
+            completion: Some(completion),
+            cached: true,
+            ..CallEnd::default()
+        }
+    }
+
+    /// Cancelled at a deadline, `latency` into the round.
+    pub(crate) fn cancelled(reason: String, latency: Duration) -> CallEnd {
+        CallEnd {
+            error: Some(reason),
+            latency,
+            ..CallEnd::default()
+        }
+    }
+
+    /// What the model said, or the error it ended with.
+    pub(crate) fn asked(result: Result<Completion, BackendError>, latency: Duration) -> CallEnd {
+        match result {
+            Ok(c) => CallEnd {
+                retries: c.retries.clone(),
+                completion: Some(c),
+                latency,
+                ..CallEnd::default()
+            },
+            Err(e) => CallEnd {
+                retries: e.attempts().to_vec(),
+                error: Some(format!("error: {e}")),
+                latency,
+                ..CallEnd::default()
+            },
+        }
+    }
+}
+
+/// Where a debate's calls are written: the store, then the transcript and the records the
+/// debate keeps in memory.
+pub(crate) struct CallLog<'d> {
+    pub run_id: &'d str,
+    pub spec: &'d DebateSpec,
+    pub agents: &'d [EngineAgent],
+    pub store: &'d dyn Store,
+    /// Applied to everything written (prompts, responses, errors).
+    pub redactor: &'d Redactor,
+    pub transcript: &'d mut Transcript,
+    pub records: &'d mut BTreeMap<CallKey, CallRecord>,
+}
+
+impl CallLog<'_> {
+    /// Stores how `call` ended, then places it in the transcript; returns its outcome there.
+    pub(crate) async fn write(
+        &mut self,
+        call: &PlannedCall,
+        end: CallEnd,
+    ) -> Result<Option<&Outcome>, EngineError> {
+        let record = self.call_record(call, end);
+        self.store.record_call(&record).await?;
+        let key = call.key();
+        self.transcript
+            .set_call(key, outcome_of(self.spec, &record));
+        self.records.insert(key, record);
+        Ok(self.transcript.get_call(&key))
+    }
+
+    fn call_record(&self, call: &PlannedCall, end: CallEnd) -> CallRecord {
+        let completion = end.completion.as_ref();
+        let skipped = call.skipped();
+        let tokens = Tokens::of(completion, call.notes.reask.as_ref());
+        let logprobs = completion.and_then(Completion::logprob_summary);
+        CallRecord {
+            run_id: self.run_id.to_string(),
+            round: call.round as u32,
+            agent: call.agent as u32,
+            slot: call.slot.label(),
+            agent_id: self.spec.agents[call.agent].id.clone(),
+            backend: self.agents[call.agent].model.name(),
+            mode: call.mode.as_str().to_string(),
+            template: call.template.to_string(),
+            template_hash: call.template_hash.clone(),
+            messages: self.redacted_json(&call.messages),
+            peers: call.peers.iter().map(|&p| p as u32).collect(),
+            response_text: completion.map(|c| self.redacted(&c.text)),
+            answer: self
+                .answer(call, completion)
+                .map(|a| self.redacted(a.canonical())),
+            error: skipped
+                .map(str::to_string)
+                .or(end.error)
+                .map(|e| self.redacted(&e)),
+            skipped: skipped.is_some(),
+            finish: completion.map(|c| format!("{:?}", c.finish).to_lowercase()),
+            input_tokens: tokens.input,
+            output_tokens: tokens.output,
+            processed_input_tokens: tokens.processed_input,
+            logprob_tokens: logprobs.map(|s| s.tokens as u64),
+            logprob_mean: logprobs.map(|s| s.mean),
+            logprob_min: logprobs.map(|s| s.min),
+            perplexity: logprobs.map(|s| s.perplexity),
+            latency_ms: end.latency.as_millis() as u64,
+            recorded_at: timestamp(),
+            notes: serde_json::to_value(&call.notes).unwrap_or_default(),
+            ncomm: call.notes.ncomm as u32,
+            cached: end.cached,
+            retries: self.redacted_json(&end.retries),
+        }
+    }
+
+    /// After a re-ask, the answer is the one in the reply to it (or none).
+    fn answer(&self, call: &PlannedCall, completion: Option<&Completion>) -> Option<Answer> {
+        let reask_reply = call.notes.reask.as_ref().map(|r| r.reply.as_deref());
+        completion.and_then(|c| answer_after_reask(self.spec, &c.text, reask_reply))
+    }
+
+    fn redacted(&self, text: &str) -> String {
+        self.redactor.redact(text).into_owned()
+    }
+
+    fn redacted_json(&self, value: &impl Serialize) -> serde_json::Value {
+        let mut v = serde_json::to_value(value).unwrap_or_default();
+        self.redactor.redact_json(&mut v);
+        v
+    }
+}
+
+/// A call's tokens, its re-ask's included.
+struct Tokens {
+    input: u64,
+    output: u64,
+    processed_input: Option<u64>,
+}
+
+impl Tokens {
+    fn of(completion: Option<&Completion>, reask: Option<&ReaskNote>) -> Tokens {
+        let (reask_in, reask_out) = reask.map_or((0, 0), |r| (r.input_tokens, r.output_tokens));
+        Tokens {
+            input: completion.map_or(0, |c| c.usage.input_tokens) + reask_in,
+            output: completion.map_or(0, |c| c.usage.output_tokens) + reask_out,
+            // A re-ask's prompt counts in both totals: one that reused no cache is processed
+            // whole, so reuse is never claimed for tokens nobody reported.
+            processed_input: completion
+                .and_then(|c| c.usage.processed_input_tokens)
+                .map(|p| {
+                    p.saturating_add(
+                        reask.map_or(0, |r| r.processed_input_tokens.unwrap_or(r.input_tokens)),
+                    )
+                }),
+        }
+    }
+}

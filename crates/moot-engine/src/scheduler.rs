@@ -1,0 +1,262 @@
+//! One round: its calls run concurrently (at most `max_concurrent_calls` at once), the round
+//! proceeds once its quorum answered and the soft deadline passed, and whatever still runs at
+//! the hard stop is cancelled by dropping it (which drops its HTTP request or kills its process
+//! group) and recorded as missing, never as a kept answer.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::FutureExt;
+use moot_backends::ErrorClass;
+use moot_core::debate::{CallKey, Outcome, Slot, Transcript};
+use moot_core::protocol::PlannedCall;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+use crate::budget::{fit_prompt, hard_stop, HardStop};
+use crate::cache::{cached, remember, request_key};
+use crate::call::{request_for, Ask, Asked};
+use crate::config::EngineConfig;
+use crate::error::EngineError;
+use crate::observer::Observer;
+use crate::reask::{self, Reask};
+use crate::record::{CallEnd, CallLog};
+
+/// What one round's calls came to, for deciding whether later rounds are worth asking.
+#[derive(Debug, Default)]
+pub(crate) struct RoundTally {
+    asked: usize,
+    /// Calls that failed with an error retrying cannot fix (every other call answered, was
+    /// cancelled at a deadline, or failed in a way worth another try).
+    failed_permanently: usize,
+}
+
+impl RoundTally {
+    /// No call of the round is worth repeating: every one failed in a way retrying cannot fix.
+    pub(crate) fn nothing_worth_repeating(&self) -> bool {
+        self.asked > 0 && self.failed_permanently == self.asked
+    }
+}
+
+/// What a round runs with, lent by its debate.
+pub(crate) struct RoundContext<'d> {
+    pub log: CallLog<'d>,
+    pub config: &'d EngineConfig,
+    /// When the debate's run started (for its time budget).
+    pub debate_started: Instant,
+    pub observer: &'d dyn Observer,
+}
+
+/// Runs `calls` (none of them skipped) as round `round`, recording every one.
+pub(crate) async fn run_round(
+    context: RoundContext<'_>,
+    round: usize,
+    calls: Vec<PlannedCall>,
+) -> Result<RoundTally, EngineError> {
+    let mut run = RoundRun::new(context, round, &calls);
+    let turns = Arc::new(Semaphore::new(run.config.max_concurrent_calls.max(1)));
+    let mut pending = FuturesUnordered::new();
+    for call in calls {
+        if let Some(ask) = run.start(call).await? {
+            pending.push(ask.run(turns.clone()).boxed());
+        }
+    }
+    let stop = run.collect(&mut pending).await?;
+    // Whatever still runs is cancelled by dropping it.
+    drop(pending);
+    run.cancel_waiting(stop).await?;
+    Ok(run.tally)
+}
+
+/// Why a round stopped waiting for its calls.
+enum Stop {
+    /// Every call ended, or the quorum answered after the soft deadline.
+    Settled,
+    Hard(HardStop),
+}
+
+/// A round while it runs.
+struct RoundRun<'d> {
+    log: CallLog<'d>,
+    config: &'d EngineConfig,
+    debate_started: Instant,
+    observer: &'d dyn Observer,
+    start: Instant,
+    tally: RoundTally,
+    /// Responses that count toward the quorum so far.
+    responded: usize,
+    quorum: usize,
+    /// Calls asked and not yet back.
+    waiting: BTreeMap<CallKey, PlannedCall>,
+    /// The request-cache key of each waiting call, when the cache is on.
+    cache_keys: BTreeMap<CallKey, String>,
+}
+
+type Pending = FuturesUnordered<BoxFuture<'static, Asked>>;
+
+impl<'d> RoundRun<'d> {
+    fn new(context: RoundContext<'d>, round: usize, calls: &[PlannedCall]) -> RoundRun<'d> {
+        let (responded, quorum) = quorum(
+            context.log.transcript,
+            context.config.min_agents,
+            round,
+            calls,
+        );
+        RoundRun {
+            log: context.log,
+            config: context.config,
+            debate_started: context.debate_started,
+            observer: context.observer,
+            start: Instant::now(),
+            tally: RoundTally {
+                asked: calls.len(),
+                failed_permanently: 0,
+            },
+            responded,
+            quorum,
+            waiting: BTreeMap::new(),
+            cache_keys: BTreeMap::new(),
+        }
+    }
+
+    /// What asking `call` takes, or `None` when it was settled without asking (its prompt over
+    /// budget, or its request answered from the cache).
+    async fn start(&mut self, mut call: PlannedCall) -> Result<Option<Ask>, EngineError> {
+        if let Err(reason) = fit_prompt(&self.config.budget, &mut call) {
+            self.tally.failed_permanently += 1;
+            self.finish(&call, CallEnd::refused(reason)).await?;
+            return Ok(None);
+        }
+        let agent = &self.log.agents[call.agent];
+        let request = request_for(self.log.spec, agent, &call);
+        let model = agent.model.clone();
+        let key = call.key();
+        // The cache is read and written here and in `answered`, never inside the call
+        // futures: a future holding a database connection while it is not being polled would
+        // starve the store writes this task awaits.
+        if self.config.cache {
+            let cache_key = request_key(&model.name(), &request, call.agent);
+            if let Some(c) = cached(self.log.store, &cache_key).await {
+                self.responded += 1;
+                self.finish(&call, CallEnd::cached(c)).await?;
+                return Ok(None);
+            }
+            self.cache_keys.insert(key, cache_key);
+        }
+        let ask = Ask {
+            key,
+            model,
+            request,
+            reask: Reask::for_call(self.config.reask, self.log.spec, &call),
+            time_limit: self.config.budget.max_call_time,
+        };
+        self.waiting.insert(key, call);
+        Ok(Some(ask))
+    }
+
+    /// Records calls as they come back until the round may proceed or must stop.
+    async fn collect(&mut self, pending: &mut Pending) -> Result<Stop, EngineError> {
+        let stop = hard_stop(self.config, self.debate_started.elapsed());
+        let soft = tokio::time::sleep_until(self.start + self.config.soft_timeout.min(stop.after));
+        let hard = tokio::time::sleep_until(self.start + stop.after);
+        tokio::pin!(soft, hard);
+        let mut soft_passed = false;
+        while !pending.is_empty() {
+            if soft_passed && self.responded >= self.quorum {
+                break;
+            }
+            tokio::select! {
+                Some(asked) = pending.next() => self.answered(asked).await?,
+                _ = &mut soft, if !soft_passed => soft_passed = true,
+                _ = &mut hard => return Ok(Stop::Hard(stop)),
+            }
+        }
+        Ok(Stop::Settled)
+    }
+
+    async fn answered(&mut self, asked: Asked) -> Result<(), EngineError> {
+        let Some(mut call) = self.waiting.remove(&asked.key) else {
+            return Ok(());
+        };
+        if let Some(again) = &asked.reasked {
+            call.notes.reask = Some(reask::note(again, self.log.redactor));
+        }
+        match &asked.result {
+            Ok(c) => {
+                self.responded += 1;
+                if let Some(k) = self.cache_keys.get(&asked.key) {
+                    remember(self.log.store, self.log.redactor, k, c).await;
+                }
+            }
+            Err(e) => {
+                if matches!(e.class(), ErrorClass::Permanent | ErrorClass::ContextLength) {
+                    self.tally.failed_permanently += 1;
+                }
+            }
+        }
+        self.finish(&call, CallEnd::asked(asked.result, asked.latency))
+            .await
+    }
+
+    /// Records every call still waiting as missing, cancelled for the reason `stop` gives.
+    async fn cancel_waiting(&mut self, stop: Stop) -> Result<(), EngineError> {
+        let reason = match stop {
+            Stop::Hard(HardStop {
+                after,
+                set_by_budget: true,
+            }) => format!(
+                "budget: round or debate time ({} ms) reached: cancelled",
+                after.as_millis()
+            ),
+            Stop::Hard(_) => format!(
+                "hard deadline ({} ms) reached: cancelled",
+                self.config.hard_timeout.as_millis()
+            ),
+            Stop::Settled => format!(
+                "soft deadline ({} ms) passed with {} of {} responses: cancelled",
+                self.config.soft_timeout.as_millis(),
+                self.responded,
+                self.tally.asked
+            ),
+        };
+        let elapsed = self.start.elapsed();
+        for (_, call) in std::mem::take(&mut self.waiting) {
+            self.finish(&call, CallEnd::cancelled(reason.clone(), elapsed))
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn finish(&mut self, call: &PlannedCall, end: CallEnd) -> Result<(), EngineError> {
+        let outcome = self.log.write(call, end).await?;
+        self.observer.call_finished(call.key(), outcome);
+        Ok(())
+    }
+}
+
+/// Responses already counted toward the round's quorum, and the quorum. Answers proceed once
+/// `min_agents` of the round answered (counting answers recorded before a resume); extra calls
+/// (judgements, challenges) once as many of them are back.
+fn quorum(
+    transcript: &Transcript,
+    min_agents: usize,
+    round: usize,
+    calls: &[PlannedCall],
+) -> (usize, usize) {
+    if !calls.iter().all(|c| c.slot == Slot::Answer) {
+        return (0, min_agents.clamp(1, calls.len().max(1)));
+    }
+    let agents = transcript.agents();
+    let already = (0..agents)
+        // An agent the protocol let skip the round has settled its answer too.
+        .filter(|&a| {
+            matches!(
+                transcript.get(round, a),
+                Some(Outcome::Responded { .. } | Outcome::Skipped { .. })
+            )
+        })
+        .count();
+    (already, min_agents.clamp(1, agents.max(1)))
+}
