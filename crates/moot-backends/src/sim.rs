@@ -1,4 +1,5 @@
-//! `sim`: a simulated agent population for research and tests (DESIGN §6).
+//! `sim`: a simulated agent population for research and tests (see docs/architecture.md,
+//! Backends).
 //!
 //! Each simulated agent has an independent accuracy `p` (its chance of the gold answer when it
 //! answers alone), a distractor distribution (the wrong answers it falls for), a conformity `β`

@@ -56,7 +56,12 @@ mod tests {
         let mut compared = 0;
         for section in ["debate", "retry", "budget", "security"] {
             let table = defaults[section].as_table().unwrap();
-            for (key, value, _) in lines_of(section) {
+            for (key, value, comment) in lines_of(section) {
+                // A line that shows how to change a setting says what the default is instead.
+                let value = match comment.split_once("(default ") {
+                    Some((_, rest)) => rest.split(')').next().unwrap_or(rest).to_string(),
+                    None => value,
+                };
                 let shown: toml::Value = toml::from_str::<toml::Table>(&format!("v = {value}"))
                     .unwrap_or_else(|e| panic!("{section}.{key} = {value}: {e}"))
                     .remove("v")

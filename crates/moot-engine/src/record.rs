@@ -136,7 +136,7 @@ impl CallLog<'_> {
                 .or(end.error)
                 .map(|e| self.redacted(&e)),
             skipped: skipped.is_some(),
-            finish: completion.map(|c| format!("{:?}", c.finish).to_lowercase()),
+            finish: completion.map(|c| c.finish.as_str().to_string()),
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             processed_input_tokens: tokens.processed_input,

@@ -1,5 +1,5 @@
-//! The embedded local-model backend (DESIGN §6): a GGUF model run in-process with llama.cpp
-//! (through `llama-cpp-2`), so `moot` works offline.
+//! The embedded local-model backend (see docs/architecture.md, Backends): a GGUF model run
+//! in-process with llama.cpp (through `llama-cpp-2`), so `moot` works offline.
 //!
 //! One dedicated worker thread owns the llama.cpp backend, model and context. Calls to
 //! [`LocalModel::complete`](moot_backends::LanguageModel::complete) are sent to it over a channel

@@ -1,4 +1,4 @@
-//! Storage for runs, calls and decisions (DESIGN §8).
+//! Storage for runs, calls and decisions (see docs/architecture.md, Storage).
 //!
 //! [`Store`] is the interface the engine and CLI use; [`SqliteStore`] is the embedded default (one
 //! file, WAL journal, migrations from `migrations/`). Every call is written as soon as it

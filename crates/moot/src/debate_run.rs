@@ -61,7 +61,8 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     });
     e.progress.finish();
     // A configuration the engine refuses (a protocol that needs logprobs on a backend without
-    // them, a topology that does not fit the agents) is bad input, not a failure.
+    // them, a topology that does not fit the agents) is bad input, not a failure; a protocol
+    // that planned something impossible is a bug in moot (exit 1, its message says so).
     let result = result.map_err(|err| match err {
         moot_engine::EngineError::Config(m) => anyhow::Error::new(InputError(m)),
         other => other.into(),

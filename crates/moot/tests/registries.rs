@@ -44,7 +44,10 @@ fn the_readme_protocol_table_is_the_registry() {
         }
     }
     let registry: Vec<&str> = PROTOCOLS.iter().map(|p| p.name).collect();
-    assert_eq!(listed, registry, "README's protocol table against PROTOCOLS");
+    assert_eq!(
+        listed, registry,
+        "README's protocol table against PROTOCOLS"
+    );
 }
 
 #[test]
@@ -96,7 +99,11 @@ fn the_readme_answer_kinds_are_the_registry() {
 #[test]
 fn help_lists_every_registered_name() {
     let help = |args: &[&str]| {
-        let out = Command::cargo_bin("moot").unwrap().args(args).output().unwrap();
+        let out = Command::cargo_bin("moot")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{args:?}");
         String::from_utf8(out.stdout).unwrap()
     };

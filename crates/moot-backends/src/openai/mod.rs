@@ -8,7 +8,7 @@
 //!
 //! How servers differ (OpenAI, vLLM, llama.cpp, Ollama) is kept in [`dialect`].
 //!
-//! No timeouts or retries here: wrappers do those (DESIGN §6).
+//! No timeouts or retries here: wrappers do those (see docs/architecture.md, Backends).
 
 pub mod dialect;
 
