@@ -51,7 +51,7 @@ pub enum FaultsError {
 }
 
 /// What became of one peer message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "fate")]
 pub enum Delivery {
     /// The receiver reads the sender's response of `from_round`.
