@@ -1,4 +1,5 @@
-//! Fault and attack injection (DESIGN §2; FREE-MAD appendix A), for every protocol.
+//! Fault and attack injection, for every protocol (see docs/architecture.md, Protocols; FREE-MAD
+//! appendix A).
 //!
 //! - `cut_off`: a fraction of agents, chosen by seed, receive no peer messages in debate rounds
 //!   but still answer, and their messages still reach the others (FREE-MAD Algorithm 2).

@@ -1,6 +1,7 @@
-//! `moot-eval`: benchmarks (see docs/architecture.md, Benchmarks) — dataset names, loaders and seeded subsets; the runner
-//! that debates every item under every protocol as stored, resumable runs ([`bench`]); and the
-//! summaries and reports made of them ([`summary`], [`report`]). No CLI lives here.
+//! `moot-eval`: benchmarks (see docs/architecture.md, Benchmarks) — dataset names, loaders and
+//! seeded subsets; the runner that debates every item under every protocol as stored, resumable
+//! runs ([`bench`]); and the summaries and reports made of them ([`summary`], [`report`]). No CLI
+//! lives here.
 //!
 //! A [`DatasetSpec`] names a dataset (`"gsm8k"`, `"mmlu:logical_fallacies"`, `"bbh:navigate"`,
 //! `"jsonl:my.jsonl?kind=numeric&question=problem"`); [`load`] reads it from the data directory

@@ -1,4 +1,5 @@
-//! Answers: extraction from response text, canonical forms and equivalence (DESIGN §4).
+//! Answers: extraction from response text, canonical forms and equivalence (see
+//! docs/architecture.md, Answers).
 //!
 //! An [`Answer`] is the comparable value extracted from a response. "No answer" is not an
 //! `Answer`: extraction returns `Option<Answer>`, and `None` is never equivalent to a gold answer.

@@ -1,4 +1,5 @@
-//! Decision rules (DESIGN §3): pure functions from a trajectory to the final answer.
+//! Decision rules: pure functions from a trajectory to the final answer (see
+//! docs/architecture.md, Decision rules).
 //!
 //! Because rules are pure, any stored debate can be re-decided under every rule at no token
 //! cost. Each rule explains itself: per-answer scores and the list of score changes
