@@ -133,7 +133,8 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
-/// Signals from the log-probabilities of a response's sampled tokens (DESIGN §5).
+/// Signals from the log-probabilities of a response's sampled tokens (see docs/architecture.md,
+/// Log-probability signals).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LogprobSummary {
     pub tokens: usize,

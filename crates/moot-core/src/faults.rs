@@ -1,4 +1,5 @@
-//! Fault and attack injection (DESIGN §2; FREE-MAD appendix A), for every protocol.
+//! Fault and attack injection, for every protocol (see docs/architecture.md, Protocols; FREE-MAD
+//! appendix A).
 //!
 //! - `cut_off`: a fraction of agents, chosen by seed, receive no peer messages in debate rounds
 //!   but still answer, and their messages still reach the others (FREE-MAD Algorithm 2).
@@ -51,7 +52,7 @@ pub enum FaultsError {
 }
 
 /// What became of one peer message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "fate")]
 pub enum Delivery {
     /// The receiver reads the sender's response of `from_round`.

@@ -1,7 +1,8 @@
 //! `moot-core`: the pure domain of the moot debate engine.
 //!
 //! Everything here is deterministic and free of I/O and async, so that any stored debate can be
-//! re-decided, re-scored and re-measured offline (DESIGN §1, §3):
+//! re-decided, re-scored and re-measured offline (see docs/architecture.md, Trajectory and
+//! Decision rules):
 //! - [`answer`]: extraction of a comparable answer from a model's response text, per answer kind.
 //! - [`trajectory`]: the agents × rounds matrix of answers that decision rules read.
 //! - [`decision`]: the decision rules (`majority-last`, `free-mad`, `max-consistency`, `svr`,

@@ -1,4 +1,5 @@
-//! Redaction of secrets from text before it is stored or printed (DESIGN §8).
+//! Redaction of secrets from text before it is stored or printed (see docs/architecture.md,
+//! Storage).
 //!
 //! A [`Redactor`] replaces every match of its patterns, and every occurrence of the secrets it
 //! was given verbatim (the API keys a configuration names), with `[REDACTED]`. The default

@@ -1,4 +1,4 @@
-//! Who may read whom (DESIGN §2, freemad's topologies).
+//! Who may read whom (see docs/architecture.md, Protocols; freemad's topologies).
 //!
 //! A topology maps each agent to the peers whose previous-round responses it may read. It never
 //! lists the agent itself. Random choices (`k-reviewers`, `groups`) are drawn once per debate

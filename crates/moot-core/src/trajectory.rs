@@ -1,4 +1,5 @@
-//! The trajectory: every agent's answer in every round (DESIGN §1), what decision rules read.
+//! The trajectory: every agent's answer in every round, what decision rules read (see
+//! docs/architecture.md, Trajectory).
 
 use crate::answer::Answer;
 

@@ -5,12 +5,11 @@ use std::path::Path;
 use moot_core::AnswerKind;
 use serde_json::Value;
 
-use crate::builtin::check_name;
 use crate::error::{DatasetError, Location};
 use crate::gold::paren_letter;
+use crate::item::Item;
 use crate::read::{Collector, Fields, JsonRecord, Record, Source};
-use crate::spec::{close_names, SpecError, BBH_TASKS};
-use crate::Item;
+use crate::spec::{check_name, close_names, SpecError, BBH_TASKS};
 
 /// The answer kind of a BBH task (see the crate documentation for the reasons).
 pub fn task_kind(task: &str) -> Option<AnswerKind> {

@@ -19,7 +19,7 @@ use moot_core::protocol::Protocol;
 use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver};
 use moot_store::{BenchItemRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError};
 
-use crate::Item;
+use crate::item::Item;
 
 /// The agents of one item's debate.
 pub trait AgentSource: Send + Sync {

@@ -5,15 +5,18 @@ use std::path::Path;
 use moot_core::AnswerKind;
 use serde_json::Value;
 
+use crate::bbh;
 use crate::error::{DatasetError, Location};
 use crate::gold;
+use crate::item::Item;
 use crate::read::{Collector, CsvRecord, Fields, JsonRecord, Record, Source};
-use crate::spec::{GsmRangesLevel, MmluProSubset, StrategyQaSplit, MMLU_SUBJECTS};
-use crate::{bbh, Item};
+use crate::spec::{
+    check_name, DatasetSpec, GsmRangesLevel, MmluProSubset, StrategyQaSplit, MMLU_SUBJECTS,
+};
 
 /// Loads a dataset: built-in ones from the data directory, generic ones from their own path.
-pub(crate) fn load(spec: &crate::DatasetSpec, dir: &Path) -> Result<Vec<Item>, DatasetError> {
-    use crate::DatasetSpec as D;
+pub(crate) fn load(spec: &DatasetSpec, dir: &Path) -> Result<Vec<Item>, DatasetError> {
+    use DatasetSpec as D;
     match spec {
         D::Gsm8k => gsm8k(dir),
         D::Math500 => math(dir, "math500", "math500/test.jsonl"),
@@ -41,18 +44,6 @@ pub(crate) fn load(spec: &crate::DatasetSpec, dir: &Path) -> Result<Vec<Item>, D
         D::StrategyQa(split) => strategyqa(dir, *split),
         D::GsmRanges(level) => gsm_ranges(dir, *level),
         D::Generic(g) => crate::generic::load(g),
-    }
-}
-
-pub(crate) fn check_name(
-    name: &str,
-    valid: &[&str],
-    err: impl Fn(&str) -> crate::spec::SpecError,
-) -> Result<(), DatasetError> {
-    if valid.contains(&name) {
-        Ok(())
-    } else {
-        Err(err(name).into())
     }
 }
 

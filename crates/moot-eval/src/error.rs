@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use moot_core::AnswerKind;
 
+use crate::data_dir::DATA_DIR_VAR;
 use crate::spec::SpecError;
-use crate::DATA_DIR_VAR;
 
 /// Where in a dataset file something is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

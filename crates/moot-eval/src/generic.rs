@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 
 use crate::error::{DatasetError, Location};
+use crate::item::Item;
 use crate::read::{Collector, CsvRecord, Fields, JsonRecord, Record, Source};
 use crate::spec::{FileFormat, GenericSpec, OptionsField};
-use crate::Item;
 
 pub(crate) fn load(spec: &GenericSpec) -> Result<Vec<Item>, DatasetError> {
     let src = Source::at(&spec.path);

@@ -1,6 +1,7 @@
-//! `moot-eval`: benchmarks (DESIGN §9) — dataset names, loaders and seeded subsets; the runner
-//! that debates every item under every protocol as stored, resumable runs ([`bench`]); and the
-//! summaries and reports made of them ([`summary`], [`report`]). No CLI lives here.
+//! `moot-eval`: benchmarks (see docs/architecture.md, Benchmarks) — dataset names, loaders and
+//! seeded subsets; the runner that debates every item under every protocol as stored, resumable
+//! runs ([`bench`]); and the summaries and reports made of them ([`summary`], [`report`]). No CLI
+//! lives here.
 //!
 //! A [`DatasetSpec`] names a dataset (`"gsm8k"`, `"mmlu:logical_fallacies"`, `"bbh:navigate"`,
 //! `"jsonl:my.jsonl?kind=numeric&question=problem"`); [`load`] reads it from the data directory
@@ -83,78 +84,30 @@
 mod bbh;
 pub mod bench;
 mod builtin;
+mod data_dir;
 mod error;
 mod generic;
 mod gold;
+mod item;
 mod read;
 pub mod report;
 mod sample;
 mod spec;
 pub mod summary;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use moot_core::answer::ExtractContext;
 pub use moot_core::{Answer, AnswerKind};
-use serde::{Deserialize, Serialize};
 
 pub use bbh::task_kind as bbh_task_kind;
+pub use data_dir::{default_data_dir, DATA_DIR_VAR};
 pub use error::{DatasetError, Location, Place};
+pub use item::{Dataset, Item};
 pub use sample::{subsample, subsample_indices};
 pub use spec::{
     DatasetSpec, FieldMap, FileFormat, GenericSpec, GsmRangesLevel, MmluProSubset, OptionsField,
     SpecError, StrategyQaSplit, BBH_TASKS, MMLU_SUBJECTS, NAME_FORMS,
 };
-
-/// The environment variable naming the data directory.
-pub const DATA_DIR_VAR: &str = "MOOT_DATA_DIR";
-
-/// One benchmark question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Item {
-    /// Stable id: `<dataset>/<index in its file>`, or a generic file's mapped id.
-    pub id: String,
-    pub question: String,
-    /// Option texts in order A, B, …; empty when the question has none of its own (or, for BBH
-    /// yes-no and text tasks, lists them inside its text).
-    pub options: Vec<String>,
-    /// The gold answer text, reduced from the raw field (see the crate documentation).
-    pub gold: String,
-    pub kind: AnswerKind,
-}
-
-impl Item {
-    /// The context answers to this item are extracted with (its options).
-    pub fn extract_context(&self) -> ExtractContext<'_> {
-        ExtractContext {
-            options: &self.options,
-        }
-    }
-
-    /// The gold answer parsed under the item's kind (choice letters past J read through the
-    /// item's options); `None` only for an item not made by [`load`], which rejects unparsable
-    /// golds.
-    pub fn gold_answer(&self) -> Option<Answer> {
-        Answer::parse(self.kind, &self.gold, &self.extract_context())
-    }
-}
-
-/// A loaded dataset: its name (the spec's string form) and its items in file order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Dataset {
-    pub name: String,
-    pub items: Vec<Item>,
-}
-
-impl Dataset {
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-}
 
 /// Loads a dataset. Built-in datasets are read from `data_dir` (an error names the directory
 /// and `MOOT_DATA_DIR` when it does not exist); generic ones from their own path.
@@ -170,110 +123,9 @@ pub fn load(spec: &DatasetSpec, data_dir: &Path) -> Result<Dataset, DatasetError
     })
 }
 
-/// `MOOT_DATA_DIR` when set (and not empty), else `../shared/data` from the current directory.
-pub fn default_data_dir() -> PathBuf {
-    match std::env::var_os(DATA_DIR_VAR) {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => {
-            let relative = Path::new("..").join("shared").join("data");
-            match std::env::current_dir() {
-                Ok(cwd) => cwd.join(relative),
-                Err(_) => relative,
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn item(kind: AnswerKind, gold: &str, options: &[&str]) -> Item {
-        Item {
-            id: "t/0".into(),
-            question: "q".into(),
-            options: options.iter().map(|s| s.to_string()).collect(),
-            gold: gold.into(),
-            kind,
-        }
-    }
-
-    fn canon(i: &Item) -> Option<String> {
-        i.gold_answer().map(|a| a.canonical().to_string())
-    }
-
-    #[test]
-    fn golds_parse_under_their_kind() {
-        assert_eq!(
-            canon(&item(AnswerKind::Numeric, "025", &[])),
-            Some("25".into())
-        );
-        assert_eq!(
-            canon(&item(AnswerKind::Numeric, "1600", &[])),
-            Some("1600".into())
-        );
-        assert_eq!(
-            canon(&item(AnswerKind::Choice, "B", &["x", "y"])),
-            Some("B".into())
-        );
-        assert_eq!(canon(&item(AnswerKind::Choice, "C", &["x", "y"])), None);
-        assert_eq!(
-            canon(&item(AnswerKind::YesNo, "True", &[])),
-            Some("yes".into())
-        );
-        assert_eq!(
-            canon(&item(AnswerKind::YesNo, "no", &[])),
-            Some("no".into())
-        );
-        assert_eq!(
-            canon(&item(AnswerKind::Math, r"\dfrac{9}{7}", &[])),
-            Some(r"\frac{9}{7}".into())
-        );
-        assert_eq!(
-            canon(&item(AnswerKind::Text, "] ] >", &[])),
-            Some("] ] >".into())
-        );
-    }
-
-    #[test]
-    fn choice_golds_past_j_read_with_their_options() {
-        let shapes = [
-            "circle",
-            "heptagon",
-            "hexagon",
-            "kite",
-            "line",
-            "octagon",
-            "pentagon",
-            "rectangle",
-            "sector",
-            "triangle",
-            "trapezoid",
-        ];
-        let a = item(AnswerKind::Choice, "K", &shapes)
-            .gold_answer()
-            .unwrap();
-        assert_eq!(a.canonical(), "K");
-        let j = item(AnswerKind::Choice, "J", &shapes)
-            .gold_answer()
-            .unwrap();
-        assert!(!a.equivalent(&j));
-        // No twelfth option: no L.
-        assert_eq!(canon(&item(AnswerKind::Choice, "L", &shapes)), None);
-    }
-
-    #[test]
-    fn default_data_dir_follows_the_variable() {
-        let saved = std::env::var_os(DATA_DIR_VAR);
-        std::env::set_var(DATA_DIR_VAR, "/some/where");
-        assert_eq!(default_data_dir(), PathBuf::from("/some/where"));
-        std::env::remove_var(DATA_DIR_VAR);
-        let d = default_data_dir();
-        assert!(d.ends_with("../shared/data"), "{}", d.display());
-        if let Some(v) = saved {
-            std::env::set_var(DATA_DIR_VAR, v);
-        }
-    }
 
     #[test]
     fn missing_data_dir_names_path_and_variable() {

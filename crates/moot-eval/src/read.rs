@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{DatasetError, Location, Place};
-use crate::Item;
+use crate::item::Item;
 
 /// A JSONL line's location and object.
 pub(crate) type JsonRow = (Location, Map<String, Value>);

@@ -18,8 +18,8 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use crate::bench::ItemResult;
+use crate::item::Item;
 use crate::summary::{paired, summarize, Paired, ProtocolSummary};
-use crate::Item;
 
 /// One benchmark a report reads.
 #[derive(Debug, Clone, PartialEq, Serialize)]

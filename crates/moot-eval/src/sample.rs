@@ -3,7 +3,7 @@
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::Item;
+use crate::item::Item;
 
 /// A seeded random subset of `limit` items, in file order; all items when `limit` is `None` or
 /// at least `items.len()`.

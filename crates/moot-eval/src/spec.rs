@@ -459,6 +459,20 @@ fn list_or_all(close: &[String], all: &[&str]) -> String {
     }
 }
 
+/// Checks a requested subset `name` (an MMLU subject, a BBH task) against the `valid` ones; `err`
+/// builds the error (with close names) for an unknown one.
+pub(crate) fn check_name(
+    name: &str,
+    valid: &[&str],
+    err: impl Fn(&str) -> SpecError,
+) -> Result<(), SpecError> {
+    if valid.contains(&name) {
+        Ok(())
+    } else {
+        Err(err(name))
+    }
+}
+
 /// Names close to `query`: containing it (or contained in it), or within a small edit distance;
 /// nearest first, at most eight.
 pub(crate) fn close_names(query: &str, candidates: &[&str]) -> Vec<String> {

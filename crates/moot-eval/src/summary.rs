@@ -10,7 +10,7 @@ use moot_core::{Answer, Cell, Trajectory};
 use serde::Serialize;
 
 use crate::bench::ItemResult;
-use crate::Item;
+use crate::item::Item;
 
 /// The 95% Wilson score interval of `k` successes in `n` trials (`(0, 1)` when `n` is 0).
 pub fn wilson(k: usize, n: usize) -> (f64, f64) {

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::Answer;
+use super::value::Answer;
 
 /// A letter at the start of an answer span: `B`, `(B)`, `B)`, `[B]`, `option B`, `b.`.
 static LEADING_LETTER: LazyLock<Regex> = LazyLock::new(|| {

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::number::{scan_numbers, Number};
-use super::{latex, span, Answer};
+use super::value::Answer;
+use super::{latex, span};
 
 /// How many trailing non-empty lines may hold the closing statement.
 const CLOSING_LINES: usize = 3;

@@ -1,4 +1,5 @@
-//! LaTeX answer normalisation and evaluation for the `math` kind (DESIGN §4).
+//! LaTeX answer normalisation and evaluation for the `math` kind (see docs/architecture.md,
+//! Answers).
 //!
 //! Normalisation makes equal-looking answers equal strings (`\dfrac12` and `\frac{1}{2}`,
 //! `\left( 3, \frac{\pi}{2} \right)` and `(3,\frac{\pi}{2})`, `90^\circ` and `90`). Evaluation turns

@@ -12,7 +12,8 @@ pub struct Number {
     canonical: String,
 }
 
-/// Relative tolerance under which two numbers are the same answer (DESIGN §4).
+/// Relative tolerance under which two numbers are the same answer (see docs/architecture.md,
+/// Answers).
 pub const RELATIVE_TOLERANCE: f64 = 1e-6;
 
 impl Number {

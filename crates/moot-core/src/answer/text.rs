@@ -1,6 +1,6 @@
 //! The `text` kind: whitespace- and case-folded free text (freemad's behaviour).
 
-use super::Answer;
+use super::value::Answer;
 
 /// Folds a span to comparable text: markdown emphasis, `\text{}`, quotes and a trailing period
 /// removed, lowercased, whitespace collapsed.

@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::Answer;
+use super::value::Answer;
 
 static WORD: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\b(yes|no|true|false)\b").expect("valid regex"));

@@ -14,7 +14,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::{key_text, Action, Decision, DecisionRule, ScoreEvent, Tally, TieBreak};
+use super::rule::{key_text, Action, Decision, DecisionRule, ScoreEvent, Tally, TieBreak};
 use crate::answer::Answer;
 use crate::trajectory::{Cell, Trajectory};
 

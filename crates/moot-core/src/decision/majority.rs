@@ -1,6 +1,6 @@
 //! `majority-last`: plurality of the last round's answers.
 
-use super::{key_text, Action, Decision, DecisionRule, ScoreEvent, Tally, TieBreak};
+use super::rule::{key_text, Action, Decision, DecisionRule, ScoreEvent, Tally, TieBreak};
 use crate::trajectory::Trajectory;
 
 pub(super) const NAME: &str = "majority-last";

@@ -1,7 +1,7 @@
 //! `max-consistency` (MADC): the answer of the agent that agrees with the most other agents.
 
 use super::majority::votes;
-use super::{Action, Decision, DecisionRule, TieBreak};
+use super::rule::{Action, Decision, DecisionRule, TieBreak};
 use crate::trajectory::Trajectory;
 
 pub(super) const NAME: &str = "max-consistency";

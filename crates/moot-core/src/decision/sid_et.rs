@@ -3,7 +3,9 @@
 //! last round's majority. On a run of another protocol (no early stop) it is `majority-last`.
 
 use super::majority::MajorityLast;
-use super::{key_text, Action, Decision, DecisionRule, Evidence, ScoreEvent, Tally, TieBreak};
+use super::rule::{
+    key_text, Action, Decision, DecisionRule, Evidence, ScoreEvent, Tally, TieBreak,
+};
 use crate::trajectory::Trajectory;
 
 pub(super) const NAME: &str = "sid-et";

@@ -12,7 +12,9 @@
 //! configured tie-break. No-answer votes never win. On a run without challenges this reads the
 //! trajectory alone, so the rule applies to every protocol.
 
-use super::{key_text, Action, Decision, DecisionRule, Evidence, ScoreEvent, Tally, TieBreak};
+use super::rule::{
+    key_text, Action, Decision, DecisionRule, Evidence, ScoreEvent, Tally, TieBreak,
+};
 use crate::answer::Answer;
 use crate::trajectory::Trajectory;
 

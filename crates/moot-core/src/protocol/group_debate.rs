@@ -7,14 +7,17 @@
 //! round carries both, which keeps the full-context/answers-only split the method is about while
 //! fitting the R-round shape every protocol shares.
 
-use super::round_table::RoundTable;
-use super::{PromptStyle, Protocol, ProtocolError, ProtocolOptions};
+use super::options::ProtocolOptions;
+use super::plan::{Protocol, ProtocolError};
+use super::round_table::{PromptStyle, RoundTable, Variant};
 use crate::topology::Topology;
 
 pub(crate) const OPTIONS: &[&str] = &["groups", "ordering", "gold"];
 
 pub(crate) fn build(o: &ProtocolOptions) -> Result<Box<dyn Protocol>, ProtocolError> {
     let mut rt = RoundTable::new("group-debate", PromptStyle::Conformity, "majority-last");
-    rt.answers_across_groups = Some(o.groups.unwrap_or(2));
+    rt.variant = Variant::GroupDebate {
+        groups: o.groups.unwrap_or(2),
+    };
     rt.configured(o, Topology::AllToAll)
 }

@@ -1,6 +1,8 @@
 //! `cot` and `cot-sc`: independent answers without debate.
 
-use super::{initial_call, PlannedCall, Protocol, ProtocolOptions, Step};
+use super::opening::initial_call;
+use super::options::ProtocolOptions;
+use super::plan::{PlannedCall, Protocol, Step};
 use crate::debate::{DebateSpec, Transcript};
 use crate::faults::Faults;
 

@@ -3,9 +3,17 @@
 //! Every option is optional; a protocol fills in its own defaults. Setting an option a protocol
 //! does not read is an error naming the option and the protocols that read it, so a typo'd or
 //! misplaced setting never silently does nothing.
+//!
+//! [`ProtocolOptions`] is the configuration's flat view of every key (its serde shape is the
+//! configuration format). The value types of protocol-specific keys live with the protocol they
+//! belong to (masking, speaking order, SVR-MAD's challenge module) and each protocol's
+//! constructor reads the keys it owns.
 
 use serde::{Deserialize, Serialize};
 
+use super::challenge::Prior;
+use super::masking::{Judging, Masking, ObjectiveKeep};
+use super::speaking_order::Ordering;
 use crate::faults::Faults;
 use crate::topology::Topology;
 
@@ -18,69 +26,6 @@ pub enum TopologyName {
     KReviewers,
     Star,
     Groups,
-}
-
-/// MAD-M² masking strategies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Masking {
-    /// Judged YES/NO/NOT SURE by a model; NOT SURE and unreadable labels are masked.
-    SubjectiveStrict,
-    /// As strict, but NOT SURE and unreadable labels are kept.
-    SubjectiveLoose,
-    /// By perplexity of the sampled tokens.
-    Objective,
-}
-
-/// Who judges memories under subjective masking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Judging {
-    /// One judgement per memory, shared by every agent (the paper: same model for all agents).
-    #[default]
-    Shared,
-    /// Every agent judges every memory it could read (heterogeneous teams): N judgements each.
-    PerAgent,
-}
-
-/// What objective masking keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum ObjectiveKeep {
-    /// Only the lowest-perplexity memory (the paper).
-    #[default]
-    Lowest,
-    /// Every memory whose perplexity is at or below the median of the candidates.
-    BelowMedian,
-}
-
-/// The order in which peers' responses appear in a prompt (MADC).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Ordering {
-    /// Agent order, every round.
-    Fixed,
-    /// A seeded shuffle, drawn again every round.
-    Random,
-    /// Path consistency: least agreed-with first, most agreed-with last (MADC Algorithm 1).
-    ConsistencyLast,
-    /// Agents holding the gold answer first (analysis only: needs the gold answer).
-    TruthFirst,
-    /// Agents holding the gold answer last (analysis only: needs the gold answer).
-    TruthLast,
-}
-
-/// SVR-MAD's prior signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Prior {
-    /// exp(min token log-likelihood).
-    #[default]
-    MinLl,
-    /// 1 / perplexity.
-    Ppl,
-    /// Self-reported confidence / 100.
-    Confidence,
 }
 
 /// Everything a configuration can say about a protocol.

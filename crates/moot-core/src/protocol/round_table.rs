@@ -15,17 +15,16 @@
 //! turns still alternate), and past debate prompts are rebuilt exactly as they were sent, since
 //! they depend only on earlier rounds.
 
-use super::mad_m2::MaskPlan;
-use super::madc::speaking_order;
-use super::{
-    initial_call, system_message, CallNotes, FaultNote, PlannedCall, Protocol, ProtocolError,
-    ProtocolOptions, Step,
-};
+use super::masking::MaskPlan;
+use super::notes::{CallNotes, FaultNote};
+use super::opening::{initial_call, initial_prompt, system_message};
+use super::options::ProtocolOptions;
+use super::plan::{PlannedCall, Protocol, ProtocolError, Step};
+use super::speaking_order::{speaking_order, OrderNote, Ordering};
 use crate::chat::{CallMode, ChatMessage};
-use crate::debate::{DebateSpec, Outcome, Slot, Transcript};
+use crate::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use crate::faults::{Delivery, Faults};
 use crate::prompts;
-use crate::protocol::Ordering;
 use crate::topology::{group_of, Topology};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,22 +53,35 @@ pub enum Context {
     Memories,
 }
 
+/// What one round-table protocol adds to the shared machine, set by that protocol's
+/// constructor (a typed choice rather than a check of the protocol's name).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Variant {
+    /// `som`, `free-mad-*`, `sparse`: topology, ordering and faults only.
+    Plain,
+    /// `madc`: the speaking order is recorded with every call, whatever the policy.
+    Madc,
+    /// `mad-m2`: one prompt of retained memories (`Context::Memories`), masked by the plan.
+    MadM2(MaskPlan),
+    /// `s2-mad`: no message between agents holding the same answer.
+    S2Mad,
+    /// `group-debate`: agents outside the reader's group (of `groups`) are shown by final
+    /// answer only.
+    GroupDebate { groups: usize },
+    /// `sid-et`: the debate is skipped when the best round-0 min token log-likelihood is above
+    /// `threshold`.
+    SidEt { threshold: f64 },
+}
+
 #[derive(Debug, Clone)]
 pub struct RoundTable {
     pub(crate) name: &'static str,
     pub(crate) default_rule: &'static str,
     pub(crate) style: PromptStyle,
-    pub(crate) context: Context,
     pub(crate) topology: Topology,
     pub(crate) ordering: Ordering,
     pub(crate) gold: Option<String>,
-    pub(crate) masking: Option<MaskPlan>,
-    /// S2-MAD: no message between agents holding the same answer.
-    pub(crate) prune_agreeing: bool,
-    /// GroupDebate: agents outside the reader's group are shown by final answer only.
-    pub(crate) answers_across_groups: Option<usize>,
-    /// SID-ET: the min token log-likelihood above which the debate is skipped.
-    pub(crate) early_stop: Option<f64>,
+    pub(crate) variant: Variant,
     pub(crate) faults: Faults,
 }
 
@@ -91,15 +103,40 @@ impl RoundTable {
             name,
             default_rule,
             style,
-            context: Context::History,
             topology: Topology::AllToAll,
             ordering: Ordering::Fixed,
             gold: None,
-            masking: None,
-            prune_agreeing: false,
-            answers_across_groups: None,
-            early_stop: None,
+            variant: Variant::Plain,
             faults: Faults::default(),
+        }
+    }
+
+    /// How debate prompts carry what came before: memories under MAD-M², else the history.
+    pub fn context(&self) -> Context {
+        match self.variant {
+            Variant::MadM2(_) => Context::Memories,
+            _ => Context::History,
+        }
+    }
+
+    fn masking(&self) -> Option<&MaskPlan> {
+        match &self.variant {
+            Variant::MadM2(plan) => Some(plan),
+            _ => None,
+        }
+    }
+
+    fn answers_across_groups(&self) -> Option<usize> {
+        match self.variant {
+            Variant::GroupDebate { groups } => Some(groups),
+            _ => None,
+        }
+    }
+
+    fn early_stop(&self) -> Option<f64> {
+        match self.variant {
+            Variant::SidEt { threshold } => Some(threshold),
+            _ => None,
         }
     }
 
@@ -132,7 +169,7 @@ impl RoundTable {
 
     /// SID-ET: the agent whose round-0 min token log-likelihood clears the threshold, if any.
     pub(crate) fn early_stopper(&self, t: &Transcript) -> Option<(usize, f64)> {
-        let threshold = self.early_stop?;
+        let threshold = self.early_stop()?;
         let best = (0..t.agents())
             .filter_map(|a| t.get(0, a).and_then(Outcome::logprobs).map(|l| (a, l.min)))
             .fold(None, |best: Option<(usize, f64)>, (a, m)| match best {
@@ -157,14 +194,14 @@ impl RoundTable {
         let own = Self::response(t, round - 1, agent);
         let own_answer = own.and_then(|(_, a)| a);
         let groups = self
-            .answers_across_groups
+            .answers_across_groups()
             .map(|g| group_of(n, g, spec.seed));
         let mut candidates: Vec<usize> = match &groups {
             Some(_) => (0..n).filter(|&p| p != agent).collect(),
             None => self.topology.peers(agent, n, spec.seed),
         };
         candidates.retain(|&p| Self::response(t, round - 1, p).is_some());
-        if self.prune_agreeing {
+        if self.variant == Variant::S2Mad {
             if let Some(mine) = own_answer {
                 let agrees = |p: &usize| {
                     Self::response(t, round - 1, *p)
@@ -201,7 +238,7 @@ impl RoundTable {
             let across = groups.as_ref().is_some_and(|g| g[peer] != g[agent]);
             items.push((peer, from_round, across));
         }
-        if self.context == Context::Memories && own.is_some() {
+        if self.context() == Context::Memories && own.is_some() {
             items.push((agent, round - 1, false));
         }
         Ok((items, notes))
@@ -230,7 +267,7 @@ impl RoundTable {
         agent: usize,
     ) -> Result<(Vec<Shown>, CallNotes), String> {
         let (mut items, mut notes) = self.gather(spec, t, round, agent)?;
-        if let Some(mask) = &self.masking {
+        if let Some(mask) = self.masking() {
             let candidates: Vec<(usize, usize)> = items.iter().map(|&(a, r, _)| (a, r)).collect();
             let (kept, masks) = mask.apply(t, round, agent, &candidates);
             notes.masks = masks;
@@ -241,8 +278,8 @@ impl RoundTable {
         items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
         // MADC records its order every round, whatever the policy; other protocols only when an
         // ordering was asked for.
-        if self.ordering != Ordering::Fixed || self.name == "madc" {
-            notes.ordering = Some(super::OrderNote {
+        if self.ordering != Ordering::Fixed || self.variant == Variant::Madc {
+            notes.ordering = Some(OrderNote {
                 policy: self.ordering,
                 order,
                 consistency,
@@ -286,7 +323,7 @@ impl RoundTable {
                 .collect::<Vec<_>>()
                 .join("\n\n")
         };
-        let (name, template) = match self.context {
+        let (name, template) = match self.context() {
             Context::Memories if shown.is_empty() => ("initial", prompts::INITIAL),
             Context::Memories => ("memories", prompts::MEMORIES),
             Context::History => self.style.template(),
@@ -317,7 +354,7 @@ impl RoundTable {
         };
         let system = system_message(spec, &self.faults, agent);
         let (template, text, prompt) = self.debate_prompt(spec, &shown);
-        let messages = match self.context {
+        let messages = match self.context() {
             Context::Memories => vec![system, ChatMessage::user(prompt)],
             Context::History => {
                 let mut messages = vec![system];
@@ -325,7 +362,7 @@ impl RoundTable {
                 let mut answered_before = false;
                 for past in 0..round {
                     let past_prompt = if past == 0 {
-                        super::initial_prompt(spec)
+                        initial_prompt(spec)
                     } else {
                         let shown = self
                             .view(spec, t, past, agent)
@@ -369,8 +406,42 @@ impl RoundTable {
         if answered_before {
             prompt
         } else {
-            format!("{}\n\n{prompt}", super::initial_prompt(spec))
+            format!("{}\n\n{prompt}", initial_prompt(spec))
         }
+    }
+
+    /// MAD-M²: the judgement call `key` (slot `judge:<author>`) asks for, when the memory it
+    /// judges has a text. A judgement of another agent's memory counts as one communication.
+    fn judge_call(&self, spec: &DebateSpec, t: &Transcript, key: CallKey) -> Option<PlannedCall> {
+        let Slot::Judge(author) = key.slot else {
+            return None;
+        };
+        let text = t.effective(key.round, author).and_then(Outcome::text)?;
+        let prompt = prompts::render(
+            prompts::JUDGE,
+            &[
+                ("question", &spec.question),
+                ("options", &prompts::options_block(&spec.options)),
+                ("solution", text.trim()),
+            ],
+        );
+        Some(PlannedCall {
+            round: key.round,
+            agent: key.agent,
+            slot: key.slot,
+            mode: CallMode::Critique,
+            messages: vec![
+                system_message(spec, &self.faults, key.agent),
+                ChatMessage::user(prompt),
+            ],
+            peers: vec![author],
+            template: "judge",
+            template_hash: prompts::template_hash(prompts::JUDGE),
+            notes: CallNotes {
+                ncomm: usize::from(author != key.agent),
+                ..CallNotes::default()
+            },
+        })
     }
 }
 
@@ -389,7 +460,7 @@ impl Protocol for RoundTable {
 
     fn validate(&self, spec: &DebateSpec) -> Result<(), ProtocolError> {
         self.topology.validate(spec.agents.len())?;
-        if let Some(g) = self.answers_across_groups {
+        if let Some(g) = self.answers_across_groups() {
             Topology::Groups { groups: g }.validate(spec.agents.len())?;
         }
         if matches!(self.ordering, Ordering::TruthFirst | Ordering::TruthLast)
@@ -404,10 +475,10 @@ impl Protocol for RoundTable {
     }
 
     fn needs_logprobs(&self) -> Option<&'static str> {
-        if self.early_stop.is_some() {
+        if self.early_stop().is_some() {
             return Some("sid-et reads each agent's min token log-likelihood");
         }
-        self.masking.as_ref().and_then(MaskPlan::needs_logprobs)
+        self.masking().and_then(MaskPlan::needs_logprobs)
     }
 
     fn evidence(&self, spec: &DebateSpec, t: &Transcript) -> crate::decision::Evidence {
@@ -432,7 +503,7 @@ impl Protocol for RoundTable {
             let reason = format!(
                 "sid-et: agent {}'s min token log-likelihood {min:.3} is above the threshold {}: debate skipped",
                 agent + 1,
-                self.early_stop.unwrap_or_default()
+                self.early_stop().unwrap_or_default()
             );
             let calls = open
                 .into_iter()
@@ -440,8 +511,15 @@ impl Protocol for RoundTable {
                 .collect();
             return Step::Round { round, calls };
         }
-        if let Some(mask) = &self.masking {
-            let judgements = mask.pending_judgements(self, spec, t, round, &open);
+        if let Some(mask) = self.masking() {
+            let readers = open
+                .iter()
+                .map(|&reader| (reader, self.memory_candidates(spec, t, round, reader)));
+            let judgements: Vec<PlannedCall> = mask
+                .pending_judgements(t, readers)
+                .into_iter()
+                .filter_map(|key| self.judge_call(spec, t, key))
+                .collect();
             if !judgements.is_empty() {
                 return Step::Round {
                     round,

@@ -6,12 +6,13 @@
 //! answer skips the round: it is not asked, keeps its answer, and the transcript records the skip.
 //! An agent without a readable answer reads every peer.
 
-use super::round_table::RoundTable;
-use super::{PromptStyle, Protocol, ProtocolError, ProtocolOptions};
+use super::options::ProtocolOptions;
+use super::plan::{Protocol, ProtocolError};
+use super::round_table::{PromptStyle, RoundTable, Variant};
 use crate::topology::Topology;
 
 pub(crate) fn build(o: &ProtocolOptions) -> Result<Box<dyn Protocol>, ProtocolError> {
     let mut rt = RoundTable::new("s2-mad", PromptStyle::Conformity, "majority-last");
-    rt.prune_agreeing = true;
+    rt.variant = Variant::S2Mad;
     rt.configured(o, Topology::AllToAll)
 }

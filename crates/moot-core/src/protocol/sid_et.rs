@@ -8,8 +8,9 @@
 //! the paper tunes it per model and dataset to a target skip rate. SID's attention-based message
 //! compression is not implemented (it needs model internals no backend exposes). Needs logprobs.
 
-use super::round_table::RoundTable;
-use super::{PromptStyle, Protocol, ProtocolError, ProtocolOptions};
+use super::options::ProtocolOptions;
+use super::plan::{Protocol, ProtocolError};
+use super::round_table::{PromptStyle, RoundTable, Variant};
 use crate::topology::Topology;
 
 pub(crate) const OPTIONS: &[&str] = &[
@@ -32,6 +33,6 @@ pub(crate) fn build(o: &ProtocolOptions) -> Result<Box<dyn Protocol>, ProtocolEr
             "threshold is a log-likelihood, a number <= 0 (got {threshold})"
         )));
     }
-    rt.early_stop = Some(threshold);
+    rt.variant = Variant::SidEt { threshold };
     rt.configured(o, Topology::AllToAll)
 }

@@ -32,10 +32,11 @@
 
 use std::collections::BTreeSet;
 
-use super::{
-    initial_call, initial_prompt, system_message, CallNotes, ChallengeNote, FaultNote, PlannedCall,
-    Prior, Protocol, ProtocolError, ProtocolOptions, Step,
-};
+use super::challenge::{ChallengeNote, Prior};
+use super::notes::{CallNotes, FaultNote};
+use super::opening::{initial_call, initial_prompt, system_message};
+use super::options::ProtocolOptions;
+use super::plan::{PlannedCall, Protocol, ProtocolError, Step};
 use crate::answer::Answer;
 use crate::chat::{CallMode, ChatMessage};
 use crate::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};

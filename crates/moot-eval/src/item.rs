@@ -1,0 +1,132 @@
+//! The benchmark item and dataset types every loader produces and the runner, summaries and
+//! reports read. Below every other module of the crate (it depends on `moot-core` only).
+
+use moot_core::answer::ExtractContext;
+use moot_core::{Answer, AnswerKind};
+use serde::{Deserialize, Serialize};
+
+/// One benchmark question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    /// Stable id: `<dataset>/<index in its file>`, or a generic file's mapped id.
+    pub id: String,
+    pub question: String,
+    /// Option texts in order A, B, …; empty when the question has none of its own (or, for BBH
+    /// yes-no and text tasks, lists them inside its text).
+    pub options: Vec<String>,
+    /// The gold answer text, reduced from the raw field (see the crate documentation).
+    pub gold: String,
+    pub kind: AnswerKind,
+}
+
+impl Item {
+    /// The context answers to this item are extracted with (its options).
+    pub fn extract_context(&self) -> ExtractContext<'_> {
+        ExtractContext {
+            options: &self.options,
+        }
+    }
+
+    /// The gold answer parsed under the item's kind (choice letters past J read through the
+    /// item's options); `None` only for an item not made by [`crate::load`], which rejects
+    /// unparsable golds.
+    pub fn gold_answer(&self) -> Option<Answer> {
+        Answer::parse(self.kind, &self.gold, &self.extract_context())
+    }
+}
+
+/// A loaded dataset: its name (the spec's string form) and its items in file order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    pub name: String,
+    pub items: Vec<Item>,
+}
+
+impl Dataset {
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(kind: AnswerKind, gold: &str, options: &[&str]) -> Item {
+        Item {
+            id: "t/0".into(),
+            question: "q".into(),
+            options: options.iter().map(|s| s.to_string()).collect(),
+            gold: gold.into(),
+            kind,
+        }
+    }
+
+    fn canon(i: &Item) -> Option<String> {
+        i.gold_answer().map(|a| a.canonical().to_string())
+    }
+
+    #[test]
+    fn golds_parse_under_their_kind() {
+        assert_eq!(
+            canon(&item(AnswerKind::Numeric, "025", &[])),
+            Some("25".into())
+        );
+        assert_eq!(
+            canon(&item(AnswerKind::Numeric, "1600", &[])),
+            Some("1600".into())
+        );
+        assert_eq!(
+            canon(&item(AnswerKind::Choice, "B", &["x", "y"])),
+            Some("B".into())
+        );
+        assert_eq!(canon(&item(AnswerKind::Choice, "C", &["x", "y"])), None);
+        assert_eq!(
+            canon(&item(AnswerKind::YesNo, "True", &[])),
+            Some("yes".into())
+        );
+        assert_eq!(
+            canon(&item(AnswerKind::YesNo, "no", &[])),
+            Some("no".into())
+        );
+        assert_eq!(
+            canon(&item(AnswerKind::Math, r"\dfrac{9}{7}", &[])),
+            Some(r"\frac{9}{7}".into())
+        );
+        assert_eq!(
+            canon(&item(AnswerKind::Text, "] ] >", &[])),
+            Some("] ] >".into())
+        );
+    }
+
+    #[test]
+    fn choice_golds_past_j_read_with_their_options() {
+        let shapes = [
+            "circle",
+            "heptagon",
+            "hexagon",
+            "kite",
+            "line",
+            "octagon",
+            "pentagon",
+            "rectangle",
+            "sector",
+            "triangle",
+            "trapezoid",
+        ];
+        let a = item(AnswerKind::Choice, "K", &shapes)
+            .gold_answer()
+            .unwrap();
+        assert_eq!(a.canonical(), "K");
+        let j = item(AnswerKind::Choice, "J", &shapes)
+            .gold_answer()
+            .unwrap();
+        assert!(!a.equivalent(&j));
+        // No twelfth option: no L.
+        assert_eq!(canon(&item(AnswerKind::Choice, "L", &shapes)), None);
+    }
+}
