@@ -1,5 +1,5 @@
 //! Language-model backends behind one runtime-selectable trait (see docs/architecture.md,
-//! Backends, and its Contracts section for the trait).
+//! Backends).
 //!
 //! A backend turns a [`CompletionRequest`] (chat messages + sampling parameters) into a
 //! [`Completion`] (text, real token usage, and token logprobs when it has them). Backends declare

@@ -17,15 +17,18 @@ pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
         };
     }
     match &call.response_text {
-        Some(text) => Outcome::Responded {
-            text: text.clone(),
-            answer: answer_after_reask(
-                spec,
-                text,
-                call.notes.get("reask").map(|r| r["reply"].as_str()),
-            ),
-            logprobs: logprobs_of(call),
-        },
+        Some(text) => {
+            // Notes that no longer read (a damaged row) are taken as none: the response's own
+            // answer then stands, as it did before any re-ask.
+            let reask = moot_core::protocol::CallNotes::from_json(&call.notes)
+                .ok()
+                .and_then(|notes| notes.reask);
+            Outcome::Responded {
+                text: text.clone(),
+                answer: answer_after_reask(spec, text, reask.as_ref().map(|r| r.reply.as_deref())),
+                logprobs: logprobs_of(call),
+            }
+        }
         None => Outcome::Missing {
             reason: call.error.clone().unwrap_or_else(|| "no response".into()),
         },

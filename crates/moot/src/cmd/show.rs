@@ -1,6 +1,8 @@
 //! `moot show RUN`: a stored debate as JSON or Markdown.
 
 use anyhow::Result;
+use moot_core::faults::Delivery;
+use moot_core::protocol::CallNotes;
 use moot_core::text::{noun_for, plural};
 use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError};
 use serde_json::json;
@@ -126,10 +128,9 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
     out
 }
 
-fn agents_list(v: &serde_json::Value) -> Vec<u64> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_u64()).map(|x| x + 1).collect())
-        .unwrap_or_default()
+/// Agent indices as people count them, from 1.
+fn numbered(agents: &[usize]) -> Vec<u64> {
+    agents.iter().map(|&a| a as u64 + 1).collect()
 }
 
 fn join(v: &[u64]) -> String {
@@ -250,14 +251,19 @@ fn retry_lines(retries: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The protocol's notes on a call, one readable line each.
+/// The protocol's notes on a call, one readable line each; notes that do not read as
+/// [`CallNotes`] (a damaged row) say so in one line.
 pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
+    match CallNotes::from_json(notes) {
+        Ok(notes) => typed_notes_lines(&notes),
+        Err(e) => vec![format!("the protocol's notes are unreadable: {e}")],
+    }
+}
+
+fn typed_notes_lines(notes: &CallNotes) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(reask) = notes["reask"].as_object() {
-        let said = match (
-            reask.get("reply").and_then(|v| v.as_str()),
-            reask.get("error").and_then(|v| v.as_str()),
-        ) {
+    if let Some(reask) = &notes.reask {
+        let said = match (&reask.reply, &reask.error) {
             (Some(reply), _) => format!("replied {:?}", reply.trim()),
             (None, Some(e)) => format!("failed: {e}"),
             (None, None) => "no reply".into(),
@@ -266,22 +272,19 @@ pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
             "no readable answer, so re-asked once for the final line: {said}"
         ));
     }
-    if let Some(cut) = notes["prompt_cut"].as_object() {
+    if let Some(cut) = &notes.prompt_cut {
         lines.push(format!(
             "prompt cut to fit the budget: {} → {} estimated tokens",
-            cut.get("from_tokens").and_then(|v| v.as_u64()).unwrap_or(0),
-            cut.get("to_tokens").and_then(|v| v.as_u64()).unwrap_or(0)
+            cut.from_tokens, cut.to_tokens
         ));
     }
-    if let Some(answer) = notes["malicious"].as_str() {
+    if let Some(answer) = &notes.malicious {
         lines.push(format!("malicious: instructed to argue for {answer}"));
     }
-    if let Some(order) = notes["ordering"].as_object() {
-        let policy = order.get("policy").and_then(|p| p.as_str()).unwrap_or("?");
-        let agents = agents_list(order.get("order").unwrap_or(&serde_json::Value::Null));
+    if let Some(order) = &notes.ordering {
         let consistency = order
-            .get("consistency")
-            .and_then(|c| c.as_array())
+            .consistency
+            .as_ref()
             .map(|c| {
                 format!(
                     "; consistency {}",
@@ -293,66 +296,61 @@ pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
             })
             .unwrap_or_default();
         lines.push(format!(
-            "ordering {policy}: speaking order {} (last = most influential){consistency}",
-            join(&agents)
+            "ordering {}: speaking order {} (last = most influential){consistency}",
+            serde_json::to_value(order.policy)
+                .ok()
+                .and_then(|p| p.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            join(&numbered(&order.order))
         ));
     }
-    if let Some(masks) = notes["masks"].as_array() {
-        let parts: Vec<String> = masks
+    if !notes.masks.is_empty() {
+        let parts: Vec<String> = notes
+            .masks
             .iter()
             .map(|m| {
                 format!(
                     "agent {} {} ({})",
-                    m["author"].as_u64().unwrap_or(0) + 1,
-                    if m["kept"].as_bool().unwrap_or(false) {
-                        "kept"
-                    } else {
-                        "masked"
-                    },
-                    m["why"].as_str().unwrap_or("")
+                    m.author + 1,
+                    if m.kept { "kept" } else { "masked" },
+                    m.why
                 )
             })
             .collect();
         lines.push(format!("memories: {}", parts.join("; ")));
     }
-    if let Some(faults) = notes["faults"].as_array() {
-        for f in faults {
-            let peer = f["peer"].as_u64().unwrap_or(0) + 1;
-            let what = match f["fate"].as_str() {
-                Some("cut-off") => format!("cut off: agent {peer}'s message not received"),
-                Some("dropped") => format!("agent {peer}'s message dropped"),
-                Some("delayed") => format!(
-                    "agent {peer}'s message delayed (its round-{} response shown)",
-                    f["from_round"].as_u64().unwrap_or(0)
-                ),
-                other => format!("agent {peer}: {}", other.unwrap_or("?")),
-            };
-            lines.push(format!("fault: {what}"));
-        }
+    for f in &notes.faults {
+        let peer = f.peer + 1;
+        let what = match f.delivery {
+            Delivery::CutOff => format!("cut off: agent {peer}'s message not received"),
+            Delivery::Dropped => format!("agent {peer}'s message dropped"),
+            Delivery::Delayed { from_round } => {
+                format!("agent {peer}'s message delayed (its round-{from_round} response shown)")
+            }
+            Delivery::Delivered { from_round } => {
+                format!("agent {peer}: delivered from round {from_round}")
+            }
+        };
+        lines.push(format!("fault: {what}"));
     }
-    let answers_only = agents_list(&notes["answers_only"]);
-    if !answers_only.is_empty() {
+    if !notes.answers_only.is_empty() {
         lines.push(format!(
             "other groups (final answers only): {} {}",
-            noun_for(answers_only.len(), "agent"),
-            join(&answers_only)
+            noun_for(notes.answers_only.len(), "agent"),
+            join(&numbered(&notes.answers_only))
         ));
     }
-    let pruned = agents_list(&notes["pruned"]);
-    if !pruned.is_empty() {
+    if !notes.pruned.is_empty() {
         lines.push(format!(
             "not shown (same answer, s2-mad): {} {}",
-            noun_for(pruned.len(), "agent"),
-            join(&pruned)
+            noun_for(notes.pruned.len(), "agent"),
+            join(&numbered(&notes.pruned))
         ));
     }
-    if let Some(ch) = notes["challenge"].as_object() {
+    if let Some(ch) = &notes.challenge {
         lines.push(format!(
             "challenge: receiver score {:.3} · budget left {}",
-            ch.get("receiver_score")
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0),
-            ch.get("budget_left").and_then(|v| v.as_u64()).unwrap_or(0)
+            ch.receiver_score, ch.budget_left
         ));
     }
     lines
