@@ -12,7 +12,7 @@ use prepare::StoreArg;
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use moot_store::{Access, StoreError};
@@ -95,34 +95,9 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Extract(args) => cmd::extract::run(args),
         Command::Config(c) => cmd::config::run(c),
         Command::Model(c) => cmd::model::run(c),
+        // `decide` reads a store only for `--run`, so it opens one only then.
         Command::Decide(args) => cmd::decide::run(args, |run_id: &str| {
-            store_arg
-                .with(Access::Read, |store, rt| {
-                    rt.block_on(async {
-                        let run = store.run(run_id).await?;
-                        let calls = store.calls(run_id).await?;
-                        Ok::<_, StoreError>((run, calls))
-                    })
-                    .map_err(|e| match e {
-                        StoreError::RunNotFound(_) => {
-                            anyhow::Error::new(input::InputError(e.to_string()))
-                        }
-                        other => other.into(),
-                    })
-                })
-                .and_then(|(run, calls)| {
-                    let spec = serde_json::from_value(run.spec.clone()).with_context(|| {
-                        format!("run {run_id}: the stored debate spec is unreadable")
-                    })?;
-                    // The run's protocol derives what rules read beyond the trajectory
-                    // (SVR-MAD challenges, SID-ET early stops).
-                    let protocol = moot_config::Config::protocol_of_run(&run.config, &run.protocol);
-                    Ok(cmd::decide::StoredRun {
-                        spec,
-                        calls,
-                        protocol,
-                    })
-                })
+            store_arg.with(Access::Read, |s, rt| cmd::decide::stored_run(s, rt, run_id))
         }),
         // Only the commands that record new runs may create a store; reading never does.
         Command::Ask(args) => store_arg.with(Access::Create, |s, rt| cmd::ask::run(args, s, rt)),

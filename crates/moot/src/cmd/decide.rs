@@ -52,6 +52,36 @@ pub struct Args {
     kind: Option<AnswerKind>,
 }
 
+/// The stored run `run_id` with its calls and its protocol, for `--run`.
+pub fn stored_run(
+    store: &dyn moot_store::Store,
+    rt: &tokio::runtime::Runtime,
+    run_id: &str,
+) -> anyhow::Result<StoredRun> {
+    use anyhow::Context;
+    use moot_store::StoreError;
+    let (run, calls) = rt
+        .block_on(async {
+            let run = store.run(run_id).await?;
+            let calls = store.calls(run_id).await?;
+            Ok::<_, StoreError>((run, calls))
+        })
+        .map_err(|e| match e {
+            StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
+            other => other.into(),
+        })?;
+    let spec = serde_json::from_value(run.spec.clone())
+        .with_context(|| format!("run {run_id}: the stored debate spec is unreadable"))?;
+    // The run's protocol derives what rules read beyond the trajectory (SVR-MAD challenges,
+    // SID-ET early stops).
+    let protocol = moot_config::Config::protocol_of_run(&run.config, &run.protocol);
+    Ok(StoredRun {
+        spec,
+        calls,
+        protocol,
+    })
+}
+
 /// `--rule` takes the registry's rule names and `all`; `--help` lists them.
 fn rule_or_all() -> clap::builder::PossibleValuesParser {
     let mut names = rule_names();
