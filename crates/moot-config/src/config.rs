@@ -6,7 +6,7 @@ use moot_core::protocol::{build_protocol, Protocol, ProtocolEntry, ProtocolOptio
 use moot_core::text::plural;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{read_agents, AgentConfig, Backend};
+use crate::agent::{read_agents, AgentConfig, Backend, DEFAULT_AGENTS};
 use crate::budget::BudgetSection;
 use crate::debate::DebateSection;
 use crate::error::{invalid, ConfigError};
@@ -33,6 +33,24 @@ pub struct Config {
     pub budget: BudgetSection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
+}
+
+impl DebateSize {
+    /// The size a configuration gives on its own: its agents (or [`DEFAULT_AGENTS`]) and
+    /// `debate.rounds`.
+    pub fn of(config: &Config) -> DebateSize {
+        DebateSize {
+            agents: if config.agents.is_empty() {
+                DEFAULT_AGENTS
+            } else {
+                config.agents.len()
+            },
+            rounds: config.debate.rounds,
+            agents_flag: false,
+            rounds_flag: false,
+            file: None,
+        }
+    }
 }
 
 /// The registry entry of the protocol called `name`.

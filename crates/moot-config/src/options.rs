@@ -1,8 +1,8 @@
 //! `-o KEY=VALUE`: one protocol option set from the command line, as the `[protocol]` table
 //! would set it.
 
+use crate::config::Config;
 use crate::error::ConfigError;
-use crate::Config;
 
 impl Config {
     /// Applies `key=value` to the `[protocol]` table (`faults.x` reaches its faults table). The

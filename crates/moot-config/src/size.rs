@@ -3,9 +3,7 @@
 
 use moot_core::text::plural;
 
-use crate::agent::DEFAULT_AGENTS;
 use crate::error::{invalid, ConfigError};
-use crate::Config;
 
 /// The most debate rounds a debate runs without a token budget. Every round is one call per
 /// agent, and every call is stored, so a slip such as `--rounds 1000000` would otherwise run for
@@ -30,7 +28,7 @@ pub const CEILING_AGENTS: usize = 256;
 /// more would only record the rest as skipped.
 pub const MIN_TOKENS_PER_CALL: u64 = 100;
 
-/// The size of the debates a configuration is checked for (by [`Config::validate_size`]) and
+/// The size of the debates a configuration is checked for (by `Config::validate_size`) and
 /// where each number came from, so that an error names the flag or key the user set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DebateSize {
@@ -46,22 +44,6 @@ pub struct DebateSize {
 }
 
 impl DebateSize {
-    /// The size a configuration gives on its own: its agents (or [`DEFAULT_AGENTS`]) and
-    /// `debate.rounds`.
-    pub fn of(config: &Config) -> DebateSize {
-        DebateSize {
-            agents: if config.agents.is_empty() {
-                DEFAULT_AGENTS
-            } else {
-                config.agents.len()
-            },
-            rounds: config.debate.rounds,
-            agents_flag: false,
-            rounds_flag: false,
-            file: None,
-        }
-    }
-
     /// `key` as an error names it: prefixed with the configuration file, if there is one.
     fn config_key(&self, key: &str) -> String {
         match &self.file {

@@ -20,197 +20,27 @@
 //! log-probability of every sampled token is computed from the model's raw distribution
 //! (temperature 1, before truncation, as OpenAI reports it) and returned when asked for.
 
+mod error;
+mod job;
+mod options;
 mod slots;
+mod stats;
 mod utf8;
 mod worker;
 
+pub use error::LocalError;
+pub use options::{LocalOptions, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, MAX_SEQUENCES};
+pub use stats::{LocalModelInfo, LocalStats};
+
+use job::Job;
+
 use std::fmt;
-use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use moot_backends::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel};
 use tokio::sync::{mpsc, oneshot};
-
-/// Default tokens generated when a request does not set `max_tokens`.
-pub const DEFAULT_MAX_TOKENS: u32 = 512;
-/// Default sampling temperature when a request does not set one.
-pub const DEFAULT_TEMPERATURE: f32 = 0.7;
-/// llama.cpp's limit on sequences in one context.
-pub const MAX_SEQUENCES: u32 = 256;
-
-/// How a [`LocalModel`] is set up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalOptions {
-    /// Context length of each sequence, in tokens (prompt + generated). Capped at the model's
-    /// training context; llama.cpp rounds it up to a multiple of 256.
-    pub n_ctx: u32,
-    /// Sequences (sessions and concurrent calls) the context holds.
-    pub max_sequences: u32,
-    /// CPU threads for decoding.
-    pub threads: u32,
-    /// Most tokens one decode step takes; long prompts are prefilled in chunks of this size.
-    pub batch_size: u32,
-}
-
-impl Default for LocalOptions {
-    fn default() -> LocalOptions {
-        LocalOptions {
-            n_ctx: 4096,
-            max_sequences: 8,
-            threads: std::thread::available_parallelism()
-                .map(NonZeroUsize::get)
-                .map_or(4, |n| u32::try_from(n).unwrap_or(4)),
-            batch_size: 512,
-        }
-    }
-}
-
-impl LocalOptions {
-    fn validate(&self) -> Result<(), LocalError> {
-        let fail = |msg: String| Err(LocalError::InvalidOptions(msg));
-        if self.n_ctx < 64 {
-            return fail(format!("n_ctx must be at least 64 (got {})", self.n_ctx));
-        }
-        if self.max_sequences == 0 || self.max_sequences > MAX_SEQUENCES {
-            return fail(format!(
-                "max_sequences must be between 1 and {MAX_SEQUENCES} (got {})",
-                self.max_sequences
-            ));
-        }
-        if self.n_ctx.checked_mul(self.max_sequences).is_none() {
-            return fail("n_ctx × max_sequences overflows".into());
-        }
-        if self.threads == 0 || i32::try_from(self.threads).is_err() {
-            return fail(format!("threads must be positive (got {})", self.threads));
-        }
-        if self.batch_size < self.max_sequences + 1 || self.batch_size > 65_536 {
-            return fail(format!(
-                "batch_size must be between max_sequences + 1 and 65536 (got {})",
-                self.batch_size
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Why a model could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum LocalError {
-    #[error("invalid local model options: {0}")]
-    InvalidOptions(String),
-    #[error("model file {} does not exist", .0.display())]
-    MissingFile(PathBuf),
-    #[error("llama.cpp backend: {0}")]
-    Backend(String),
-    #[error("loading {}: {source}", path.display())]
-    Load {
-        path: PathBuf,
-        #[source]
-        source: llama_cpp_2::LlamaModelLoadError,
-    },
-    #[error("creating a context of {sequences} × {n_ctx} tokens: {source} (out of memory?)")]
-    Context {
-        n_ctx: u32,
-        sequences: u32,
-        #[source]
-        source: llama_cpp_2::LlamaContextLoadError,
-    },
-    #[error("chat template: {0}")]
-    Template(String),
-    #[error("starting the model thread: {0}")]
-    Spawn(#[source] std::io::Error),
-    #[error("the model thread stopped while loading")]
-    WorkerStopped,
-}
-
-/// Facts about a loaded model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalModelInfo {
-    pub path: PathBuf,
-    /// Tokens each sequence can hold (after llama.cpp's rounding).
-    pub n_ctx_per_sequence: u32,
-    pub max_sequences: u32,
-    pub threads: u32,
-    /// Context length the model was trained with.
-    pub n_ctx_train: u32,
-    pub n_vocab: u32,
-    /// `"model"` when the GGUF's own chat template is used, `"chatml"` for the fallback.
-    pub chat_template: &'static str,
-}
-
-/// Counters since the model was loaded.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LocalStats {
-    /// Calls answered (completed or failed after they started running).
-    pub requests: u64,
-    /// Calls whose caller went away before the answer.
-    pub cancelled: u64,
-    /// Prompt tokens sent, summed over calls.
-    pub prompt_tokens: u64,
-    /// Prompt tokens actually decoded (the rest came from a session's KV cache).
-    pub processed_prompt_tokens: u64,
-    /// Tokens generated (including those of cancelled calls).
-    pub generated_tokens: u64,
-    /// `decode` calls made.
-    pub decode_steps: u64,
-    /// Time in `decode` for steps that carried prompt tokens (possibly with generated ones too).
-    pub prefill_time: Duration,
-    /// Time in `decode` for steps that carried generated tokens only.
-    pub generation_time: Duration,
-    /// Tokens decoded in the generation-only steps.
-    pub generation_step_tokens: u64,
-}
-
-impl LocalStats {
-    /// Total time in `decode`.
-    pub fn decode_time(&self) -> Duration {
-        self.prefill_time + self.generation_time
-    }
-
-    /// Generated tokens per second of pure generation steps (all sequences together), if any.
-    pub fn generation_tokens_per_second(&self) -> Option<f64> {
-        let secs = self.generation_time.as_secs_f64();
-        (secs > 0.0).then(|| self.generation_step_tokens as f64 / secs)
-    }
-
-    /// What happened between `earlier` and `self` (two snapshots of the same model).
-    pub fn since(&self, earlier: &LocalStats) -> LocalStats {
-        LocalStats {
-            requests: self.requests.saturating_sub(earlier.requests),
-            cancelled: self.cancelled.saturating_sub(earlier.cancelled),
-            prompt_tokens: self.prompt_tokens.saturating_sub(earlier.prompt_tokens),
-            processed_prompt_tokens: self
-                .processed_prompt_tokens
-                .saturating_sub(earlier.processed_prompt_tokens),
-            generated_tokens: self
-                .generated_tokens
-                .saturating_sub(earlier.generated_tokens),
-            decode_steps: self.decode_steps.saturating_sub(earlier.decode_steps),
-            prefill_time: self.prefill_time.saturating_sub(earlier.prefill_time),
-            generation_time: self.generation_time.saturating_sub(earlier.generation_time),
-            generation_step_tokens: self
-                .generation_step_tokens
-                .saturating_sub(earlier.generation_step_tokens),
-        }
-    }
-
-    /// Prompt tokens decoded per second of prefill steps, if any.
-    pub fn prefill_tokens_per_second(&self) -> Option<f64> {
-        let secs = self.prefill_time.as_secs_f64();
-        (secs > 0.0).then(|| self.processed_prompt_tokens as f64 / secs)
-    }
-}
-
-type Reply = oneshot::Sender<Result<Completion, BackendError>>;
-
-pub(crate) struct Job {
-    request: CompletionRequest,
-    reply: Reply,
-}
-
 /// A GGUF model served by a dedicated worker thread. Cheap to share behind an `Arc`; dropping the
 /// last handle lets the worker finish and free the model.
 pub struct LocalModel {

@@ -18,12 +18,12 @@ use llama_cpp_2::token::LlamaToken;
 use moot_backends::{BackendError, ChatMessage, Completion, FinishReason, SamplingParams, Usage};
 use tokio::sync::mpsc;
 
+use crate::error::LocalError;
+use crate::job::{Job, Reply};
+use crate::options::{LocalOptions, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE};
 use crate::slots::{choose_slot, reusable_prefix, Choice, SlotView};
+use crate::stats::{LocalModelInfo, LocalStats};
 use crate::utf8::Utf8Accumulator;
-use crate::{
-    Job, LocalError, LocalModelInfo, LocalOptions, LocalStats, Reply, DEFAULT_MAX_TOKENS,
-    DEFAULT_TEMPERATURE,
-};
 
 /// llama.cpp's backend may be initialised once per process; every model shares it.
 static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();

@@ -6,10 +6,12 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::{
-    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus, Store,
-    StoreError,
+use crate::error::StoreError;
+use crate::records::{
+    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
+    RunStatus,
 };
+use crate::store::Store;
 
 #[derive(Debug, Default)]
 pub struct MemoryStore {
@@ -188,7 +190,7 @@ impl Store for MemoryStore {
                 .filter(|x| x.bench == name)
                 .cloned()
                 .collect();
-            crate::sort_bench_items(&mut items, &order);
+            sort_bench_items(&mut items, &order);
             Ok(items)
         })
     }
@@ -198,7 +200,7 @@ impl Store for MemoryStore {
 mod tests {
     #[tokio::test]
     async fn benches_follow_the_store_contract() {
-        crate::check_bench_contract(&super::MemoryStore::default()).await;
-        crate::check_cache_contract(&super::MemoryStore::default()).await;
+        crate::contract::check_bench_contract(&super::MemoryStore::default()).await;
+        crate::contract::check_cache_contract(&super::MemoryStore::default()).await;
     }
 }

@@ -21,10 +21,13 @@ use sqlx::sqlite::{
 };
 use sqlx::{ConnectOptions, Connection, Row, SqliteConnection, SqlitePool};
 
-use crate::{
-    sort_bench_items, Access, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
-    RunStatus, Store, StoreError,
+use crate::access::Access;
+use crate::error::{database_message, StoreError};
+use crate::records::{
+    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
+    RunStatus,
 };
+use crate::store::Store;
 
 /// The schema, one migration per file in `migrations/`; a store records which it has applied.
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
@@ -57,14 +60,6 @@ enum Schema {
     Current,
     /// Some are not applied yet: written by an older moot.
     Older,
-}
-
-/// The message of a database error without sqlx's prefix and SQLite's result code.
-pub(crate) fn database_message(e: &sqlx::Error) -> String {
-    match e {
-        sqlx::Error::Database(d) => d.message().to_string(),
-        other => other.to_string(),
-    }
 }
 
 /// SQLite's primary result code of a database error.
@@ -1091,8 +1086,8 @@ mod tests {
     async fn benches_follow_the_store_contract() {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("b.db")).await.unwrap();
-        crate::check_bench_contract(&store).await;
-        crate::check_cache_contract(&store).await;
+        crate::contract::check_bench_contract(&store).await;
+        crate::contract::check_cache_contract(&store).await;
     }
 
     #[tokio::test]
@@ -1383,7 +1378,7 @@ mod tests {
 
     #[test]
     fn locations() {
-        use crate::StoreLocation;
+        use crate::location::StoreLocation;
         let file = |p: &str| StoreLocation::Sqlite {
             path: p.into(),
             default: false,

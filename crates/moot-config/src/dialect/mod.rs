@@ -1,4 +1,4 @@
-//! Configuration dialects: the file formats moot reads into one [`Config`](crate::Config).
+//! Configuration dialects: the file formats moot reads into one [`Config`](crate::config::Config).
 //! Each dialect is a module that turns text into a `Config` and says which files it claims;
 //! [`load`] picks by extension. Today: moot's own keys in TOML, YAML or JSON ([`native`]).
 
@@ -6,8 +6,8 @@ pub mod native;
 
 use std::path::Path;
 
+use crate::config::Config;
 use crate::error::ConfigError;
-use crate::Config;
 
 /// Reads a configuration file: TOML (`.toml`), YAML (`.yaml`/`.yml`) or JSON (`.json`); other
 /// extensions are tried as TOML then YAML. Errors name the file and, where the parser knows it,

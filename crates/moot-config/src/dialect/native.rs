@@ -1,8 +1,8 @@
 //! moot's own configuration keys, written as TOML, YAML or JSON (one schema: the serde shape of
 //! [`Config`]). Parser errors are made one line, and keep what names the key.
 
+use crate::config::Config;
 use crate::error::ConfigError;
-use crate::Config;
 
 fn syntax(message: String) -> ConfigError {
     ConfigError::new("", message.trim().replace('\n', " "))

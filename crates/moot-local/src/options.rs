@@ -1,0 +1,68 @@
+//! How a [`crate::LocalModel`] is set up, and the sampling defaults of a request that sets
+//! none.
+
+use std::num::NonZeroUsize;
+
+use crate::error::LocalError;
+
+/// Default tokens generated when a request does not set `max_tokens`.
+pub const DEFAULT_MAX_TOKENS: u32 = 512;
+/// Default sampling temperature when a request does not set one.
+pub const DEFAULT_TEMPERATURE: f32 = 0.7;
+/// llama.cpp's limit on sequences in one context.
+pub const MAX_SEQUENCES: u32 = 256;
+
+/// How a [`LocalModel`] is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalOptions {
+    /// Context length of each sequence, in tokens (prompt + generated). Capped at the model's
+    /// training context; llama.cpp rounds it up to a multiple of 256.
+    pub n_ctx: u32,
+    /// Sequences (sessions and concurrent calls) the context holds.
+    pub max_sequences: u32,
+    /// CPU threads for decoding.
+    pub threads: u32,
+    /// Most tokens one decode step takes; long prompts are prefilled in chunks of this size.
+    pub batch_size: u32,
+}
+
+impl Default for LocalOptions {
+    fn default() -> LocalOptions {
+        LocalOptions {
+            n_ctx: 4096,
+            max_sequences: 8,
+            threads: std::thread::available_parallelism()
+                .map(NonZeroUsize::get)
+                .map_or(4, |n| u32::try_from(n).unwrap_or(4)),
+            batch_size: 512,
+        }
+    }
+}
+
+impl LocalOptions {
+    pub(crate) fn validate(&self) -> Result<(), LocalError> {
+        let fail = |msg: String| Err(LocalError::InvalidOptions(msg));
+        if self.n_ctx < 64 {
+            return fail(format!("n_ctx must be at least 64 (got {})", self.n_ctx));
+        }
+        if self.max_sequences == 0 || self.max_sequences > MAX_SEQUENCES {
+            return fail(format!(
+                "max_sequences must be between 1 and {MAX_SEQUENCES} (got {})",
+                self.max_sequences
+            ));
+        }
+        if self.n_ctx.checked_mul(self.max_sequences).is_none() {
+            return fail("n_ctx × max_sequences overflows".into());
+        }
+        if self.threads == 0 || i32::try_from(self.threads).is_err() {
+            return fail(format!("threads must be positive (got {})", self.threads));
+        }
+        if self.batch_size < self.max_sequences + 1 || self.batch_size > 65_536 {
+            return fail(format!(
+                "batch_size must be between max_sequences + 1 and 65536 (got {})",
+                self.batch_size
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! Checks both stores run against the parts of the [`Store`] contract they share (tests only).
+
+use crate::error::StoreError;
+use crate::records::{BenchItemRecord, BenchRecord, RunRecord, RunStatus};
+use crate::store::Store;
+
+/// Checks a store against the cache part of the [`Store`] contract.
+#[cfg(test)]
+pub(crate) async fn check_cache_contract(store: &dyn Store) {
+    assert_eq!(store.cache_get("k").await.unwrap(), None);
+    store
+        .cache_put("k", &serde_json::json!({"text": "first"}))
+        .await
+        .unwrap();
+    store
+        .cache_put("k", &serde_json::json!({"text": "second"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.cache_get("k").await.unwrap(),
+        Some(serde_json::json!({"text": "first"}))
+    );
+    assert_eq!(store.cache_get("other").await.unwrap(), None);
+}
+
+/// Checks a store against the benchmark part of the [`Store`] contract; both implementations run it.
+#[cfg(test)]
+pub(crate) async fn check_bench_contract(store: &dyn Store) {
+    let run = RunRecord {
+        id: "r1".into(),
+        created_at: "t".into(),
+        question: "q".into(),
+        protocol: "som".into(),
+        rule: "majority-last".into(),
+        spec: serde_json::json!({}),
+        config: serde_json::json!({}),
+        status: RunStatus::Running,
+        answer: None,
+        finished_at: None,
+    };
+    store.create_run(&run).await.unwrap();
+    let bench = BenchRecord {
+        name: "b1".into(),
+        created_at: "t".into(),
+        dataset: "gsm8k".into(),
+        protocols: vec!["som".into(), "cot".into()],
+        limit: Some(2),
+        seed: 7,
+        config: serde_json::json!({"debate": {"rounds": 1}}),
+    };
+    assert!(matches!(
+        store.bench("b1").await,
+        Err(StoreError::BenchNotFound(_))
+    ));
+    store.create_bench(&bench).await.unwrap();
+    assert!(matches!(
+        store.create_bench(&bench).await,
+        Err(StoreError::BenchExists(_))
+    ));
+    assert_eq!(store.bench("b1").await.unwrap(), bench);
+    let item = |protocol: &str, id: &str, position: u32| BenchItemRecord {
+        bench: "b1".into(),
+        protocol: protocol.into(),
+        item_id: id.into(),
+        position,
+        gold: "18".into(),
+        run_id: "r1".into(),
+    };
+    for i in [
+        item("cot", "gsm8k/9", 1),
+        item("som", "gsm8k/9", 1),
+        item("som", "gsm8k/3", 0),
+        item("cot", "gsm8k/3", 0),
+    ] {
+        store.record_bench_item(&i).await.unwrap();
+    }
+    // Recording a link again replaces it.
+    store
+        .record_bench_item(&item("som", "gsm8k/3", 0))
+        .await
+        .unwrap();
+    let items = store.bench_items("b1").await.unwrap();
+    assert_eq!(
+        items,
+        vec![
+            item("som", "gsm8k/3", 0),
+            item("som", "gsm8k/9", 1),
+            item("cot", "gsm8k/3", 0),
+            item("cot", "gsm8k/9", 1),
+        ],
+        "by the benchmark's protocol order, then position"
+    );
+    assert!(store.bench_items("nope").await.unwrap().is_empty());
+}

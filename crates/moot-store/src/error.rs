@@ -1,0 +1,83 @@
+//! [`StoreError`]: what can go wrong with a store, each a one-line message.
+
+use std::path::PathBuf;
+
+/// What can go wrong with a store. Each message is one line that names the store when the
+/// store itself is the problem; none repeats its cause (no `source()` whose text is already in
+/// the message), so a `{:#}` chain prints it once.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A query failed for a reason that is not the store file's (locked, disk full, …).
+    #[error("database error: {}", database_message(.0))]
+    Database(sqlx::Error),
+    /// A reading command (or [`Access::Write`]) was pointed at a file that does not exist.
+    #[error("no store at {}{}", .path.display(), if *.default { " (the default location; pass --store FILE or set MOOT_STORE to use another)" } else { "" })]
+    NotFound { path: PathBuf, default: bool },
+    /// A new store's folder does not exist (only the default location's folder is created).
+    #[error("cannot create the store {}: the folder {} does not exist", .path.display(), .folder.display())]
+    NoFolder { path: PathBuf, folder: PathBuf },
+    /// The file cannot be opened at all (a folder, no permission).
+    #[error("cannot open the store {}: {reason}", .path.display())]
+    CannotOpen { path: PathBuf, reason: String },
+    /// Not a SQLite file, a SQLite file of another program, or a damaged store.
+    #[error("the store {} is not a moot database or is corrupt: {reason}", .path.display())]
+    NotAStore { path: PathBuf, reason: String },
+    /// The store was migrated by a newer moot, to a schema this binary does not know.
+    #[error("the store {} was written by a newer moot (schema version {found}; this moot knows up to {known}): use that version of moot or a newer one", .path.display())]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    /// An older store could not be brought up to this binary's schema.
+    #[error("cannot upgrade the store {}: {message}", .path.display())]
+    Migrate { path: PathBuf, message: String },
+    /// A write through a store opened with [`Access::Read`].
+    #[error("the store {} was opened read-only", .0.display())]
+    ReadOnly(PathBuf),
+    #[error("run {0:?} not found")]
+    RunNotFound(String),
+    #[error("benchmark {0:?} not found")]
+    BenchNotFound(String),
+    #[error("a benchmark named {0:?} already exists")]
+    BenchExists(String),
+    #[error("stored {what} of run {run} is unreadable: {message}")]
+    Corrupt {
+        run: String,
+        what: &'static str,
+        message: String,
+    },
+    #[error("{0}")]
+    Location(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> StoreError {
+        StoreError::Database(e)
+    }
+}
+
+impl StoreError {
+    /// The store given cannot be used as it is (missing, in a missing folder, unreadable, not a
+    /// moot database, damaged, or from a newer moot): a problem with what the user pointed at,
+    /// not a failure of moot.
+    pub fn is_unusable_store(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotFound { .. }
+                | StoreError::NoFolder { .. }
+                | StoreError::CannotOpen { .. }
+                | StoreError::NotAStore { .. }
+                | StoreError::TooNew { .. }
+                | StoreError::Location(_)
+        )
+    }
+}
+
+/// The message of a database error without sqlx's prefix and SQLite's result code.
+pub(crate) fn database_message(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(d) => d.message().to_string(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,147 @@
+//! What a store holds: runs, calls, decisions, benchmarks and their items, as plain records
+//! (specs, configurations and notes are JSON; the store knows nothing of the domain).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Done,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Done => "done",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// The status a store spells `s`; `None` for a word this moot does not know (a newer
+    /// moot's status, or damage), which must not read as a run still running.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        [RunStatus::Running, RunStatus::Done, RunStatus::Failed]
+            .into_iter()
+            .find(|status| status.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub created_at: String,
+    pub question: String,
+    pub protocol: String,
+    pub rule: String,
+    pub spec: serde_json::Value,
+    pub config: serde_json::Value,
+    pub status: RunStatus,
+    pub answer: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub run_id: String,
+    pub round: u32,
+    pub agent: u32,
+    /// `answer`, `judge:<author>` or `challenge:<challenger>` (see `moot_core::debate::Slot`).
+    #[serde(default = "answer_slot")]
+    pub slot: String,
+    pub agent_id: String,
+    pub backend: String,
+    pub mode: String,
+    pub template: String,
+    pub template_hash: String,
+    pub messages: serde_json::Value,
+    pub peers: Vec<u32>,
+    /// `Some` when the agent responded.
+    pub response_text: Option<String>,
+    pub answer: Option<String>,
+    /// Why there is no response (deadline, error), or why the protocol skipped the call.
+    pub error: Option<String>,
+    /// The protocol recorded this call without asking the model (`error` says why).
+    #[serde(default)]
+    pub skipped: bool,
+    pub finish: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub processed_input_tokens: Option<u64>,
+    pub logprob_tokens: Option<u64>,
+    pub logprob_mean: Option<f64>,
+    pub logprob_min: Option<f64>,
+    pub perplexity: Option<f64>,
+    pub latency_ms: u64,
+    pub recorded_at: String,
+    /// Masks, orderings, faults, challenges: how the protocol assembled the prompt.
+    #[serde(default)]
+    pub notes: serde_json::Value,
+    /// Pairwise context transfers in this call's prompt.
+    #[serde(default)]
+    pub ncomm: u32,
+    /// The response came from the request cache: its tokens were not spent again.
+    #[serde(default)]
+    pub cached: bool,
+    /// Attempts that failed before this call's outcome, as `[{error, class, wait_ms}]`.
+    #[serde(default = "empty_list")]
+    pub retries: serde_json::Value,
+}
+
+fn empty_list() -> serde_json::Value {
+    serde_json::Value::Array(Vec::new())
+}
+
+fn answer_slot() -> String {
+    "answer".into()
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionRecord {
+    pub run_id: String,
+    pub rule: String,
+    pub answer: Option<String>,
+    /// The full decision output (scores, tie, explanation).
+    pub decision: serde_json::Value,
+    pub decided_at: String,
+}
+
+/// A benchmark: which debates it is made of is in its [`BenchItemRecord`]s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRecord {
+    pub name: String,
+    pub created_at: String,
+    /// The dataset's name as `moot-eval` writes it (`gsm8k`, `bbh:navigate`, …).
+    pub dataset: String,
+    pub protocols: Vec<String>,
+    /// How many items were drawn (`None`: all).
+    pub limit: Option<u64>,
+    pub seed: u64,
+    pub config: serde_json::Value,
+}
+
+/// One item's debate under one protocol of a benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchItemRecord {
+    pub bench: String,
+    pub protocol: String,
+    pub item_id: String,
+    pub position: u32,
+    pub gold: String,
+    pub run_id: String,
+}
+
+/// Benchmark items in the benchmark's protocol order (unknown protocols last), then position.
+pub(crate) fn sort_bench_items(items: &mut [BenchItemRecord], protocols: &[String]) {
+    let rank = |p: &str| protocols.iter().position(|x| x == p).unwrap_or(usize::MAX);
+    items.sort_by(|a, b| {
+        (rank(&a.protocol), &a.protocol, a.position, &a.item_id).cmp(&(
+            rank(&b.protocol),
+            &b.protocol,
+            b.position,
+            &b.item_id,
+        ))
+    });
+}

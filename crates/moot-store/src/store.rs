@@ -1,0 +1,42 @@
+//! The [`Store`] trait: the contract every store keeps (see docs/architecture.md, Storage).
+
+use async_trait::async_trait;
+
+use crate::error::StoreError;
+use crate::records::{
+    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus,
+};
+
+#[async_trait]
+pub trait Store: Send + Sync {
+    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// Records one call; recording the same (run, round, agent, slot) again replaces it.
+    async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError>;
+    async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError>;
+    async fn finish_run(
+        &self,
+        id: &str,
+        status: RunStatus,
+        answer: Option<&str>,
+        at: &str,
+    ) -> Result<(), StoreError>;
+    async fn run(&self, id: &str) -> Result<RunRecord, StoreError>;
+    async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError>;
+    async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError>;
+    /// Most recent first.
+    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError>;
+    /// Records a new benchmark; a name already taken is refused ([`StoreError::BenchExists`]).
+    async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError>;
+    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError>;
+    /// Links an item's debate to its benchmark; recording the same (bench, protocol, item)
+    /// again replaces the link.
+    async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError>;
+    /// The benchmark's items, by protocol (in the benchmark's order) then position.
+    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError>;
+    /// A cached response by its request key.
+    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
+    /// Stores a response under its request key (the first one stored stays).
+    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError>;
+    /// Finishes what is pending and closes the store; nothing can be done through it after.
+    async fn close(&self) {}
+}
