@@ -280,169 +280,20 @@ impl AgentFields {
     /// The typed agent, or an error naming `agents[index].key`.
     pub fn into_agent(self, index: usize) -> Result<AgentConfig, ConfigError> {
         let at = format!("agents[{index}]");
-        let err = |key: &str, message: String| {
-            let key = if key.is_empty() {
-                at.clone()
-            } else {
-                format!("{at}.{key}")
-            };
-            Err(ConfigError::new(key, message))
-        };
         if self.base_url.is_some() && !self.base_urls.is_empty() {
-            return err(
+            return fail(
+                &at,
                 "base_urls",
                 format!("{at}: give base_url or base_urls, not both"),
             );
         }
         if self.id.trim().is_empty() {
-            return err("id", format!("{at}.id must not be empty"));
+            return fail(&at, "id", format!("{at}.id must not be empty"));
         }
-        let Some(entry) = BACKENDS.iter().find(|b| b.name == self.backend) else {
-            return err(
-                "backend",
-                format!(
-                    "{at}.backend = {:?} is not a backend (expected one of {})",
-                    self.backend,
-                    backend_names().join(", ")
-                ),
-            );
-        };
-        let backend = entry.name;
-        if self.dialect.is_some() && backend != "openai" {
-            return err(
-                "dialect",
-                format!("{at}.dialect is only used by backend \"openai\""),
-            );
-        }
-        if self.logprobs && backend == "anthropic" {
-            return err(
-                "logprobs",
-                format!("{at}.logprobs: backend \"anthropic\" has no token logprobs"),
-            );
-        }
-        if let Some(key) = self
-            .set_keys()
-            .into_iter()
-            .find(|k| !entry.keys.contains(k))
-        {
-            return err(
-                key,
-                format!("{at}.{key} is not used by backend {backend:?}"),
-            );
-        }
-        if let Some(t) = self.temperature {
-            if !(0.0..=2.0).contains(&t) {
-                return err(
-                    "temperature",
-                    format!("{at}.temperature = {t} must be between 0 and 2"),
-                );
-            }
-            if backend == "anthropic" && t > 1.0 {
-                return err(
-                    "temperature",
-                    format!("{at}.temperature must be at most 1 for backend \"anthropic\""),
-                );
-            }
-        }
-        if let Some(p) = self.top_p {
-            if !(p > 0.0 && p <= 1.0) {
-                return err("top_p", format!("{at}.top_p = {p} must be in (0, 1]"));
-            }
-        }
-        if self.max_tokens == Some(0) {
-            return err("max_tokens", format!("{at}.max_tokens must be > 0"));
-        }
-        for (key, value) in [
-            (
-                "requests_per_minute",
-                self.requests_per_minute.map(u64::from),
-            ),
-            ("tokens_per_minute", self.tokens_per_minute.map(u64::from)),
-            ("max_in_flight", self.max_in_flight.map(|v| v as u64)),
-        ] {
-            if value == Some(0) {
-                return err(key, format!("{at}.{key} must be > 0"));
-            }
-        }
-        let http = |fields: &AgentFields| -> Result<Http, ConfigError> {
-            let model = fields.model.clone();
-            let endpoints = if fields.base_urls.is_empty() {
-                Endpoints::One(fields.base_url.clone())
-            } else {
-                Endpoints::Replicas(fields.base_urls.clone())
-            };
-            let needs_url =
-                backend == "openai" && fields.base_url.is_none() && fields.base_urls.is_empty();
-            match model {
-                Some(model) if !needs_url => Ok(Http {
-                    model,
-                    endpoints,
-                    api_key_env: fields.api_key_env.clone(),
-                    stream: fields.stream,
-                }),
-                _ if backend == "openai" => Err(ConfigError::new(
-                    at.clone(),
-                    format!("{at}: backend \"openai\" needs base_url (or base_urls) and model"),
-                )),
-                _ => Err(ConfigError::new(
-                    format!("{at}.model"),
-                    format!("{at}: backend {backend:?} needs model"),
-                )),
-            }
-        };
-        let typed = match backend {
-            "local" => {
-                if let Some(m) = &self.model {
-                    if let Err(e) = ModelRef::parse(m) {
-                        return err("model", format!("{at}.model: {e}"));
-                    }
-                }
-                Backend::Local {
-                    model: self.model.clone(),
-                }
-            }
-            "openai" => Backend::OpenAi {
-                http: http(&self)?,
-                dialect: self.dialect,
-            },
-            "anthropic" => Backend::Anthropic { http: http(&self)? },
-            "cli" => match &self.command {
-                Some(command) => Backend::Cli {
-                    command: command.clone(),
-                    args: self.args.clone(),
-                    working_dir: self.working_dir.clone(),
-                },
-                None => return err("command", format!("{at}: backend \"cli\" needs command")),
-            },
-            "scripted" if self.responses.is_empty() => {
-                return err(
-                    "responses",
-                    format!("{at}: backend \"scripted\" needs responses"),
-                )
-            }
-            "scripted" => Backend::Scripted {
-                responses: self.responses.clone(),
-            },
-            _ => {
-                let sim = self.sim.clone().unwrap_or_default();
-                for (key, v) in [
-                    ("accuracy", sim.accuracy),
-                    ("alpha", sim.alpha),
-                    ("judge_accuracy", sim.judge_accuracy),
-                    ("unsure", sim.unsure),
-                ] {
-                    if !(0.0..=1.0).contains(&v) {
-                        return err(
-                            &format!("sim.{key}"),
-                            format!("{at}.sim.{key} = {v} must be between 0 and 1"),
-                        );
-                    }
-                }
-                Backend::Sim {
-                    sim: self.sim.clone(),
-                }
-            }
-        };
+        let entry = self.entry(&at)?;
+        self.check_keys(&at, entry.name)?;
+        self.check_sampling(&at, entry.name)?;
+        let backend = self.typed_backend(&at, entry.name)?;
         Ok(AgentConfig {
             id: self.id,
             persona: self.persona,
@@ -458,9 +309,212 @@ impl AgentFields {
                 tokens_per_minute: self.tokens_per_minute,
                 max_in_flight: self.max_in_flight,
             },
-            backend: typed,
+            backend,
         })
     }
+
+    /// The registry entry of the agent's backend.
+    fn entry(&self, at: &str) -> Result<&'static BackendEntry, ConfigError> {
+        BACKENDS
+            .iter()
+            .find(|b| b.name == self.backend)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    format!("{at}.backend"),
+                    format!(
+                        "{at}.backend = {:?} is not a backend (expected one of {})",
+                        self.backend,
+                        backend_names().join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Every backend-specific key set is one `backend` reads.
+    fn check_keys(&self, at: &str, backend: &str) -> Result<(), ConfigError> {
+        if self.dialect.is_some() && backend != "openai" {
+            return fail(
+                at,
+                "dialect",
+                format!("{at}.dialect is only used by backend \"openai\""),
+            );
+        }
+        if self.logprobs && backend == "anthropic" {
+            return fail(
+                at,
+                "logprobs",
+                format!("{at}.logprobs: backend \"anthropic\" has no token logprobs"),
+            );
+        }
+        let reads = BACKENDS
+            .iter()
+            .find(|b| b.name == backend)
+            .map_or(&[][..], |b| b.keys);
+        match self.set_keys().into_iter().find(|k| !reads.contains(k)) {
+            Some(key) => fail(
+                at,
+                key,
+                format!("{at}.{key} is not used by backend {backend:?}"),
+            ),
+            None => Ok(()),
+        }
+    }
+
+    /// Sampling values and rate limits in range.
+    fn check_sampling(&self, at: &str, backend: &str) -> Result<(), ConfigError> {
+        if let Some(t) = self.temperature {
+            if !(0.0..=2.0).contains(&t) {
+                return fail(
+                    at,
+                    "temperature",
+                    format!("{at}.temperature = {t} must be between 0 and 2"),
+                );
+            }
+            if backend == "anthropic" && t > 1.0 {
+                return fail(
+                    at,
+                    "temperature",
+                    format!("{at}.temperature must be at most 1 for backend \"anthropic\""),
+                );
+            }
+        }
+        if let Some(p) = self.top_p {
+            if !(p > 0.0 && p <= 1.0) {
+                return fail(at, "top_p", format!("{at}.top_p = {p} must be in (0, 1]"));
+            }
+        }
+        if self.max_tokens == Some(0) {
+            return fail(at, "max_tokens", format!("{at}.max_tokens must be > 0"));
+        }
+        for (key, value) in [
+            (
+                "requests_per_minute",
+                self.requests_per_minute.map(u64::from),
+            ),
+            ("tokens_per_minute", self.tokens_per_minute.map(u64::from)),
+            ("max_in_flight", self.max_in_flight.map(|v| v as u64)),
+        ] {
+            if value == Some(0) {
+                return fail(at, key, format!("{at}.{key} must be > 0"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The [`Backend`] with the keys it reads, each required one present.
+    fn typed_backend(&self, at: &str, backend: &str) -> Result<Backend, ConfigError> {
+        Ok(match backend {
+            "local" => {
+                if let Some(m) = &self.model {
+                    if let Err(e) = ModelRef::parse(m) {
+                        return fail(at, "model", format!("{at}.model: {e}"));
+                    }
+                }
+                Backend::Local {
+                    model: self.model.clone(),
+                }
+            }
+            "openai" => Backend::OpenAi {
+                http: self.http(at, backend)?,
+                dialect: self.dialect,
+            },
+            "anthropic" => Backend::Anthropic {
+                http: self.http(at, backend)?,
+            },
+            "cli" => match &self.command {
+                Some(command) => Backend::Cli {
+                    command: command.clone(),
+                    args: self.args.clone(),
+                    working_dir: self.working_dir.clone(),
+                },
+                None => {
+                    return fail(
+                        at,
+                        "command",
+                        format!("{at}: backend \"cli\" needs command"),
+                    )
+                }
+            },
+            "scripted" if self.responses.is_empty() => {
+                return fail(
+                    at,
+                    "responses",
+                    format!("{at}: backend \"scripted\" needs responses"),
+                )
+            }
+            "scripted" => Backend::Scripted {
+                responses: self.responses.clone(),
+            },
+            _ => {
+                self.check_sim(at)?;
+                Backend::Sim {
+                    sim: self.sim.clone(),
+                }
+            }
+        })
+    }
+
+    /// What the HTTP backends read: a model and, for `openai`, a server.
+    fn http(&self, at: &str, backend: &str) -> Result<Http, ConfigError> {
+        let no_url = self.base_url.is_none() && self.base_urls.is_empty();
+        let model = match &self.model {
+            Some(model) if !(backend == "openai" && no_url) => model.clone(),
+            _ if backend == "openai" => {
+                return fail(
+                    at,
+                    "",
+                    format!("{at}: backend \"openai\" needs base_url (or base_urls) and model"),
+                )
+            }
+            _ => {
+                return fail(
+                    at,
+                    "model",
+                    format!("{at}: backend {backend:?} needs model"),
+                )
+            }
+        };
+        Ok(Http {
+            model,
+            endpoints: if self.base_urls.is_empty() {
+                Endpoints::One(self.base_url.clone())
+            } else {
+                Endpoints::Replicas(self.base_urls.clone())
+            },
+            api_key_env: self.api_key_env.clone(),
+            stream: self.stream,
+        })
+    }
+
+    /// A simulated agent's chances are probabilities.
+    fn check_sim(&self, at: &str) -> Result<(), ConfigError> {
+        let sim = self.sim.clone().unwrap_or_default();
+        for (key, v) in [
+            ("accuracy", sim.accuracy),
+            ("alpha", sim.alpha),
+            ("judge_accuracy", sim.judge_accuracy),
+            ("unsure", sim.unsure),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return fail(
+                    at,
+                    &format!("sim.{key}"),
+                    format!("{at}.sim.{key} = {v} must be between 0 and 1"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An error about `key` of the agent at `at` (the agent itself when `key` is empty).
+fn fail<T>(at: &str, key: &str, message: String) -> Result<T, ConfigError> {
+    let key = if key.is_empty() {
+        at.to_string()
+    } else {
+        format!("{at}.{key}")
+    };
+    Err(ConfigError::new(key, message))
 }
 
 impl From<AgentConfig> for AgentFields {

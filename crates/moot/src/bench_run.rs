@@ -202,11 +202,15 @@ pub fn run(
         items: items.len(),
         unfinished: 0,
     };
-    let report = Report::new(vec![info], &results, &items);
-    if args.json {
+    print_report(&Report::new(vec![info], &results, &items), args.json, started)
+}
+
+/// The benchmark's report as JSON, or as Markdown tables with the wall time.
+fn print_report(report: &Report, json: bool, started: Instant) -> Result<()> {
+    if json {
         println!(
             "{}",
-            serde_json::to_string(&report).context("serialising the report")?
+            serde_json::to_string(report).context("serialising the report")?
         );
     } else {
         print!("{}", report.markdown(&[]));
