@@ -1,7 +1,8 @@
 //! `cli`: an agent behind a command line, following freemad's agent CLI contract.
 //!
-//! The command runs as `command args… MODE` (MODE is `generate` or `critique`, from
-//! [`CompletionRequest::mode`]), reads the prompt on stdin and answers on stdout, usually as
+//! The command runs as `command args… MODE after_mode…` (MODE is `generate` or `critique`,
+//! from [`CompletionRequest::mode`], and can be left out; see [`CliConfig::arguments`]), reads
+//! the prompt on stdin and answers on stdout, usually as
 //!
 //! ```text
 //! SOLUTION:
@@ -60,6 +61,12 @@ pub struct CliConfig {
     pub command: String,
     /// Arguments before the mode argument.
     pub args: Vec<String>,
+    /// Whether the mode (`generate` / `critique`) is passed as an argument after `args`
+    /// (freemad's `cli_mode_arg`; moot's own `cli` agents always get it).
+    pub mode_arg: bool,
+    /// Arguments after the mode argument (freemad's flags, `--key value` pairs and positional
+    /// arguments).
+    pub args_after_mode: Vec<String>,
     /// Commands that may be run. `command` must equal one of them, or resolve to the same file.
     pub allowed_commands: Vec<String>,
     /// Cap on each of stdout and stderr, in bytes.
@@ -83,12 +90,27 @@ impl CliConfig {
         CliConfig {
             command: command.into(),
             args,
+            mode_arg: true,
+            args_after_mode: Vec::new(),
             allowed_commands: Vec::new(),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             env_allow: Vec::new(),
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             working_dir: None,
         }
+    }
+}
+
+impl CliConfig {
+    /// Every argument after the program, for a call in `mode`: `args`, the mode word when
+    /// [`CliConfig::mode_arg`], then `args_after_mode`.
+    pub fn arguments(&self, mode: moot_core::chat::CallMode) -> Vec<String> {
+        let mut argv = self.args.clone();
+        if self.mode_arg {
+            argv.push(mode.as_str().to_string());
+        }
+        argv.extend(self.args_after_mode.iter().cloned());
+        argv
     }
 }
 
@@ -367,8 +389,7 @@ impl LanguageModel for CliModel {
             if let Some(dir) = &self.config.working_dir {
                 c.current_dir(dir);
             }
-            c.args(&self.config.args)
-                .arg(request.mode.as_str())
+            c.args(self.config.arguments(request.mode))
                 .env_clear()
                 .envs(self.child_env())
                 .stdin(Stdio::piped())
@@ -476,6 +497,26 @@ impl LanguageModel for CliModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mode_word_goes_between_the_two_argument_lists_or_nowhere() {
+        use moot_core::chat::CallMode;
+        let mut c = CliConfig::new("agent", vec!["exec".into()]);
+        c.args_after_mode = vec!["--model".into(), "m 1".into(), "-".into()];
+        assert_eq!(
+            c.arguments(CallMode::Critique),
+            ["exec", "critique", "--model", "m 1", "-"]
+        );
+        c.mode_arg = false;
+        assert_eq!(
+            c.arguments(CallMode::Generate),
+            ["exec", "--model", "m 1", "-"]
+        );
+        assert_eq!(
+            CliConfig::new("agent", vec![]).arguments(CallMode::Generate),
+            ["generate"]
+        );
+    }
 
     #[test]
     fn sections() {

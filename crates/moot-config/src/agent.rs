@@ -82,7 +82,12 @@ pub enum Backend {
     /// freemad's agent command contract: `command args… generate|critique`.
     Cli {
         command: String,
+        /// Arguments before the mode word.
         args: Vec<String>,
+        /// Whether the mode word (`generate` / `critique`) is passed (default: yes).
+        mode_arg: bool,
+        /// Arguments after the mode word.
+        args_after_mode: Vec<String>,
         working_dir: Option<PathBuf>,
     },
     /// Fixed replies in order (the last repeats): for tests and demonstrations.
@@ -167,7 +172,13 @@ pub const BACKENDS: &[BackendEntry] = &[
     BackendEntry {
         name: "cli",
         summary: "a local program with freemad's agent contract",
-        keys: &["command", "args", "working_dir"],
+        keys: &[
+            "command",
+            "args",
+            "mode_arg",
+            "args_after_mode",
+            "working_dir",
+        ],
     },
     BackendEntry {
         name: "scripted",
@@ -239,6 +250,12 @@ pub struct AgentFields {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// cli: pass the mode word (`generate` / `critique`) after `args` (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode_arg: Option<bool>,
+    /// cli: arguments after the mode word.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args_after_mode: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persona: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -268,6 +285,8 @@ impl AgentFields {
             ("dialect", self.dialect.is_some()),
             ("command", self.command.is_some()),
             ("args", !self.args.is_empty()),
+            ("mode_arg", self.mode_arg.is_some()),
+            ("args_after_mode", !self.args_after_mode.is_empty()),
             ("responses", !self.responses.is_empty()),
             ("sim", self.sim.is_some()),
             ("working_dir", self.working_dir.is_some()),
@@ -425,6 +444,8 @@ impl AgentFields {
                 Some(command) => Backend::Cli {
                     command: command.clone(),
                     args: self.args.clone(),
+                    mode_arg: self.mode_arg.unwrap_or(true),
+                    args_after_mode: self.args_after_mode.clone(),
                     working_dir: self.working_dir.clone(),
                 },
                 None => {
@@ -552,10 +573,15 @@ impl From<AgentConfig> for AgentFields {
             Backend::Cli {
                 command,
                 args,
+                mode_arg,
+                args_after_mode,
                 working_dir,
             } => {
                 f.command = Some(command);
                 f.args = args;
+                // The default is left unwritten, so configurations keep the shape they had.
+                f.mode_arg = (!mode_arg).then_some(false);
+                f.args_after_mode = args_after_mode;
                 f.working_dir = working_dir;
             }
             Backend::Scripted { responses } => f.responses = responses,
@@ -669,8 +695,8 @@ mod tests {
             _ => "",
         };
         let value = |key: &str| match key {
-            "base_urls" | "args" | "responses" => "[\"x\"]",
-            "logprobs" | "stream" => "true",
+            "base_urls" | "args" | "responses" | "args_after_mode" => "[\"x\"]",
+            "logprobs" | "stream" | "mode_arg" => "true",
             "dialect" => "\"vllm\"",
             "sim" => "{ accuracy = 0.5 }",
             _ => "\"x\"",

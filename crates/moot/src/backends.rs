@@ -157,9 +157,13 @@ pub fn build(
             Backend::Cli {
                 command,
                 args,
+                mode_arg,
+                args_after_mode,
                 working_dir,
             } => {
                 let mut c = CliConfig::new(command.clone(), args.clone());
+                c.mode_arg = *mode_arg;
+                c.args_after_mode = args_after_mode.clone();
                 c.allowed_commands = config.security.cli_allowed_commands.clone();
                 c.env_allow = config.security.cli_env_allow.clone();
                 c.max_output_bytes = config.security.cli_max_output_bytes;

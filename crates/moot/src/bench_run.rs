@@ -202,7 +202,11 @@ pub fn run(
         items: items.len(),
         unfinished: 0,
     };
-    print_report(&Report::new(vec![info], &results, &items), args.json, started)
+    print_report(
+        &Report::new(vec![info], &results, &items),
+        args.json,
+        started,
+    )
 }
 
 /// The benchmark's report as JSON, or as Markdown tables with the wall time.
