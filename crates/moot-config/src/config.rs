@@ -476,6 +476,24 @@ mod tests {
     }
 
     #[test]
+    fn the_decision_settings_reach_the_rules() {
+        use moot_core::decision::TieBreak;
+        let c = from_toml(
+            "[debate]\nseed = 3\ntie_break = \"random\"\ntie_break_seed = 9\nnormalize = true\n",
+        )
+        .unwrap();
+        let (_, d) = c.decision().unwrap();
+        assert_eq!(d.tie_break, TieBreak::Random { seed: 9 });
+        assert!(d.normalize);
+        let (_, d) = from_toml("[debate]\nseed = 3\ntie_break = \"random\"\n")
+            .unwrap()
+            .decision()
+            .unwrap();
+        assert_eq!(d.tie_break, TieBreak::Random { seed: 3 });
+        assert!(!d.normalize);
+    }
+
+    #[test]
     fn errors_carry_the_key_for_programs() {
         let c = from_toml("[debate]\nmin_agents = 0\n").unwrap();
         assert_eq!(c.validate().unwrap_err().key, "debate.min_agents");

@@ -32,6 +32,12 @@ pub struct DebateSection {
     /// FREE-MAD weights [initial, abandon, adopt, keep].
     pub weights: Option<[f64; 4]>,
     pub tie_break: TieBreakSetting,
+    /// The seed of a `random` tie-break (default: `seed`; freemad's `scoring.random_seed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tie_break_seed: Option<u64>,
+    /// FREE-MAD: divide each answer's score by the number of agents that ever held it
+    /// (freemad's `scoring.normalize`; the paper does not normalise).
+    pub normalize: bool,
     /// The gold answer, when known: `sim` agents need it, and the analysis-only orderings
     /// `truth-first` / `truth-last` read it.
     #[serde(
@@ -59,6 +65,8 @@ impl Default for DebateSection {
             max_concurrent_calls: engine.max_concurrent_calls,
             weights: None,
             tie_break: TieBreakSetting::Deterministic,
+            tie_break_seed: None,
+            normalize: false,
             gold: None,
             reask: engine.reask,
         }
@@ -138,14 +146,16 @@ impl DebateSection {
             None => None,
         };
         let config = DecisionConfig {
-            tie_break: self.tie_break.with_seed(self.seed),
+            tie_break: self
+                .tie_break
+                .with_seed(self.tie_break_seed.unwrap_or(self.seed)),
             weights: match self.weights {
                 Some(w) => FreeMadWeights::new(w).map_err(|err| {
                     ConfigError::new("debate.weights", format!("debate.weights: {err}"))
                 })?,
                 None => FreeMadWeights::default(),
             },
-            normalize: false,
+            normalize: self.normalize,
         };
         Ok((rule, config))
     }
