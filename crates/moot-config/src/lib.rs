@@ -8,7 +8,8 @@
 //! [`TieBreakSetting`], [`DialectSetting`]); an agent is typed by its [`Backend`], which holds
 //! the keys that backend reads and no others.
 //!
-//! Files are read by [`dialect`]s: moot's own keys in TOML, YAML or JSON today.
+//! Files are read by [`dialect`]s: moot's own keys in TOML, YAML or JSON, and freemad's
+//! configuration files as they are.
 //!
 //! ```
 //! let config = moot_config::dialect::native::from_toml(
@@ -42,7 +43,7 @@ pub use agent::{
 pub use budget::BudgetSection;
 pub use config::Config;
 pub use debate::{DebateSection, DEFAULT_ROUNDS, DEFAULT_SEED};
-pub use dialect::load;
+pub use dialect::{load, load_with_dialect, Dialect};
 pub use error::ConfigError;
 pub use example::EXAMPLE;
 pub use names::{

@@ -1,7 +1,9 @@
 //! Configuration dialects: the file formats moot reads into one [`Config`](crate::config::Config).
 //! Each dialect is a module that turns text into a `Config` and says which files it claims;
-//! [`load`] picks by extension. Today: moot's own keys in TOML, YAML or JSON ([`native`]).
+//! [`load`] picks by extension and, for YAML and JSON, by shape: moot's own keys
+//! ([`native`]) or freemad's ([`freemad`], recognised by its sections and agent keys).
 
+pub mod freemad;
 pub mod native;
 
 use std::path::Path;
@@ -18,6 +20,19 @@ use crate::error::ConfigError;
 /// `--agents` and `--rounds` may still change it: callers check it with
 /// [`Config::validate_size`].
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    load_with_dialect(path).map(|(config, _)| config)
+}
+
+/// Which dialect a file was written in; a freemad file comes with the places where moot reads
+/// it differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Dialect {
+    Moot,
+    Freemad(Vec<freemad::Note>),
+}
+
+/// [`load`], also saying which dialect the file was in.
+pub fn load_with_dialect(path: &Path) -> Result<(Config, Dialect), ConfigError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path)
         .map_err(|e| ConfigError::new("", format!("cannot read config {name}: {e}")))?;
@@ -27,16 +42,38 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_lowercase();
-    let config = match ext.as_str() {
-        "yaml" | "yml" => native::from_yaml(&text),
-        "toml" => native::from_toml(&text),
-        "json" => native::from_json(&text),
+    let (config, dialect) = match ext.as_str() {
+        "yaml" | "yml" => from_yaml(&text),
+        "toml" => native::from_toml(&text).map(|c| (c, Dialect::Moot)),
+        "json" => from_json(&text),
         _ => native::from_toml(&text)
-            .or_else(|toml_err| native::from_yaml(&text).map_err(|_| toml_err)),
+            .map(|c| (c, Dialect::Moot))
+            .or_else(|toml_err| from_yaml(&text).map_err(|_| toml_err)),
     }
     .map_err(|e| e.in_file(&name))?;
     config.validate_settings().map_err(|e| e.in_file(&name))?;
-    Ok(config)
+    Ok((config, dialect))
+}
+
+/// YAML in either dialect.
+pub fn from_yaml(text: &str) -> Result<(Config, Dialect), ConfigError> {
+    match serde_saphyr::from_str::<serde_json::Value>(text) {
+        Ok(doc) if freemad::recognises(&doc) => from_freemad(doc),
+        _ => native::from_yaml(text).map(|c| (c, Dialect::Moot)),
+    }
+}
+
+/// JSON in either dialect.
+pub fn from_json(text: &str) -> Result<(Config, Dialect), ConfigError> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(doc) if freemad::recognises(&doc) => from_freemad(doc),
+        _ => native::from_json(text).map(|c| (c, Dialect::Moot)),
+    }
+}
+
+fn from_freemad(doc: serde_json::Value) -> Result<(Config, Dialect), ConfigError> {
+    let (config, notes) = freemad::from_value(doc)?.to_moot()?;
+    Ok((config, Dialect::Freemad(notes)))
 }
 
 /// `bytes` as text, or why not: the offset, line and column of the first byte that is not

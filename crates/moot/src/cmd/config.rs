@@ -1,4 +1,4 @@
-//! `moot config check FILE` and `moot config example`.
+//! `moot config check FILE`, `moot config convert FILE` and `moot config example`.
 
 use std::path::PathBuf;
 
@@ -16,6 +16,9 @@ pub enum Command {
     Check { file: PathBuf },
     /// Print a commented example configuration.
     Example,
+    /// Print a configuration (moot's, or freemad's YAML/JSON) as moot's TOML, with a comment on
+    /// everything whose meaning changed.
+    Convert { file: PathBuf },
 }
 
 pub fn run(cmd: Command) -> Result<()> {
@@ -41,6 +44,37 @@ pub fn run(cmd: Command) -> Result<()> {
             );
         }
         Command::Example => print!("{EXAMPLE}"),
+        Command::Convert { file } => print!("{}", convert(&file)?),
     }
     Ok(())
+}
+
+/// The TOML of the configuration in `file`, headed by where it came from and, for a freemad
+/// file, by each place where moot reads it differently.
+fn convert(file: &std::path::Path) -> Result<String> {
+    let (config, dialect) = moot_config::load_with_dialect(file).map_err(InputError::from)?;
+    let mut out = String::new();
+    match dialect {
+        moot_config::Dialect::Moot => {
+            out.push_str(&format!(
+                "# {}: moot's own format, rewritten in full\n",
+                file.display()
+            ));
+        }
+        moot_config::Dialect::Freemad(notes) => {
+            out.push_str(&format!(
+                "# Converted from the freemad configuration {}.\n",
+                file.display()
+            ));
+            out.push_str("# Where moot reads it differently:\n");
+            for note in notes {
+                out.push_str(&format!("# - {}: {}\n", note.key, note.message));
+            }
+        }
+    }
+    out.push('\n');
+    let toml = toml::to_string(&config)
+        .map_err(|e| anyhow::anyhow!("writing the configuration as TOML: {e}"))?;
+    out.push_str(&toml);
+    Ok(out)
 }

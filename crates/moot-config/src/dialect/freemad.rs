@@ -1,0 +1,1019 @@
+//! freemad's configuration files (YAML or JSON), read as they are, so that a freemad user's
+//! configs run under moot unchanged. The facts come from freemad 2.0.0 (see
+//! docs/freemad-reference.md); the keys map onto moot's [`Config`] as below, and every place
+//! where moot's meaning differs is a [`Note`] (`moot config convert` prints them as comments).
+//!
+//! - `agents[]` (enabled ones) become `cli` agents whose arguments are exactly the ones freemad
+//!   passes: the words of `cli_command` (split as Python's `shlex.split` does), the mode word
+//!   when `cli_mode_arg`, `cli_flags`, `cli_args` sorted by key as `--key value` (a key starting
+//!   with `-` as it is), then `cli_positional`. The prompt goes on stdin, as in freemad.
+//! - `topology`, `deadlines`, `scoring`, `security` and `budget` become moot's protocol
+//!   options, debate deadlines, decision settings, security and budget, with freemad's
+//!   defaults where the file is silent.
+//! - Keys moot cannot honour yet (writing freemad transcripts, log files, the code sandbox, the
+//!   disk cache) are errors naming the key when they ask for something, never dropped silently.
+//!
+//! Unlike freemad, unknown keys are errors (freemad ignores them), and values must have the
+//! type the key takes (freemad converts with Python's `int()`/`str()` and may crash).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::agent::{AgentConfig, Backend};
+use crate::config::Config;
+use crate::error::ConfigError;
+use crate::names::TieBreakSetting;
+
+/// Where moot reads a freemad key differently from freemad itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The freemad key (`scoring.normalize`, `agents[1].timeout`).
+    pub key: String,
+    pub message: String,
+}
+
+/// The keys only freemad's files have at the top level (moot's own files have none of them).
+const FREEMAD_SECTIONS: &[&str] = &[
+    "topology",
+    "deadlines",
+    "scoring",
+    "output",
+    "logging",
+    "validation",
+    "cache",
+];
+
+/// Whether a parsed file is a freemad configuration: it has a section only freemad has, or an
+/// agent with freemad's `type` or `cli_command`.
+pub fn recognises(doc: &Value) -> bool {
+    let Some(top) = doc.as_object() else {
+        return false;
+    };
+    if FREEMAD_SECTIONS.iter().any(|k| top.contains_key(*k)) {
+        return true;
+    }
+    top.get("agents")
+        .and_then(Value::as_array)
+        .is_some_and(|agents| {
+            agents
+                .iter()
+                .any(|a| a.get("type").is_some() || a.get("cli_command").is_some())
+        })
+}
+
+/// A freemad configuration file's keys (freemad 2.0.0's full reference).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FreemadConfig {
+    pub agents: Option<Vec<FreemadAgent>>,
+    pub topology: Topology,
+    pub deadlines: Deadlines,
+    pub scoring: Scoring,
+    pub security: Security,
+    pub budget: Budget,
+    pub output: Output,
+    pub logging: Logging,
+    pub validation: Validation,
+    pub cache: Cache,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreemadAgent {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default)]
+    pub cli_command: Option<String>,
+    #[serde(default)]
+    pub cli_mode_arg: bool,
+    #[serde(default)]
+    pub cli_flags: Vec<Scalar>,
+    #[serde(default)]
+    pub cli_args: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    pub cli_positional: Vec<Scalar>,
+    /// Seconds.
+    #[serde(default = "sixty")]
+    pub timeout: f64,
+    #[serde(default)]
+    pub config: AgentSampling,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentSampling {
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+}
+
+/// A YAML/JSON scalar that freemad turns into text with Python's `str()`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Null,
+}
+
+impl Scalar {
+    /// The text Python's `str()` gives: `True`, `None`, `7`, `0.5`, `1.0`, `1e+20`.
+    pub fn python_str(&self) -> String {
+        match self {
+            Scalar::Bool(true) => "True".into(),
+            Scalar::Bool(false) => "False".into(),
+            Scalar::Null => "None".into(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Text(s) => s.clone(),
+            Scalar::Float(f) => python_float(*f),
+        }
+    }
+}
+
+/// Python's `repr(float)`: the shortest text that reads back, with `.0` on whole numbers and
+/// an exponent (`1e+20`, `1e-05`) outside 1e-4 ≤ |x| < 1e16.
+fn python_float(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    let magnitude = f.abs();
+    if f == 0.0 || (1e-4..1e16).contains(&magnitude) {
+        let text = format!("{f}");
+        return if text.contains('.') {
+            text
+        } else {
+            format!("{text}.0")
+        };
+    }
+    // Rust writes `1e20` / `1.5e-7`; Python `1e+20` / `1.5e-07`.
+    let text = format!("{f:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let (sign, digits) = match exponent.strip_prefix('-') {
+        Some(d) => ('-', d),
+        None => ('+', exponent),
+    };
+    format!("{mantissa}e{sign}{digits:0>2}")
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn sixty() -> f64 {
+    60.0
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Topology {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub k: Option<usize>,
+    pub seed: u64,
+    pub hub_agent: Option<String>,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology {
+            kind: "all_to_all".into(),
+            k: None,
+            seed: 12345,
+            hub_agent: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Deadlines {
+    pub soft_timeout_ms: u64,
+    pub hard_timeout_ms: u64,
+    pub min_agents: usize,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            soft_timeout_ms: 15_000,
+            hard_timeout_ms: 30_000,
+            min_agents: 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scoring {
+    pub weights: Vec<f64>,
+    pub normalize: bool,
+    pub tie_break: String,
+    pub random_seed: u64,
+}
+
+impl Default for Scoring {
+    fn default() -> Self {
+        Scoring {
+            weights: vec![20.0, 25.0, 30.0, 20.0],
+            normalize: true,
+            tie_break: "deterministic".into(),
+            random_seed: 987_654_321,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Security {
+    pub api_key_source: Option<Value>,
+    pub api_key_name: Option<Value>,
+    pub redact_patterns: Vec<String>,
+    /// Characters.
+    pub max_requirement_size: usize,
+    /// Characters.
+    pub max_solution_size: usize,
+    pub max_critique_size: usize,
+    pub cli_use_shell: bool,
+    pub cli_timeout_ms: u64,
+    pub cli_allowed_commands: Vec<String>,
+}
+
+impl Default for Security {
+    fn default() -> Self {
+        Security {
+            api_key_source: None,
+            api_key_name: None,
+            redact_patterns: vec![
+                r"sk-[A-Za-z0-9_\-]+".into(),
+                r"(?i)api[_-]?key\s*[:=]\s*\S+".into(),
+            ],
+            max_requirement_size: 20_000,
+            max_solution_size: 40_000,
+            max_critique_size: 20_000,
+            cli_use_shell: false,
+            cli_timeout_ms: 60_000,
+            cli_allowed_commands: vec![
+                "zen".into(),
+                "zen-mcp".into(),
+                "claude".into(),
+                "codex".into(),
+            ],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Budget {
+    pub max_total_time_sec: Option<f64>,
+    pub max_round_time_sec: Option<f64>,
+    pub max_agent_time_sec: Option<f64>,
+    pub max_tokens_per_agent_per_round: Option<u64>,
+    pub max_total_tokens: Option<u64>,
+    pub enforce_total_tokens: bool,
+    pub enable_token_truncation: bool,
+    pub max_concurrent_agents: Option<usize>,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            max_total_time_sec: Some(120.0),
+            max_round_time_sec: Some(30.0),
+            max_agent_time_sec: Some(20.0),
+            max_tokens_per_agent_per_round: None,
+            max_total_tokens: None,
+            enforce_total_tokens: false,
+            enable_token_truncation: true,
+            max_concurrent_agents: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Output {
+    pub save_transcript: Option<bool>,
+    pub transcript_dir: Option<String>,
+    pub format: Option<String>,
+    pub verbose: Option<bool>,
+    pub include_topology_info: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Logging {
+    pub level: Option<String>,
+    pub file: Option<String>,
+    pub console: Option<bool>,
+    pub structured: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Validation {
+    pub enable_sandbox: Option<bool>,
+    pub sandbox_timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Cache {
+    pub enabled: Option<bool>,
+    pub dir: Option<String>,
+    pub max_entries: Option<u64>,
+}
+
+/// The agent types freemad knows (matched without regard to case).
+pub const AGENT_TYPES: &[&str] = &["claude_code", "openai_codex"];
+
+/// Splits a command line as Python's `shlex.split` does (POSIX mode, no comments): quotes group
+/// words, a backslash escapes outside quotes and, inside double quotes, only `"` and `\`; `#`
+/// is an ordinary character. (The `shlex` crate reads `#` as a comment, so it would give other
+/// arguments than freemad.) `None` for an unclosed quote or a trailing backslash.
+pub fn split_command(line: &str) -> Option<Vec<String>> {
+    #[derive(PartialEq)]
+    enum In {
+        Space,
+        Word,
+        Single,
+        Double,
+    }
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut state = In::Space;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match state {
+            In::Space | In::Word => match c {
+                ' ' | '\t' | '\r' | '\n' => {
+                    if state == In::Word {
+                        words.push(std::mem::take(&mut word));
+                        state = In::Space;
+                    }
+                }
+                '\'' => state = In::Single,
+                '"' => state = In::Double,
+                '\\' => {
+                    word.push(chars.next()?);
+                    state = In::Word;
+                }
+                c => {
+                    word.push(c);
+                    state = In::Word;
+                }
+            },
+            In::Single => match c {
+                '\'' => state = In::Word,
+                c => word.push(c),
+            },
+            In::Double => match c {
+                '"' => state = In::Word,
+                '\\' => match chars.next()? {
+                    escaped @ ('"' | '\\') => word.push(escaped),
+                    other => {
+                        word.push('\\');
+                        word.push(other);
+                    }
+                },
+                c => word.push(c),
+            },
+        }
+    }
+    match state {
+        In::Single | In::Double => None,
+        In::Word => {
+            words.push(word);
+            Some(words)
+        }
+        In::Space => Some(words),
+    }
+}
+
+impl FreemadAgent {
+    /// The arguments freemad passes after the command's own words and the mode word: the flags,
+    /// the `cli_args` sorted by key as `--key value` (a key starting with `-` as it is), then
+    /// the positional arguments.
+    pub fn args_after_mode(&self) -> Vec<String> {
+        let mut argv: Vec<String> = self.cli_flags.iter().map(Scalar::python_str).collect();
+        // A BTreeMap of String keys iterates in code-point order, as Python's sorted() does.
+        for (key, value) in &self.cli_args {
+            argv.push(if key.starts_with('-') {
+                key.clone()
+            } else {
+                format!("--{key}")
+            });
+            argv.push(value.python_str());
+        }
+        argv.extend(self.cli_positional.iter().map(Scalar::python_str));
+        argv
+    }
+
+    /// The call timeout freemad uses: the largest of the agent's `timeout`,
+    /// `security.cli_timeout_ms` and `budget.max_agent_time_sec` (unset: no limit).
+    fn timeout_sec(&self, security: &Security, budget: &Budget) -> f64 {
+        let agent = if self.timeout > 0.0 {
+            self.timeout
+        } else {
+            60.0
+        };
+        let budget = budget.max_agent_time_sec.unwrap_or(1e9);
+        agent
+            .max(security.cli_timeout_ms as f64 / 1000.0)
+            .max(budget)
+    }
+}
+
+/// Reads a parsed freemad file.
+pub fn from_value(doc: Value) -> Result<FreemadConfig, ConfigError> {
+    serde_path_to_error::deserialize(doc).map_err(|e| {
+        let key = e.path().to_string();
+        ConfigError::new(
+            key.clone(),
+            format!("freemad configuration: {key}: {}", e.inner()),
+        )
+    })
+}
+
+impl FreemadConfig {
+    /// The moot configuration that runs this freemad one, and where its meaning differs.
+    pub fn to_moot(&self) -> Result<(Config, Vec<Note>), ConfigError> {
+        self.validate()?;
+        let mut notes = Vec::new();
+        let mut config = Config::default();
+        self.map_agents(&mut config, &mut notes)?;
+        self.map_topology(&mut config, &mut notes)?;
+        self.map_debate(&mut config, &mut notes);
+        self.map_security(&mut config, &mut notes)?;
+        self.map_budget(&mut config, &mut notes);
+        self.refuse_unsupported()?;
+        Ok((config, notes))
+    }
+
+    fn agents(&self) -> Vec<FreemadAgent> {
+        self.agents.clone().unwrap_or_else(|| {
+            ["claude", "codex"]
+                .iter()
+                .zip(AGENT_TYPES)
+                .map(|(id, kind)| FreemadAgent {
+                    id: id.to_string(),
+                    kind: kind.to_string(),
+                    enabled: true,
+                    cli_command: None,
+                    cli_mode_arg: false,
+                    cli_flags: vec![],
+                    cli_args: BTreeMap::new(),
+                    cli_positional: vec![],
+                    timeout: 60.0,
+                    config: AgentSampling::default(),
+                })
+                .collect()
+        })
+    }
+
+    /// freemad's own load-time checks (which count disabled agents too), each an error naming
+    /// the key.
+    fn validate(&self) -> Result<(), ConfigError> {
+        let agents = self.agents();
+        let n = agents.len();
+        if n < 2 {
+            return fail(
+                "agents",
+                "agents must contain at least 2 agents (disabled ones count)",
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (i, a) in agents.iter().enumerate() {
+            let at = format!("agents[{i}]");
+            if a.id.trim().is_empty() {
+                return fail(&format!("{at}.id"), format!("{at}.id must not be empty"));
+            }
+            if !seen.insert(a.id.trim()) {
+                return fail(
+                    &format!("{at}.id"),
+                    format!("{at}.id = {:?} is used by another agent", a.id),
+                );
+            }
+            if !AGENT_TYPES.contains(&a.kind.trim().to_lowercase().as_str()) {
+                return fail(
+                    &format!("{at}.type"),
+                    format!(
+                        "{at}.type = {:?} is not a freemad agent type (expected one of {})",
+                        a.kind,
+                        AGENT_TYPES.join(", ")
+                    ),
+                );
+            }
+            if !(a.timeout.is_finite() && a.timeout > 0.0) {
+                return fail(
+                    &format!("{at}.timeout"),
+                    format!("{at}.timeout must be > 0 seconds"),
+                );
+            }
+        }
+        if !agents.iter().any(|a| a.enabled) {
+            return fail("agents", "agents: every agent is disabled (enabled: false)");
+        }
+        let d = &self.deadlines;
+        if d.soft_timeout_ms == 0 || d.hard_timeout_ms == 0 {
+            return fail(
+                "deadlines",
+                "deadlines.soft_timeout_ms and hard_timeout_ms must be > 0",
+            );
+        }
+        if d.soft_timeout_ms >= d.hard_timeout_ms {
+            return fail(
+                "deadlines.soft_timeout_ms",
+                format!(
+                    "deadlines.soft_timeout_ms ({}) must be < deadlines.hard_timeout_ms ({})",
+                    d.soft_timeout_ms, d.hard_timeout_ms
+                ),
+            );
+        }
+        if !(1..=n).contains(&d.min_agents) {
+            return fail(
+                "deadlines.min_agents",
+                format!(
+                    "deadlines.min_agents = {} must be between 1 and {n}",
+                    d.min_agents
+                ),
+            );
+        }
+        if self.scoring.weights.len() != 4 {
+            return fail(
+                "scoring.weights",
+                "scoring.weights must be 4 numbers [initial, change penalty, change reward, keep]",
+            );
+        }
+        if self.security.cli_use_shell {
+            return fail(
+                "security.cli_use_shell",
+                "security.cli_use_shell must be false: agents are never run through a shell",
+            );
+        }
+        if self.security.cli_timeout_ms == 0 {
+            return fail(
+                "security.cli_timeout_ms",
+                "security.cli_timeout_ms must be > 0",
+            );
+        }
+        Ok(())
+    }
+
+    fn map_agents(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
+        let mut longest = 0.0f64;
+        let mut sampled = Vec::new();
+        for (i, a) in self.agents().iter().enumerate() {
+            let at = format!("agents[{i}]");
+            if !a.enabled {
+                continue;
+            }
+            let Some(line) = a
+                .cli_command
+                .as_deref()
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+            else {
+                return fail(
+                    &format!("{at}.cli_command"),
+                    format!("{at} (id {:?}) has no cli_command", a.id),
+                );
+            };
+            let words = split_command(line).ok_or_else(|| {
+                ConfigError::new(
+                    format!("{at}.cli_command"),
+                    format!(
+                        "{at}.cli_command = {line:?} has an unclosed quote or a trailing backslash"
+                    ),
+                )
+            })?;
+            let Some((command, args)) = words.split_first() else {
+                return fail(
+                    &format!("{at}.cli_command"),
+                    format!("{at}.cli_command is empty"),
+                );
+            };
+            let mut agent = AgentConfig::new(
+                a.id.trim(),
+                Backend::Cli {
+                    command: command.clone(),
+                    args: args.to_vec(),
+                    mode_arg: a.cli_mode_arg,
+                    args_after_mode: a.args_after_mode(),
+                    working_dir: None,
+                },
+            );
+            agent.sampling.temperature = a.config.temperature.map(|t| t as f32);
+            agent.sampling.max_tokens = a.config.max_tokens;
+            config.agents.push(agent);
+            longest = longest.max(a.timeout_sec(&self.security, &self.budget));
+            if a.config.temperature.is_some() || a.config.max_tokens.is_some() {
+                sampled.push(i.to_string());
+            }
+        }
+        if !sampled.is_empty() {
+            notes.push(Note {
+                key: format!("agents[{}].config", sampled.join(",")),
+                message: "temperature and max_tokens are recorded; neither freemad nor moot passes them to a cli agent".into(),
+            });
+        }
+        // freemad asks again only when a reply cannot be parsed; a call that fails fails.
+        config.retry.max_retries = 0;
+        notes.push(Note {
+            key: "retry".into(),
+            message: "failed calls are not retried, as in freemad; [retry] max_retries lets moot retry timeouts and crashes".into(),
+        });
+        let per_call = longest.min(1e9);
+        config.budget.max_agent_time_sec = Some(per_call);
+        notes.push(Note {
+            key: "agents[].timeout".into(),
+            message: format!(
+                "one call's limit is {per_call} s for every agent: freemad's largest of timeout, security.cli_timeout_ms and budget.max_agent_time_sec, over all agents"
+            ),
+        });
+        Ok(())
+    }
+
+    fn map_topology(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
+        use moot_core::protocol::TopologyName;
+        let t = &self.topology;
+        let enabled: Vec<String> = self
+            .agents()
+            .iter()
+            .filter(|a| a.enabled)
+            .map(|a| a.id.trim().to_string())
+            .collect();
+        let options = &mut config.protocol;
+        match t.kind.trim() {
+            "all_to_all" => options.topology = Some(TopologyName::AllToAll),
+            "ring" => options.topology = Some(TopologyName::Ring),
+            "k_reviewers" => {
+                let Some(k) = t.k else {
+                    return fail("topology.k", "topology.k is required for k_reviewers");
+                };
+                options.topology = Some(TopologyName::KReviewers);
+                options.k = Some(k);
+                notes.push(Note {
+                    key: "topology.seed".into(),
+                    message: "k_reviewers: moot draws each agent's reviewers with its own seeded generator, not Python's, so the reviewer sets can differ from freemad's".into(),
+                });
+            }
+            "star" => {
+                let Some(hub) = &t.hub_agent else {
+                    return fail(
+                        "topology.hub_agent",
+                        "topology.hub_agent is required for star",
+                    );
+                };
+                let Some(position) = enabled.iter().position(|id| id == hub.trim()) else {
+                    return fail(
+                        "topology.hub_agent",
+                        format!("topology.hub_agent = {hub:?} is not an enabled agent"),
+                    );
+                };
+                options.topology = Some(TopologyName::Star);
+                options.hub = Some(position + 1);
+            }
+            other => return fail(
+                "topology.type",
+                format!(
+                    "topology.type = {other:?} is not one of all_to_all, k_reviewers, ring, star"
+                ),
+            ),
+        }
+        config.debate.seed = t.seed;
+        Ok(())
+    }
+
+    fn map_debate(&self, config: &mut Config, notes: &mut Vec<Note>) {
+        let d = &mut config.debate;
+        d.protocol = "free-mad-n".parse().unwrap_or_default();
+        d.soft_timeout_ms = self.deadlines.soft_timeout_ms;
+        d.hard_timeout_ms = self.deadlines.hard_timeout_ms;
+        let enabled = config.agents.len();
+        d.min_agents = Some(self.deadlines.min_agents.min(enabled));
+        if self.deadlines.min_agents > enabled {
+            notes.push(Note {
+                key: "deadlines.min_agents".into(),
+                message: format!(
+                    "{} is more than the {enabled} enabled agents: moot waits for {enabled} (freemad spins until the soft deadline)",
+                    self.deadlines.min_agents
+                ),
+            });
+        }
+        notes.push(Note {
+            key: "deadlines".into(),
+            message: "moot's deadlines end a round: after soft_timeout_ms with min_agents answers, at hard_timeout_ms in any case (freemad's soft deadline is only recorded, and its rounds wait for every agent)".into(),
+        });
+        let w = &self.scoring.weights;
+        d.weights = Some([w[0], w[1], w[2], w[3]]);
+        d.normalize = self.scoring.normalize;
+        d.tie_break = if self.scoring.tie_break.trim().eq_ignore_ascii_case("random") {
+            TieBreakSetting::Random
+        } else {
+            TieBreakSetting::Deterministic
+        };
+        d.tie_break_seed = Some(self.scoring.random_seed);
+        d.decision = Some("free-mad".into());
+        d.answer = crate::names::AnswerSetting::Kind(moot_core::answer::AnswerKind::Text);
+        notes.push(Note {
+            key: "scoring".into(),
+            message: "solutions are compared as moot's text answers; freemad compares hashes of the trimmed text (or of its fenced code blocks)".into(),
+        });
+        if let Some(n) = self.budget.max_concurrent_agents {
+            d.max_concurrent_calls = n;
+        }
+    }
+
+    fn map_security(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
+        let s = &self.security;
+        let out = &mut config.security;
+        out.cli_allowed_commands = s.cli_allowed_commands.clone();
+        out.redact = s.redact_patterns.clone();
+        // freemad counts characters; a character is at most 4 bytes of UTF-8.
+        out.cli_max_input_bytes = s.max_requirement_size.saturating_mul(4);
+        out.cli_max_output_bytes = s.max_solution_size.saturating_mul(4);
+        notes.push(Note {
+            key: "security".into(),
+            message: "max_requirement_size and max_solution_size are caps in characters in freemad (it truncates); moot refuses a prompt or output over 4 bytes per character. Agents get an emptied environment (PATH, HOME, LANG) where freemad passes its whole environment".into(),
+        });
+        if s.api_key_source.is_some() || s.api_key_name.is_some() {
+            notes.push(Note {
+                key: "security.api_key_source".into(),
+                message: "unused by freemad 2.0.0 too".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn map_budget(&self, config: &mut Config, notes: &mut Vec<Note>) {
+        let b = &self.budget;
+        let out = &mut config.budget;
+        out.max_total_time_sec = b.max_total_time_sec;
+        out.max_round_time_sec = b.max_round_time_sec;
+        out.max_tokens_per_agent_per_round = b.max_tokens_per_agent_per_round;
+        out.enable_token_truncation = b.enable_token_truncation;
+        if b.enforce_total_tokens {
+            out.max_total_tokens = b.max_total_tokens;
+        } else if b.max_total_tokens.is_some() {
+            notes.push(Note {
+                key: "budget.max_total_tokens".into(),
+                message: "not enforced, as in freemad, because enforce_total_tokens is false"
+                    .into(),
+            });
+        }
+    }
+
+    /// What moot cannot do yet, asked for explicitly: an error naming the key.
+    fn refuse_unsupported(&self) -> Result<(), ConfigError> {
+        let not_yet = |key: &str, what: &str| {
+            fail::<()>(
+                key,
+                format!("{key}: {what} is not supported yet; remove the key or set it off"),
+            )
+        };
+        if self.output.save_transcript == Some(true) {
+            not_yet(
+                "output.save_transcript",
+                "writing freemad transcript files (the run is in moot's store: moot show RUN)",
+            )?;
+        }
+        if self.logging.file.is_some() {
+            not_yet("logging.file", "a log file")?;
+        }
+        if self.logging.structured == Some(true) {
+            not_yet("logging.structured", "JSON log lines")?;
+        }
+        if self.validation.enable_sandbox == Some(true) {
+            not_yet("validation.enable_sandbox", "running answers in a sandbox")?;
+        }
+        if self.cache.enabled == Some(true) {
+            not_yet("cache.enabled", "freemad's disk cache")?;
+        }
+        Ok(())
+    }
+}
+
+fn fail<T>(key: &str, message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::new(key, message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(yaml: &str) -> Result<(Config, Vec<Note>), ConfigError> {
+        let doc: Value = serde_saphyr::from_str(yaml).unwrap();
+        assert!(recognises(&doc), "{yaml}");
+        from_value(doc)?.to_moot()
+    }
+
+    fn argv(config: &Config, i: usize, mode: moot_core::chat::CallMode) -> Vec<String> {
+        let Backend::Cli {
+            command,
+            args,
+            mode_arg,
+            args_after_mode,
+            ..
+        } = &config.agents[i].backend
+        else {
+            panic!("not a cli agent");
+        };
+        let mut c = moot_backends::cli::CliConfig::new(command.clone(), args.clone());
+        c.mode_arg = *mode_arg;
+        c.args_after_mode = args_after_mode.clone();
+        std::iter::once(command.clone())
+            .chain(c.arguments(mode))
+            .collect()
+    }
+
+    /// The three worked examples of docs/freemad-reference.md, whose argv was seen from
+    /// freemad 2.0.0 itself.
+    #[test]
+    fn agents_get_the_argv_freemad_builds() {
+        use moot_core::chat::CallMode::{Critique, Generate};
+        let (c, _) = read(
+            r#"
+agents:
+  - id: ex1
+    type: claude_code
+    cli_command: "python3 /tmp/fm-exp/fake_agent.py"
+    cli_mode_arg: true
+    cli_args: {persona: alpha}
+  - id: ex2
+    type: openai_codex
+    cli_command: "python3 /tmp/fm-exp/fake_agent.py 'two words'"
+    cli_flags: ["--verbose", "-q"]
+    cli_args: {zeta: 1, --persona: beta, model: "m 1"}
+    cli_positional: ["-"]
+  - id: ex3
+    type: OpenAI_Codex
+    cli_command: "/tmp/fm-exp/fake_agent.py exec"
+    cli_mode_arg: true
+    cli_flags: ["--skip-git-repo-check"]
+    cli_args: {--model: gpt, --config: "x='high'", persona: gamma}
+    cli_positional: ["-"]
+security:
+  cli_allowed_commands: ["python3", "/tmp/fm-exp/fake_agent.py"]
+"#,
+        )
+        .unwrap();
+        assert_eq!(
+            argv(&c, 0, Generate),
+            [
+                "python3",
+                "/tmp/fm-exp/fake_agent.py",
+                "generate",
+                "--persona",
+                "alpha"
+            ]
+        );
+        assert_eq!(
+            argv(&c, 0, Critique),
+            [
+                "python3",
+                "/tmp/fm-exp/fake_agent.py",
+                "critique",
+                "--persona",
+                "alpha"
+            ]
+        );
+        let ex2 = [
+            "python3",
+            "/tmp/fm-exp/fake_agent.py",
+            "two words",
+            "--verbose",
+            "-q",
+            "--persona",
+            "beta",
+            "--model",
+            "m 1",
+            "--zeta",
+            "1",
+            "-",
+        ];
+        assert_eq!(argv(&c, 1, Generate), ex2);
+        assert_eq!(argv(&c, 1, Critique), ex2);
+        assert_eq!(
+            argv(&c, 2, Generate),
+            [
+                "/tmp/fm-exp/fake_agent.py",
+                "exec",
+                "generate",
+                "--skip-git-repo-check",
+                "--config",
+                "x='high'",
+                "--model",
+                "gpt",
+                "--persona",
+                "gamma",
+                "-"
+            ]
+        );
+    }
+
+    #[test]
+    fn commands_split_as_python_shlex_does() {
+        let split = |s: &str| split_command(s);
+        assert_eq!(split("codex exec").unwrap(), ["codex", "exec"]);
+        assert_eq!(split("a #b c").unwrap(), ["a", "#b", "c"]);
+        assert_eq!(
+            split(r#"a "b \" \x" 'c \ d'"#).unwrap(),
+            ["a", r#"b " \x"#, r"c \ d"]
+        );
+        assert_eq!(split(r"a\ b ''").unwrap(), ["a b", ""]);
+        assert_eq!(split("x'y'\"z\"").unwrap(), ["xyz"]);
+        assert_eq!(split("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(split("a 'b"), None);
+        assert_eq!(split("a \\"), None);
+    }
+
+    #[test]
+    fn values_become_text_as_python_str_does() {
+        for (value, text) in [
+            (Scalar::Bool(true), "True"),
+            (Scalar::Null, "None"),
+            (Scalar::Int(7), "7"),
+            (Scalar::Float(0.5), "0.5"),
+            (Scalar::Float(1.0), "1.0"),
+            (Scalar::Float(1e20), "1e+20"),
+            (Scalar::Float(1.5e-7), "1.5e-07"),
+            (Scalar::Text("m 1".into()), "m 1"),
+        ] {
+            assert_eq!(value.python_str(), text);
+        }
+    }
+
+    #[test]
+    fn freemad_defaults_apply_where_the_file_is_silent() {
+        let (c, _) = read(
+            "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude, enabled: false}\n  - {id: c, type: openai_codex, cli_command: codex}\n",
+        )
+        .unwrap();
+        assert_eq!(c.agents.len(), 2, "disabled agents do not debate");
+        assert_eq!(
+            (c.debate.soft_timeout_ms, c.debate.hard_timeout_ms),
+            (15_000, 30_000)
+        );
+        assert_eq!(c.debate.weights, Some([20.0, 25.0, 30.0, 20.0]));
+        assert!(c.debate.normalize);
+        assert_eq!(c.debate.tie_break_seed, Some(987_654_321));
+        assert_eq!(c.budget.max_total_time_sec, Some(120.0));
+        assert_eq!(c.budget.max_agent_time_sec, Some(60.0));
+        assert_eq!(
+            c.security.cli_allowed_commands,
+            ["zen", "zen-mcp", "claude", "codex"]
+        );
+        assert_eq!(c.debate.protocol.as_str(), "free-mad-n");
+    }
+
+    #[test]
+    fn bad_keys_are_named() {
+        let bad = |yaml: &str, key: &str| {
+            let e = read(yaml).unwrap_err();
+            assert!(e.key == key || e.message.contains(key), "{yaml}: {e:?}");
+        };
+        let two = "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\n";
+        bad("agents:\n  - {id: a, type: gpt, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\n", "agents[0].type");
+        bad(
+            &format!("{two}security:\n  cli_use_shell: true\n"),
+            "security.cli_use_shell",
+        );
+        bad(&format!("{two}topology:\n  type: mesh\n"), "topology.type");
+        bad(
+            &format!("{two}topology:\n  type: star\n  hub_agent: zed\n"),
+            "topology.hub_agent",
+        );
+        bad(
+            &format!("{two}deadlines:\n  soft_timeout_ms: 5\n  hard_timeout_ms: 5\n"),
+            "deadlines.soft_timeout_ms",
+        );
+        bad(
+            &format!("{two}output:\n  save_transcript: true\n"),
+            "output.save_transcript",
+        );
+        bad(&format!("{two}scoring:\n  colour: red\n"), "colour");
+        bad(
+            "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n",
+            "agents",
+        );
+        bad("agents:\n  - {id: a, type: claude_code, cli_command: \"x 'y\"}\n  - {id: b, type: claude_code, cli_command: claude}\n", "agents[0].cli_command");
+    }
+
+    #[test]
+    fn moot_files_are_not_taken_for_freemad_ones() {
+        let doc: Value =
+            serde_saphyr::from_str("debate:\n  rounds: 2\nagents:\n  - {id: a, backend: local}\n")
+                .unwrap();
+        assert!(!recognises(&doc));
+    }
+}

@@ -1,0 +1,145 @@
+//! `moot config check` and `moot config convert` on freemad's own example configurations.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../moot-config/tests/fixtures/freemad")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A folder with stand-ins for the programs freemad's examples allow (`claude`, `codex`), so
+/// that the check that they exist passes.
+fn fake_programs(dir: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for name in ["claude", "codex"] {
+        let path = bin.join(name);
+        std::fs::write(&path, "#!/bin/sh\necho 'SOLUTION: 1'\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn moot(path_var: &str, args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("moot")
+        .unwrap()
+        .env("PATH", path_var)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn freemad_examples_are_checked_and_what_moot_cannot_do_yet_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path_var = fake_programs(dir.path());
+    for name in ["multi_agent.yaml", "multi_agent.json"] {
+        let file = write(dir.path(), name, &fixture(name));
+        let out = moot(&path_var, &["config", "check", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{}: output.save_transcript", file.display())),
+            "{name}: {err}"
+        );
+        let off = fixture(name)
+            .replacen("save_transcript: true", "save_transcript: false", 1)
+            .replacen("\"save_transcript\": true", "\"save_transcript\": false", 1);
+        let file = write(dir.path(), name, &off);
+        let out = moot(&path_var, &["config", "check", file.to_str().unwrap()]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(said.contains("ok (5 agents, protocol free-mad-n"), "{said}");
+    }
+}
+
+#[test]
+fn a_converted_freemad_file_reads_back_as_the_same_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path_var = fake_programs(dir.path());
+    let text =
+        fixture("multi_agent.yaml").replacen("save_transcript: true", "save_transcript: false", 1);
+    let file = write(dir.path(), "fm.yaml", &text);
+    let out = moot(&path_var, &["config", "convert", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let toml = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        toml.starts_with("# Converted from the freemad configuration"),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("# - deadlines: moot's deadlines end a round"),
+        "{toml}"
+    );
+    let converted = write(dir.path(), "fm.toml", &toml);
+    let again = moot(
+        &path_var,
+        &["config", "convert", converted.to_str().unwrap()],
+    );
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let body = |t: &str| {
+        t.lines()
+            .skip_while(|l| l.starts_with('#') || l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        body(&String::from_utf8(again.stdout).unwrap()),
+        body(&toml),
+        "moot's TOML of the freemad file converts to itself"
+    );
+}
+
+#[test]
+fn a_bad_freemad_file_names_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path_var = fake_programs(dir.path());
+    for (text, key) in [
+        (
+            "agents:\n  - {id: a, type: gemini, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\n",
+            "agents[0].type = \"gemini\" is not a freemad agent type (expected one of claude_code, openai_codex)",
+        ),
+        (
+            "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\ntopology:\n  k: \"1\"\n",
+            "topology.k",
+        ),
+        (
+            "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\nsecurity:\n  cli_use_shell: true\n",
+            "security.cli_use_shell must be false",
+        ),
+    ] {
+        let file = write(dir.path(), "bad.yaml", text);
+        let out = moot(&path_var, &["config", "check", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&file.display().to_string()) && err.contains(key), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
