@@ -683,12 +683,14 @@ impl FreemadConfig {
                 options.topology = Some(TopologyName::Star);
                 options.hub = Some(position + 1);
             }
-            other => return fail(
-                "topology.type",
-                format!(
+            other => {
+                return fail(
+                    "topology.type",
+                    format!(
                     "topology.type = {other:?} is not one of all_to_all, k_reviewers, ring, star"
                 ),
-            ),
+                )
+            }
         }
         config.debate.seed = t.seed;
         Ok(())
