@@ -474,13 +474,15 @@ impl AgentFields {
             }
             // A name in BACKENDS without an arm here: every_backend_refuses_the_keys_of_others
             // builds each registered backend, so this fails a test before it reaches a user.
-            other => return fail(
-                at,
-                "backend",
-                format!(
+            other => {
+                return fail(
+                    at,
+                    "backend",
+                    format!(
                     "{at}.backend = {other:?} is registered but cannot be built (a bug in moot)"
                 ),
-            ),
+                )
+            }
         })
     }
 

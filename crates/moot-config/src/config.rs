@@ -297,8 +297,9 @@ impl Config {
         Ok(())
     }
 
-    /// A `cli` agent's command is allowed, and can be started from its working directory.
-    fn check_agent_can_run(&self, i: usize, a: &AgentConfig) -> Result<(), ConfigError> {
+    /// A `cli` agent's command is allowed, and can be started from its working directory
+    /// (agent `i`, whose entry is `a`). Other backends pass.
+    pub fn check_agent_can_run(&self, i: usize, a: &AgentConfig) -> Result<(), ConfigError> {
         let Backend::Cli {
             command,
             working_dir,

@@ -52,6 +52,9 @@ enum Command {
     /// Validate or print configuration files.
     #[command(subcommand)]
     Config(cmd::config::Command),
+    /// Whether each agent of a configuration can answer: one line per agent, exit 1 if any
+    /// cannot.
+    Health(cmd::health::Args),
     /// Fetch and list embedded models.
     #[command(subcommand)]
     Model(cmd::model::Command),
@@ -95,6 +98,7 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Extract(args) => cmd::extract::run(args),
         Command::Config(c) => cmd::config::run(c),
         Command::Model(c) => cmd::model::run(c),
+        Command::Health(args) => cmd::health::run(args, &prepare::runtime()?),
         // `decide` reads a store only for `--run`, so it opens one only then.
         Command::Decide(args) => cmd::decide::run(args, |run_id: &str| {
             store_arg.with(Access::Read, |s, rt| cmd::decide::stored_run(s, rt, run_id))

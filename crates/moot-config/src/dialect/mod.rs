@@ -33,6 +33,15 @@ pub enum Dialect {
 
 /// [`load`], also saying which dialect the file was in.
 pub fn load_with_dialect(path: &Path) -> Result<(Config, Dialect), ConfigError> {
+    let (config, dialect) = read(path)?;
+    let name = path.display().to_string();
+    config.validate_settings().map_err(|e| e.in_file(&name))?;
+    Ok((config, dialect))
+}
+
+/// Reads a configuration file in its dialect without [`Config::validate_settings`]: for
+/// `moot health`, which reports each agent's problems on its own line.
+pub fn read(path: &Path) -> Result<(Config, Dialect), ConfigError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path)
         .map_err(|e| ConfigError::new("", format!("cannot read config {name}: {e}")))?;
@@ -51,7 +60,6 @@ pub fn load_with_dialect(path: &Path) -> Result<(Config, Dialect), ConfigError> 
             .or_else(|toml_err| from_yaml(&text).map_err(|_| toml_err)),
     }
     .map_err(|e| e.in_file(&name))?;
-    config.validate_settings().map_err(|e| e.in_file(&name))?;
     Ok((config, dialect))
 }
 
