@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{read_agents, AgentConfig, Backend, DEFAULT_AGENTS};
 use crate::budget::BudgetSection;
+use crate::cache::CacheSection;
 use crate::debate::DebateSection;
 use crate::error::{invalid, ConfigError};
 use crate::program::program_problem;
@@ -31,6 +32,9 @@ pub struct Config {
     /// Limits on each debate (freemad's `budget` block).
     #[serde(default)]
     pub budget: BudgetSection,
+    /// The request cache.
+    #[serde(default)]
+    pub cache: CacheSection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
 }
@@ -68,7 +72,8 @@ impl Config {
             hard_timeout: std::time::Duration::from_millis(d.hard_timeout_ms),
             min_agents: d.min_agents.unwrap_or(defaults.min_agents),
             max_concurrent_calls: d.max_concurrent_calls,
-            cache: false,
+            cache: self.cache.enabled,
+            cache_max_entries: self.cache.max_entries,
             budget: self.budget.budget(),
             reask: d.reask,
         }
@@ -291,6 +296,7 @@ impl Config {
         self.security.validate()?;
         self.budget.validate()?;
         self.retry.validate()?;
+        self.cache.validate()?;
         for (i, a) in self.agents.iter().enumerate() {
             self.check_agent_can_run(i, a)?;
         }

@@ -23,6 +23,7 @@
 
 mod agent;
 mod budget;
+mod cache;
 mod config;
 mod debate;
 pub mod dialect;
@@ -41,6 +42,7 @@ pub use agent::{
     DEFAULT_AGENTS, DEFAULT_TEAM_MAX_TOKENS, DEFAULT_TEAM_TEMPERATURE,
 };
 pub use budget::BudgetSection;
+pub use cache::CacheSection;
 pub use config::Config;
 pub use debate::{DebateSection, DEFAULT_ROUNDS, DEFAULT_SEED};
 pub use dialect::{load, load_with_dialect, Dialect};

@@ -27,15 +27,20 @@ pub(crate) async fn cached(store: &dyn Store, key: &str) -> Option<Completion> {
     serde_json::from_value(stored).ok()
 }
 
-/// Stores `completion` under `key`, redacted like everything else the debate stores.
+/// Stores `completion` under `key`, redacted like everything else the debate stores, then
+/// trims the cache to `max_entries` when there is a limit.
 pub(crate) async fn remember(
     store: &dyn Store,
     redactor: &Redactor,
     key: &str,
     completion: &Completion,
+    max_entries: Option<u64>,
 ) {
     if let Ok(mut v) = serde_json::to_value(completion) {
         redactor.redact_json(&mut v);
         let _ = store.cache_put(key, &v).await;
+        if let Some(keep) = max_entries {
+            let _ = store.cache_trim(keep).await;
+        }
     }
 }

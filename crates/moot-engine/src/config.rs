@@ -35,6 +35,9 @@ pub struct EngineConfig {
     /// Answer a request from the store's request cache when the same request (backend,
     /// sampling parameters, mode, messages, agent) was answered before, and store new answers.
     pub cache: bool,
+    /// With the cache on: the most responses it keeps; the oldest go first (freemad's
+    /// `cache.max_entries`). `None` keeps everything.
+    pub cache_max_entries: Option<u64>,
     pub budget: Budget,
     /// Ask an agent once more, for its final line only, when its answer cannot be read
     /// (recorded on the call); off, such a response simply has no answer.
@@ -49,6 +52,7 @@ impl Default for EngineConfig {
             min_agents: DEFAULT_MIN_AGENTS,
             max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             cache: false,
+            cache_max_entries: None,
             budget: Budget::default(),
             reask: true,
         }

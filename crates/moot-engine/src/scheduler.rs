@@ -187,7 +187,8 @@ impl<'d> RoundRun<'d> {
             Ok(c) => {
                 self.responded += 1;
                 if let Some(k) = self.cache_keys.get(&asked.key) {
-                    remember(self.log.store, self.log.redactor, k, c).await;
+                    let limit = self.config.cache_max_entries;
+                    remember(self.log.store, self.log.redactor, k, c, limit).await;
                 }
             }
             Err(e) => {

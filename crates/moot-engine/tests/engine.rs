@@ -74,6 +74,7 @@ fn config(soft_ms: u64, hard_ms: u64, min_agents: usize) -> EngineConfig {
         min_agents,
         max_concurrent_calls: 8,
         cache: false,
+        cache_max_entries: None,
         budget: Default::default(),
         reask: true,
     }
@@ -787,6 +788,60 @@ async fn the_request_cache_answers_repeated_requests_once() {
     assert_eq!(second.usage(), first.usage());
     assert_eq!(second.spent_usage().output_tokens, 0);
     assert!(store.calls("c2").await.unwrap().iter().all(|c| c.cached));
+}
+
+/// A cache limited to two entries keeps the two newest: run again (without a limit, so that
+/// nothing more is evicted), the first round (stored first) is asked anew and only two of the
+/// three second-round requests are answered from it.
+#[tokio::test]
+async fn a_limited_cache_keeps_its_newest_entries() {
+    let (_dir, store) = store().await;
+    let limited = EngineConfig {
+        cache: true,
+        cache_max_entries: Some(2),
+        ..EngineConfig::default()
+    };
+    let models = || -> Vec<Arc<ScriptedModel>> {
+        (0..3)
+            .map(|i| {
+                Arc::new(ScriptedModel::new(
+                    format!("limited-{i}"),
+                    [Scripted::reply(format!("Final answer: 40{i}"))],
+                ))
+            })
+            .collect()
+    };
+    let first = models();
+    run_new(
+        &store,
+        "l1",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        first.iter().map(|m| agent(m.clone())).collect(),
+        limited,
+    )
+    .await;
+    let again = models();
+    let second = run_new(
+        &store,
+        "l2",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        again.iter().map(|m| agent(m.clone())).collect(),
+        EngineConfig {
+            cache_max_entries: None,
+            ..limited
+        },
+    )
+    .await;
+    assert_eq!(second.cache_hits(), 2);
+    let asked: usize = again.iter().map(|m| m.requests().len()).sum();
+    assert_eq!(
+        asked, 4,
+        "three first-round calls and one second-round call"
+    );
 }
 
 #[test]

@@ -43,6 +43,7 @@ fn config(agents: usize) -> EngineConfig {
         min_agents: agents,
         max_concurrent_calls: 8,
         cache: false,
+        cache_max_entries: None,
         budget: Default::default(),
         reask: true,
     }

@@ -130,6 +130,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
             min_agents: 5,
             max_concurrent_calls: 8,
             cache: false,
+            cache_max_entries: None,
             budget: Default::default(),
             reask: true,
         },

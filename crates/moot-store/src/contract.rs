@@ -21,6 +21,26 @@ pub(crate) async fn check_cache_contract(store: &dyn Store) {
         Some(serde_json::json!({"text": "first"}))
     );
     assert_eq!(store.cache_get("other").await.unwrap(), None);
+    // Trimming keeps the newest.
+    for n in 0..5 {
+        store
+            .cache_put(&format!("t{n}"), &serde_json::json!(n))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.cache_trim(10).await.unwrap(), 0);
+    assert_eq!(store.cache_trim(3).await.unwrap(), 3);
+    for (key, kept) in [
+        ("k", false),
+        ("t0", false),
+        ("t1", false),
+        ("t2", true),
+        ("t4", true),
+    ] {
+        assert_eq!(store.cache_get(key).await.unwrap().is_some(), kept, "{key}");
+    }
+    assert_eq!(store.cache_trim(0).await.unwrap(), 3);
+    assert_eq!(store.cache_get("t4").await.unwrap(), None);
 }
 
 /// Checks a store against the benchmark part of the [`Store`] contract; both implementations run it.

@@ -25,7 +25,9 @@ struct Inner {
     decisions: Vec<DecisionRecord>,
     benches: Vec<BenchRecord>,
     bench_items: Vec<BenchItemRecord>,
-    cache: std::collections::HashMap<String, serde_json::Value>,
+    /// Each response with the order it was stored in, for trimming the oldest.
+    cache: std::collections::HashMap<String, (u64, serde_json::Value)>,
+    cache_stored: u64,
 }
 
 impl MemoryStore {
@@ -164,15 +166,30 @@ impl Store for MemoryStore {
     }
 
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
-        self.with(|i| Ok(i.cache.get(key).cloned()))
+        self.with(|i| Ok(i.cache.get(key).map(|(_, v)| v.clone())))
     }
 
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
         self.with(|i| {
-            i.cache
-                .entry(key.to_string())
-                .or_insert_with(|| response.clone());
+            let order = i.cache_stored;
+            if let std::collections::hash_map::Entry::Vacant(e) = i.cache.entry(key.to_string()) {
+                e.insert((order, response.clone()));
+                i.cache_stored += 1;
+            }
             Ok(())
+        })
+    }
+
+    async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
+        self.with(|i| {
+            let mut order: Vec<u64> = i.cache.values().map(|(o, _)| *o).collect();
+            order.sort_unstable_by(|a, b| b.cmp(a));
+            let Some(&oldest_kept) = order.get(keep.saturating_sub(1) as usize) else {
+                return Ok(0);
+            };
+            let before = i.cache.len();
+            i.cache.retain(|_, (o, _)| *o >= oldest_kept && keep > 0);
+            Ok((before - i.cache.len()) as u64)
         })
     }
 

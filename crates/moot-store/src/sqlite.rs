@@ -751,6 +751,19 @@ impl Queries {
         Ok(())
     }
 
+    async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
+        // Newest first by the time stored, the insertion order breaking ties within a
+        // millisecond; everything past the first `keep` goes.
+        let removed = sqlx::query(
+            "DELETE FROM cache WHERE rowid IN \
+             (SELECT rowid FROM cache ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
+        )
+        .bind(i64::try_from(keep).unwrap_or(i64::MAX))
+        .execute(&self.pool)
+        .await?;
+        Ok(removed.rows_affected())
+    }
+
     async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
         let order = match self.bench(name).await {
             Ok(b) => b.protocols,
@@ -848,6 +861,11 @@ impl Store for SqliteStore {
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
         self.writable()?;
         self.located(self.queries.cache_put(key, response).await)
+    }
+
+    async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
+        self.writable()?;
+        self.located(self.queries.cache_trim(keep).await)
     }
 
     /// Copies the WAL into the file first (without waiting on other processes), so that the file

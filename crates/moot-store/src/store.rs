@@ -37,6 +37,9 @@ pub trait Store: Send + Sync {
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
     /// Stores a response under its request key (the first one stored stays).
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError>;
+    /// Keeps the `keep` newest cached responses and removes the older ones (freemad's
+    /// `cache.max_entries`); returns how many were removed.
+    async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError>;
     /// Finishes what is pending and closes the store; nothing can be done through it after.
     async fn close(&self) {}
 }

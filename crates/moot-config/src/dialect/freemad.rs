@@ -455,6 +455,7 @@ impl FreemadConfig {
         self.map_debate(&mut config, &mut notes);
         self.map_security(&mut config, &mut notes)?;
         self.map_budget(&mut config, &mut notes);
+        self.map_cache(&mut config, &mut notes);
         self.refuse_unsupported()?;
         Ok((config, notes))
     }
@@ -775,6 +776,20 @@ impl FreemadConfig {
         }
     }
 
+    /// freemad's disk cache becomes the store's request cache.
+    fn map_cache(&self, config: &mut Config, notes: &mut Vec<Note>) {
+        let c = &self.cache;
+        config.cache.enabled = c.enabled.unwrap_or(false);
+        // freemad reads 0 as no limit.
+        config.cache.max_entries = c.max_entries.filter(|&n| n > 0);
+        if config.cache.enabled {
+            notes.push(Note {
+                key: "cache".into(),
+                message: "answers are cached in moot's store, not in cache.dir; the key also covers the agent's messages and sampling, and the oldest entry goes first (freemad drops the least recently used)".into(),
+            });
+        }
+    }
+
     /// What moot cannot do yet, asked for explicitly: an error naming the key.
     fn refuse_unsupported(&self) -> Result<(), ConfigError> {
         let not_yet = |key: &str, what: &str| {
@@ -797,9 +812,6 @@ impl FreemadConfig {
         }
         if self.validation.enable_sandbox == Some(true) {
             not_yet("validation.enable_sandbox", "running answers in a sandbox")?;
-        }
-        if self.cache.enabled == Some(true) {
-            not_yet("cache.enabled", "freemad's disk cache")?;
         }
         Ok(())
     }
@@ -976,6 +988,22 @@ security:
             ["zen", "zen-mcp", "claude", "codex"]
         );
         assert_eq!(c.debate.protocol.as_str(), "free-mad-n");
+        assert!(!c.cache.enabled);
+    }
+
+    #[test]
+    fn the_disk_cache_becomes_the_request_cache() {
+        let two = "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\n";
+        let (c, _) = read(&format!(
+            "{two}cache:\n  enabled: true\n  dir: .c\n  max_entries: 50\n"
+        ))
+        .unwrap();
+        assert!(c.cache.enabled);
+        assert_eq!(c.cache.max_entries, Some(50));
+        assert!(c.engine().cache);
+        assert_eq!(c.engine().cache_max_entries, Some(50));
+        let (c, _) = read(&format!("{two}cache:\n  enabled: true\n  max_entries: 0\n")).unwrap();
+        assert_eq!(c.cache.max_entries, None, "0 is no limit in freemad");
     }
 
     #[test]
@@ -1004,6 +1032,7 @@ security:
             "output.save_transcript",
         );
         bad(&format!("{two}scoring:\n  colour: red\n"), "colour");
+        bad(&format!("{two}logging:\n  file: x.log\n"), "logging.file");
         bad(
             "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n",
             "agents",
