@@ -1,0 +1,167 @@
+//! moot against freemad 2.0.0 itself, on the same configuration: each agent must receive
+//! exactly the arguments freemad gives it.
+//!
+//! Ignored by default: the first run installs freemad==2.0.0 from PyPI into a venv under the
+//! target directory (shared by later runs). `scripts/test` runs it.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const FREEMAD: &str = "freemad==2.0.0";
+
+fn run_ok(cmd: &mut Command, what: &str) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The `freemad` program of a venv holding freemad 2.0.0, made once under
+/// `CARGO_TARGET_TMPDIR`: a lock lets one test process make it while others wait, and a marker
+/// written after a successful install keeps a half-made venv from being trusted.
+fn freemad() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        std::fs::create_dir_all(root).expect("create CARGO_TARGET_TMPDIR");
+        let name = format!("venv-{}", FREEMAD.replace("==", "-"));
+        let dir = root.join(&name);
+        let marker = dir.join("moot-installed");
+        let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
+        lock.lock().expect("lock the venv");
+        if std::fs::read_to_string(&marker).ok().as_deref() != Some(FREEMAD) {
+            eprintln!("creating a venv with {FREEMAD} in {}", dir.display());
+            run_ok(
+                Command::new("python3")
+                    .args(["-m", "venv", "--clear"])
+                    .arg(&dir),
+                "python3 -m venv (Debian and Ubuntu need python3-venv)",
+            );
+            run_ok(
+                Command::new(dir.join("bin/python")).args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    "--disable-pip-version-check",
+                    FREEMAD,
+                ]),
+                &format!("pip install {FREEMAD}"),
+            );
+            std::fs::write(&marker, FREEMAD).expect("write the venv's marker");
+        }
+        drop(lock);
+        dir.join("bin/freemad")
+    })
+}
+
+/// A fake agent that appends its arguments (separated by the unit separator) as one line to
+/// `log`, and answers in freemad's contract whatever it is asked. It is run as `sh SCRIPT …`, so
+/// it logs what follows the script's path; the program and script words themselves are the
+/// same in both configurations but for the folder, and the dialect's unit tests check them.
+fn fake_agent(dir: &Path, log: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("agent.sh");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\n(for a in \"$@\"; do printf '%s\\037' \"$a\"; done; printf '\\n') >> '{}'\ncat > /dev/null\nprintf 'DECISION: KEEP\\nSOLUTION: 42\\nREASONING: r\\n'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// The distinct argument lists in a log the fake agent wrote.
+fn argv_seen(log: &Path) -> BTreeSet<Vec<String>> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            l.split('\u{1f}')
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "installs freemad 2.0.0 from PyPI into a venv; scripts/test runs it"]
+fn every_agent_gets_the_arguments_freemad_gives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (freemad_log, moot_log) = (d.join("freemad.log"), d.join("moot.log"));
+    let config = |log: &Path, sub: &str| {
+        let agent = fake_agent(&d.join(sub), log);
+        let a = agent.display();
+        format!(
+            r#"agents:
+  - id: ex1
+    type: claude_code
+    cli_command: "sh {a}"
+    cli_mode_arg: true
+    cli_args: {{persona: alpha}}
+  - id: ex2
+    type: openai_codex
+    cli_command: "sh {a} 'two words' #x"
+    cli_flags: ["--verbose", "-q"]
+    cli_args: {{zeta: 1, --persona: beta, model: "m 1", flag: true, none: null, ratio: 0.5}}
+    cli_positional: ["-"]
+  - id: ex3
+    type: OpenAI_Codex
+    cli_command: "sh {a} exec"
+    cli_mode_arg: true
+    cli_flags: ["--skip-git-repo-check"]
+    cli_args: {{--model: gpt, --config: "x='high'", persona: gamma}}
+    cli_positional: ["-"]
+security:
+  cli_allowed_commands: ["sh"]
+output:
+  save_transcript: false
+"#
+        )
+    };
+    for sub in ["f", "m"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    let freemad_config = d.join("f/fm.yaml");
+    std::fs::write(&freemad_config, config(&freemad_log, "f")).unwrap();
+    let moot_config = d.join("m/fm.yaml");
+    std::fs::write(&moot_config, config(&moot_log, "m")).unwrap();
+
+    run_ok(
+        Command::new(freemad())
+            .current_dir(d.join("f"))
+            .arg("What is 6 times 7?")
+            .arg("--config")
+            .arg(&freemad_config)
+            .args(["--rounds", "1"]),
+        "freemad",
+    );
+    run_ok(
+        Command::new(assert_cmd::cargo::cargo_bin("moot"))
+            .current_dir(d.join("m"))
+            .args(["ask", "What is 6 times 7?", "--rounds", "1", "--store"])
+            .arg(d.join("m/moot.db"))
+            .arg("--config")
+            .arg(&moot_config),
+        "moot ask",
+    );
+    let from_freemad = argv_seen(&freemad_log);
+    let from_moot = argv_seen(&moot_log);
+    // Generation and critique for ex1 and ex3 (the mode word differs), one list for ex2.
+    assert_eq!(from_freemad.len(), 5, "{from_freemad:#?}");
+    assert_eq!(from_moot, from_freemad);
+}
