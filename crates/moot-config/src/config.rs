@@ -303,6 +303,31 @@ impl Config {
         Ok(())
     }
 
+    /// How a `cli` agent is run: its command and arguments, and the limits of `[security]`;
+    /// `None` for other backends.
+    pub fn cli_config(&self, agent: &AgentConfig) -> Option<moot_backends::cli::CliConfig> {
+        let Backend::Cli {
+            command,
+            args,
+            mode_arg,
+            args_after_mode,
+            working_dir,
+        } = &agent.backend
+        else {
+            return None;
+        };
+        let security = &self.security;
+        let mut c = moot_backends::cli::CliConfig::new(command.clone(), args.clone());
+        c.mode_arg = *mode_arg;
+        c.args_after_mode = args_after_mode.clone();
+        c.allowed_commands = security.cli_allowed_commands.clone();
+        c.env_allow = security.cli_env_allow.clone();
+        c.max_output_bytes = security.cli_max_output_bytes;
+        c.max_input_bytes = security.cli_max_input_bytes;
+        c.working_dir = working_dir.clone();
+        Some(c)
+    }
+
     /// A `cli` agent's command is allowed, and can be started from its working directory
     /// (agent `i`, whose entry is `a`). Other backends pass.
     pub fn check_agent_can_run(&self, i: usize, a: &AgentConfig) -> Result<(), ConfigError> {

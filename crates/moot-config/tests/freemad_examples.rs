@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use moot_config::dialect::{from_json, from_yaml};
-use moot_config::{Backend, Config, Dialect};
+use moot_config::{Config, Dialect};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,21 +24,9 @@ fn without_transcripts(text: &str) -> String {
 
 fn argv(config: &Config, id: &str, mode: moot_core::chat::CallMode) -> Vec<String> {
     let agent = config.agents.iter().find(|a| a.id == id).unwrap();
-    let Backend::Cli {
-        command,
-        args,
-        mode_arg,
-        args_after_mode,
-        ..
-    } = &agent.backend
-    else {
-        panic!("{id} is not a cli agent");
-    };
-    let mut c = moot_backends::cli::CliConfig::new(command.clone(), args.clone());
-    c.mode_arg = *mode_arg;
-    c.args_after_mode = args_after_mode.clone();
-    std::iter::once(command.clone())
-        .chain(c.arguments(mode))
+    let cli = config.cli_config(agent).expect("a cli agent");
+    std::iter::once(cli.command.clone())
+        .chain(cli.arguments(mode))
         .collect()
 }
 

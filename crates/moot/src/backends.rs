@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use moot_backends::anthropic::{AnthropicConfig, AnthropicModel};
-use moot_backends::cli::{CliConfig, CliModel};
+use moot_backends::cli::CliModel;
 use moot_backends::models::ModelRef;
 use moot_backends::openai::{OpenAiConfig, OpenAiModel};
 use moot_backends::scripted::{Scripted, ScriptedModel};
@@ -154,21 +154,10 @@ pub fn build(
                 },
             )
             .with_context(|| format!("agents[{i}] ({})", a.id))?,
-            Backend::Cli {
-                command,
-                args,
-                mode_arg,
-                args_after_mode,
-                working_dir,
-            } => {
-                let mut c = CliConfig::new(command.clone(), args.clone());
-                c.mode_arg = *mode_arg;
-                c.args_after_mode = args_after_mode.clone();
-                c.allowed_commands = config.security.cli_allowed_commands.clone();
-                c.env_allow = config.security.cli_env_allow.clone();
-                c.max_output_bytes = config.security.cli_max_output_bytes;
-                c.max_input_bytes = config.security.cli_max_input_bytes;
-                c.working_dir = working_dir.clone();
+            Backend::Cli { .. } => {
+                let c = config
+                    .cli_config(a)
+                    .context("a cli agent has a cli configuration")?;
                 Arc::new(CliModel::new(c).with_context(|| format!("agents[{i}] ({})", a.id))?)
             }
             Backend::Scripted { responses } => Arc::new(ScriptedModel::new(

@@ -832,21 +832,9 @@ mod tests {
     }
 
     fn argv(config: &Config, i: usize, mode: moot_core::chat::CallMode) -> Vec<String> {
-        let Backend::Cli {
-            command,
-            args,
-            mode_arg,
-            args_after_mode,
-            ..
-        } = &config.agents[i].backend
-        else {
-            panic!("not a cli agent");
-        };
-        let mut c = moot_backends::cli::CliConfig::new(command.clone(), args.clone());
-        c.mode_arg = *mode_arg;
-        c.args_after_mode = args_after_mode.clone();
-        std::iter::once(command.clone())
-            .chain(c.arguments(mode))
+        let cli = config.cli_config(&config.agents[i]).expect("a cli agent");
+        std::iter::once(cli.command.clone())
+            .chain(cli.arguments(mode))
             .collect()
     }
 
