@@ -1,4 +1,5 @@
-//! The engine (see docs/architecture.md, The engine): runs a protocol's planned rounds against the agents' backends.
+//! The engine (see docs/architecture.md, The engine): runs a protocol's planned rounds against
+//! the agents' backends.
 //!
 //! Per round it runs the planned calls concurrently (bounded by `max_concurrent_calls`), proceeds
 //! once `min_agents` responded and the soft deadline passed, and cancels whatever still runs at
