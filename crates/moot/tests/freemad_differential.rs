@@ -64,17 +64,26 @@ fn freemad() -> &'static Path {
     })
 }
 
-/// A fake agent that appends its arguments (separated by the unit separator) as one line to
-/// `log`, and answers in freemad's contract whatever it is asked. It is run as `sh SCRIPT …`, so
-/// it logs what follows the script's path; the program and script words themselves are the
-/// same in both configurations but for the folder, and the dialect's unit tests check them.
+/// A fake agent that writes its arguments (separated by the unit separator) to a file of its
+/// own in the folder `log` (agents run at once, so one shared file could interleave their
+/// lines), and answers in freemad's contract whatever it is asked. It is run as
+/// `sh SCRIPT …`, so it logs what follows the script's path; the program and script words
+/// themselves are the same in both configurations but for the folder, and the dialect's unit
+/// tests check them.
 fn fake_agent(dir: &Path, log: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(log).unwrap();
     let path = dir.join("agent.sh");
     std::fs::write(
         &path,
         format!(
-            "#!/bin/sh\n(for a in \"$@\"; do printf '%s\\037' \"$a\"; done; printf '\\n') >> '{}'\ncat > /dev/null\nprintf 'DECISION: KEEP\\nSOLUTION: 42\\nREASONING: r\\n'\n",
+            concat!(
+                "#!/bin/sh\n",
+                "out=$(mktemp '{}/call.XXXXXX')\n",
+                "for a in \"$@\"; do printf '%s\\037' \"$a\"; done > \"$out\"\n",
+                "cat > /dev/null\n",
+                "printf 'DECISION: KEEP\\nSOLUTION: 42\\nREASONING: r\\n'\n",
+            ),
             log.display()
         ),
     )
@@ -83,18 +92,22 @@ fn fake_agent(dir: &Path, log: &Path) -> PathBuf {
     path
 }
 
-/// The distinct argument lists in a log the fake agent wrote.
+/// The distinct argument lists the fake agent logged in the folder `log`.
 fn argv_seen(log: &Path) -> BTreeSet<Vec<String>> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| {
-            l.split('\u{1f}')
-                .filter(|a| !a.is_empty())
-                .map(str::to_string)
+    std::fs::read_dir(log)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .map(|line| {
+                    line.split('\u{1f}')
+                        .filter(|a| !a.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
                 .collect()
         })
-        .collect()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -102,7 +115,7 @@ fn argv_seen(log: &Path) -> BTreeSet<Vec<String>> {
 fn every_agent_gets_the_arguments_freemad_gives_it() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (freemad_log, moot_log) = (d.join("freemad.log"), d.join("moot.log"));
+    let (freemad_log, moot_log) = (d.join("freemad-calls"), d.join("moot-calls"));
     let config = |log: &Path, sub: &str| {
         let agent = fake_agent(&d.join(sub), log);
         let a = agent.display();
