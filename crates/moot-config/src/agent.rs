@@ -12,6 +12,8 @@ use moot_backends::models::ModelRef;
 use moot_backends::sim::SimAgent;
 use serde::{Deserialize, Deserializer, Serialize};
 
+use moot_core::contract::ReplyContract;
+
 use crate::error::ConfigError;
 use crate::names::DialectSetting;
 
@@ -30,6 +32,9 @@ pub const DEFAULT_TEAM_MAX_TOKENS: u32 = 512;
 pub struct AgentConfig {
     pub id: String,
     pub persona: Option<String>,
+    /// How the agent lays out its replies: moot's final line, or freemad's sections (agents of
+    /// freemad configurations).
+    pub contract: ReplyContract,
     pub sampling: Sampling,
     /// Limits of this agent's provider and model, shared by every agent and debate in the
     /// process that calls the same one (they must agree).
@@ -197,6 +202,7 @@ pub const COMMON_KEYS: &[&str] = &[
     "id",
     "backend",
     "persona",
+    "contract",
     "temperature",
     "top_p",
     "max_tokens",
@@ -258,6 +264,9 @@ pub struct AgentFields {
     pub args_after_mode: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persona: Option<String>,
+    /// `moot` (default) or `freemad`: the layout the agent's replies follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<ReplyContract>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub responses: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -316,6 +325,7 @@ impl AgentFields {
         Ok(AgentConfig {
             id: self.id,
             persona: self.persona,
+            contract: self.contract.unwrap_or_default(),
             sampling: Sampling {
                 temperature: self.temperature,
                 top_p: self.top_p,
@@ -555,6 +565,8 @@ impl From<AgentConfig> for AgentFields {
             id: a.id,
             backend: a.backend.name().to_string(),
             persona: a.persona,
+            // The default is left unwritten, so configurations keep the shape they had.
+            contract: (!a.contract.is_moot()).then_some(a.contract),
             temperature: a.sampling.temperature,
             top_p: a.sampling.top_p,
             max_tokens: a.sampling.max_tokens,
@@ -630,6 +642,7 @@ impl AgentConfig {
         AgentConfig {
             id: id.into(),
             persona: None,
+            contract: ReplyContract::Moot,
             sampling: Sampling::default(),
             limits: RateLimits::default(),
             backend,

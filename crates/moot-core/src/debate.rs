@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use crate::answer::{Answer, AnswerKind, ExtractContext};
+use crate::chat::CallMode;
 use crate::chat::LogprobSummary;
+use crate::contract::{self, ContractNote, Critique, Decision, ReplyContract};
 use crate::trajectory::{Cell, Trajectory};
 
 /// One participant as protocols see it.
@@ -15,6 +17,27 @@ pub struct AgentSpec {
     /// Optional persona, prepended to the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persona: Option<String>,
+    /// How the agent lays out its replies (moot's final line, or freemad's sections).
+    #[serde(default, skip_serializing_if = "ReplyContract::is_moot")]
+    pub contract: ReplyContract,
+}
+
+impl AgentSpec {
+    /// An agent called `id` with no persona, on moot's contract.
+    pub fn named(id: impl Into<String>) -> AgentSpec {
+        AgentSpec {
+            id: id.into(),
+            persona: None,
+            contract: ReplyContract::Moot,
+        }
+    }
+}
+
+/// An answer read from a reply, with what its contract records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub answer: Option<Answer>,
+    pub note: Option<ContractNote>,
 }
 
 /// The question and the shape of the debate.
@@ -45,10 +68,7 @@ impl DebateSpec {
             kind,
             options: vec![],
             agents: (0..agents)
-                .map(|i| AgentSpec {
-                    id: format!("a{i}"),
-                    persona: None,
-                })
+                .map(|i| AgentSpec::named(format!("a{i}")))
                 .collect(),
             rounds,
             seed,
@@ -64,6 +84,59 @@ impl DebateSpec {
     /// Reads the answer of a response under this debate's answer kind and options.
     pub fn extract(&self, text: &str) -> Option<Answer> {
         Answer::extract(self.kind, text, &self.extract_context())
+    }
+
+    /// The contract `agent` replies under.
+    pub fn contract(&self, agent: usize) -> ReplyContract {
+        self.agents
+            .get(agent)
+            .map_or(ReplyContract::Moot, |a| a.contract)
+    }
+
+    /// Reads `agent`'s reply `text` to a call in `mode` under the agent's contract. Under
+    /// freemad's, a critique's KEEP stands for `previous` (the answer the agent held before),
+    /// and the reading is noted with whether the answer changed.
+    pub fn read_reply(
+        &self,
+        agent: usize,
+        mode: CallMode,
+        text: &str,
+        previous: Option<&Answer>,
+    ) -> Reading {
+        if self.contract(agent) == ReplyContract::Moot {
+            return Reading {
+                answer: self.extract(text),
+                note: None,
+            };
+        }
+        let (answer, decision) = match mode {
+            CallMode::Generate => (
+                contract::solution(text).and_then(|s| self.read_solution(&s)),
+                None,
+            ),
+            CallMode::Critique => match contract::critique(text) {
+                Critique::Keep => (previous.cloned(), Some(Decision::Keep)),
+                Critique::Revise(s) => (self.read_solution(&s), Some(Decision::Revise)),
+                Critique::Unparsed => (None, Some(Decision::Unparsed)),
+            },
+        };
+        let changed = match (&answer, previous) {
+            (Some(a), Some(p)) => !a.equivalent(p),
+            (Some(_), None) => mode == CallMode::Critique,
+            (None, _) => false,
+        };
+        Reading {
+            answer,
+            note: Some(ContractNote { decision, changed }),
+        }
+    }
+
+    /// The answer a freemad solution stands for: the whole solution read as an answer of this
+    /// debate's kind, else the answer found in it.
+    fn read_solution(&self, solution: &str) -> Option<Answer> {
+        let ctx = self.extract_context();
+        Answer::parse(self.kind, solution, &ctx)
+            .or_else(|| Answer::extract(self.kind, solution, &ctx))
     }
 }
 

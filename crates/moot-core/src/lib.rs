@@ -14,6 +14,7 @@
 
 pub mod answer;
 pub mod chat;
+pub mod contract;
 pub mod debate;
 pub mod decision;
 pub mod faults;

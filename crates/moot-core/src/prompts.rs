@@ -139,6 +139,42 @@ pub fn peer_answer_block(agent: usize, answer: &str) -> String {
     )
 }
 
+/// The first answer under freemad's reply contract (see [`crate::contract`]).
+pub const FREEMAD_INITIAL: &str =
+    "You are an expert; give your best final solution to the requirement below.\n\
+Reply in exactly this layout and nothing else:\n\n\
+SOLUTION: <your final solution>\n\n\
+REASONING: <why it is right>\n\n\
+Requirement:\n{question}{options}";
+
+/// A critique under freemad's reply contract: the agent's prior solution and its peers'
+/// (anonymised as Peer #k), and the KEEP/REVISE layout.
+pub const FREEMAD_CRITIQUE: &str = "Review your peers' solutions critically: look for their mistakes and for what they do better, and do not side with them only because they agree with each other.\n\
+Reply in exactly this layout and nothing else:\n\n\
+DECISION: KEEP or REVISE\n\n\
+REVISED_SOLUTION: <your new solution; only when you revise>\n\n\
+REASONING: <why; name peers as Peer #k>\n\n\
+Requirement:\n{question}{options}\n\n\
+Your prior solution:\n{own}\n\n\
+Peer solutions (anonymized):\n{peers}";
+
+/// The follow-up under freemad's contract when a reply does not follow its layout.
+pub const FREEMAD_REASK: &str = "Your reply did not follow the required layout. Reply again in exactly that layout ({sections}), nothing else.";
+
+/// Peers' solutions under freemad's contract: `Peer #1:` … in the order given, or
+/// `(no peers)`.
+pub fn anonymised_peers(solutions: &[String]) -> String {
+    if solutions.is_empty() {
+        return "(no peers)".into();
+    }
+    solutions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("Peer #{}:\n{s}", i + 1))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 /// The one follow-up sent when a response has no readable answer (`{format}`: the kind's
 /// format instruction).
 pub const REASK: &str = "Your reply did not end with a final answer in the required form. {format} Reply with that line only.";

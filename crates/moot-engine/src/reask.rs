@@ -3,8 +3,9 @@
 //! from.
 
 use moot_backends::{BackendError, Completion, CompletionRequest};
-use moot_core::chat::ChatMessage;
-use moot_core::debate::{DebateSpec, Slot};
+use moot_core::chat::{CallMode, ChatMessage};
+use moot_core::contract::ReplyContract;
+use moot_core::debate::{DebateSpec, Outcome, Reading, Slot, Transcript};
 use moot_core::prompts;
 use moot_core::protocol::{PlannedCall, ReaskNote};
 use moot_core::redact::Redactor;
@@ -13,25 +14,53 @@ use moot_core::Answer;
 /// What a call needs to ask again: how its answers are read, and the reminder to send.
 pub(crate) struct Reask {
     spec: DebateSpec,
+    agent: usize,
+    mode: CallMode,
+    /// The answer the agent held before this call (freemad's KEEP stands for it).
+    previous: Option<Answer>,
     reminder: String,
 }
 
 impl Reask {
     /// The re-ask for `call` when re-asking is on. Only answers are re-asked: judgements and
-    /// challenges are read differently.
-    pub(crate) fn for_call(enabled: bool, spec: &DebateSpec, call: &PlannedCall) -> Option<Reask> {
-        (enabled && call.slot == Slot::Answer).then(|| Reask {
-            spec: spec.clone(),
-            reminder: prompts::render(
+    /// challenges are read differently. Under freemad's contract the reminder asks for its
+    /// layout (freemad also asks once more).
+    pub(crate) fn for_call(
+        enabled: bool,
+        spec: &DebateSpec,
+        call: &PlannedCall,
+        previous: Option<&Answer>,
+    ) -> Option<Reask> {
+        let reminder = match spec.contract(call.agent) {
+            ReplyContract::Moot => prompts::render(
                 prompts::REASK,
                 &[("format", prompts::format_instruction(spec.kind))],
             ),
+            ReplyContract::Freemad => {
+                let sections = match call.mode {
+                    CallMode::Generate => "SOLUTION, REASONING",
+                    CallMode::Critique => {
+                        "DECISION, then REVISED_SOLUTION when revising, REASONING"
+                    }
+                };
+                prompts::render(prompts::FREEMAD_REASK, &[("sections", sections)])
+            }
+        };
+        (enabled && call.slot == Slot::Answer).then(|| Reask {
+            spec: spec.clone(),
+            agent: call.agent,
+            mode: call.mode,
+            previous: previous.cloned(),
+            reminder,
         })
     }
 
     /// Whether `first` leaves nothing to read an answer from.
     pub(crate) fn needed(&self, first: &Completion) -> bool {
-        self.spec.extract(&first.text).is_none()
+        self.spec
+            .read_reply(self.agent, self.mode, &first.text, self.previous.as_ref())
+            .answer
+            .is_none()
     }
 
     /// The request asking again: the conversation so far, the unreadable reply, the reminder.
@@ -66,14 +95,29 @@ pub(crate) fn note(again: &Result<Completion, BackendError>, redactor: &Redactor
     }
 }
 
-/// A response's answer; after a re-ask (`Some(reply)`), the one in the reply to it, or none.
-pub(crate) fn answer_after_reask(
+/// How agent `agent`'s reply `text` to a call in `mode` reads; after a re-ask
+/// (`Some(reply)`), the reply to it is read instead (no reply: no answer). `previous` is the
+/// answer the agent held before the call.
+pub(crate) fn reading_after_reask(
     spec: &DebateSpec,
+    agent: usize,
+    mode: CallMode,
     text: &str,
+    previous: Option<&Answer>,
     reask_reply: Option<Option<&str>>,
-) -> Option<Answer> {
+) -> Reading {
     match reask_reply {
-        Some(reply) => reply.and_then(|r| spec.extract(r)),
-        None => spec.extract(text),
+        Some(Some(reply)) => spec.read_reply(agent, mode, reply, previous),
+        Some(None) => Reading {
+            answer: None,
+            note: spec.read_reply(agent, mode, text, previous).note,
+        },
+        None => spec.read_reply(agent, mode, text, previous),
     }
+}
+
+/// The answer `agent` held before `round`: its last response's, skips carrying it.
+pub(crate) fn previous_answer(t: &Transcript, round: usize, agent: usize) -> Option<&Answer> {
+    let before = round.checked_sub(1)?;
+    t.effective(before, agent).and_then(Outcome::answer)
 }

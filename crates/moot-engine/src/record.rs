@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use moot_backends::{BackendError, Completion};
 use moot_core::chat::FailedAttempt;
-use moot_core::debate::{CallKey, DebateSpec, Outcome, Transcript};
+use moot_core::debate::{CallKey, DebateSpec, Outcome, Reading, Transcript};
 use moot_core::protocol::{PlannedCall, ReaskNote};
 use moot_core::redact::Redactor;
 use moot_core::Answer;
@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::config::EngineAgent;
 use crate::error::EngineError;
 use crate::ids::timestamp;
-use crate::reask::answer_after_reask;
+use crate::reask::{previous_answer, reading_after_reask};
 use crate::replay::outcome_of;
 
 /// How a call ended: its completion (if any), why there is none, and what it took.
@@ -101,17 +101,26 @@ impl CallLog<'_> {
         call: &PlannedCall,
         end: CallEnd,
     ) -> Result<Option<&Outcome>, EngineError> {
-        let record = self.call_record(call, end);
+        let previous = previous_answer(self.transcript, call.round, call.agent).cloned();
+        let record = self.call_record(call, end, previous.as_ref());
         self.store.record_call(&record).await?;
         let key = call.key();
         self.transcript
-            .set_call(key, outcome_of(self.spec, &record));
+            .set_call(key, outcome_of(self.spec, previous.as_ref(), &record));
         self.records.insert(key, record);
         Ok(self.transcript.get_call(&key))
     }
 
-    fn call_record(&self, call: &PlannedCall, end: CallEnd) -> CallRecord {
+    fn call_record(
+        &self,
+        call: &PlannedCall,
+        end: CallEnd,
+        previous: Option<&Answer>,
+    ) -> CallRecord {
         let completion = end.completion.as_ref();
+        let reading = self.reading(call, completion, previous);
+        let mut notes = call.notes.clone();
+        notes.contract = reading.note;
         let skipped = call.skipped();
         let tokens = Tokens::of(completion, call.notes.reask.as_ref());
         let logprobs = completion.and_then(Completion::logprob_summary);
@@ -128,9 +137,7 @@ impl CallLog<'_> {
             messages: self.redacted_json(&call.messages),
             peers: call.peers.iter().map(|&p| p as u32).collect(),
             response_text: completion.map(|c| self.redacted(&c.text)),
-            answer: self
-                .answer(call, completion)
-                .map(|a| self.redacted(a.canonical())),
+            answer: reading.answer.map(|a| self.redacted(a.canonical())),
             error: skipped
                 .map(str::to_string)
                 .or(end.error)
@@ -146,17 +153,36 @@ impl CallLog<'_> {
             perplexity: logprobs.map(|s| s.perplexity),
             latency_ms: end.latency.as_millis() as u64,
             recorded_at: timestamp(),
-            notes: serde_json::to_value(&call.notes).unwrap_or_default(),
-            ncomm: call.notes.ncomm as u32,
+            notes: serde_json::to_value(&notes).unwrap_or_default(),
+            ncomm: notes.ncomm as u32,
             cached: end.cached,
             retries: self.redacted_json(&end.retries),
         }
     }
 
-    /// After a re-ask, the answer is the one in the reply to it (or none).
-    fn answer(&self, call: &PlannedCall, completion: Option<&Completion>) -> Option<Answer> {
+    /// How the response reads under the agent's contract; after a re-ask, the reply to it
+    /// (or no answer).
+    fn reading(
+        &self,
+        call: &PlannedCall,
+        completion: Option<&Completion>,
+        previous: Option<&Answer>,
+    ) -> Reading {
         let reask_reply = call.notes.reask.as_ref().map(|r| r.reply.as_deref());
-        completion.and_then(|c| answer_after_reask(self.spec, &c.text, reask_reply))
+        match completion {
+            Some(c) => reading_after_reask(
+                self.spec,
+                call.agent,
+                call.mode,
+                &c.text,
+                previous,
+                reask_reply,
+            ),
+            None => Reading {
+                answer: None,
+                note: None,
+            },
+        }
     }
 
     fn redacted(&self, text: &str) -> String {

@@ -2,15 +2,17 @@
 //! a run's calls make (for resuming, deciding again, and reports). Answers are re-extracted
 //! from the stored text, so stored runs follow the current extractor.
 
-use moot_core::chat::LogprobSummary;
+use moot_core::chat::{CallMode, LogprobSummary};
 use moot_core::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
+use moot_core::Answer;
 use moot_store::CallRecord;
 
-use crate::reask::answer_after_reask;
+use crate::reask::{previous_answer, reading_after_reask};
 
 /// The transcript outcome a stored call stands for; the answer is re-extracted from the text so
-/// stored runs follow the current extractor.
-pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
+/// stored runs follow the current extractor. `previous` is the answer the agent held before
+/// the call (under freemad's contract a KEEP stands for it).
+pub fn outcome_of(spec: &DebateSpec, previous: Option<&Answer>, call: &CallRecord) -> Outcome {
     if call.skipped {
         return Outcome::Skipped {
             reason: call.error.clone().unwrap_or_else(|| "skipped".into()),
@@ -25,7 +27,15 @@ pub fn outcome_of(spec: &DebateSpec, call: &CallRecord) -> Outcome {
                 .and_then(|notes| notes.reask);
             Outcome::Responded {
                 text: text.clone(),
-                answer: answer_after_reask(spec, text, reask.as_ref().map(|r| r.reply.as_deref())),
+                answer: reading_after_reask(
+                    spec,
+                    call.agent as usize,
+                    mode_of(call),
+                    text,
+                    previous,
+                    reask.as_ref().map(|r| r.reply.as_deref()),
+                )
+                .answer,
                 logprobs: logprobs_of(call),
             }
         }
@@ -62,8 +72,9 @@ pub fn fold_call(
     call: &CallRecord,
 ) -> Option<CallKey> {
     let key = key_of(call)?;
+    let previous = previous_answer(transcript, key.round, key.agent).cloned();
     transcript
-        .set_call(key, outcome_of(spec, call))
+        .set_call(key, outcome_of(spec, previous.as_ref(), call))
         .then_some(key)
 }
 
@@ -74,4 +85,13 @@ pub fn transcript_of(spec: &DebateSpec, calls: &[CallRecord]) -> Transcript {
         fold_call(spec, &mut transcript, call);
     }
     transcript
+}
+
+/// The mode a stored call was made in (`critique`, else a first answer).
+fn mode_of(call: &CallRecord) -> CallMode {
+    if call.mode == CallMode::Critique.as_str() {
+        CallMode::Critique
+    } else {
+        CallMode::Generate
+    }
 }

@@ -149,7 +149,12 @@ impl<'d> RoundRun<'d> {
             key,
             model,
             request,
-            reask: Reask::for_call(self.config.reask, self.log.spec, &call),
+            reask: Reask::for_call(
+                self.config.reask,
+                self.log.spec,
+                &call,
+                crate::reask::previous_answer(self.log.transcript, call.round, call.agent),
+            ),
             time_limit: self.config.budget.max_call_time,
         };
         self.waiting.insert(key, call);

@@ -1454,3 +1454,114 @@ fn a_configuration_that_cannot_run_is_a_configuration_error() {
         ));
     }
 }
+
+/// Agents on freemad's reply contract: their first answers are read from `SOLUTION:`, a KEEP
+/// stands for the answer held before, a REVISE for its revised solution, and a reply that
+/// follows neither is asked once more and then left without an answer; each call records its
+/// decision and whether the answer changed, and a resumed run reads them the same way.
+#[tokio::test]
+async fn replies_under_freemads_contract_are_read_by_decision() {
+    use moot_core::contract::{ContractNote, Decision, ReplyContract};
+    use moot_core::protocol::CallNotes;
+    let (_dir, store) = store().await;
+    let mut spec = DebateSpec::with_agents("What is 6 times 7?", AnswerKind::Numeric, 3, 1, 7);
+    for a in &mut spec.agents {
+        a.contract = ReplyContract::Freemad;
+    }
+    let scripted = |replies: &[&str]| -> Arc<ScriptedModel> {
+        Arc::new(ScriptedModel::new(
+            "contract",
+            replies.iter().map(|r| Scripted::reply(*r)),
+        ))
+    };
+    let models = [
+        scripted(&[
+            "SOLUTION: 42\nREASONING: six sevens",
+            "DECISION: KEEP\nREASONING: Peer #1 agrees",
+        ]),
+        scripted(&[
+            "SOLUTION:\n41\nREASONING: guess",
+            "decision: revise\nREVISED_SOLUTION: 42\nREASONING: Peer #1",
+        ]),
+        scripted(&[
+            "SOLUTION: 42\nREASONING: r",
+            "I think 43",
+            "still no layout",
+        ]),
+    ];
+    let result = run_new(
+        &store,
+        "fm",
+        spec.clone(),
+        "free-mad-n",
+        "majority-last",
+        models.iter().map(|m| agent(m.clone())).collect(),
+        EngineConfig::default(),
+    )
+    .await;
+    let answers: Vec<Option<String>> = (0..3)
+        .map(|a| {
+            result
+                .transcript
+                .get(1, a)
+                .and_then(|o| o.answer())
+                .map(|x| x.canonical().to_string())
+        })
+        .collect();
+    assert_eq!(answers, [Some("42".into()), Some("42".into()), None]);
+    let calls = store.calls("fm").await.unwrap();
+    let note = |round: u32, agent: u32| {
+        let c = calls
+            .iter()
+            .find(|c| c.round == round && c.agent == agent && c.slot == "answer")
+            .unwrap();
+        CallNotes::from_json(&c.notes).unwrap().contract
+    };
+    assert_eq!(
+        note(0, 1),
+        Some(ContractNote {
+            decision: None,
+            changed: false
+        })
+    );
+    assert_eq!(
+        note(1, 0),
+        Some(ContractNote {
+            decision: Some(Decision::Keep),
+            changed: false
+        })
+    );
+    assert_eq!(
+        note(1, 1),
+        Some(ContractNote {
+            decision: Some(Decision::Revise),
+            changed: true
+        })
+    );
+    assert_eq!(
+        note(1, 2),
+        Some(ContractNote {
+            decision: Some(Decision::Unparsed),
+            changed: false
+        })
+    );
+    // The critique prompt shows the agent's own solution and its peers' as Peer #k.
+    let critique = &models[1].requests()[1].messages;
+    assert_eq!(critique.len(), 1, "one message, no system prompt");
+    let prompt = &critique[0].content;
+    assert!(prompt.contains("Your prior solution:\n41"), "{prompt}");
+    assert!(
+        prompt.contains("Peer #1:\n42") && prompt.contains("Peer #2:\n42"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("Peer #3"), "{prompt}");
+    // The unparsed critique was asked once more in freemad's layout.
+    let reask = &models[2].requests()[2].messages;
+    assert!(
+        reask.last().unwrap().content.contains("DECISION"),
+        "{reask:?}"
+    );
+    // A run read back from the store reads the same way.
+    let replayed = moot_engine::transcript_of(&spec, &calls);
+    assert_eq!(replayed, result.transcript);
+}

@@ -83,12 +83,7 @@ impl AgentSource for Sims {
             return Err(BenchError::Config("interrupted".into()));
         }
         let seed = item_seed(1, &item.id);
-        let specs = (0..5)
-            .map(|i| AgentSpec {
-                id: format!("s{i}"),
-                persona: None,
-            })
-            .collect();
+        let specs = (0..5).map(|i| AgentSpec::named(format!("s{i}"))).collect();
         let agents = (0..5)
             .map(|i| EngineAgent {
                 model: Arc::new(Counting {

@@ -183,6 +183,7 @@ pub fn build(
         specs.push(AgentSpec {
             id: a.id.clone(),
             persona: a.persona.clone(),
+            contract: a.contract,
         });
         let sampling = &a.sampling;
         engine.push(EngineAgent {

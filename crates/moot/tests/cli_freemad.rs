@@ -143,3 +143,57 @@ fn a_bad_freemad_file_names_the_key_and_the_file() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn replies_under_freemads_contract_are_read_and_shown_by_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write(
+        dir.path(),
+        "contract.toml",
+        r#"[debate]
+answer = "numeric"
+[[agents]]
+id = "keeper"
+backend = "scripted"
+contract = "freemad"
+responses = ["SOLUTION: 42\nREASONING: r", "DECISION: KEEP\nREASONING: fine"]
+[[agents]]
+id = "reviser"
+backend = "scripted"
+contract = "freemad"
+responses = ["SOLUTION: 41\nREASONING: r", "DECISION: REVISE\nREVISED_SOLUTION: 42\nREASONING: Peer #1"]
+"#,
+    );
+    let store = dir.path().join("m.db");
+    let out = Command::cargo_bin("moot")
+        .unwrap()
+        .args(["ask", "What is 6 times 7?", "--json", "--store"])
+        .arg(&store)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["answer"], "42", "{result}");
+    let run = result["run_id"].as_str().unwrap();
+    let shown = Command::cargo_bin("moot")
+        .unwrap()
+        .args(["show", run, "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(shown.stdout).unwrap();
+    assert!(
+        text.contains("freemad contract: decision KEEP, answer unchanged"),
+        "{text}"
+    );
+    assert!(
+        text.contains("freemad contract: decision REVISE, answer changed"),
+        "{text}"
+    );
+}

@@ -163,15 +163,25 @@ output:
             .args(["--rounds", "1"]),
         "freemad",
     );
-    run_ok(
+    let asked = run_ok(
         Command::new(assert_cmd::cargo::cargo_bin("moot"))
             .current_dir(d.join("m"))
-            .args(["ask", "What is 6 times 7?", "--rounds", "1", "--store"])
+            .args([
+                "ask",
+                "What is 6 times 7?",
+                "--rounds",
+                "1",
+                "--json",
+                "--store",
+            ])
             .arg(d.join("m/moot.db"))
             .arg("--config")
             .arg(&moot_config),
         "moot ask",
     );
+    // The agents answer `SOLUTION: 42`, then KEEP: read under freemad's contract, 42 wins.
+    let result: serde_json::Value = serde_json::from_slice(&asked.stdout).unwrap();
+    assert_eq!(result["answer"], "42", "{result}");
     let from_freemad = argv_seen(&freemad_log);
     let from_moot = argv_seen(&moot_log);
     // Generation and critique for ex1 and ex3 (the mode word differs), one list for ex2.

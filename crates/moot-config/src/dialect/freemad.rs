@@ -613,6 +613,7 @@ impl FreemadConfig {
                     working_dir: None,
                 },
             );
+            agent.contract = moot_core::contract::ReplyContract::Freemad;
             agent.sampling.temperature = a.config.temperature.map(|t| t as f32);
             agent.sampling.max_tokens = a.config.max_tokens;
             config.agents.push(agent);
@@ -962,6 +963,10 @@ security:
         )
         .unwrap();
         assert_eq!(c.agents.len(), 2, "disabled agents do not debate");
+        assert!(c
+            .agents
+            .iter()
+            .all(|a| a.contract == moot_core::contract::ReplyContract::Freemad));
         assert_eq!(
             (c.debate.soft_timeout_ms, c.debate.hard_timeout_ms),
             (15_000, 30_000)

@@ -53,6 +53,9 @@ pub struct CallNotes {
     /// line: what it said then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reask: Option<ReaskNote>,
+    /// freemad's reply contract: the decision read and whether the answer changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contract: Option<crate::contract::ContractNote>,
 }
 
 /// The one re-ask of a response without a readable answer.
@@ -183,6 +186,10 @@ mod tests {
                 to_tokens: 4000,
             }),
             reask: Some(reask()),
+            contract: Some(crate::contract::ContractNote {
+                decision: Some(crate::contract::Decision::Revise),
+                changed: true,
+            }),
         }
     }
 
@@ -329,7 +336,8 @@ mod tests {
                 "input_tokens": 120,
                 "output_tokens": 7,
                 "processed_input_tokens": 20
-            }
+            },
+            "contract": {"decision": "revise", "changed": true}
         });
         assert_eq!(CallNotes::from_json(&stored).unwrap(), full());
         // Today's serialisation is exactly that shape, in that field order.

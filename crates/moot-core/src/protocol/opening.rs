@@ -4,6 +4,7 @@
 use super::notes::CallNotes;
 use super::plan::PlannedCall;
 use crate::chat::{CallMode, ChatMessage};
+use crate::contract::ReplyContract;
 use crate::debate::{DebateSpec, Slot};
 use crate::faults::Faults;
 
@@ -37,13 +38,16 @@ pub(crate) fn initial_prompt(spec: &DebateSpec) -> String {
     )
 }
 
-/// The round-0 call every protocol starts with.
+/// The round-0 call every protocol starts with (freemad's layout for agents on its contract).
 pub(crate) fn initial_call(
     spec: &DebateSpec,
     faults: &Faults,
     agent: usize,
     extra_instruction: Option<&str>,
 ) -> PlannedCall {
+    if spec.contract(agent) == ReplyContract::Freemad {
+        return freemad_initial_call(spec, faults, 0, agent);
+    }
     let mut prompt = initial_prompt(spec);
     if let Some(extra) = extra_instruction {
         prompt.push(' ');
@@ -61,6 +65,34 @@ pub(crate) fn initial_call(
         peers: vec![],
         template: "initial",
         template_hash: crate::prompts::template_hash(crate::prompts::INITIAL),
+        notes: CallNotes::for_agent(spec, faults, agent),
+    }
+}
+
+/// A first answer under freemad's contract in `round`: one message, the requirement and the
+/// layout (freemad's agents get no system prompt).
+pub(crate) fn freemad_initial_call(
+    spec: &DebateSpec,
+    faults: &Faults,
+    round: usize,
+    agent: usize,
+) -> PlannedCall {
+    let prompt = crate::prompts::render(
+        crate::prompts::FREEMAD_INITIAL,
+        &[
+            ("question", &spec.question),
+            ("options", &crate::prompts::options_block(&spec.options)),
+        ],
+    );
+    PlannedCall {
+        round,
+        agent,
+        slot: Slot::Answer,
+        mode: CallMode::Generate,
+        messages: vec![ChatMessage::user(prompt)],
+        peers: vec![],
+        template: "freemad-initial",
+        template_hash: crate::prompts::template_hash(crate::prompts::FREEMAD_INITIAL),
         notes: CallNotes::for_agent(spec, faults, agent),
     }
 }

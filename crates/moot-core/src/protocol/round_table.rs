@@ -17,11 +17,12 @@
 
 use super::masking::MaskPlan;
 use super::notes::{CallNotes, FaultNote};
-use super::opening::{initial_call, initial_prompt, system_message};
+use super::opening::{freemad_initial_call, initial_call, initial_prompt, system_message};
 use super::options::ProtocolOptions;
 use super::plan::{PlannedCall, Protocol, ProtocolError, Step};
 use super::speaking_order::{speaking_order, OrderNote, Ordering};
 use crate::chat::{CallMode, ChatMessage};
+use crate::contract::ReplyContract;
 use crate::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use crate::faults::{Delivery, Faults};
 use crate::prompts;
@@ -352,6 +353,9 @@ impl RoundTable {
             Ok(v) => v,
             Err(reason) => return PlannedCall::skip(round, agent, reason),
         };
+        if spec.contract(agent) == ReplyContract::Freemad {
+            return self.freemad_critique_call(spec, t, round, agent, &shown, notes);
+        }
         let system = system_message(spec, &self.faults, agent);
         let (template, text, prompt) = self.debate_prompt(spec, &shown);
         let messages = match self.context() {
@@ -398,6 +402,57 @@ impl RoundTable {
             template,
             template_hash: prompts::template_hash(text),
             notes,
+        }
+    }
+
+    /// A critique under freemad's contract: one message with the agent's prior solution and its
+    /// peers' solutions, anonymised, in the order shown; without a prior solution, the agent
+    /// answers anew.
+    fn freemad_critique_call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+        shown: &[Shown],
+        notes: CallNotes,
+    ) -> PlannedCall {
+        let solution = |round: usize, agent: usize| {
+            Self::response(t, round, agent).map(|(text, answer)| {
+                answer.map_or_else(|| text.to_string(), |a| a.canonical().to_string())
+            })
+        };
+        let Some(own) = solution(round - 1, agent) else {
+            return freemad_initial_call(spec, &self.faults, round, agent);
+        };
+        let peers: Vec<(usize, String)> = shown
+            .iter()
+            .filter(|s| s.transfer)
+            .filter_map(|s| solution(round - 1, s.peer).map(|text| (s.peer, text)))
+            .collect();
+        let texts: Vec<String> = peers.iter().map(|(_, text)| text.clone()).collect();
+        let prompt = prompts::render(
+            prompts::FREEMAD_CRITIQUE,
+            &[
+                ("question", &spec.question),
+                ("options", &prompts::options_block(&spec.options)),
+                ("own", &own),
+                ("peers", &prompts::anonymised_peers(&texts)),
+            ],
+        );
+        PlannedCall {
+            round,
+            agent,
+            slot: Slot::Answer,
+            mode: CallMode::Critique,
+            messages: vec![ChatMessage::user(prompt)],
+            peers: peers.iter().map(|(p, _)| *p).collect(),
+            template: "freemad-critique",
+            template_hash: prompts::template_hash(prompts::FREEMAD_CRITIQUE),
+            notes: CallNotes {
+                ncomm: peers.len(),
+                ..notes
+            },
         }
     }
 

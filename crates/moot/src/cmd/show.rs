@@ -272,6 +272,22 @@ fn typed_notes_lines(notes: &CallNotes) -> Vec<String> {
             "no readable answer, so re-asked once for the final line: {said}"
         ));
     }
+    if let Some(contract) = &notes.contract {
+        let decision = match contract.decision {
+            None => "first answer".to_string(),
+            Some(moot_core::contract::Decision::Keep) => "decision KEEP".into(),
+            Some(moot_core::contract::Decision::Revise) => "decision REVISE".into(),
+            Some(moot_core::contract::Decision::Unparsed) => {
+                "no readable decision (raw reply kept below)".into()
+            }
+        };
+        let changed = if contract.changed {
+            "changed"
+        } else {
+            "unchanged"
+        };
+        lines.push(format!("freemad contract: {decision}, answer {changed}"));
+    }
     if let Some(cut) = &notes.prompt_cut {
         lines.push(format!(
             "prompt cut to fit the budget: {} → {} estimated tokens",
