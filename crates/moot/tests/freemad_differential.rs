@@ -71,12 +71,10 @@ fn freemad() -> &'static Path {
 /// themselves are the same in both configurations but for the folder, and the dialect's unit
 /// tests check them.
 fn fake_agent(dir: &Path, log: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(log).unwrap();
-    let path = dir.join("agent.sh");
-    std::fs::write(
-        &path,
-        format!(
+    executable(
+        &dir.join("agent.sh"),
+        &format!(
             concat!(
                 "#!/bin/sh\n",
                 "out=$(mktemp '{}/call.XXXXXX')\n",
@@ -87,9 +85,14 @@ fn fake_agent(dir: &Path, log: &Path) -> PathBuf {
             log.display()
         ),
     )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
+}
+
+/// Writes `text` to `path` as an executable script.
+fn executable(path: &Path, text: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_path_buf()
 }
 
 /// The distinct argument lists the fake agent logged in the folder `log`.
@@ -192,10 +195,8 @@ output:
 /// A fake agent whose replies depend on its `--persona` and on whether it is asked for a first
 /// answer or a critique (a critique prompt names DECISION, in freemad's words and in moot's).
 fn persona_agent(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join("persona.sh");
-    std::fs::write(
-        &path,
+    executable(
+        &dir.join("persona.sh"),
         concat!(
             "#!/bin/sh\n",
             "persona=''\n",
@@ -213,9 +214,6 @@ fn persona_agent(dir: &Path) -> PathBuf {
             "esac\n",
         ),
     )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
 }
 
 /// The agents holding moot's answer at the end of the run `run` in `store`.
