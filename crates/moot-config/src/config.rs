@@ -11,6 +11,7 @@ use crate::budget::BudgetSection;
 use crate::cache::CacheSection;
 use crate::debate::DebateSection;
 use crate::error::{invalid, ConfigError};
+use crate::output::OutputSection;
 use crate::program::program_problem;
 use crate::retry::RetrySection;
 use crate::security::SecuritySection;
@@ -35,6 +36,9 @@ pub struct Config {
     /// The request cache.
     #[serde(default)]
     pub cache: CacheSection,
+    /// Files written after each debate (freemad transcripts).
+    #[serde(default)]
+    pub output: OutputSection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
 }
@@ -297,6 +301,7 @@ impl Config {
         self.budget.validate()?;
         self.retry.validate()?;
         self.cache.validate()?;
+        self.output.validate()?;
         for (i, a) in self.agents.iter().enumerate() {
             self.check_agent_can_run(i, a)?;
         }

@@ -54,7 +54,7 @@ mod tests {
         let defaults = toml::Table::try_from(Config::default()).unwrap();
         let engine = moot_engine::EngineConfig::default();
         let mut compared = 0;
-        for section in ["debate", "retry", "budget", "security", "cache"] {
+        for section in ["debate", "retry", "budget", "security", "cache", "output"] {
             let table = defaults[section].as_table().unwrap();
             for (key, value, comment) in lines_of(section) {
                 // A line that shows how to change a setting says what the default is instead.

@@ -31,6 +31,7 @@ mod error;
 mod example;
 mod names;
 mod options;
+mod output;
 mod program;
 mod retry;
 mod security;
@@ -52,6 +53,7 @@ pub use names::{
     AnswerSetting, DialectSetting, ProtocolName, TieBreakSetting, UnknownAnswerSetting,
     UnknownDialect, UnknownProtocol,
 };
+pub use output::{OutputSection, TranscriptFormat};
 pub use program::program_problem;
 pub use retry::RetrySection;
 pub use security::SecuritySection;

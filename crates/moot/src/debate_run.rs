@@ -90,6 +90,18 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     } else {
         print!("{}", summary.text());
     }
+    if let Some(dir) = &e.config.output.transcript_dir {
+        let path = save_transcript(
+            e.store,
+            e.rt,
+            dir,
+            e.config.output.transcript_format,
+            &result.run_id,
+        )?;
+        if !e.json {
+            eprintln!("Transcript saved to: {}", path.display());
+        }
+    }
     // The run is stored and shown either way; a debate in which no agent answered at all is a
     // failure, with each agent's reason, not "no answer" and success.
     if let Some(failures) = result.every_call_failed() {
@@ -100,4 +112,18 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Writes the stored run's transcript in freemad's format into `dir` (`[output]`).
+fn save_transcript(
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    format: moot_config::TranscriptFormat,
+    run_id: &str,
+) -> Result<std::path::PathBuf> {
+    let (run, calls) = rt.block_on(async {
+        Ok::<_, moot_store::StoreError>((store.run(run_id).await?, store.calls(run_id).await?))
+    })?;
+    crate::freemad_transcript::write(dir, format, &run, &calls)
 }

@@ -4,6 +4,7 @@ mod backends;
 mod bench_run;
 mod cmd;
 mod debate_run;
+mod freemad_transcript;
 mod prepare;
 mod report;
 

@@ -313,3 +313,175 @@ fn deterministic_agents_reach_freemads_outcome() {
         assert_eq!(moot_winners(&store, run, expected), freemad_winners);
     }
 }
+
+/// The one transcript file a run wrote into `dir`.
+fn transcript_in(dir: &Path) -> serde_json::Value {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap()
+}
+
+fn close(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => (x - y).abs() < 1e-9,
+        _ => a == b,
+    }
+}
+
+/// Score maps equal to within rounding.
+fn same_scores(a: &serde_json::Value, b: &serde_json::Value, what: &str) {
+    let (a, b) = (a.as_object().unwrap(), b.as_object().unwrap());
+    assert_eq!(
+        a.keys().collect::<BTreeSet<_>>(),
+        b.keys().collect::<BTreeSet<_>>(),
+        "{what}"
+    );
+    for (k, v) in a {
+        assert!(close(v, &b[k]), "{what} {k}: {v} against {}", b[k]);
+    }
+}
+
+fn string_set(v: &serde_json::Value) -> BTreeSet<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "installs freemad 2.0.0 from PyPI into a venv; scripts/test runs it"]
+fn the_transcript_file_has_freemads_shape_and_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let agent = persona_agent(d);
+    let a = agent.display();
+    let agents: String = ["alpha", "beta", "gamma", "delta"]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!("  - {{id: a{i}, type: claude_code, cli_command: \"sh {a}\", cli_args: {{persona: {p}}}}}\n")
+        })
+        .collect();
+    let config = d.join("team.yaml");
+    std::fs::write(
+        &config,
+        format!("agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\n"),
+    )
+    .unwrap();
+    for sub in ["f", "m"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    run_ok(
+        Command::new(freemad())
+            .current_dir(d.join("f"))
+            .arg("What is 6 times 7?")
+            .arg("--config")
+            .arg(&config)
+            .args(["--rounds", "1"]),
+        "freemad",
+    );
+    run_ok(
+        Command::new(assert_cmd::cargo::cargo_bin("moot"))
+            .current_dir(d.join("m"))
+            .args(["ask", "What is 6 times 7?", "--rounds", "1", "--store"])
+            .arg(d.join("m.db"))
+            .arg("--config")
+            .arg(&config),
+        "moot ask",
+    );
+    let fm = transcript_in(&d.join("f/transcripts"));
+    let ours = transcript_in(&d.join("m/transcripts"));
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&ours), keys(&fm), "top-level keys, in order");
+    for key in ["final_answer_id", "final_solution", "early_stop_reason"] {
+        assert_eq!(ours[key], fm[key], "{key}");
+    }
+    same_scores(&ours["scores"], &fm["scores"], "scores");
+    same_scores(&ours["raw_scores"], &fm["raw_scores"], "raw_scores");
+    for key in ["winning_agents", "origin_agents"] {
+        assert_eq!(string_set(&ours[key]), string_set(&fm[key]), "{key}");
+    }
+    for (round, holders) in fm["holders_history"].as_object().unwrap() {
+        assert_eq!(
+            string_set(holders),
+            string_set(&ours["holders_history"][round]),
+            "holders of round {round}"
+        );
+    }
+    let rounds = fm["transcript"].as_array().unwrap();
+    assert_eq!(rounds.len(), ours["transcript"].as_array().unwrap().len());
+    for (r, theirs) in rounds.iter().enumerate() {
+        let mine = &ours["transcript"][r];
+        assert_eq!(keys(mine), keys(theirs), "round {r} keys");
+        assert_eq!(mine["type"], theirs["type"]);
+        same_scores(
+            &mine["scores"],
+            &theirs["scores"],
+            &format!("round {r} scores"),
+        );
+        for (id, entry) in theirs["agents"].as_object().unwrap() {
+            let m = &mine["agents"][id];
+            assert_eq!(keys(m), keys(entry), "round {r} {id}");
+            for field in ["solution", "decision", "changed", "answer_id"] {
+                assert_eq!(
+                    m["response"][field], entry["response"][field],
+                    "round {r} {id} {field}"
+                );
+            }
+            assert_eq!(
+                string_set(&m["peers_assigned"]),
+                string_set(&entry["peers_assigned"]),
+                "round {r} {id} peers"
+            );
+        }
+    }
+    assert_eq!(ours["validation"], fm["validation"]);
+    same_scores(
+        &ours["validator_confidence"],
+        &fm["validator_confidence"],
+        "validator_confidence",
+    );
+    for key in [
+        "num_rounds",
+        "num_agents",
+        "opinion_changes",
+        "agreement_rate",
+        "score_min",
+        "score_max",
+        "score_mean",
+        "validation_pass_rate",
+    ] {
+        assert!(
+            close(&ours["metrics"][key], &fm["metrics"][key]),
+            "metrics.{key}: {} against {}",
+            ours["metrics"][key],
+            fm["metrics"][key]
+        );
+    }
+    // Explainers: the same events per answer, whatever the order of round 0's completions.
+    let events = |v: &serde_json::Value| -> BTreeSet<String> {
+        v.as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(id, list)| {
+                list.as_array().unwrap().iter().map(move |e| {
+                    format!(
+                        "{id} {} {} {} {}",
+                        e["round"], e["agent_id"], e["action"], e["deltas"]
+                    )
+                })
+            })
+            .collect()
+    };
+    assert_eq!(
+        events(&ours["score_explainers"]),
+        events(&fm["score_explainers"])
+    );
+}

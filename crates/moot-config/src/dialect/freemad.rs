@@ -456,6 +456,7 @@ impl FreemadConfig {
         self.map_security(&mut config, &mut notes)?;
         self.map_budget(&mut config, &mut notes);
         self.map_cache(&mut config, &mut notes);
+        self.map_output(&mut config, &mut notes)?;
         self.refuse_unsupported()?;
         Ok((config, notes))
     }
@@ -791,6 +792,42 @@ impl FreemadConfig {
         }
     }
 
+    /// freemad writes a transcript file per run unless told not to (`save_transcript` is on by
+    /// default); moot writes the same file from its store.
+    fn map_output(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
+        use crate::output::TranscriptFormat;
+        let o = &self.output;
+        if !o.save_transcript.unwrap_or(true) {
+            return Ok(());
+        }
+        let dir = o
+            .transcript_dir
+            .clone()
+            .unwrap_or_else(|| "transcripts".into());
+        if dir.trim().is_empty() {
+            return fail(
+                "output.transcript_dir",
+                "output.transcript_dir must not be empty",
+            );
+        }
+        config.output.transcript_dir = Some(dir.into());
+        config.output.transcript_format = match o.format.as_deref().map(str::trim) {
+            None | Some("json") => TranscriptFormat::Json,
+            Some("markdown") => TranscriptFormat::Markdown,
+            Some(other) => {
+                return fail(
+                    "output.format",
+                    format!("output.format = {other:?} must be json or markdown"),
+                )
+            }
+        };
+        notes.push(Note {
+            key: "output".into(),
+            message: "transcript files are named transcript-<UTC time>-<run id> (freemad: local time, and runs in the same second overwrite each other); the run also stays in moot's store".into(),
+        });
+        Ok(())
+    }
+
     /// What moot cannot do yet, asked for explicitly: an error naming the key.
     fn refuse_unsupported(&self) -> Result<(), ConfigError> {
         let not_yet = |key: &str, what: &str| {
@@ -799,12 +836,6 @@ impl FreemadConfig {
                 format!("{key}: {what} is not supported yet; remove the key or set it off"),
             )
         };
-        if self.output.save_transcript == Some(true) {
-            not_yet(
-                "output.save_transcript",
-                "writing freemad transcript files (the run is in moot's store: moot show RUN)",
-            )?;
-        }
         if self.logging.file.is_some() {
             not_yet("logging.file", "a log file")?;
         }
@@ -982,6 +1013,11 @@ security:
         );
         assert_eq!(c.debate.protocol.as_str(), "free-mad-n");
         assert!(!c.cache.enabled);
+        assert_eq!(
+            c.output.transcript_dir.as_deref(),
+            Some(std::path::Path::new("transcripts")),
+            "freemad saves transcripts unless told not to"
+        );
     }
 
     #[test]
@@ -1020,10 +1056,7 @@ security:
             &format!("{two}deadlines:\n  soft_timeout_ms: 5\n  hard_timeout_ms: 5\n"),
             "deadlines.soft_timeout_ms",
         );
-        bad(
-            &format!("{two}output:\n  save_transcript: true\n"),
-            "output.save_transcript",
-        );
+        bad(&format!("{two}output:\n  format: html\n"), "output.format");
         bad(&format!("{two}scoring:\n  colour: red\n"), "colour");
         bad(&format!("{two}logging:\n  file: x.log\n"), "logging.file");
         bad(

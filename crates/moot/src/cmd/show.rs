@@ -13,6 +13,8 @@ use crate::input::InputError;
 pub enum Format {
     Json,
     Markdown,
+    /// freemad's transcript JSON.
+    Freemad,
 }
 
 #[derive(Debug, clap::Args)]
@@ -39,6 +41,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     match args.format {
         Format::Json => println!("{}", to_json(&run, &calls, &decisions)),
         Format::Markdown => print!("{}", to_markdown(&run, &calls, &decisions)),
+        Format::Freemad => println!(
+            "{}",
+            serde_json::to_string_pretty(&crate::freemad_transcript::json(&run, &calls)?)?
+        ),
     }
     Ok(())
 }
