@@ -7,8 +7,12 @@
 //! reply moot could not read has an empty solution and decision `KEEP` with `changed: false`
 //! (freemad's own fallback), marked `"unparsed": 1.0` in its metadata.
 //!
+//! [`import`] reads such files back into moot's records.
+//!
 //! Answer ids are freemad's: the first 16 hex digits of the SHA-256 of the answer's canonical
 //! text, where a text with fenced code blocks stands for their bodies ([`answer_id`]).
+
+pub mod import;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -53,6 +53,8 @@ enum Command {
     /// Validate or print configuration files.
     #[command(subcommand)]
     Config(cmd::config::Command),
+    /// Bring freemad transcript files into the store as runs (re-decided by every rule).
+    Import(cmd::import::Args),
     /// Whether each agent of a configuration can answer: one line per agent, exit 1 if any
     /// cannot.
     Health(cmd::health::Args),
@@ -111,6 +113,9 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         }
         Command::Resume(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::resume::run(args, s, rt))
+        }
+        Command::Import(args) => {
+            store_arg.with(Access::Create, |s, rt| cmd::import::run(args, s, rt))
         }
         Command::Show(args) => store_arg.with(Access::Read, |s, rt| cmd::show::run(args, s, rt)),
         Command::Report(args) => {

@@ -186,3 +186,66 @@ responses = ["SOLUTION: 41\nREASONING: r", "DECISION: REVISE\nREVISED_SOLUTION: 
         "{text}"
     );
 }
+
+#[test]
+fn freemad_transcripts_are_imported_and_re_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/freemad/transcript-team4.json");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let folder = dir.path().join("transcripts");
+    std::fs::create_dir_all(&folder).unwrap();
+    write(&folder, "team4.json", &text);
+    // freemad's Markdown form holds the same JSON.
+    write(
+        &folder,
+        "team4-md.md",
+        &format!("# FREE-MAD Run x\n\nFinal answer id: y\nWinning agents: a0, a1\n\n## Transcript (JSON)\n```json\n{text}\n```"),
+    );
+    let store = dir.path().join("m.db");
+    let moot = |args: &[&str]| {
+        let out = Command::cargo_bin("moot")
+            .unwrap()
+            .args(args)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let said = moot(&["import", folder.to_str().unwrap()]);
+    assert!(
+        said.contains("imported as fm-team4\n") && said.contains("imported as fm-team4-md"),
+        "{said}"
+    );
+    assert!(moot(&["import", folder.to_str().unwrap()]).contains("already imported as fm-team4"));
+    for run in ["fm-team4", "fm-team4-md"] {
+        let shown = moot(&["show", run]);
+        assert!(shown.contains("answer: **42**"), "{shown}");
+        assert!(
+            shown.contains("freemad contract: decision REVISE, answer changed"),
+            "{shown}"
+        );
+        // freemad normalises FREE-MAD's scores: 42 (45 over two holders) beats 41 (52.5 over three).
+        let decided: serde_json::Value = serde_json::from_str(&moot(&[
+            "decide",
+            "--run",
+            run,
+            "--rule",
+            "free-mad",
+            "--normalize",
+        ]))
+        .unwrap();
+        assert_eq!(decided["answer"], "42", "{decided}");
+        let agents = moot(&["show", run, "--format", "freemad"]);
+        let again: serde_json::Value = serde_json::from_str(&agents).unwrap();
+        let original: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(again["final_answer_id"], original["final_answer_id"]);
+        assert_eq!(again["raw_scores"], original["raw_scores"]);
+    }
+}

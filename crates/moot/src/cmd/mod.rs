@@ -6,6 +6,7 @@ pub mod config;
 pub mod decide;
 pub mod extract;
 pub mod health;
+pub mod import;
 pub mod model;
 pub mod report;
 pub mod resume;

@@ -1,0 +1,198 @@
+//! Reading freemad's transcript files back into moot's records, so that `moot decide --run`
+//! re-decides freemad's debates under every rule.
+//!
+//! A transcript holds each agent's solution, decision and peers per round, but not the question
+//! or the configuration: the run gets a question naming the file, freemad's default scoring
+//! settings, and agents on freemad's reply contract. Each turn is stored as the reply that
+//! contract reads back to the same answer (`SOLUTION:` in round 0, `DECISION: KEEP` or
+//! `DECISION: REVISE` with `REVISED_SOLUTION:` after).
+
+use moot_core::answer::AnswerKind;
+use moot_core::contract::{ContractNote, Decision, ReplyContract};
+use moot_core::debate::{AgentSpec, DebateSpec};
+use moot_core::protocol::CallNotes;
+use moot_store::{CallRecord, RunRecord, RunStatus};
+use serde_json::{json, Value};
+
+/// A freemad transcript as moot's run, calls and final answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub run: RunRecord,
+    pub calls: Vec<CallRecord>,
+}
+
+/// Why a file is not a freemad transcript moot can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotATranscript(pub String);
+
+impl std::fmt::Display for NotATranscript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotATranscript {}
+
+/// The JSON of a transcript file: the file itself, or the ```` ```json ```` block of freemad's
+/// Markdown form.
+pub fn transcript_json(text: &str) -> Result<Value, NotATranscript> {
+    let body = match text.find("```json\n") {
+        Some(start) => {
+            let rest = &text[start + "```json\n".len()..];
+            rest.rfind("\n```").map_or(rest, |end| &rest[..end])
+        }
+        None => text,
+    };
+    serde_json::from_str(body).map_err(|e| NotATranscript(format!("not JSON: {e}")))
+}
+
+/// The run `id` a transcript stands for, stamped `at`.
+pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported, NotATranscript> {
+    let rounds = doc["transcript"]
+        .as_array()
+        .filter(|r| !r.is_empty())
+        .ok_or_else(|| NotATranscript("no `transcript` rounds".into()))?;
+    // Agents in configuration order: the order of a critique round (freemad lists round 0 in
+    // the order the agents finished), then any agent only round 0 has.
+    let mut agents: Vec<String> = Vec::new();
+    for round in rounds.iter().skip(1).chain(rounds.iter().take(1)) {
+        for id in round["agents"]
+            .as_object()
+            .into_iter()
+            .flat_map(|a| a.keys())
+        {
+            if !agents.contains(id) {
+                agents.push(id.clone());
+            }
+        }
+    }
+    let spec = DebateSpec {
+        question: format!("(imported from the freemad transcript {source})"),
+        kind: AnswerKind::Text,
+        options: vec![],
+        agents: agents
+            .iter()
+            .map(|a| AgentSpec {
+                contract: ReplyContract::Freemad,
+                ..AgentSpec::named(a.clone())
+            })
+            .collect(),
+        rounds: rounds.len() - 1,
+        seed: 0,
+    };
+    let mut calls = Vec::new();
+    for (r, round) in rounds.iter().enumerate() {
+        let entries = round["agents"]
+            .as_object()
+            .ok_or_else(|| NotATranscript(format!("round {r} has no `agents`")))?;
+        for (agent_id, entry) in entries {
+            let agent = agents
+                .iter()
+                .position(|a| a == agent_id)
+                .unwrap_or_default();
+            calls.push(call(id, r, agent, agent_id, entry, &agents, at)?);
+        }
+    }
+    // freemad's scoring defaults (its transcript does not say which were used).
+    let config = json!({"debate": {
+        "protocol": "free-mad-n", "answer": "text", "decision": "free-mad",
+        "weights": [20.0, 25.0, 30.0, 20.0], "normalize": true, "rounds": rounds.len() - 1,
+    }});
+    Ok(Imported {
+        run: RunRecord {
+            id: id.to_string(),
+            created_at: at.to_string(),
+            question: spec.question.clone(),
+            protocol: "free-mad-n".into(),
+            rule: "free-mad".into(),
+            spec: serde_json::to_value(&spec).unwrap_or_default(),
+            config,
+            status: RunStatus::Done,
+            answer: doc["final_solution"].as_str().map(str::to_string),
+            finished_at: Some(at.to_string()),
+        },
+        calls,
+    })
+}
+
+/// One turn of a transcript as the call that made it.
+fn call(
+    run: &str,
+    round: usize,
+    agent: usize,
+    agent_id: &str,
+    entry: &Value,
+    agents: &[String],
+    at: &str,
+) -> Result<CallRecord, NotATranscript> {
+    let response = &entry["response"];
+    let solution = response["solution"].as_str().unwrap_or_default();
+    let reasoning = response["reasoning"].as_str().unwrap_or_default();
+    let revise = response["decision"].as_str() == Some("REVISE");
+    let changed = response["changed"].as_bool().unwrap_or(false);
+    let (mode, text, decision) = if round == 0 {
+        (
+            "generate",
+            format!("SOLUTION: {solution}\nREASONING: {reasoning}"),
+            None,
+        )
+    } else if revise && changed {
+        (
+            "critique",
+            format!("DECISION: REVISE\nREVISED_SOLUTION: {solution}\nREASONING: {reasoning}"),
+            Some(Decision::Revise),
+        )
+    } else {
+        (
+            "critique",
+            format!("DECISION: KEEP\nREASONING: {reasoning}"),
+            Some(Decision::Keep),
+        )
+    };
+    let peers: Vec<u32> = entry["peers_seen"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(|p| agents.iter().position(|a| a == p).map(|i| i as u32))
+        .collect();
+    let notes = CallNotes {
+        ncomm: peers.len(),
+        contract: Some(ContractNote { decision, changed }),
+        ..CallNotes::default()
+    };
+    let tokens = &response["metadata"]["tokens"];
+    Ok(CallRecord {
+        run_id: run.to_string(),
+        round: round as u32,
+        agent: agent as u32,
+        slot: "answer".into(),
+        agent_id: agent_id.to_string(),
+        backend: "freemad".into(),
+        mode: mode.into(),
+        template: "freemad-import".into(),
+        template_hash: String::new(),
+        messages: json!([]),
+        ncomm: peers.len() as u32,
+        peers,
+        answer: (!solution.trim().is_empty()).then(|| solution.to_string()),
+        response_text: Some(text),
+        error: None,
+        skipped: false,
+        finish: None,
+        input_tokens: tokens["prompt"].as_u64().unwrap_or(0),
+        output_tokens: tokens["output"].as_u64().unwrap_or(0),
+        processed_input_tokens: None,
+        logprob_tokens: None,
+        logprob_mean: None,
+        logprob_min: None,
+        perplexity: None,
+        latency_ms: response["metadata"]["timings"]["elapsed_ms"]
+            .as_f64()
+            .unwrap_or(0.0) as u64,
+        recorded_at: at.to_string(),
+        notes: serde_json::to_value(&notes).unwrap_or_default(),
+        cached: response["metadata"]["timings"]["cached"].as_f64() == Some(1.0),
+        retries: json!([]),
+    })
+}
