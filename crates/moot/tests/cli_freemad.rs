@@ -249,3 +249,72 @@ fn freemad_transcripts_are_imported_and_re_decided() {
         assert_eq!(again["raw_scores"], original["raw_scores"]);
     }
 }
+
+/// `moot decide --run` re-decides with the settings the run was decided with (here custom
+/// FREE-MAD weights and a normalisation), so it reproduces the stored decision; flags override.
+#[test]
+fn decide_run_uses_the_runs_own_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write(
+        dir.path(),
+        "w.toml",
+        "[debate]\nweights = [1.0, 2.0, 3.0, 4.0]\nnormalize = true\n",
+    );
+    let store = dir.path().join("w.db");
+    let moot = |args: &[&str]| -> String {
+        let out = Command::cargo_bin("moot")
+            .unwrap()
+            .args(args)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let asked: serde_json::Value = serde_json::from_str(&moot(&[
+        "ask",
+        "What is 6 times 7?",
+        "--sim",
+        "--gold",
+        "42",
+        "--agents",
+        "4",
+        "--rounds",
+        "2",
+        "--json",
+        "--config",
+        config.to_str().unwrap(),
+    ]))
+    .unwrap();
+    let run = asked["run_id"].as_str().unwrap();
+    let shown: serde_json::Value =
+        serde_json::from_str(&moot(&["show", run, "--format", "json"])).unwrap();
+    let stored = shown["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "free-mad")
+        .unwrap()
+        .clone();
+    let again: serde_json::Value =
+        serde_json::from_str(&moot(&["decide", "--run", run, "--rule", "free-mad"])).unwrap();
+    assert_eq!(again["scores"], stored["scores"], "{again}\n{stored}");
+    let defaults: serde_json::Value = serde_json::from_str(&moot(&[
+        "decide",
+        "--run",
+        run,
+        "--rule",
+        "free-mad",
+        "--weights",
+        "20,25,30,20",
+        "--normalize",
+        "false",
+    ]))
+    .unwrap();
+    assert_ne!(defaults["scores"], stored["scores"]);
+}

@@ -35,18 +35,19 @@ pub struct Args {
     /// A stored run to re-decide (its answer kind applies unless --kind is given).
     #[arg(long)]
     run: Option<String>,
-    /// FREE-MAD weights initial,abandon,adopt,keep.
-    #[arg(long, default_value = "20,25,30,20", allow_hyphen_values = true)]
-    weights: String,
-    /// How ties between top-scored answers are broken.
-    #[arg(long, value_enum, default_value = "deterministic")]
-    tie_break: TieBreakSetting,
-    /// Seed for --tie-break random.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// FREE-MAD: divide each answer's score by the number of agents that ever held it.
+    /// FREE-MAD weights initial,abandon,adopt,keep (default: the run's, else 20,25,30,20).
+    #[arg(long, allow_hyphen_values = true)]
+    weights: Option<String>,
+    /// How ties between top-scored answers are broken (default: the run's, else deterministic).
+    #[arg(long, value_enum)]
+    tie_break: Option<TieBreakSetting>,
+    /// Seed for --tie-break random (default: the run's, else 0).
     #[arg(long)]
-    normalize: bool,
+    seed: Option<u64>,
+    /// FREE-MAD: divide each answer's score by the number of agents that ever held it
+    /// (`--normalize false` turns off a run's normalisation; default: the run's, else off).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    normalize: Option<bool>,
     /// How to compare answers; without it, answers are compared as exact strings.
     #[arg(long, value_parser = super::extract::parse_kind)]
     kind: Option<AnswerKind>,
@@ -75,10 +76,24 @@ pub fn stored_run(
     // The run's protocol derives what rules read beyond the trajectory (SVR-MAD challenges,
     // SID-ET early stops).
     let protocol = moot_config::Config::protocol_of_run(&run.config, &run.protocol);
+    // A configuration that no longer reads is decided with the defaults.
+    let settings = serde_json::from_value::<moot_config::Config>(run.config.clone())
+        .ok()
+        .map(|c| {
+            let d = &c.debate;
+            Settings {
+                weights: c.decision().map(|(_, d)| d.weights).unwrap_or_default(),
+                tie_break: d.tie_break,
+                seed: d.tie_break_seed.unwrap_or(d.seed),
+                normalize: d.normalize,
+            }
+        })
+        .unwrap_or_default();
     Ok(StoredRun {
         spec,
         calls,
         protocol,
+        settings,
     })
 }
 
@@ -93,16 +108,6 @@ pub fn run(
     args: Args,
     load_run: impl FnOnce(&str) -> anyhow::Result<StoredRun>,
 ) -> anyhow::Result<()> {
-    let weights: FreeMadWeights = args
-        .weights
-        .parse()
-        .map_err(|e| InputError(format!("--weights: {e}")))?;
-    let tie_break = args.tie_break.with_seed(args.seed);
-    let config = DecisionConfig {
-        tie_break,
-        weights,
-        normalize: args.normalize,
-    };
     let names: Vec<&str> = if args.rule == "all" {
         RULES.iter().map(|r| r.name).collect()
     } else if rule_names().contains(&args.rule.as_str()) {
@@ -114,7 +119,7 @@ pub fn run(
             rule_names().join(", ")
         ));
     };
-    let (trajectory, evidence) = match (&args.trajectory, &args.run) {
+    let (trajectory, evidence, stored) = match (&args.trajectory, &args.run) {
         (Some(path), _) => {
             let (text, source) = if path.as_os_str() == "-" {
                 (read_stdin("the trajectory")?, "stdin".to_string())
@@ -126,7 +131,7 @@ pub fn run(
             };
             let trajectory = parse_trajectory(&text, args.kind)
                 .map_err(|e| InputError(format!("{source}: {e}")))?;
-            (trajectory, Evidence::default())
+            (trajectory, Evidence::default(), Settings::default())
         }
         (None, Some(run_id)) => {
             let stored = load_run(run_id)?;
@@ -145,10 +150,11 @@ pub fn run(
             let trajectory = transcript
                 .trajectory()
                 .ok_or_else(|| InputError("the stored run has no agents".into()))?;
-            (trajectory, evidence)
+            (trajectory, evidence, stored.settings)
         }
         (None, None) => return bad_input("give --trajectory FILE or --run RUN"),
     };
+    let config = settings(&args, stored)?;
     let decisions: Vec<Value> = names
         .iter()
         .map(|name| {
@@ -171,4 +177,31 @@ pub struct StoredRun {
     pub calls: Vec<CallRecord>,
     /// The run's protocol, when its configuration could be read back.
     pub protocol: Option<Box<dyn moot_core::protocol::Protocol>>,
+    /// The decision settings the run was decided with.
+    pub settings: Settings,
+}
+
+/// Decision settings before the flags: a stored run's, or the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub weights: FreeMadWeights,
+    pub tie_break: TieBreakSetting,
+    pub seed: u64,
+    pub normalize: bool,
+}
+
+/// The rules' settings: each flag given, else the stored run's setting, else the default.
+fn settings(args: &Args, stored: Settings) -> anyhow::Result<DecisionConfig> {
+    let weights = match &args.weights {
+        Some(w) => w
+            .parse()
+            .map_err(|e| InputError(format!("--weights: {e}")))?,
+        None => stored.weights,
+    };
+    let tie_break = args.tie_break.unwrap_or(stored.tie_break);
+    Ok(DecisionConfig {
+        tie_break: tie_break.with_seed(args.seed.unwrap_or(stored.seed)),
+        weights,
+        normalize: args.normalize.unwrap_or(stored.normalize),
+    })
 }
