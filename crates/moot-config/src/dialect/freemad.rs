@@ -658,7 +658,15 @@ impl FreemadConfig {
         let options = &mut config.protocol;
         match t.kind.trim() {
             "all_to_all" => options.topology = Some(TopologyName::AllToAll),
-            "ring" => options.topology = Some(TopologyName::Ring),
+            "ring" => {
+                options.topology = Some(TopologyName::Ring);
+                if enabled.len() > 2 {
+                    notes.push(Note {
+                        key: "topology.type".into(),
+                        message: "ring: moot shows each agent both of its neighbours; freemad shows only the next one".into(),
+                    });
+                }
+            }
             "k_reviewers" => {
                 let Some(k) = t.k else {
                     return fail("topology.k", "topology.k is required for k_reviewers");
