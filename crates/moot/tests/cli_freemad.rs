@@ -1,8 +1,11 @@
-//! `moot config check` and `moot config convert` on freemad's own example configurations.
+//! freemad compatibility through the binary: `config check` and `config convert` on freemad's
+//! own example configurations, its reply contract, and importing its transcripts.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use assert_cmd::Command;
+use std::path::Path;
+
+use common::{script, Env};
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,33 +14,23 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A folder with stand-ins for the programs freemad's examples allow (`claude`, `codex`), so
-/// that the check that they exist passes.
-fn fake_programs(dir: &Path) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    for name in ["claude", "codex"] {
-        let path = bin.join(name);
-        std::fs::write(&path, "#!/bin/sh\necho 'SOLUTION: 1'\n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+/// Stand-ins for the programs freemad's examples allow (`claude`, `codex`) in a folder of
+/// `env`, and the `PATH` that finds them first, so that the check that they exist passes.
+fn fake_programs(env: &Env) -> String {
+    std::fs::create_dir_all(env.dir.path().join("bin")).unwrap();
+    for name in ["bin/claude", "bin/codex"] {
+        script(env, name, "#!/bin/sh\necho 'SOLUTION: 1'\n");
     }
     format!(
         "{}:{}",
-        bin.display(),
+        env.dir.path().join("bin").display(),
         std::env::var("PATH").unwrap_or_default()
     )
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn moot(path_var: &str, args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("moot")
-        .unwrap()
+/// `moot ARGS` with `path_var` as its `PATH`.
+fn moot_with_path(env: &Env, path_var: &str, args: &[&str]) -> std::process::Output {
+    env.moot()
         .env("PATH", path_var)
         .args(args)
         .output()
@@ -46,11 +39,15 @@ fn moot(path_var: &str, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn freemad_examples_are_checked_as_they_are() {
-    let dir = tempfile::tempdir().unwrap();
-    let path_var = fake_programs(dir.path());
+    let env = Env::new();
+    let path_var = fake_programs(&env);
     for name in ["multi_agent.yaml", "multi_agent.json"] {
-        let file = write(dir.path(), name, &fixture(name));
-        let out = moot(&path_var, &["config", "check", file.to_str().unwrap()]);
+        let file = env.write(name, &fixture(name));
+        let out = moot_with_path(
+            &env,
+            &path_var,
+            &["config", "check", file.to_str().unwrap()],
+        );
         assert!(
             out.status.success(),
             "{name}: {}",
@@ -63,12 +60,16 @@ fn freemad_examples_are_checked_as_they_are() {
 
 #[test]
 fn a_converted_freemad_file_reads_back_as_the_same_configuration() {
-    let dir = tempfile::tempdir().unwrap();
-    let path_var = fake_programs(dir.path());
+    let env = Env::new();
+    let path_var = fake_programs(&env);
     let text =
         fixture("multi_agent.yaml").replacen("save_transcript: true", "save_transcript: false", 1);
-    let file = write(dir.path(), "fm.yaml", &text);
-    let out = moot(&path_var, &["config", "convert", file.to_str().unwrap()]);
+    let file = env.write("fm.yaml", &text);
+    let out = moot_with_path(
+        &env,
+        &path_var,
+        &["config", "convert", file.to_str().unwrap()],
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -83,8 +84,9 @@ fn a_converted_freemad_file_reads_back_as_the_same_configuration() {
         toml.contains("# - deadlines: moot's deadlines end a round"),
         "{toml}"
     );
-    let converted = write(dir.path(), "fm.toml", &toml);
-    let again = moot(
+    let converted = env.write("fm.toml", &toml);
+    let again = moot_with_path(
+        &env,
         &path_var,
         &["config", "convert", converted.to_str().unwrap()],
     );
@@ -108,8 +110,8 @@ fn a_converted_freemad_file_reads_back_as_the_same_configuration() {
 
 #[test]
 fn a_bad_freemad_file_names_the_key_and_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path_var = fake_programs(dir.path());
+    let env = Env::new();
+    let path_var = fake_programs(&env);
     for (text, key) in [
         (
             "agents:\n  - {id: a, type: gemini, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\n",
@@ -124,8 +126,8 @@ fn a_bad_freemad_file_names_the_key_and_the_file() {
             "security.cli_use_shell must be false",
         ),
     ] {
-        let file = write(dir.path(), "bad.yaml", text);
-        let out = moot(&path_var, &["config", "check", file.to_str().unwrap()]);
+        let file = env.write("bad.yaml", text);
+        let out = moot_with_path(&env, &path_var, &["config", "check", file.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains(&file.display().to_string()) && err.contains(key), "{err}");
@@ -135,9 +137,8 @@ fn a_bad_freemad_file_names_the_key_and_the_file() {
 
 #[test]
 fn replies_under_freemads_contract_are_read_and_shown_by_decision() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write(
-        dir.path(),
+    let env = Env::new();
+    let config = env.write(
         "contract.toml",
         r#"[debate]
 answer = "numeric"
@@ -153,30 +154,16 @@ contract = "freemad"
 responses = ["SOLUTION: 41\nREASONING: r", "DECISION: REVISE\nREVISED_SOLUTION: 42\nREASONING: Peer #1"]
 "#,
     );
-    let store = dir.path().join("m.db");
-    let out = Command::cargo_bin("moot")
-        .unwrap()
-        .args(["ask", "What is 6 times 7?", "--json", "--store"])
-        .arg(&store)
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = env.json(&[
+        "ask",
+        "What is 6 times 7?",
+        "--json",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
     assert_eq!(result["answer"], "42", "{result}");
     let run = result["run_id"].as_str().unwrap();
-    let shown = Command::cargo_bin("moot")
-        .unwrap()
-        .args(["show", run, "--store"])
-        .arg(&store)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(shown.stdout).unwrap();
+    let text = env.stdout(&["show", run]);
     assert!(
         text.contains("freemad contract: decision KEEP, answer unchanged"),
         "{text}"
@@ -189,61 +176,44 @@ responses = ["SOLUTION: 41\nREASONING: r", "DECISION: REVISE\nREVISED_SOLUTION: 
 
 #[test]
 fn freemad_transcripts_are_imported_and_re_decided() {
-    let dir = tempfile::tempdir().unwrap();
+    let env = Env::new();
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/freemad/transcript-team4.json");
     let text = std::fs::read_to_string(&fixture).unwrap();
-    let folder = dir.path().join("transcripts");
+    let folder = env.dir.path().join("transcripts");
     std::fs::create_dir_all(&folder).unwrap();
-    write(&folder, "team4.json", &text);
+    env.write("transcripts/team4.json", &text);
     // freemad's Markdown form holds the same JSON.
-    write(
-        &folder,
-        "team4-md.md",
+    env.write(
+        "transcripts/team4-md.md",
         &format!("# FREE-MAD Run x\n\nFinal answer id: y\nWinning agents: a0, a1\n\n## Transcript (JSON)\n```json\n{text}\n```"),
     );
-    let store = dir.path().join("m.db");
-    let moot = |args: &[&str]| {
-        let out = Command::cargo_bin("moot")
-            .unwrap()
-            .args(args)
-            .arg("--store")
-            .arg(&store)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let said = moot(&["import", folder.to_str().unwrap()]);
+    let said = env.stdout(&["import", folder.to_str().unwrap()]);
     assert!(
         said.contains("imported as fm-team4\n") && said.contains("imported as fm-team4-md"),
         "{said}"
     );
-    assert!(moot(&["import", folder.to_str().unwrap()]).contains("already imported as fm-team4"));
+    assert!(env
+        .stdout(&["import", folder.to_str().unwrap()])
+        .contains("already imported as fm-team4"));
     for run in ["fm-team4", "fm-team4-md"] {
-        let shown = moot(&["show", run]);
+        let shown = env.stdout(&["show", run]);
         assert!(shown.contains("answer: **42**"), "{shown}");
         assert!(
             shown.contains("freemad contract: decision REVISE, answer changed"),
             "{shown}"
         );
-        // freemad normalises FREE-MAD's scores: 42 (45 over two holders) beats 41 (52.5 over three).
-        let decided: serde_json::Value = serde_json::from_str(&moot(&[
-            "decide",
-            "--run",
-            run,
-            "--rule",
-            "free-mad",
-            "--normalize",
-        ]))
-        .unwrap();
-        assert_eq!(decided["answer"], "42", "{decided}");
-        let agents = moot(&["show", run, "--format", "freemad"]);
-        let again: serde_json::Value = serde_json::from_str(&agents).unwrap();
+        // freemad normalises FREE-MAD's scores: 42 (45 over two holders) beats 41 (52.5 over
+        // three). The imported run carries that setting; --normalize false overrides it.
+        let decide = |extra: &[&str]| {
+            let mut args = vec!["decide", "--run", run, "--rule", "free-mad"];
+            args.extend_from_slice(extra);
+            env.json(&args)
+        };
+        assert_eq!(decide(&[])["answer"], "42");
+        assert_eq!(decide(&["--normalize"])["answer"], "42");
+        assert_eq!(decide(&["--normalize", "false"])["answer"], "41");
+        let again = env.json(&["show", run, "--format", "freemad"]);
         let original: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(again["final_answer_id"], original["final_answer_id"]);
         assert_eq!(again["raw_scores"], original["raw_scores"]);
@@ -254,29 +224,12 @@ fn freemad_transcripts_are_imported_and_re_decided() {
 /// FREE-MAD weights and a normalisation), so it reproduces the stored decision; flags override.
 #[test]
 fn decide_run_uses_the_runs_own_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = write(
-        dir.path(),
+    let env = Env::new();
+    let config = env.write(
         "w.toml",
         "[debate]\nweights = [1.0, 2.0, 3.0, 4.0]\nnormalize = true\n",
     );
-    let store = dir.path().join("w.db");
-    let moot = |args: &[&str]| -> String {
-        let out = Command::cargo_bin("moot")
-            .unwrap()
-            .args(args)
-            .arg("--store")
-            .arg(&store)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let asked: serde_json::Value = serde_json::from_str(&moot(&[
+    let asked = env.json(&[
         "ask",
         "What is 6 times 7?",
         "--sim",
@@ -289,11 +242,9 @@ fn decide_run_uses_the_runs_own_settings() {
         "--json",
         "--config",
         config.to_str().unwrap(),
-    ]))
-    .unwrap();
+    ]);
     let run = asked["run_id"].as_str().unwrap();
-    let shown: serde_json::Value =
-        serde_json::from_str(&moot(&["show", run, "--format", "json"])).unwrap();
+    let shown = env.json(&["show", run, "--format", "json"]);
     let stored = shown["decisions"]
         .as_array()
         .unwrap()
@@ -301,10 +252,9 @@ fn decide_run_uses_the_runs_own_settings() {
         .find(|d| d["rule"] == "free-mad")
         .unwrap()
         .clone();
-    let again: serde_json::Value =
-        serde_json::from_str(&moot(&["decide", "--run", run, "--rule", "free-mad"])).unwrap();
+    let again = env.json(&["decide", "--run", run, "--rule", "free-mad"]);
     assert_eq!(again["scores"], stored["scores"], "{again}\n{stored}");
-    let defaults: serde_json::Value = serde_json::from_str(&moot(&[
+    let defaults = env.json(&[
         "decide",
         "--run",
         run,
@@ -314,7 +264,6 @@ fn decide_run_uses_the_runs_own_settings() {
         "20,25,30,20",
         "--normalize",
         "false",
-    ]))
-    .unwrap();
+    ]);
     assert_ne!(defaults["scores"], stored["scores"]);
 }

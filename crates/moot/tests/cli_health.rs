@@ -1,20 +1,21 @@
 //! `moot health`: one line per agent, exit 1 when any agent cannot answer.
 
-use std::os::unix::fs::PermissionsExt;
+mod common;
+
 use std::path::Path;
 
-use assert_cmd::Command;
+use common::Env;
 
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path.display().to_string()
+/// A shell-script agent running `body`, by its path.
+fn agent(env: &Env, name: &str, body: &str) -> String {
+    common::script(env, name, &format!("#!/bin/sh\n{body}\n"))
+        .display()
+        .to_string()
 }
 
-fn health(config: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::cargo_bin("moot")
-        .unwrap()
+fn health(env: &Env, config: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
+    let out = env
+        .moot()
         .arg("health")
         .arg("--config")
         .arg(config)
@@ -30,11 +31,11 @@ fn health(config: &Path, extra: &[&str]) -> (Option<i32>, String, String) {
 
 #[test]
 fn each_agent_gets_a_line_and_any_failure_fails_the_command() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let good = script(d, "good.sh", "cat > /dev/null; echo ready");
-    let bad = script(d, "bad.sh", "echo 'weights not found' >&2; exit 3");
-    let slow = script(d, "slow.sh", "exec sleep 30");
+    let env = Env::new();
+    let d = env.dir.path();
+    let good = agent(&env, "good.sh", "cat > /dev/null; echo ready");
+    let bad = agent(&env, "bad.sh", "echo 'weights not found' >&2; exit 3");
+    let slow = agent(&env, "slow.sh", "exec sleep 30");
     let gone = d.join("gone.sh").display().to_string();
     let config = d.join("h.toml");
     std::fs::write(
@@ -66,7 +67,7 @@ backend = "sim"
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let (code, out, err) = health(&config, &["--timeout-ms", "1000"]);
+    let (code, out, err) = health(&env, &config, &["--timeout-ms", "1000"]);
     assert!(
         started.elapsed().as_secs() < 20,
         "the slow agent was not cut off"
@@ -96,9 +97,13 @@ backend = "sim"
 
 #[test]
 fn a_freemad_configuration_is_checked_as_freemad_health_would() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let agent = script(d, "agent.sh", "cat > /dev/null; echo \"SOLUTION: ok $*\"");
+    let env = Env::new();
+    let d = env.dir.path();
+    let agent = agent(
+        &env,
+        "agent.sh",
+        "cat > /dev/null; echo \"SOLUTION: ok $*\"",
+    );
     let config = d.join("fm.yaml");
     std::fs::write(
         &config,
@@ -107,7 +112,7 @@ fn a_freemad_configuration_is_checked_as_freemad_health_would() {
         ),
     )
     .unwrap();
-    let (code, out, err) = health(&config, &[]);
+    let (code, out, err) = health(&env, &config, &[]);
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(
         out.contains("a: ok (cli: answered in") && out.contains("SOLUTION: ok --model x generate"),

@@ -51,6 +51,18 @@ impl Env {
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
     }
 
+    /// Runs `moot ARGS`, expects success, and returns stdout.
+    pub fn stdout(&self, args: &[&str]) -> String {
+        let out = self
+            .moot()
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     /// Runs `moot ARGS`, expects exit code 2, and returns stderr.
     pub fn refused(&self, args: &[&str]) -> String {
         let out = self.moot().args(args).assert().code(2).get_output().clone();
