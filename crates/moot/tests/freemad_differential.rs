@@ -64,6 +64,49 @@ fn freemad() -> &'static Path {
     })
 }
 
+/// The question every run here is asked.
+const QUESTION: &str = "What is 6 times 7?";
+
+/// freemad 2.0.0 on `config`, run in `cwd` with one critique round.
+fn run_freemad(cwd: &Path, config: &Path) -> std::process::Output {
+    run_ok(
+        Command::new(freemad())
+            .current_dir(cwd)
+            .arg(QUESTION)
+            .arg("--config")
+            .arg(config)
+            .args(["--rounds", "1"]),
+        "freemad",
+    )
+}
+
+/// `moot ask --json` on `config`, run in `cwd` with one debate round and its store at `store`:
+/// the result it prints.
+fn run_moot(cwd: &Path, config: &Path, store: &Path) -> serde_json::Value {
+    let asked = run_ok(
+        Command::new(assert_cmd::cargo::cargo_bin("moot"))
+            .current_dir(cwd)
+            .args(["ask", QUESTION, "--rounds", "1", "--json", "--store"])
+            .arg(store)
+            .arg("--config")
+            .arg(config),
+        "moot ask",
+    );
+    serde_json::from_slice(&asked.stdout).unwrap()
+}
+
+/// freemad's `agents:` entries `a0`, `a1`, … for `personas` of the persona agent.
+fn persona_team(agent: &Path, personas: &[&str]) -> String {
+    let a = agent.display();
+    personas
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!("  - {{id: a{i}, type: claude_code, cli_command: \"sh {a}\", cli_args: {{persona: {p}}}}}\n")
+        })
+        .collect()
+}
+
 /// A fake agent that writes its arguments (separated by the unit separator) to a file of its
 /// own in the folder `log` (agents run at once, so one shared file could interleave their
 /// lines), and answers in freemad's contract whatever it is asked. It is run as
@@ -157,33 +200,9 @@ output:
     let moot_config = d.join("m/fm.yaml");
     std::fs::write(&moot_config, config(&moot_log, "m")).unwrap();
 
-    run_ok(
-        Command::new(freemad())
-            .current_dir(d.join("f"))
-            .arg("What is 6 times 7?")
-            .arg("--config")
-            .arg(&freemad_config)
-            .args(["--rounds", "1"]),
-        "freemad",
-    );
-    let asked = run_ok(
-        Command::new(assert_cmd::cargo::cargo_bin("moot"))
-            .current_dir(d.join("m"))
-            .args([
-                "ask",
-                "What is 6 times 7?",
-                "--rounds",
-                "1",
-                "--json",
-                "--store",
-            ])
-            .arg(d.join("m/moot.db"))
-            .arg("--config")
-            .arg(&moot_config),
-        "moot ask",
-    );
+    run_freemad(&d.join("f"), &freemad_config);
+    let result = run_moot(&d.join("m"), &moot_config, &d.join("m/moot.db"));
     // The agents answer `SOLUTION: 42`, then KEEP: read under freemad's contract, 42 wins.
-    let result: serde_json::Value = serde_json::from_slice(&asked.stdout).unwrap();
     assert_eq!(result["answer"], "42", "{result}");
     let from_freemad = argv_seen(&freemad_log);
     let from_moot = argv_seen(&moot_log);
@@ -245,7 +264,6 @@ fn deterministic_agents_reach_freemads_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let agent = persona_agent(d);
-    let a = agent.display();
     // Two teams. In the first a revision carries 42. In the second a fourth agent moves to 41:
     // the last round ties 2-2, and 41's raw score is the higher (52.5 against 45), but
     // freemad's normalisation divides by the agents that ever held an answer (three for 41, two
@@ -255,30 +273,14 @@ fn deterministic_agents_reach_freemads_outcome() {
         (&["alpha", "beta", "gamma", "delta"], "42", &["a0", "a1"]),
     ];
     for (personas, expected, winners) in teams {
-        let agents: String = personas
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                format!(
-                    "  - {{id: a{i}, type: claude_code, cli_command: \"sh {a}\", cli_args: {{persona: {p}}}}}\n"
-                )
-            })
-            .collect();
+        let agents = persona_team(&agent, personas);
         let config = d.join(format!("team{}.yaml", personas.len()));
         std::fs::write(
             &config,
             format!("agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\noutput:\n  save_transcript: false\n"),
         )
         .unwrap();
-        let freemad_out = run_ok(
-            Command::new(freemad())
-                .current_dir(d)
-                .arg("What is 6 times 7?")
-                .arg("--config")
-                .arg(&config)
-                .args(["--rounds", "1"]),
-            "freemad",
-        );
+        let freemad_out = run_freemad(d, &config);
         let said = String::from_utf8_lossy(&freemad_out.stdout);
         let freemad_winners: BTreeSet<String> = said
             .lines()
@@ -289,23 +291,7 @@ fn deterministic_agents_reach_freemads_outcome() {
             .filter(|s| !s.is_empty())
             .collect();
         let store = d.join(format!("team{}.db", personas.len()));
-        let asked = run_ok(
-            Command::new(assert_cmd::cargo::cargo_bin("moot"))
-                .current_dir(d)
-                .args([
-                    "ask",
-                    "What is 6 times 7?",
-                    "--rounds",
-                    "1",
-                    "--json",
-                    "--store",
-                ])
-                .arg(&store)
-                .arg("--config")
-                .arg(&config),
-            "moot ask",
-        );
-        let result: serde_json::Value = serde_json::from_slice(&asked.stdout).unwrap();
+        let result = run_moot(d, &config, &store);
         assert_eq!(result["answer"], expected, "{result}");
         let run = result["run_id"].as_str().unwrap();
         let expected_winners: BTreeSet<String> = winners.iter().map(|s| s.to_string()).collect();
@@ -361,14 +347,7 @@ fn the_transcript_file_has_freemads_shape_and_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let agent = persona_agent(d);
-    let a = agent.display();
-    let agents: String = ["alpha", "beta", "gamma", "delta"]
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            format!("  - {{id: a{i}, type: claude_code, cli_command: \"sh {a}\", cli_args: {{persona: {p}}}}}\n")
-        })
-        .collect();
+    let agents = persona_team(&agent, &["alpha", "beta", "gamma", "delta"]);
     let config = d.join("team.yaml");
     std::fs::write(
         &config,
@@ -378,24 +357,8 @@ fn the_transcript_file_has_freemads_shape_and_numbers() {
     for sub in ["f", "m"] {
         std::fs::create_dir_all(d.join(sub)).unwrap();
     }
-    run_ok(
-        Command::new(freemad())
-            .current_dir(d.join("f"))
-            .arg("What is 6 times 7?")
-            .arg("--config")
-            .arg(&config)
-            .args(["--rounds", "1"]),
-        "freemad",
-    );
-    run_ok(
-        Command::new(assert_cmd::cargo::cargo_bin("moot"))
-            .current_dir(d.join("m"))
-            .args(["ask", "What is 6 times 7?", "--rounds", "1", "--store"])
-            .arg(d.join("m.db"))
-            .arg("--config")
-            .arg(&config),
-        "moot ask",
-    );
+    run_freemad(&d.join("f"), &config);
+    run_moot(&d.join("m"), &config, &d.join("m.db"));
     let fm = transcript_in(&d.join("f/transcripts"));
     let ours = transcript_in(&d.join("m/transcripts"));
     let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
