@@ -14,7 +14,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use moot_core::contract::ReplyContract;
 
-use crate::error::ConfigError;
+use crate::error::{invalid, ConfigError};
 use crate::names::DialectSetting;
 
 /// Agents `moot ask` and `moot bench` debate among when neither the configuration nor
@@ -319,7 +319,7 @@ impl AgentFields {
             return fail(&at, "id", format!("{at}.id must not be empty"));
         }
         let entry = self.entry(&at)?;
-        self.check_keys(&at, entry.name)?;
+        self.check_keys(&at, entry)?;
         self.check_sampling(&at, entry.name)?;
         let backend = self.typed_backend(&at, entry.name)?;
         Ok(AgentConfig {
@@ -359,8 +359,9 @@ impl AgentFields {
             })
     }
 
-    /// Every backend-specific key set is one `backend` reads.
-    fn check_keys(&self, at: &str, backend: &str) -> Result<(), ConfigError> {
+    /// Every backend-specific key set is one the backend of `entry` reads.
+    fn check_keys(&self, at: &str, entry: &BackendEntry) -> Result<(), ConfigError> {
+        let backend = entry.name;
         if self.dialect.is_some() && backend != "openai" {
             return fail(
                 at,
@@ -375,11 +376,11 @@ impl AgentFields {
                 format!("{at}.logprobs: backend \"anthropic\" has no token logprobs"),
             );
         }
-        let reads = BACKENDS
-            .iter()
-            .find(|b| b.name == backend)
-            .map_or(&[][..], |b| b.keys);
-        match self.set_keys().into_iter().find(|k| !reads.contains(k)) {
+        match self
+            .set_keys()
+            .into_iter()
+            .find(|k| !entry.keys.contains(k))
+        {
             Some(key) => fail(
                 at,
                 key,
@@ -556,7 +557,7 @@ fn fail<T>(at: &str, key: &str, message: String) -> Result<T, ConfigError> {
     } else {
         format!("{at}.{key}")
     };
-    Err(ConfigError::new(key, message))
+    invalid(key, message)
 }
 
 impl From<AgentConfig> for AgentFields {

@@ -23,35 +23,19 @@ pub(crate) struct Reask {
 
 impl Reask {
     /// The re-ask for `call` when re-asking is on. Only answers are re-asked: judgements and
-    /// challenges are read differently. Under freemad's contract the reminder asks for its
-    /// layout (freemad also asks once more).
+    /// challenges are read differently.
     pub(crate) fn for_call(
         enabled: bool,
         spec: &DebateSpec,
         call: &PlannedCall,
         previous: Option<&Answer>,
     ) -> Option<Reask> {
-        let reminder = match spec.contract(call.agent) {
-            ReplyContract::Moot => prompts::render(
-                prompts::REASK,
-                &[("format", prompts::format_instruction(spec.kind))],
-            ),
-            ReplyContract::Freemad => {
-                let sections = match call.mode {
-                    CallMode::Generate => "SOLUTION, REASONING",
-                    CallMode::Critique => {
-                        "DECISION, then REVISED_SOLUTION when revising, REASONING"
-                    }
-                };
-                prompts::render(prompts::FREEMAD_REASK, &[("sections", sections)])
-            }
-        };
         (enabled && call.slot == Slot::Answer).then(|| Reask {
             spec: spec.clone(),
             agent: call.agent,
             mode: call.mode,
             previous: previous.cloned(),
-            reminder,
+            reminder: reminder(spec, call),
         })
     }
 
@@ -71,6 +55,24 @@ impl Reask {
         CompletionRequest {
             messages,
             ..original
+        }
+    }
+}
+
+/// The reminder a re-ask of `call` sends: the final-line format, or under freemad's contract
+/// its layout (freemad also asks once more).
+fn reminder(spec: &DebateSpec, call: &PlannedCall) -> String {
+    match spec.contract(call.agent) {
+        ReplyContract::Moot => prompts::render(
+            prompts::REASK,
+            &[("format", prompts::format_instruction(spec.kind))],
+        ),
+        ReplyContract::Freemad => {
+            let sections = match call.mode {
+                CallMode::Generate => "SOLUTION, REASONING",
+                CallMode::Critique => "DECISION, then REVISED_SOLUTION when revising, REASONING",
+            };
+            prompts::render(prompts::FREEMAD_REASK, &[("sections", sections)])
         }
     }
 }

@@ -33,13 +33,17 @@ pub fn answer_id(text: &str) -> String {
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
+/// A fenced code block's body: non-greedy and across lines, as freemad's pattern. Compiled once:
+/// every answer id of a transcript goes through it.
+static FENCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"(?s)```[A-Za-z0-9_-]*\n(.*?)\n```")
+        .unwrap_or_else(|_| unreachable!("the fence pattern is a valid regular expression"))
+});
+
 fn canonical_text(text: &str) -> String {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let text = text.trim();
-    // Non-greedy, across lines, as freemad's pattern.
-    let fence = regex::Regex::new(r"(?s)```[A-Za-z0-9_-]*\n(.*?)\n```")
-        .unwrap_or_else(|_| unreachable!("the fence pattern is a valid regular expression"));
-    let bodies: Vec<&str> = fence
+    let bodies: Vec<&str> = FENCE
         .captures_iter(text)
         .filter_map(|c| c.get(1).map(|m| m.as_str().trim()))
         .collect();

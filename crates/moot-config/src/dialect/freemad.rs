@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::agent::{AgentConfig, Backend};
 use crate::config::Config;
-use crate::error::ConfigError;
+use crate::error::{invalid, ConfigError};
 use crate::names::TieBreakSetting;
 
 /// Where moot reads a freemad key differently from freemad itself.
@@ -488,7 +488,7 @@ impl FreemadConfig {
         let agents = self.agents();
         let n = agents.len();
         if n < 2 {
-            return fail(
+            return invalid(
                 "agents",
                 "agents must contain at least 2 agents (disabled ones count)",
             );
@@ -497,17 +497,17 @@ impl FreemadConfig {
         for (i, a) in agents.iter().enumerate() {
             let at = format!("agents[{i}]");
             if a.id.trim().is_empty() {
-                return fail(&format!("{at}.id"), format!("{at}.id must not be empty"));
+                return invalid(format!("{at}.id"), format!("{at}.id must not be empty"));
             }
             if !seen.insert(a.id.trim()) {
-                return fail(
-                    &format!("{at}.id"),
+                return invalid(
+                    format!("{at}.id"),
                     format!("{at}.id = {:?} is used by another agent", a.id),
                 );
             }
             if !AGENT_TYPES.contains(&a.kind.trim().to_lowercase().as_str()) {
-                return fail(
-                    &format!("{at}.type"),
+                return invalid(
+                    format!("{at}.type"),
                     format!(
                         "{at}.type = {:?} is not a freemad agent type (expected one of {})",
                         a.kind,
@@ -516,24 +516,24 @@ impl FreemadConfig {
                 );
             }
             if !(a.timeout.is_finite() && a.timeout > 0.0) {
-                return fail(
-                    &format!("{at}.timeout"),
+                return invalid(
+                    format!("{at}.timeout"),
                     format!("{at}.timeout must be > 0 seconds"),
                 );
             }
         }
         if !agents.iter().any(|a| a.enabled) {
-            return fail("agents", "agents: every agent is disabled (enabled: false)");
+            return invalid("agents", "agents: every agent is disabled (enabled: false)");
         }
         let d = &self.deadlines;
         if d.soft_timeout_ms == 0 || d.hard_timeout_ms == 0 {
-            return fail(
+            return invalid(
                 "deadlines",
                 "deadlines.soft_timeout_ms and hard_timeout_ms must be > 0",
             );
         }
         if d.soft_timeout_ms >= d.hard_timeout_ms {
-            return fail(
+            return invalid(
                 "deadlines.soft_timeout_ms",
                 format!(
                     "deadlines.soft_timeout_ms ({}) must be < deadlines.hard_timeout_ms ({})",
@@ -542,7 +542,7 @@ impl FreemadConfig {
             );
         }
         if !(1..=n).contains(&d.min_agents) {
-            return fail(
+            return invalid(
                 "deadlines.min_agents",
                 format!(
                     "deadlines.min_agents = {} must be between 1 and {n}",
@@ -551,19 +551,19 @@ impl FreemadConfig {
             );
         }
         if self.scoring.weights.len() != 4 {
-            return fail(
+            return invalid(
                 "scoring.weights",
                 "scoring.weights must be 4 numbers [initial, change penalty, change reward, keep]",
             );
         }
         if self.security.cli_use_shell {
-            return fail(
+            return invalid(
                 "security.cli_use_shell",
                 "security.cli_use_shell must be false: agents are never run through a shell",
             );
         }
         if self.security.cli_timeout_ms == 0 {
-            return fail(
+            return invalid(
                 "security.cli_timeout_ms",
                 "security.cli_timeout_ms must be > 0",
             );
@@ -585,8 +585,8 @@ impl FreemadConfig {
                 .map(str::trim)
                 .filter(|c| !c.is_empty())
             else {
-                return fail(
-                    &format!("{at}.cli_command"),
+                return invalid(
+                    format!("{at}.cli_command"),
                     format!("{at} (id {:?}) has no cli_command", a.id),
                 );
             };
@@ -599,8 +599,8 @@ impl FreemadConfig {
                 )
             })?;
             let Some((command, args)) = words.split_first() else {
-                return fail(
-                    &format!("{at}.cli_command"),
+                return invalid(
+                    format!("{at}.cli_command"),
                     format!("{at}.cli_command is empty"),
                 );
             };
@@ -669,7 +669,7 @@ impl FreemadConfig {
             }
             "k_reviewers" => {
                 let Some(k) = t.k else {
-                    return fail("topology.k", "topology.k is required for k_reviewers");
+                    return invalid("topology.k", "topology.k is required for k_reviewers");
                 };
                 options.topology = Some(TopologyName::KReviewers);
                 options.k = Some(k);
@@ -680,13 +680,13 @@ impl FreemadConfig {
             }
             "star" => {
                 let Some(hub) = &t.hub_agent else {
-                    return fail(
+                    return invalid(
                         "topology.hub_agent",
                         "topology.hub_agent is required for star",
                     );
                 };
                 let Some(position) = enabled.iter().position(|id| id == hub.trim()) else {
-                    return fail(
+                    return invalid(
                         "topology.hub_agent",
                         format!("topology.hub_agent = {hub:?} is not an enabled agent"),
                     );
@@ -695,7 +695,7 @@ impl FreemadConfig {
                 options.hub = Some(position + 1);
             }
             other => {
-                return fail(
+                return invalid(
                     "topology.type",
                     format!(
                     "topology.type = {other:?} is not one of all_to_all, k_reviewers, ring, star"
@@ -813,7 +813,7 @@ impl FreemadConfig {
             .clone()
             .unwrap_or_else(|| "transcripts".into());
         if dir.trim().is_empty() {
-            return fail(
+            return invalid(
                 "output.transcript_dir",
                 "output.transcript_dir must not be empty",
             );
@@ -823,7 +823,7 @@ impl FreemadConfig {
             None | Some("json") => TranscriptFormat::Json,
             Some("markdown") => TranscriptFormat::Markdown,
             Some(other) => {
-                return fail(
+                return invalid(
                     "output.format",
                     format!("output.format = {other:?} must be json or markdown"),
                 )
@@ -839,7 +839,7 @@ impl FreemadConfig {
     /// What moot cannot do yet, asked for explicitly: an error naming the key.
     fn refuse_unsupported(&self) -> Result<(), ConfigError> {
         let not_yet = |key: &str, what: &str| {
-            fail::<()>(
+            invalid::<()>(
                 key,
                 format!("{key}: {what} is not supported yet; remove the key or set it off"),
             )
@@ -855,10 +855,6 @@ impl FreemadConfig {
         }
         Ok(())
     }
-}
-
-fn fail<T>(key: &str, message: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError::new(key, message))
 }
 
 #[cfg(test)]

@@ -39,16 +39,8 @@ impl Env {
 
     /// Runs `moot ARGS`, expects success, and parses stdout as JSON.
     pub fn json(&self, args: &[&str]) -> Value {
-        let out = self
-            .moot()
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        serde_json::from_slice(&out)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
+        let out = self.stdout(args);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
     }
 
     /// Runs `moot ARGS`, expects success, and returns stdout.
