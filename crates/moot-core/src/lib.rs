@@ -11,6 +11,7 @@
 //!   orderings, masks and [`faults`].
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
 //! - [`text`]: helpers for printed text (counts with their nouns).
+//! - [`validation`]: checks of code answers (verdicts, test suites) and dropping failing ones.
 
 pub mod answer;
 pub mod chat;
@@ -25,6 +26,7 @@ pub mod redact;
 pub mod text;
 pub mod topology;
 pub mod trajectory;
+pub mod validation;
 
 pub use answer::{Answer, AnswerKind};
 pub use decision::{build_rule, Decision, DecisionConfig, DecisionRule, TieBreak, RULES};

@@ -189,6 +189,9 @@ pub fn format_instruction(kind: AnswerKind) -> &'static str {
         }
         AnswerKind::Math => "Put your final answer in \\boxed{} at the end.",
         AnswerKind::Text => "End with a line of the form \"Final answer: <answer>\".",
+        AnswerKind::Code => {
+            "End with your complete solution in one fenced code block (```python … ```, or the language the task asks for), without usage examples or tests in it."
+        }
     }
 }
 

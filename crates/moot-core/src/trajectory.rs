@@ -82,6 +82,24 @@ impl Trajectory {
         self.rows.len()
     }
 
+    /// The same trajectory with every answer `drop` selects read as no answer (the agent still
+    /// responded). Validation uses it to make failing code lose before any rule scores.
+    pub fn without(&self, drop: impl Fn(&Answer) -> bool) -> Trajectory {
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|cell| match cell {
+                        Cell::Answered(Some(a)) if drop(a) => Cell::Answered(None),
+                        other => other.clone(),
+                    })
+                    .collect()
+            })
+            .collect();
+        Trajectory { rows }
+    }
+
     /// Number of rounds including round 0 (R + 1).
     pub fn rounds(&self) -> usize {
         self.rows[0].len()

@@ -5,6 +5,7 @@
 //! `Answer`: extraction returns `Option<Answer>`, and `None` is never equivalent to a gold answer.
 
 mod choice;
+mod code;
 mod fallback;
 pub mod latex;
 pub mod number;
@@ -34,6 +35,9 @@ impl Answer {
     /// Extracts the final answer of `kind` from a model's response, or `None` when the response
     /// states none that can be read.
     pub fn extract(kind: AnswerKind, response: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
+        if kind == AnswerKind::Code {
+            return code::extract(response, solution_section(response));
+        }
         // Only the choice kind reads the options; fold them once for every span.
         let options = choice::Options::new(if kind == AnswerKind::Choice {
             ctx.options
@@ -59,6 +63,11 @@ impl Answer {
             AnswerKind::YesNo => yes_no::parse_exact(s),
             AnswerKind::Math => math_from_span(s),
             AnswerKind::Text => text::from_span(s),
+            // A stored program has no fences; a response does.
+            AnswerKind::Code if !s.contains("```") && !s.contains("~~~") => {
+                return code::from_program(s)
+            }
+            AnswerKind::Code => return Answer::extract(kind, s, ctx),
         };
         let whole = whole.filter(|_| !s.contains("\\boxed") && !s.contains("####"));
         whole.or_else(|| Answer::extract(kind, s, ctx))
@@ -106,6 +115,7 @@ fn from_span(kind: AnswerKind, span: &Span<'_>, options: &choice::Options<'_>) -
             }
         }
         AnswerKind::Text => text::from_span(span.text),
+        AnswerKind::Code => code::from_program(span.text),
     }
 }
 
@@ -120,6 +130,8 @@ fn whole_text_fallback(
         AnswerKind::YesNo => yes_no::from_whole_text(text),
         AnswerKind::Math => fallback::closing_math(text),
         AnswerKind::Text => fallback::closing_text(text).and_then(|t| text::from_span(&t)),
+        // Code is read from fences only (see `Answer::extract`).
+        AnswerKind::Code => None,
     }
 }
 
@@ -217,6 +229,10 @@ mod tests {
         assert_eq!(g("Simplify $\\frac{4}{6}$."), AnswerKind::Math);
         assert_eq!(g("Who wrote Hamlet?"), AnswerKind::Text);
         assert_eq!(
+            g("Write a function that returns Fibonacci(n)"),
+            AnswerKind::Code
+        );
+        assert_eq!(
             AnswerKind::guess("Pick one", &["a".into()]),
             AnswerKind::Choice
         );
@@ -264,6 +280,14 @@ mod tests {
             Some(r"\frac{14}{3}".into())
         );
         assert_eq!(p(AnswerKind::Text, "  Valid. "), Some("valid".into()));
+        assert_eq!(
+            p(AnswerKind::Code, "def f():\n    return 1"),
+            Some("def f():\n    return 1".into())
+        );
+        assert_eq!(
+            p(AnswerKind::Code, "```python\nx = 1\n```"),
+            Some("x = 1".into())
+        );
     }
 
     #[test]

@@ -24,24 +24,42 @@ pub enum AnswerKind {
     Math,
     /// Free text, compared after case and whitespace folding.
     Text,
+    /// A program from a fenced code block; equal when the programs differ only in formatting
+    /// (blank lines, trailing spaces, common indentation, full-line comments).
+    Code,
 }
 
 impl AnswerKind {
-    pub const ALL: [AnswerKind; 5] = [
+    pub const ALL: [AnswerKind; 6] = [
         AnswerKind::Numeric,
         AnswerKind::Choice,
         AnswerKind::YesNo,
         AnswerKind::Math,
         AnswerKind::Text,
+        AnswerKind::Code,
     ];
 
     /// A best guess of the kind a question asks for, for users who do not say: options mean
-    /// `choice`; "yes or no" / "true or false" mean `yes-no`; "answer with a number", "how many",
+    /// `choice`; "write a function", "write a program" (and the like) or a fenced block mean
+    /// `code`; "yes or no" / "true or false" mean `yes-no`; "answer with a number", "how many",
     /// "how much" or arithmetic on numbers mean `numeric`; LaTeX means `math`; anything else `text`.
     pub fn guess(question: &str, options: &[String]) -> AnswerKind {
         let q = question.to_lowercase();
         if !options.is_empty() {
             return AnswerKind::Choice;
+        }
+        let code_words = [
+            "write a function",
+            "write a python function",
+            "write a program",
+            "write a script",
+            "implement a function",
+            "implement the function",
+            "write code",
+            "complete the function",
+        ];
+        if code_words.iter().any(|w| q.contains(w)) || q.contains("```") {
+            return AnswerKind::Code;
         }
         if q.contains("yes or no") || q.contains("true or false") || q.contains("yes/no") {
             return AnswerKind::YesNo;
@@ -75,6 +93,7 @@ impl AnswerKind {
             AnswerKind::YesNo => "yes-no",
             AnswerKind::Math => "math",
             AnswerKind::Text => "text",
+            AnswerKind::Code => "code",
         }
     }
 }
@@ -86,7 +105,7 @@ impl fmt::Display for AnswerKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown answer kind {0:?} (expected one of numeric, choice, yes-no, math, text)")]
+#[error("unknown answer kind {0:?} (expected one of numeric, choice, yes-no, math, text, code)")]
 pub struct UnknownAnswerKind(pub String);
 
 impl FromStr for AnswerKind {
@@ -110,6 +129,8 @@ pub(super) enum Value {
     /// A normalised LaTeX string.
     Math(String),
     Text(String),
+    /// The program's comparison form (see `code`).
+    Code(String),
 }
 
 /// An extracted, normalised answer of one [`AnswerKind`].
@@ -160,6 +181,7 @@ impl Answer {
             (Value::YesNo(a), Value::YesNo(b)) => a == b,
             (Value::Math(a), Value::Math(b)) => latex::equivalent(a, b),
             (Value::Text(a), Value::Text(b)) => a == b,
+            (Value::Code(a), Value::Code(b)) => a == b,
             _ => false,
         }
     }
@@ -193,6 +215,15 @@ impl Answer {
             kind: AnswerKind::Math,
             canonical: latex::canonical(&normalized),
             value: Value::Math(normalized),
+        }
+    }
+
+    /// A program (`tidy`: as it runs) compared by `key`.
+    pub(super) fn code(tidy: String, key: String) -> Answer {
+        Answer {
+            kind: AnswerKind::Code,
+            canonical: tidy,
+            value: Value::Code(key),
         }
     }
 
