@@ -57,7 +57,14 @@ moot_missing_packages() {
         python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
         # Debian splits ensurepip out of the interpreter: without it `python3 -m venv` fails.
         python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+        # The code sandbox sees only /usr: a python3 elsewhere (pyenv, conda) cannot run there.
+        local root="${MOOT_SETUP_ROOT:-}"
+        if [[ ! -e "$root/usr/bin/python3" && ! -e "$root/usr/local/bin/python3" ]]; then
+            missing+=(python3)
+        fi
     fi
+    # The sandbox that runs code answers (moot-sandbox).
+    command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
     echo "${missing[@]:-}"
 }
 

@@ -48,9 +48,10 @@ impl FakeMachine {
 
     /// Every build command present and working.
     fn toolchain(&self) -> &Self {
-        for c in ["cmake", "cc", "c++", "cargo"] {
+        for c in ["cmake", "cc", "c++", "cargo", "bwrap"] {
             self.command(c, "exit 0");
         }
+        self.file("/usr/bin/python3");
         self.command("python3", "exit 0")
     }
 
@@ -135,15 +136,27 @@ fn missing_build_commands_name_their_packages() {
         .file("/usr/lib/llvm-14/lib/libclang-14.so.1");
     assert_eq!(
         m.missing(),
-        ["cmake", "g++", "python3", "python3-pip", "python3-venv"]
+        [
+            "cmake",
+            "g++",
+            "python3",
+            "python3-pip",
+            "python3-venv",
+            "bubblewrap"
+        ]
     );
     // A compiler for C but not for C++ still needs g++.
     m.command("cmake", "exit 0").command("cc", "exit 0");
+    m.command("bwrap", "exit 0");
     assert_eq!(
         m.missing(),
         ["g++", "python3", "python3-pip", "python3-venv"]
     );
     m.command("c++", "exit 0");
+    // A python3 on PATH but none under /usr (pyenv): the sandbox needs Debian's.
+    m.command("python3", "exit 0");
+    assert_eq!(m.missing(), ["python3"]);
+    m.file("/usr/bin/python3");
     // Debian's python3 without pip, and without ensurepip (python3-venv).
     m.command(
         "python3",
