@@ -1,7 +1,7 @@
 //! Checks both stores run against the parts of the [`Store`] contract they share (tests only).
 
 use crate::error::StoreError;
-use crate::records::{BenchItemRecord, BenchRecord, RunRecord, RunStatus};
+use crate::records::{BenchItemRecord, BenchRecord, RunRecord, RunStatus, ValidationRecord};
 use crate::store::Store;
 
 /// Checks a store against the cache part of the [`Store`] contract.
@@ -111,4 +111,54 @@ pub(crate) async fn check_bench_contract(store: &dyn Store) {
         "by the benchmark's protocol order, then position"
     );
     assert!(store.bench_items("nope").await.unwrap().is_empty());
+}
+
+/// Checks a store against the validation part of the [`Store`] contract; both implementations
+/// run it.
+#[cfg(test)]
+pub(crate) async fn check_validation_contract(store: &dyn Store) {
+    let run = RunRecord {
+        id: "v1".into(),
+        created_at: "t".into(),
+        question: "q".into(),
+        protocol: "som".into(),
+        rule: "majority-last".into(),
+        spec: serde_json::json!({}),
+        config: serde_json::json!({}),
+        status: RunStatus::Running,
+        answer: None,
+        finished_at: None,
+    };
+    store.create_run(&run).await.unwrap();
+    let check = |answer: &str, check: &str, verdict: &str| ValidationRecord {
+        run_id: "v1".into(),
+        answer: answer.into(),
+        check: check.into(),
+        verdict: verdict.into(),
+        detail: String::new(),
+        elapsed_ms: 42,
+        checked_at: "t".into(),
+    };
+    assert!(store.validations("v1").await.unwrap().is_empty());
+    for v in [
+        check("def f(): return 2", "tests", "failed"),
+        check("def f(): return 1", "tests", "failed"),
+        check("def f(): return 1", "syntax", "passed"),
+    ] {
+        store.record_validation(&v).await.unwrap();
+    }
+    // Checking again replaces the row.
+    store
+        .record_validation(&check("def f(): return 1", "tests", "passed"))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.validations("v1").await.unwrap(),
+        vec![
+            check("def f(): return 1", "syntax", "passed"),
+            check("def f(): return 1", "tests", "passed"),
+            check("def f(): return 2", "tests", "failed"),
+        ]
+    );
+    assert!(store.validations("other").await.unwrap().is_empty());
 }

@@ -22,6 +22,9 @@ pub use access::Access;
 pub use error::StoreError;
 pub use location::StoreLocation;
 pub use memory::MemoryStore;
-pub use records::{BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus};
+pub use records::{
+    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus,
+    ValidationRecord,
+};
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
-    RunStatus,
+    RunStatus, ValidationRecord,
 };
 use crate::store::Store;
 
@@ -23,6 +23,7 @@ struct Inner {
     runs: Vec<RunRecord>,
     calls: Vec<CallRecord>,
     decisions: Vec<DecisionRecord>,
+    validations: Vec<ValidationRecord>,
     benches: Vec<BenchRecord>,
     bench_items: Vec<BenchItemRecord>,
     /// Each response with the order it was stored in, for trimming the oldest.
@@ -112,6 +113,28 @@ impl Store for MemoryStore {
             let mut calls: Vec<_> = i.calls.iter().filter(|c| c.run_id == id).cloned().collect();
             calls.sort_by(|a, b| (a.round, a.agent, &a.slot).cmp(&(b.round, b.agent, &b.slot)));
             Ok(calls)
+        })
+    }
+
+    async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            i.validations
+                .retain(|x| !(x.run_id == v.run_id && x.answer == v.answer && x.check == v.check));
+            i.validations.push(v.clone());
+            Ok(())
+        })
+    }
+
+    async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
+        self.with(|i| {
+            let mut v: Vec<_> = i
+                .validations
+                .iter()
+                .filter(|v| v.run_id == id)
+                .cloned()
+                .collect();
+            v.sort_by(|a, b| (&a.answer, &a.check).cmp(&(&b.answer, &b.check)));
+            Ok(v)
         })
     }
 
@@ -219,5 +242,6 @@ mod tests {
     async fn benches_follow_the_store_contract() {
         crate::contract::check_bench_contract(&super::MemoryStore::default()).await;
         crate::contract::check_cache_contract(&super::MemoryStore::default()).await;
+        crate::contract::check_validation_contract(&super::MemoryStore::default()).await;
     }
 }

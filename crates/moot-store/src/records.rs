@@ -108,6 +108,22 @@ pub struct DecisionRecord {
     pub decided_at: String,
 }
 
+/// One check of one code answer of a run (see `moot_core::validation`; the store keeps the
+/// names as text so it does not depend on the core's types).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValidationRecord {
+    pub run_id: String,
+    /// The answer's canonical text (the program).
+    pub answer: String,
+    /// `syntax` or `tests`.
+    pub check: String,
+    /// `passed`, `failed`, `syntax-error`, `timed-out`, `killed`, `output-limit`, `exited-early`.
+    pub verdict: String,
+    pub detail: String,
+    pub elapsed_ms: u64,
+    pub checked_at: String,
+}
+
 /// A benchmark: which debates it is made of is in its [`BenchItemRecord`]s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchRecord {

@@ -25,7 +25,7 @@ use crate::access::Access;
 use crate::error::{database_message, StoreError};
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
-    RunStatus,
+    RunStatus, ValidationRecord,
 };
 use crate::store::Store;
 
@@ -656,6 +656,44 @@ impl Queries {
             .collect()
     }
 
+    async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO validations (run_id, answer, check_kind, verdict, detail, elapsed_ms, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&v.run_id)
+        .bind(&v.answer)
+        .bind(&v.check)
+        .bind(&v.verdict)
+        .bind(&v.detail)
+        .bind(i64::try_from(v.elapsed_ms).unwrap_or(i64::MAX))
+        .bind(&v.checked_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
+        let rows =
+            sqlx::query("SELECT * FROM validations WHERE run_id = ? ORDER BY answer, check_kind")
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(ValidationRecord {
+                    run_id: row.try_get("run_id")?,
+                    answer: row.try_get("answer")?,
+                    check: row.try_get("check_kind")?,
+                    verdict: row.try_get("verdict")?,
+                    detail: row.try_get("detail")?,
+                    elapsed_ms: opt_u64(row, "elapsed_ms")?.unwrap_or(0),
+                    checked_at: row.try_get("checked_at")?,
+                })
+            })
+            .collect::<Result<Vec<_>, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
     async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let rows = sqlx::query("SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT ?")
             .bind(i64::from(limit))
@@ -830,6 +868,15 @@ impl Store for SqliteStore {
 
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
         self.located(self.queries.decisions(id).await)
+    }
+
+    async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
+        self.writable()?;
+        self.located(self.queries.record_validation(v).await)
+    }
+
+    async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
+        self.located(self.queries.validations(id).await)
     }
 
     async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
@@ -1105,6 +1152,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(&dir.path().join("b.db")).await.unwrap();
         crate::contract::check_bench_contract(&store).await;
+        crate::contract::check_validation_contract(&store).await;
         crate::contract::check_cache_contract(&store).await;
     }
 

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::records::{
     BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus,
+    ValidationRecord,
 };
 
 #[async_trait]
@@ -23,6 +24,10 @@ pub trait Store: Send + Sync {
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError>;
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError>;
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError>;
+    /// Records a check of a code answer; the same run, answer and check again replaces it.
+    async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError>;
+    /// A run's checks, by answer, then check.
+    async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError>;
     /// Most recent first.
     async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError>;
     /// Records a new benchmark; a name already taken is refused ([`StoreError::BenchExists`]).
