@@ -16,6 +16,7 @@ use crate::program::program_problem;
 use crate::retry::RetrySection;
 use crate::security::SecuritySection;
 use crate::size::DebateSize;
+use crate::validation::ValidationSection;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +40,9 @@ pub struct Config {
     /// Files written after each debate (freemad transcripts).
     #[serde(default)]
     pub output: OutputSection,
+    /// Checking code answers in the sandbox.
+    #[serde(default)]
+    pub validation: ValidationSection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
 }
@@ -87,7 +91,9 @@ impl Config {
     pub fn decision(
         &self,
     ) -> Result<(Option<&'static str>, moot_core::decision::DecisionConfig), ConfigError> {
-        self.debate.decision()
+        let (rule, mut config) = self.debate.decision()?;
+        config.require_passing = self.validation.require_passing;
+        Ok((rule, config))
     }
 
     /// The protocol's options, with `debate.gold` passed on when the protocol reads it.
@@ -302,6 +308,7 @@ impl Config {
         self.retry.validate()?;
         self.cache.validate()?;
         self.output.validate()?;
+        self.validation.validate()?;
         for (i, a) in self.agents.iter().enumerate() {
             self.check_agent_can_run(i, a)?;
         }

@@ -156,6 +156,8 @@ impl DebateSection {
                 None => FreeMadWeights::default(),
             },
             normalize: self.normalize,
+            // A `[validation]` setting; Config::decision sets it.
+            require_passing: false,
         };
         Ok((rule, config))
     }

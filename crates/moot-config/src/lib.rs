@@ -36,6 +36,7 @@ mod program;
 mod retry;
 mod security;
 mod size;
+mod validation;
 
 pub use agent::{
     backend_names, default_agents, resize, sim_agents, typed_agents, AgentConfig, AgentFields,
@@ -60,3 +61,4 @@ pub use security::SecuritySection;
 pub use size::{
     DebateSize, CEILING_AGENTS, CEILING_ROUNDS, MAX_AGENTS, MAX_ROUNDS, MIN_TOKENS_PER_CALL,
 };
+pub use validation::ValidationSection;

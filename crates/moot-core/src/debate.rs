@@ -52,6 +52,9 @@ pub struct DebateSpec {
     /// Debate rounds after round 0.
     pub rounds: usize,
     pub seed: u64,
+    /// Tests that code answers must pass (a dataset item's, or the user's `--tests FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<crate::validation::TestSuite>,
 }
 
 impl DebateSpec {
@@ -72,6 +75,7 @@ impl DebateSpec {
                 .collect(),
             rounds,
             seed,
+            tests: None,
         }
     }
 

@@ -9,6 +9,7 @@ use moot_core::debate::{CallKey, DebateSpec, Transcript};
 use moot_core::decision::{Decision, DecisionConfig};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
 use moot_core::redact::Redactor;
+use moot_sandbox::Sandbox;
 use moot_store::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store};
 use tokio::time::Instant;
 
@@ -22,6 +23,7 @@ use crate::record::{CallEnd, CallLog};
 use crate::replay::fold_call;
 use crate::result::DebateResult;
 use crate::scheduler::{run_round, RoundContext};
+use crate::validate::check_code_answers;
 
 /// A debate bound to its run id, agents and store.
 pub struct Debate<'a> {
@@ -39,6 +41,8 @@ pub struct Debate<'a> {
     started: Instant,
     /// Why the debate's budget is spent, once it is.
     exhausted: Option<String>,
+    /// Checks code answers (syntax, and the spec's tests) when the answer kind is `code`.
+    sandbox: Option<Arc<Sandbox>>,
 }
 
 impl<'a> Debate<'a> {
@@ -73,6 +77,7 @@ impl<'a> Debate<'a> {
             redactor: Arc::new(Redactor::default()),
             started: Instant::now(),
             exhausted: None,
+            sandbox: None,
         })
     }
 
@@ -80,6 +85,12 @@ impl<'a> Debate<'a> {
     /// configuration's API keys).
     pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Debate<'a> {
         self.redactor = redactor;
+        self
+    }
+
+    /// Checks the debate's code answers in `sandbox` before deciding (code debates only).
+    pub fn with_sandbox(mut self, sandbox: Option<Arc<Sandbox>>) -> Debate<'a> {
+        self.sandbox = sandbox;
         self
     }
 
@@ -131,10 +142,24 @@ impl<'a> Debate<'a> {
             self.check_plan(round, &calls)?;
             self.play_round(round, calls, observer).await?;
         }
+        let validations = match &self.sandbox {
+            Some(sandbox) => {
+                check_code_answers(
+                    sandbox,
+                    &self.spec,
+                    &self.transcript,
+                    &self.run_id,
+                    self.store,
+                )
+                .await?
+            }
+            None => Default::default(),
+        };
         let decisions = decide_all(
             &*self.protocol,
             &self.spec,
             &self.transcript,
+            &validations,
             decision_config,
         );
         self.finish(rule, &decisions).await?;
@@ -144,6 +169,7 @@ impl<'a> Debate<'a> {
             records: self.records.values().cloned().collect(),
             decisions,
             chosen: rule,
+            validations,
         })
     }
 

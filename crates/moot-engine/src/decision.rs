@@ -4,16 +4,25 @@
 use moot_core::debate::{DebateSpec, Transcript};
 use moot_core::decision::{build_rule, Decision, DecisionConfig, Evidence, RULES};
 use moot_core::protocol::Protocol;
+use moot_core::validation::{drop_failing, Validations};
 
 /// Every registered rule's decision on a transcript, with the evidence its protocol derives.
+/// With `config.require_passing`, code answers whose checks failed (`validations`) lose before
+/// any rule scores.
 pub fn decide_all(
     protocol: &dyn Protocol,
     spec: &DebateSpec,
     transcript: &Transcript,
+    validations: &Validations,
     config: &DecisionConfig,
 ) -> Vec<Decision> {
     let decided = transcript.decided_part();
-    decide_all_with(&decided, &protocol.evidence(spec, &decided), config)
+    decide_all_with(
+        &decided,
+        &protocol.evidence(spec, &decided),
+        validations,
+        config,
+    )
 }
 
 /// Every registered rule's decision on a transcript, with the given evidence (for runs whose
@@ -21,11 +30,17 @@ pub fn decide_all(
 pub fn decide_all_with(
     transcript: &Transcript,
     evidence: &Evidence,
+    validations: &Validations,
     config: &DecisionConfig,
 ) -> Vec<Decision> {
     let transcript = transcript.decided_part();
     let Some(trajectory) = transcript.trajectory() else {
         return Vec::new();
+    };
+    let trajectory = if config.require_passing {
+        drop_failing(&trajectory, validations)
+    } else {
+        trajectory
     };
     RULES
         .iter()

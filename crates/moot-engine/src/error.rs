@@ -11,6 +11,9 @@ pub enum EngineError {
     /// in the wrong order, a backend without what the protocol needs): the user's to fix.
     #[error("{0}")]
     Config(String),
+    /// The sandbox that checks code answers could not run a check.
+    #[error("checking code answers: {0}")]
+    Sandbox(String),
     /// A protocol planned something no debate can run. That is a bug in moot, not in the
     /// configuration, and is reported as one.
     #[error("internal error (a bug in moot, please report it): protocol {protocol} {problem}")]

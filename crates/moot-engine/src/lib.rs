@@ -19,6 +19,7 @@
 //! - `record`: building and writing the stored record of a call;
 //! - `decision`: every rule's decision on a transcript, and its JSON;
 //! - `scheduler`: one round (concurrency, the soft and hard deadlines, cancellation);
+//! - `validate`: checking code answers in the sandbox (syntax, tests), stored per program;
 //! - `result`, `debate`: a debate's lifecycle and what it hands back.
 
 mod budget;
@@ -35,6 +36,7 @@ mod record;
 mod replay;
 mod result;
 mod scheduler;
+mod validate;
 
 pub use budget::{cut_prompt, estimated_prompt_tokens};
 pub use cache::request_key;
@@ -49,3 +51,4 @@ pub use ids::{new_run_id, timestamp};
 pub use observer::{NoObserver, Observer};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
+pub use validate::{check_code_answers, stored_validations};

@@ -17,6 +17,9 @@ pub struct DebateResult {
     /// Every rule's decision; `chosen` names the one that gives the final answer.
     pub decisions: Vec<Decision>,
     pub chosen: &'static str,
+    /// The checks of every code answer, by program (empty unless the answer kind is `code`
+    /// and a sandbox was configured).
+    pub validations: moot_core::validation::Validations,
 }
 
 impl DebateResult {

@@ -117,6 +117,7 @@ fn load_task(dir: &Path, task: &str) -> Result<Vec<Item>, DatasetError> {
             options,
             gold,
             kind: item_kind,
+            tests: None,
         };
         out.push(
             location,

@@ -13,9 +13,11 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use futures::stream::{self, StreamExt};
+use moot_core::answer::{Answer, AnswerKind};
 use moot_core::debate::{AgentSpec, DebateSpec};
 use moot_core::decision::{DecisionConfig, Evidence, RULES};
 use moot_core::protocol::Protocol;
+use moot_core::validation::{CheckKind, Validation};
 use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver};
 use moot_store::{BenchItemRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError};
 
@@ -62,6 +64,8 @@ pub struct BenchPlan<'a> {
     /// Removes secrets from everything the debates store.
     pub redactor: std::sync::Arc<moot_core::redact::Redactor>,
     pub protocol: ProtocolFactory<'a>,
+    /// Checks code answers (code datasets); `None` leaves them unchecked.
+    pub sandbox: Option<std::sync::Arc<moot_sandbox::Sandbox>>,
 }
 
 /// One item's debate under one protocol, as the benchmark saw it.
@@ -78,14 +82,32 @@ pub struct ItemResult {
 }
 
 impl ItemResult {
-    /// Whether the chosen answer equals the gold answer.
+    /// Whether the chosen answer is right (see [`ItemResult::grade`]).
     pub fn correct(&self, item: &Item) -> bool {
         let gold = item.gold_answer();
-        self.result
-            .decision()
-            .and_then(|d| d.answer.as_ref())
-            .zip(gold.as_ref())
-            .is_some_and(|(a, g)| a.equivalent(g))
+        let chosen = self.result.decision().and_then(|d| d.answer.as_ref());
+        self.grade(item, gold.as_ref(), chosen)
+    }
+
+    /// Whether `answer` is right for `item` (`gold`: the item's parsed gold answer). A code
+    /// item with tests is right when the program's tests ran in the sandbox and every check
+    /// passed (pass@1; equality with the reference solution means nothing for code). Anything
+    /// else is right when it equals the gold answer.
+    pub fn grade(&self, item: &Item, gold: Option<&Answer>, answer: Option<&Answer>) -> bool {
+        let Some(a) = answer else {
+            return false;
+        };
+        if item.kind == AnswerKind::Code && item.tests.is_some() {
+            return self
+                .result
+                .validations
+                .get(a.canonical())
+                .is_some_and(|checks| {
+                    checks.iter().any(|c| c.check == CheckKind::Tests)
+                        && checks.iter().all(Validation::passed)
+                });
+        }
+        gold.is_some_and(|g| a.equivalent(g))
     }
 }
 
@@ -189,6 +211,7 @@ async fn run_item(
         agents: specs,
         rounds,
         seed: item_seed(plan.seed, &item.id),
+        tests: item.tests.clone(),
     };
     let id = run_id(&plan.name, protocol_name, &item.id);
     let stored = match store.run(&id).await {
@@ -205,7 +228,8 @@ async fn run_item(
         plan.engine,
         store,
     )?
-    .with_redactor(plan.redactor.clone());
+    .with_redactor(plan.redactor.clone())
+    .with_sandbox(plan.sandbox.clone());
     match &stored {
         // Finished or interrupted: fold the stored calls back; a finished debate plans no call.
         Some(run) => {
@@ -281,11 +305,15 @@ pub async fn load_bench(
         })?;
         let calls = store.calls(&link.run_id).await?;
         let transcript = moot_engine::transcript_of(&spec, &calls);
+        let validations = moot_engine::stored_validations(store, &link.run_id).await?;
         let decisions = match protocol_of(&run) {
-            Some(p) => moot_engine::decide_all(p.as_ref(), &spec, &transcript, decision),
+            Some(p) => {
+                moot_engine::decide_all(p.as_ref(), &spec, &transcript, &validations, decision)
+            }
             None => moot_engine::decide_all_with(
                 &transcript,
                 &Evidence::from_transcript(&spec, &transcript.decided_part()),
+                &validations,
                 decision,
             ),
         };
@@ -300,6 +328,7 @@ pub async fn load_bench(
                 options: spec.options.clone(),
                 gold: link.gold.clone(),
                 kind: spec.kind,
+                tests: spec.tests.clone(),
             });
         }
         results.push(ItemResult {
@@ -314,6 +343,7 @@ pub async fn load_bench(
                 records: calls,
                 decisions,
                 chosen,
+                validations,
             },
             reused: true,
         });

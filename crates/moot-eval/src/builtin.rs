@@ -80,6 +80,7 @@ fn gsm8k(dir: &Path) -> Result<Vec<Item>, DatasetError> {
             options: vec![],
             gold: hashes_gold(rec, "answer")?,
             kind: AnswerKind::Numeric,
+            tests: None,
         };
         Ok((item, fields("question", "answer")))
     })
@@ -108,6 +109,7 @@ fn math(dir: &Path, name: &str, file: &str) -> Result<Vec<Item>, DatasetError> {
             options: vec![],
             gold: gold.trim().to_string(),
             kind: AnswerKind::Math,
+            tests: None,
         };
         Ok((item, fields("problem", answer_field)))
     })
@@ -123,6 +125,7 @@ fn aime(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
             options: vec![],
             gold: rec.text("answer")?.trim().to_string(),
             kind: AnswerKind::Numeric,
+            tests: None,
         };
         Ok((item, fields("problem", "answer")))
     })
@@ -150,6 +153,7 @@ fn mmlu(dir: &Path, subject: &str) -> Result<Vec<Item>, DatasetError> {
             options: cells[1..5].to_vec(),
             gold: cells[5].trim().to_string(),
             kind: AnswerKind::Choice,
+            tests: None,
         };
         out.push(*location, fields("column 1", "column 6"), item)?;
     }
@@ -190,6 +194,7 @@ fn mmlu_pro(dir: &Path, subset: MmluProSubset) -> Result<Vec<Item>, DatasetError
                 .collect(),
             gold,
             kind: AnswerKind::Choice,
+            tests: None,
         };
         Ok((item, fields("question", "answer")))
     })
@@ -248,6 +253,7 @@ fn strategyqa(dir: &Path, split: StrategyQaSplit) -> Result<Vec<Item>, DatasetEr
             options: vec![],
             gold: if gold { "yes" } else { "no" }.to_string(),
             kind: AnswerKind::YesNo,
+            tests: None,
         };
         out.push(location, f, item)?;
     }
@@ -308,6 +314,7 @@ fn gsm_ranges(dir: &Path, level: GsmRangesLevel) -> Result<Vec<Item>, DatasetErr
             options: vec![],
             gold: hashes_gold(&rec, "answer")?,
             kind: AnswerKind::Numeric,
+            tests: None,
         };
         out.push(*location, fields("question", "answer"), item)?;
     }

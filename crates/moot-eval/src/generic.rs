@@ -117,5 +117,6 @@ fn item(
         options,
         gold: rec.text(&f.answer)?.trim().to_string(),
         kind: spec.kind,
+        tests: None,
     })
 }

@@ -17,6 +17,8 @@ pub struct Item {
     /// The gold answer text, reduced from the raw field (see the crate documentation).
     pub gold: String,
     pub kind: AnswerKind,
+    /// Tests a code answer must pass (code datasets: HumanEval); `None` elsewhere.
+    pub tests: Option<moot_core::validation::TestSuite>,
 }
 
 impl Item {
@@ -63,6 +65,7 @@ mod tests {
             options: options.iter().map(|s| s.to_string()).collect(),
             gold: gold.into(),
             kind,
+            tests: None,
         }
     }
 

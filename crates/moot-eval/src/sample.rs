@@ -66,6 +66,7 @@ mod tests {
                 options: vec![],
                 gold: i.to_string(),
                 kind: AnswerKind::Numeric,
+                tests: None,
             })
             .collect()
     }

@@ -129,10 +129,6 @@ fn through(t: &Trajectory, round: usize) -> Option<Trajectory> {
     Trajectory::new(rows).ok()
 }
 
-fn is_gold(a: Option<&Answer>, gold: &Answer) -> bool {
-    a.is_some_and(|a| a.equivalent(gold))
-}
-
 /// Paired comparison of protocols `a` and `b` over the items both ran.
 pub fn paired(results: &[ItemResult], items: &[Item], a: &str, b: &str) -> Paired {
     let outcome = |protocol: &str, id: &str| {
@@ -259,15 +255,15 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
     let mut tokens = Vec::<f64>::new();
     let mut rules: Vec<RuleAccuracy> = Vec::new();
     for r in mine {
-        let Some(gold) = items
-            .iter()
-            .find(|i| i.id == r.item_id)
-            .and_then(Item::gold_answer)
-        else {
+        let Some(item) = items.iter().find(|i| i.id == r.item_id) else {
             continue;
         };
+        let Some(gold) = item.gold_answer() else {
+            continue;
+        };
+        let is_gold = |a: Option<&Answer>| r.grade(item, Some(&gold), a);
         for d in &r.result.decisions {
-            let hit = usize::from(is_gold(d.answer.as_ref(), &gold));
+            let hit = usize::from(is_gold(d.answer.as_ref()));
             match rules.iter_mut().find(|x| x.rule == d.rule) {
                 Some(x) => x.correct += hit,
                 None => rules.push(RuleAccuracy {
@@ -316,17 +312,14 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
                 None => {}
             }
             let plurality = through(&t, round).and_then(|cut| majority.decide(&cut).answer);
-            right[round] += usize::from(is_gold(plurality.as_ref(), &gold));
+            right[round] += usize::from(is_gold(plurality.as_ref()));
             if round > 0 {
                 for agent in 0..t.agents() {
                     let (before, after) = (t.cell(agent, round - 1), t.cell(agent, round));
                     if !(before.responded() && after.responded()) {
                         continue;
                     }
-                    match (
-                        is_gold(before.answer(), &gold),
-                        is_gold(after.answer(), &gold),
-                    ) {
+                    match (is_gold(before.answer()), is_gold(after.answer())) {
                         (true, false) => to_wrong += 1,
                         (false, true) => to_right += 1,
                         _ => {}

@@ -27,6 +27,7 @@ fn items(n: usize) -> Vec<Item> {
             options: vec![],
             gold: (i * 17).to_string(),
             kind: AnswerKind::Numeric,
+            tests: None,
         })
         .collect()
 }
@@ -134,6 +135,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
         config: serde_json::json!({}),
         redactor: Default::default(),
         protocol: &protocol,
+        sandbox: None,
     }
 }
 

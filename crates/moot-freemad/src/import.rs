@@ -79,6 +79,7 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
             .collect(),
         rounds: rounds.len() - 1,
         seed: 0,
+        tests: None,
     };
     let mut calls = Vec::new();
     for (r, round) in rounds.iter().enumerate() {

@@ -144,9 +144,7 @@ impl Sandbox {
                 program: "python3 under /usr".into(),
                 hint: "install python3 (apt-get install python3)".into(),
             })?;
-        let run_as = nix::unistd::geteuid()
-            .is_root()
-            .then_some(UNPRIVILEGED_UID);
+        let run_as = nix::unistd::geteuid().is_root().then_some(UNPRIVILEGED_UID);
         Ok(Sandbox {
             bwrap,
             prlimit,
@@ -222,7 +220,9 @@ impl Sandbox {
             }
         }
         let tmp = self.limits.tmp_bytes.to_string();
-        push(&["--proc", "/proc", "--dev", "/dev", "--size", &tmp, "--tmpfs", "/tmp"]);
+        push(&[
+            "--proc", "/proc", "--dev", "/dev", "--size", &tmp, "--tmpfs", "/tmp",
+        ]);
         push(&[
             "--unshare-all",
             "--die-with-parent",
@@ -281,7 +281,8 @@ impl Sandbox {
         let mut child = wrap
             .spawn()
             .map_err(|e| SandboxError::Start(format!("{}: {e}", self.bwrap.display())))?;
-        let missing = |what: &str| SandboxError::Io(format!("the sandbox's {what} was not captured"));
+        let missing =
+            |what: &str| SandboxError::Io(format!("the sandbox's {what} was not captured"));
         let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
         let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
@@ -296,11 +297,8 @@ impl Sandbox {
             Ok::<(), Overflow>(())
         };
         let work = async {
-            let ((), out, err) = tokio::try_join!(
-                feed,
-                read_capped(stdout, cap),
-                read_capped(stderr, cap)
-            )?;
+            let ((), out, err) =
+                tokio::try_join!(feed, read_capped(stdout, cap), read_capped(stderr, cap))?;
             let status = Box::into_pin(child.wait()).await;
             Ok::<_, Overflow>((out, err, status))
         };
@@ -522,7 +520,10 @@ mod tests {
 
     #[test]
     fn verdicts_come_from_the_tagged_lines_and_the_status() {
-        assert_eq!(verdict(exited("hi\nT finished\n", "", 0)).0, Verdict::Passed);
+        assert_eq!(
+            verdict(exited("hi\nT finished\n", "", 0)).0,
+            Verdict::Passed
+        );
         assert_eq!(
             verdict(exited("hi\n", "", 0)).0,
             Verdict::ExitedEarly,
@@ -533,7 +534,11 @@ mod tests {
             (Verdict::Failed, "AssertionError".into())
         );
         assert_eq!(
-            verdict(exited("T syntax-error SyntaxError: invalid syntax (line 2)\n", "", 3)),
+            verdict(exited(
+                "T syntax-error SyntaxError: invalid syntax (line 2)\n",
+                "",
+                3
+            )),
             (
                 Verdict::SyntaxError,
                 "SyntaxError: invalid syntax (line 2)".into()
@@ -541,10 +546,16 @@ mod tests {
         );
         assert_eq!(
             verdict(exited("", "", 128 + 24)),
-            (Verdict::Killed, "signal 24 (SIGXCPU: CPU time limit)".into())
+            (
+                Verdict::Killed,
+                "signal 24 (SIGXCPU: CPU time limit)".into()
+            )
         );
         // A forged marker without the run's tag is just output.
-        assert_eq!(verdict(exited("X finished\n", "", 0)).0, Verdict::ExitedEarly);
+        assert_eq!(
+            verdict(exited("X finished\n", "", 0)).0,
+            Verdict::ExitedEarly
+        );
         assert!(matches!(
             classify(
                 exited("", "bwrap: No permissions to create new namespace\n", 1),

@@ -21,7 +21,10 @@ fn quick() -> Limits {
 }
 
 async fn execute(program: &str) -> RunOutput {
-    sandbox(quick()).execute(program).await.expect("the sandbox runs")
+    sandbox(quick())
+        .execute(program)
+        .await
+        .expect("the sandbox runs")
 }
 
 /// Processes on the host whose command line holds `marker`.
@@ -31,7 +34,10 @@ fn host_processes_with(marker: &str) -> Vec<String> {
         if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
             let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
             if cmdline.contains(marker) {
-                found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+                found.push(format!(
+                    "{}: {cmdline}",
+                    entry.file_name().to_string_lossy()
+                ));
             }
         }
     }
@@ -57,7 +63,11 @@ async fn failures_say_why() {
     assert_eq!(out.verdict, Verdict::Failed);
     assert_eq!(out.detail, "AssertionError: f() should be 1");
     // The traceback names the solution's own lines.
-    assert!(out.stderr.contains("solution.py\", line 4"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("solution.py\", line 4"),
+        "{}",
+        out.stderr
+    );
 
     let v = sandbox(quick())
         .check_syntax("def f(:\n    pass\n")
@@ -65,10 +75,16 @@ async fn failures_say_why() {
         .unwrap();
     assert_eq!(v.verdict, Verdict::SyntaxError);
     assert!(v.detail.contains("line 1"), "{}", v.detail);
-    let v = sandbox(quick()).check_syntax("def f():\n    return 1\n").await.unwrap();
+    let v = sandbox(quick())
+        .check_syntax("def f():\n    return 1\n")
+        .await
+        .unwrap();
     assert_eq!(v.verdict, Verdict::Passed);
     // Checking syntax does not run the program.
-    let v = sandbox(quick()).check_syntax("raise SystemExit(5)\n").await.unwrap();
+    let v = sandbox(quick())
+        .check_syntax("raise SystemExit(5)\n")
+        .await
+        .unwrap();
     assert_eq!(v.verdict, Verdict::Passed);
 }
 
@@ -155,13 +171,21 @@ async fn writes_outside_the_private_tmp_fail_and_the_host_is_untouched() {
     ))
     .await;
     assert_eq!(out.verdict, Verdict::Failed);
-    assert!(out.detail.contains("No such file or directory"), "{}", out.detail);
+    assert!(
+        out.detail.contains("No such file or directory"),
+        "{}",
+        out.detail
+    );
     assert!(!host_file.exists());
 
     for path in ["/usr/moot-escape", "/etc/moot-escape"] {
         let out = execute(&format!("open({path:?}, 'w').write('x')\n")).await;
         assert_eq!(out.verdict, Verdict::Failed, "{path}");
-        assert!(out.detail.contains("Read-only file system"), "{path}: {}", out.detail);
+        assert!(
+            out.detail.contains("Read-only file system"),
+            "{path}: {}",
+            out.detail
+        );
         assert!(!std::path::Path::new(path).exists());
     }
 
@@ -201,7 +225,8 @@ async fn sockets_reach_nothing() {
     let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
     assert!(accepted.is_err(), "the sandbox reached the host");
 
-    let out = execute("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=2)\n").await;
+    let out =
+        execute("import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=2)\n").await;
     assert_eq!(out.verdict, Verdict::Failed, "{out:?}");
 }
 

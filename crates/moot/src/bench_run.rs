@@ -170,6 +170,13 @@ pub fn run(
         config: serde_json::to_value(&config).context("serialising the configuration")?,
         redactor,
         protocol: &factory,
+        sandbox: crate::sandbox::for_code(
+            &config,
+            items
+                .iter()
+                .any(|i| i.kind == moot_core::answer::AnswerKind::Code),
+            rt,
+        )?,
     };
     if !args.json {
         eprintln!(

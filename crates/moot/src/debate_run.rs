@@ -38,6 +38,11 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
     let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
     let redactor = e.redactor.clone();
+    let sandbox = crate::sandbox::for_code(
+        &e.config,
+        e.spec.kind == moot_core::answer::AnswerKind::Code,
+        e.rt,
+    )?;
     let started = Instant::now();
     let result = e.rt.block_on(async {
         let mut debate = Debate::new(
@@ -48,7 +53,8 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
             engine_config,
             e.store,
         )?
-        .with_redactor(redactor);
+        .with_redactor(redactor)
+        .with_sandbox(sandbox);
         match e.restore {
             Some(calls) => debate.restore(calls),
             None => debate.create(rule, config_json).await?,

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use moot_core::answer::AnswerKind;
 use moot_core::debate::{CallKey, Outcome, Slot};
 use moot_core::text::plural;
 use moot_engine::DebateResult;
@@ -17,6 +18,57 @@ pub struct RunSummary<'a> {
 }
 
 impl RunSummary<'_> {
+    /// Code answers are programs: every distinct one, in order of first appearance, so that
+    /// the rounds can name them (`P1`, `P2`) instead of printing them inline.
+    fn programs(&self) -> Vec<String> {
+        let mut programs: Vec<String> = Vec::new();
+        for round in self.rounds() {
+            for p in round.into_iter().flatten() {
+                if !programs.contains(&p) {
+                    programs.push(p);
+                }
+            }
+        }
+        programs
+    }
+
+    fn is_code(&self) -> bool {
+        !self.result.validations.is_empty()
+            || self.result.transcript.trajectory().is_some_and(|t| {
+                (0..t.rounds()).any(|r| {
+                    t.round(r)
+                        .any(|c| c.answer().is_some_and(|a| a.kind() == AnswerKind::Code))
+                })
+            })
+    }
+
+    /// `syntax passed · tests failed (AssertionError)`, or `not checked`.
+    fn checks_line(&self, program: &str) -> String {
+        match self.result.validations.get(program) {
+            None => "not checked".into(),
+            Some(checks) => checks
+                .iter()
+                .map(|c| {
+                    if c.detail.is_empty() {
+                        format!("{} {}", c.check.name(), c.verdict)
+                    } else {
+                        format!("{} {} ({})", c.check.name(), c.verdict, c.detail)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" · "),
+        }
+    }
+
+    /// ✓ when every check of the program passed, ✗ when one failed, nothing when unchecked.
+    fn mark(&self, program: &str) -> &'static str {
+        match self.result.validations.get(program) {
+            Some(c) if c.iter().all(|v| v.passed()) => "✓",
+            Some(_) => "✗",
+            None => "",
+        }
+    }
+
     fn answer(&self) -> Option<String> {
         self.result
             .decision()
@@ -57,13 +109,29 @@ impl RunSummary<'_> {
                 "input_processed": usage.processed_input_tokens,
             },
             "wall_ms": self.wall.as_millis() as u64,
+            "validations": self.result.validations,
         })
     }
 
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let answer = self.answer().unwrap_or_else(|| "(no answer)".into());
-        out.push_str(&format!("Answer: {answer}\n"));
+        let code = self.is_code();
+        let programs = if code { self.programs() } else { vec![] };
+        let name = |p: &str| match programs.iter().position(|x| x == p) {
+            Some(i) => format!("P{}{}", i + 1, self.mark(p)),
+            None => p.to_string(),
+        };
+        match self.answer() {
+            Some(program) if code => out.push_str(&format!(
+                "Answer: {} ({})\n```\n{program}\n```\n",
+                name(&program),
+                self.checks_line(&program)
+            )),
+            answer => out.push_str(&format!(
+                "Answer: {}\n",
+                answer.unwrap_or_else(|| "(no answer)".into())
+            )),
+        }
         let challenges = self
             .result
             .transcript
@@ -91,7 +159,7 @@ impl RunSummary<'_> {
                 .map(|(a, x)| {
                     let id = self.agent_ids.get(a).map_or("?", String::as_str);
                     let value = match (x, self.result.transcript.get(r, a)) {
-                        (Some(v), _) => v.clone(),
+                        (Some(v), _) => name(v),
                         (None, Some(Outcome::Missing { .. })) => "(missing)".into(),
                         (None, _) => "(no answer)".into(),
                     };
@@ -100,12 +168,20 @@ impl RunSummary<'_> {
                 .collect();
             out.push_str(&format!("Round {r}: {}\n", cells.join(" · ")));
         }
+        for (i, p) in programs.iter().enumerate() {
+            let first = p.lines().next().unwrap_or("");
+            out.push_str(&format!(
+                "  P{}: {first} … — {}\n",
+                i + 1,
+                self.checks_line(p)
+            ));
+        }
         for d in &self.result.decisions {
             if d.rule != self.result.chosen {
                 let a = d
                     .answer
                     .as_ref()
-                    .map_or("(no answer)".to_string(), |a| a.canonical().to_string());
+                    .map_or("(no answer)".to_string(), |a| name(a.canonical()));
                 out.push_str(&format!("  {} would say: {a}\n", d.rule));
             }
         }

@@ -457,6 +457,7 @@ impl FreemadConfig {
         self.map_budget(&mut config, &mut notes);
         self.map_cache(&mut config, &mut notes);
         self.map_output(&mut config, &mut notes)?;
+        self.map_validation(&mut config, &mut notes);
         self.refuse_unsupported()?;
         Ok((config, notes))
     }
@@ -747,6 +748,24 @@ impl FreemadConfig {
         }
     }
 
+    /// freemad's sandbox on: solutions become code answers checked in moot's sandbox. Off (its
+    /// default): freemad runs nothing, and neither does moot.
+    fn map_validation(&self, config: &mut Config, notes: &mut Vec<Note>) {
+        let v = &self.validation;
+        if v.enable_sandbox != Some(true) {
+            config.validation.sandbox = false;
+            return;
+        }
+        config.debate.answer =
+            crate::names::AnswerSetting::Kind(moot_core::answer::AnswerKind::Code);
+        config.validation.sandbox = true;
+        config.validation.timeout_ms = v.sandbox_timeout_ms.unwrap_or(500);
+        notes.push(Note {
+            key: "validation.enable_sandbox".into(),
+            message: "solutions are read as code (the fenced block, or the whole SOLUTION section; equal when only formatting differs) and every distinct one is compiled in moot's sandbox (bubblewrap: no network, read-only system, process, memory and CPU limits, killed at sandbox_timeout_ms, which includes starting Python), where freemad exec()s it in-process with limited builtins. The verdicts are stored with the run and shown; freemad uses them only to break ties, moot makes failing code lose when validation.require_passing is set".into(),
+        });
+    }
+
     fn map_security(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
         let s = &self.security;
         let out = &mut config.security;
@@ -849,9 +868,6 @@ impl FreemadConfig {
         }
         if self.logging.structured == Some(true) {
             not_yet("logging.structured", "JSON log lines")?;
-        }
-        if self.validation.enable_sandbox == Some(true) {
-            not_yet("validation.enable_sandbox", "running answers in a sandbox")?;
         }
         Ok(())
     }

@@ -36,6 +36,9 @@ pub struct DecisionConfig {
     pub weights: FreeMadWeights,
     /// freemad's "normalize by contributor count" (FREE-MAD rule only).
     pub normalize: bool,
+    /// Code answers that failed a check count as no answer, for every rule (see
+    /// [`crate::validation::drop_failing`]).
+    pub require_passing: bool,
 }
 
 /// One registered rule: its name and how to build it from the shared settings.

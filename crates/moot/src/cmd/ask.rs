@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use moot_config::{AnswerSetting, ProtocolName};
+use moot_core::answer::AnswerKind;
 use moot_core::debate::DebateSpec;
+use moot_core::validation::TestSuite;
 use moot_store::Store;
 
 use crate::backends;
@@ -48,6 +50,13 @@ pub struct Args {
     /// Option texts for a choice question, comma-separated.
     #[arg(long, value_delimiter = ',')]
     options: Vec<String>,
+    /// Tests for a code answer: a Python file run after the solution (asserts, or a
+    /// `check(...)` call); each distinct program of the debate is run with it in the sandbox.
+    #[arg(long, value_name = "FILE")]
+    tests: Option<PathBuf>,
+    /// Code answers that fail their checks count as no answer for every rule.
+    #[arg(long)]
+    require_passing: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -82,7 +91,29 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
     config.agents.truncate(agents);
     config.debate.rounds = rounds;
-    let kind = config.debate.answer.resolve(&args.question, &args.options);
+    let mut kind = config.debate.answer.resolve(&args.question, &args.options);
+    let tests = match &args.tests {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError(format!("--tests {}: {e}", path.display())))?;
+            // Tests mean a program is wanted, whatever the question's words suggested.
+            if args.answer.is_none() {
+                kind = AnswerKind::Code;
+            } else if kind != AnswerKind::Code {
+                return bad_input(format!(
+                    "--tests runs code answers, but the answer kind is {kind} (use --answer code)"
+                ));
+            }
+            Some(TestSuite {
+                preamble: String::new(),
+                tests: text,
+            })
+        }
+        None => None,
+    };
+    if args.require_passing {
+        config.validation.require_passing = true;
+    }
     let run_id = moot_engine::new_run_id();
     let progress = Progress::new(rounds, args.json);
     let built = backends::build(&config, kind, &mut |m| {
@@ -96,6 +127,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         agents: built.specs.clone(),
         rounds,
         seed: config.debate.seed,
+        tests,
     };
     execute(Execution {
         store,

@@ -48,6 +48,10 @@ pub struct Args {
     /// (`--normalize false` turns off a run's normalisation; default: the run's, else off).
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     normalize: Option<bool>,
+    /// Code answers that failed a sandbox check count as no answer (`--require-passing false`
+    /// turns off a run's setting; default: the run's, else off). Needs --run.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", requires = "run")]
+    require_passing: Option<bool>,
     /// How to compare answers; without it, answers are compared as exact strings.
     #[arg(long, value_parser = super::extract::parse_kind)]
     kind: Option<AnswerKind>,
@@ -61,16 +65,18 @@ pub fn stored_run(
 ) -> anyhow::Result<StoredRun> {
     use anyhow::Context;
     use moot_store::StoreError;
-    let (run, calls) = rt
+    let (run, calls, validations) = rt
         .block_on(async {
             let run = store.run(run_id).await?;
             let calls = store.calls(run_id).await?;
-            Ok::<_, StoreError>((run, calls))
+            let validations = moot_engine::stored_validations(store, run_id).await;
+            Ok::<_, StoreError>((run, calls, validations))
         })
         .map_err(|e| match e {
             StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
             other => other.into(),
         })?;
+    let validations = validations?;
     let spec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {run_id}: the stored debate spec is unreadable"))?;
     // The run's protocol derives what rules read beyond the trajectory (SVR-MAD challenges,
@@ -86,6 +92,7 @@ pub fn stored_run(
                 tie_break: d.tie_break,
                 seed: d.tie_break_seed.unwrap_or(d.seed),
                 normalize: d.normalize,
+                require_passing: c.validation.require_passing,
             }
         })
         .unwrap_or_default();
@@ -94,6 +101,7 @@ pub fn stored_run(
         calls,
         protocol,
         settings,
+        validations,
     })
 }
 
@@ -119,7 +127,7 @@ pub fn run(
             rule_names().join(", ")
         ));
     };
-    let (trajectory, evidence, stored) = match (&args.trajectory, &args.run) {
+    let (trajectory, evidence, stored, validations) = match (&args.trajectory, &args.run) {
         (Some(path), _) => {
             let (text, source) = if path.as_os_str() == "-" {
                 (read_stdin("the trajectory")?, "stdin".to_string())
@@ -131,7 +139,12 @@ pub fn run(
             };
             let trajectory = parse_trajectory(&text, args.kind)
                 .map_err(|e| InputError(format!("{source}: {e}")))?;
-            (trajectory, Evidence::default(), Settings::default())
+            (
+                trajectory,
+                Evidence::default(),
+                Settings::default(),
+                Default::default(),
+            )
         }
         (None, Some(run_id)) => {
             let stored = load_run(run_id)?;
@@ -150,11 +163,16 @@ pub fn run(
             let trajectory = transcript
                 .trajectory()
                 .ok_or_else(|| InputError("the stored run has no agents".into()))?;
-            (trajectory, evidence, stored.settings)
+            (trajectory, evidence, stored.settings, stored.validations)
         }
         (None, None) => return bad_input("give --trajectory FILE or --run RUN"),
     };
     let config = settings(&args, stored)?;
+    let trajectory = if config.require_passing {
+        moot_core::validation::drop_failing(&trajectory, &validations)
+    } else {
+        trajectory
+    };
     let decisions: Vec<Value> = names
         .iter()
         .map(|name| {
@@ -179,6 +197,8 @@ pub struct StoredRun {
     pub protocol: Option<Box<dyn moot_core::protocol::Protocol>>,
     /// The decision settings the run was decided with.
     pub settings: Settings,
+    /// The sandbox's checks of the run's code answers.
+    pub validations: moot_core::validation::Validations,
 }
 
 /// Decision settings before the flags: a stored run's, or the defaults.
@@ -188,6 +208,7 @@ pub struct Settings {
     pub tie_break: TieBreakSetting,
     pub seed: u64,
     pub normalize: bool,
+    pub require_passing: bool,
 }
 
 /// The rules' settings: each flag given, else the stored run's setting, else the default.
@@ -203,5 +224,6 @@ fn settings(args: &Args, stored: Settings) -> anyhow::Result<DecisionConfig> {
         tie_break: tie_break.with_seed(args.seed.unwrap_or(stored.seed)),
         weights,
         normalize: args.normalize.unwrap_or(stored.normalize),
+        require_passing: args.require_passing.unwrap_or(stored.require_passing),
     })
 }

@@ -95,7 +95,12 @@ async fn store_run(store: &dyn Store, imported: &moot_freemad::import::Imported)
         normalize: true,
         ..DecisionConfig::default()
     };
-    for d in moot_engine::decide_all_with(&transcript, &Evidence::default(), &config) {
+    for d in moot_engine::decide_all_with(
+        &transcript,
+        &Evidence::default(),
+        &Default::default(),
+        &config,
+    ) {
         store
             .record_decision(&DecisionRecord {
                 run_id: run.id.clone(),

@@ -1,0 +1,209 @@
+//! Checking a debate's code answers in the sandbox: every distinct program once (all agents and
+//! rounds that gave it share the result), its syntax always, and its tests when the debate has
+//! them. Checks already in the store (a resumed run) are not run again.
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use moot_core::answer::AnswerKind;
+use moot_core::debate::{DebateSpec, Transcript};
+use moot_core::validation::{CheckKind, Validation, Validations, Verdict};
+use moot_sandbox::Sandbox;
+use moot_store::{Store, ValidationRecord};
+
+use crate::error::EngineError;
+use crate::ids::timestamp;
+
+/// Sandbox runs at once: each one is a Python process, and this machine class has two cores.
+const CONCURRENT_CHECKS: usize = 2;
+
+/// The checks of every code answer in `transcript`, run where the store does not have them yet
+/// and recorded as they finish. Not a code debate: no checks.
+pub async fn check_code_answers(
+    sandbox: &Sandbox,
+    spec: &DebateSpec,
+    transcript: &Transcript,
+    run_id: &str,
+    store: &dyn Store,
+) -> Result<Validations, EngineError> {
+    if spec.kind != AnswerKind::Code {
+        return Ok(Validations::new());
+    }
+    let mut validations = stored_validations(store, run_id).await?;
+    let mut programs: Vec<String> = Vec::new();
+    if let Some(trajectory) = transcript.trajectory() {
+        for round in 0..trajectory.rounds() {
+            for cell in trajectory.round(round) {
+                if let Some(a) = cell.answer() {
+                    let program = a.canonical().to_string();
+                    if !programs.contains(&program) {
+                        programs.push(program);
+                    }
+                }
+            }
+        }
+    }
+    let wanted = |have: Option<&Vec<Validation>>| {
+        let has = |k| have.is_some_and(|v| v.iter().any(|c| c.check == k));
+        let syntax_ok =
+            have.is_some_and(|v| v.iter().any(|c| c.check == CheckKind::Syntax && c.passed()));
+        !has(CheckKind::Syntax) || (spec.tests.is_some() && syntax_ok && !has(CheckKind::Tests))
+    };
+    let todo: Vec<String> = programs
+        .into_iter()
+        .filter(|p| wanted(validations.get(p)))
+        .collect();
+    let done: Vec<(String, Vec<Validation>)> = stream::iter(todo)
+        .map(|program| {
+            let known = validations.get(&program).cloned().unwrap_or_default();
+            async move {
+                let checks = check_one(sandbox, spec, &program, known).await?;
+                for v in &checks {
+                    store
+                        .record_validation(&to_record(run_id, &program, v))
+                        .await?;
+                }
+                Ok::<_, EngineError>((program, checks))
+            }
+        })
+        .buffer_unordered(CONCURRENT_CHECKS)
+        .try_collect()
+        .await?;
+    for (program, checks) in done {
+        validations.insert(program, checks);
+    }
+    Ok(validations)
+}
+
+/// The checks of one program: `known` ones kept, the missing ones run. Tests run only on a
+/// program that compiles.
+async fn check_one(
+    sandbox: &Sandbox,
+    spec: &DebateSpec,
+    program: &str,
+    known: Vec<Validation>,
+) -> Result<Vec<Validation>, EngineError> {
+    let sandbox_error = |e: moot_sandbox::SandboxError| EngineError::Sandbox(e.to_string());
+    let mut checks = known;
+    let syntax = match checks.iter().find(|c| c.check == CheckKind::Syntax) {
+        Some(s) => s.clone(),
+        None => {
+            let s = sandbox.check_syntax(program).await.map_err(sandbox_error)?;
+            checks.push(s.clone());
+            s
+        }
+    };
+    if let Some(tests) = &spec.tests {
+        if syntax.passed() && !checks.iter().any(|c| c.check == CheckKind::Tests) {
+            let run = sandbox
+                .run_tests(&tests.program(program))
+                .await
+                .map_err(sandbox_error)?;
+            checks.push(run);
+        }
+    }
+    checks.sort_by_key(|c| c.check);
+    Ok(checks)
+}
+
+fn to_record(run_id: &str, program: &str, v: &Validation) -> ValidationRecord {
+    ValidationRecord {
+        run_id: run_id.to_string(),
+        answer: program.to_string(),
+        check: v.check.name().to_string(),
+        verdict: verdict_name(v.verdict).to_string(),
+        detail: v.detail.clone(),
+        elapsed_ms: v.elapsed_ms,
+        checked_at: timestamp(),
+    }
+}
+
+/// A stored check; `None` for a row written by a newer moot with names this one does not know.
+pub fn from_record(r: &ValidationRecord) -> Option<Validation> {
+    let check = [CheckKind::Syntax, CheckKind::Tests]
+        .into_iter()
+        .find(|k| k.name() == r.check)?;
+    let verdict = VERDICTS
+        .iter()
+        .find(|v| verdict_name(**v) == r.verdict)
+        .copied()?;
+    Some(Validation {
+        check,
+        verdict,
+        detail: r.detail.clone(),
+        elapsed_ms: r.elapsed_ms,
+    })
+}
+
+/// A run's stored checks, by program.
+pub async fn stored_validations(
+    store: &dyn Store,
+    run_id: &str,
+) -> Result<Validations, EngineError> {
+    let mut out = Validations::new();
+    for record in store.validations(run_id).await? {
+        if let Some(v) = from_record(&record) {
+            out.entry(record.answer).or_default().push(v);
+        }
+    }
+    Ok(out)
+}
+
+const VERDICTS: [Verdict; 7] = [
+    Verdict::Passed,
+    Verdict::Failed,
+    Verdict::SyntaxError,
+    Verdict::TimedOut,
+    Verdict::Killed,
+    Verdict::OutputLimit,
+    Verdict::ExitedEarly,
+];
+
+/// The stored name of a verdict (its serde name).
+fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Passed => "passed",
+        Verdict::Failed => "failed",
+        Verdict::SyntaxError => "syntax-error",
+        Verdict::TimedOut => "timed-out",
+        Verdict::Killed => "killed",
+        Verdict::OutputLimit => "output-limit",
+        Verdict::ExitedEarly => "exited-early",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_names_round_trip() {
+        for verdict in VERDICTS {
+            for check in [CheckKind::Syntax, CheckKind::Tests] {
+                let v = Validation {
+                    check,
+                    verdict,
+                    detail: "d".into(),
+                    elapsed_ms: 3,
+                };
+                let r = to_record("r", "p", &v);
+                // The stored name is the serde name, so JSON and the store agree.
+                assert_eq!(
+                    serde_json::to_value(verdict).unwrap(),
+                    serde_json::json!(r.verdict)
+                );
+                assert_eq!(from_record(&r), Some(v));
+            }
+        }
+        let mut unknown = to_record(
+            "r",
+            "p",
+            &Validation {
+                check: CheckKind::Tests,
+                verdict: Verdict::Passed,
+                detail: String::new(),
+                elapsed_ms: 0,
+            },
+        );
+        unknown.verdict = "from-the-future".into();
+        assert_eq!(from_record(&unknown), None);
+    }
+}

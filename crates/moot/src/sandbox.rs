@@ -1,0 +1,33 @@
+//! The code sandbox as a command's configuration asks for it (`[validation]`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use moot_config::Config;
+use moot_sandbox::Sandbox;
+
+use crate::input::InputError;
+
+/// The sandbox that checks a debate's code answers: `None` when no answer is code or
+/// `validation.sandbox` is off. It is started once here (an empty program), so that a machine
+/// without bubblewrap or user namespaces is told before any model is asked, not after.
+pub fn for_code(
+    config: &Config,
+    has_code: bool,
+    rt: &tokio::runtime::Runtime,
+) -> Result<Option<Arc<Sandbox>>> {
+    let v = &config.validation;
+    if !has_code || !v.sandbox {
+        return Ok(None);
+    }
+    let off = "or set validation.sandbox = false to compare code answers without running them";
+    let fail =
+        |e: moot_sandbox::SandboxError| InputError(format!("validation.sandbox: {e} ({off})"));
+    let mut sandbox = Sandbox::new(v.limits()).map_err(fail)?;
+    if let Some(python) = &v.python {
+        sandbox = sandbox.with_python(Path::new(python)).map_err(fail)?;
+    }
+    rt.block_on(sandbox.probe()).map_err(fail)?;
+    Ok(Some(Arc::new(sandbox)))
+}
