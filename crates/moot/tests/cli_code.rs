@@ -1,0 +1,137 @@
+//! Code answers through the `moot` binary: every distinct program checked in the sandbox with
+//! the user's tests, the verdicts stored and shown, and `--require-passing` making failing
+//! programs lose, in `ask` and in `decide --run`.
+
+mod common;
+
+use common::Env;
+use serde_json::Value;
+
+const WRONG: &str = "def add(a, b):\n    return a - b";
+const RIGHT: &str = "def add(a, b):\n    return a + b";
+const ENDLESS: &str = "def add(a, b):\n    while True:\n        pass";
+
+/// A team of scripted agents: each gives its program in a fenced block, every round.
+fn config(env: &Env, programs: &[&str], extra: &str) -> String {
+    let mut text = format!(
+        "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"code\"\n\n{extra}\n"
+    );
+    for (i, p) in programs.iter().enumerate() {
+        let reply = format!("Here it is:\n```python\n{p}\n```\n");
+        text.push_str(&format!(
+            "[[agents]]\nid = \"a{i}\"\nbackend = \"scripted\"\nresponses = [{reply:?}]\n\n"
+        ));
+    }
+    env.write("code.toml", &text).display().to_string()
+}
+
+fn tests(env: &Env) -> String {
+    env.write("test_add.py", "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n")
+        .display()
+        .to_string()
+}
+
+fn verdicts(v: &Value, program: &str) -> Vec<(String, String)> {
+    v["validations"][program]
+        .as_array()
+        .unwrap_or_else(|| panic!("no checks of {program:?} in {v}"))
+        .iter()
+        .map(|c| {
+            (
+                c["check"].as_str().unwrap().to_string(),
+                c["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
+    let env = Env::new();
+    let cfg = config(&env, &[WRONG, WRONG, RIGHT], "");
+    let tests = tests(&env);
+    let q = "Write a function add(a, b) that returns the sum.";
+    let v = env.json(&["ask", q, "--config", &cfg, "--tests", &tests, "--json"]);
+    // Two agents hold the wrong program: the majority picks it, and its checks say so.
+    assert_eq!(v["answer"], WRONG);
+    assert_eq!(
+        verdicts(&v, WRONG),
+        [("syntax".into(), "passed".into()), ("tests".into(), "failed".into())]
+    );
+    assert_eq!(
+        verdicts(&v, RIGHT),
+        [("syntax".into(), "passed".into()), ("tests".into(), "passed".into())]
+    );
+    assert_eq!(v["validations"][WRONG][1]["detail"], "AssertionError");
+    let run = v["run_id"].as_str().unwrap().to_string();
+
+    // The stored run re-decided: as stored, then with failing programs losing.
+    let d = env.json(&["decide", "--run", &run, "--rule", "majority-last"]);
+    assert_eq!(d["answer"], WRONG);
+    let d = env.json(&[
+        "decide",
+        "--run",
+        &run,
+        "--rule",
+        "majority-last",
+        "--require-passing",
+    ]);
+    assert_eq!(d["answer"], RIGHT);
+
+    // Asked with --require-passing, the passing program wins outright.
+    let v = env.json(&[
+        "ask",
+        q,
+        "--config",
+        &cfg,
+        "--tests",
+        &tests,
+        "--require-passing",
+        "--json",
+    ]);
+    assert_eq!(v["answer"], RIGHT);
+
+    // The text output names programs and marks their verdicts.
+    let text = env.stdout(&["ask", q, "--config", &cfg, "--tests", &tests]);
+    assert!(text.contains("Answer: P1✗ (syntax passed · tests failed (AssertionError))"), "{text}");
+    assert!(text.contains("a0 P1✗ · a1 P1✗ · a2 P2✓"), "{text}");
+    assert!(text.contains(&format!("```\n{WRONG}\n```")), "{text}");
+}
+
+#[test]
+fn an_endless_program_is_stopped_and_the_debate_still_ends() {
+    let env = Env::new();
+    let cfg = config(
+        &env,
+        &[ENDLESS, RIGHT],
+        "[validation]\ntimeout_ms = 1500\nrequire_passing = true\n",
+    );
+    let tests = tests(&env);
+    let started = std::time::Instant::now();
+    let v = env.json(&["ask", "Write add(a, b).", "--config", &cfg, "--tests", &tests, "--json"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(
+        verdicts(&v, ENDLESS),
+        [("syntax".into(), "passed".into()), ("tests".into(), "timed-out".into())]
+    );
+    assert_eq!(v["answer"], RIGHT);
+}
+
+#[test]
+fn syntax_is_checked_without_tests_and_the_sandbox_can_be_turned_off() {
+    let env = Env::new();
+    let broken = "def add(a, b)\n    return a + b";
+    let cfg = config(&env, &[broken, RIGHT], "");
+    let v = env.json(&["ask", "Write add(a, b).", "--config", &cfg, "--json"]);
+    assert_eq!(verdicts(&v, broken), [("syntax".into(), "syntax-error".into())]);
+    assert_eq!(verdicts(&v, RIGHT), [("syntax".into(), "passed".into())]);
+
+    let cfg = config(&env, &[broken, RIGHT], "[validation]\nsandbox = false\n");
+    let v = env.json(&["ask", "Write add(a, b).", "--config", &cfg, "--json"]);
+    assert_eq!(v["validations"], serde_json::json!({}));
+
+    // Tests for an answer kind that is not code are refused.
+    let tests = tests(&env);
+    let err = env.refused(&["ask", "What is 2+3?", "--answer", "numeric", "--tests", &tests]);
+    assert!(err.contains("--answer code"), "{err}");
+}
