@@ -232,6 +232,10 @@ impl SimModel {
                     format!("{wrong}")
                 }
             }
+            (AnswerKind::Code, _) => format!(
+                "{}\n\nraise RuntimeError(\"a simulated agent's wrong program\")",
+                self.gold
+            ),
             _ => format!("not {}", self.gold),
         }
     }
@@ -409,6 +413,12 @@ impl SimModel {
                 let confidence = confidence
                     .map(|c| format!("Confidence: {c}%\n"))
                     .unwrap_or_default();
+                // A program is an answer only inside its fenced block.
+                let answer = if self.kind == AnswerKind::Code {
+                    format!("\n```python\n{answer}\n```")
+                } else {
+                    answer
+                };
                 (
                     format!(
                         "I worked through the problem and checked the other solutions I was shown.\n{confidence}Final answer: {answer}"
@@ -497,6 +507,7 @@ mod tests {
             answer
         };
         assert_eq!(wrong("408", AnswerKind::Numeric), "409");
+        assert!(wrong("def f():\n    return 1", AnswerKind::Code).contains("raise RuntimeError"));
         assert_eq!(wrong("$18", AnswerKind::Numeric), "19");
         assert_eq!(wrong("A", AnswerKind::Choice), "B");
         assert_eq!(wrong("C", AnswerKind::Choice), "A");

@@ -43,6 +43,7 @@ pub(crate) fn load(spec: &DatasetSpec, dir: &Path) -> Result<Vec<Item>, DatasetE
         D::Bbh(task) => bbh::load(dir, task.as_deref()),
         D::StrategyQa(split) => strategyqa(dir, *split),
         D::GsmRanges(level) => gsm_ranges(dir, *level),
+        D::HumanEval => crate::humaneval::load(),
         D::Generic(g) => crate::generic::load(g),
     }
 }

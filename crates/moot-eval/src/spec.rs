@@ -102,7 +102,7 @@ pub const BBH_TASKS: [&str; 27] = [
 pub const NAME_FORMS: &str = "gsm8k, math500, math, aime2024, aime2025, mmlu, mmlu:SUBJECT, \
 mmlu-pro, mmlu-pro:logical_fallacies, bbh, bbh:TASK, strategyqa (= strategyqa:dev), \
 strategyqa:train, strategyqa:bigbench, gsm-ranges:original, gsm-ranges:level4, \
-gsm-ranges:level6, jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F], \
+gsm-ranges:level6, humaneval, jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F], \
 csv:PATH?kind=KIND[&…]";
 
 /// Every name form, for suggestions.
@@ -123,6 +123,7 @@ const SIMPLE_NAMES: &[&str] = &[
     "strategyqa:bigbench",
     "gsm-ranges:original",
     "gsm-ranges:level4",
+    "humaneval",
     "gsm-ranges:level6",
     "jsonl:PATH",
     "csv:PATH",
@@ -367,6 +368,8 @@ pub enum DatasetSpec {
     Bbh(Option<String>),
     StrategyQa(StrategyQaSplit),
     GsmRanges(GsmRangesLevel),
+    /// HumanEval's 164 Python problems (shipped with moot: no data directory needed).
+    HumanEval,
     Generic(GenericSpec),
 }
 
@@ -388,6 +391,7 @@ impl DatasetSpec {
             DatasetSpec::StrategyQa(StrategyQaSplit::BigBench),
         ];
         all.extend(GsmRangesLevel::ALL.map(DatasetSpec::GsmRanges));
+        all.push(DatasetSpec::HumanEval);
         all
     }
 }
@@ -414,6 +418,7 @@ impl fmt::Display for DatasetSpec {
                 f.write_str("strategyqa:bigbench")
             }
             DatasetSpec::GsmRanges(level) => write!(f, "gsm-ranges:{}", level.name()),
+            DatasetSpec::HumanEval => f.write_str("humaneval"),
             DatasetSpec::Generic(g) => g.fmt(f),
         }
     }
@@ -538,6 +543,7 @@ impl FromStr for DatasetSpec {
         };
         match head {
             "gsm8k" => simple(DatasetSpec::Gsm8k, "gsm8k"),
+            "humaneval" => simple(DatasetSpec::HumanEval, "humaneval"),
             "math500" => simple(DatasetSpec::Math500, "math500"),
             "math" => simple(DatasetSpec::Math, "math"),
             "aime2024" => simple(DatasetSpec::Aime2024, "aime2024"),
