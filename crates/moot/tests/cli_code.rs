@@ -78,6 +78,18 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
     ]);
     assert_eq!(d["answer"], RIGHT);
 
+    // `moot show` names programs in its tables and lists each with its checks.
+    let shown = env.stdout(&["show", &run]);
+    assert!(shown.contains("answer: **P1**"), "{shown}");
+    assert!(shown.contains("## Programs checked in the sandbox"), "{shown}");
+    assert!(
+        shown.contains("### P1 — syntax passed") && shown.contains("tests failed (AssertionError)"),
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("```\n{RIGHT}\n```")), "{shown}");
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    assert_eq!(shown["validations"].as_array().map(Vec::len), Some(4));
+
     // Asked with --require-passing, the passing program wins outright.
     let v = env.json(&[
         "ask",

@@ -4,7 +4,7 @@ use anyhow::Result;
 use moot_core::faults::Delivery;
 use moot_core::protocol::CallNotes;
 use moot_core::text::{noun_for, plural};
-use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError};
+use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError, ValidationRecord};
 use serde_json::json;
 
 use crate::input::InputError;
@@ -26,12 +26,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let (run, calls, decisions) = rt
+    let (run, calls, decisions, checks) = rt
         .block_on(async {
             Ok::<_, StoreError>((
                 store.run(&args.run).await?,
                 store.calls(&args.run).await?,
                 store.decisions(&args.run).await?,
+                store.validations(&args.run).await?,
             ))
         })
         .map_err(|e| match e {
@@ -39,8 +40,8 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             other => other.into(),
         })?;
     match args.format {
-        Format::Json => println!("{}", to_json(&run, &calls, &decisions)),
-        Format::Markdown => print!("{}", to_markdown(&run, &calls, &decisions)),
+        Format::Json => println!("{}", to_json(&run, &calls, &decisions, &checks)),
+        Format::Markdown => print!("{}", to_markdown(&run, &calls, &decisions, &checks)),
         Format::Freemad => println!(
             "{}",
             serde_json::to_string_pretty(&crate::freemad_transcript::json(&run, &calls)?)?
@@ -53,15 +54,82 @@ pub fn to_json(
     run: &RunRecord,
     calls: &[CallRecord],
     decisions: &[DecisionRecord],
+    checks: &[ValidationRecord],
 ) -> serde_json::Value {
     json!({
         "run": run,
         "calls": calls,
         "decisions": decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
+        "validations": checks,
     })
 }
 
-pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionRecord]) -> String {
+/// Programs a run's code answers checked in the sandbox, in the order calls first gave them,
+/// so that tables can name them (`P1`) instead of holding code.
+struct Programs<'a> {
+    order: Vec<&'a str>,
+    checks: &'a [ValidationRecord],
+}
+
+impl<'a> Programs<'a> {
+    fn new(calls: &'a [CallRecord], checks: &'a [ValidationRecord]) -> Programs<'a> {
+        let mut order: Vec<&str> = Vec::new();
+        let answers = calls.iter().filter_map(|c| c.answer.as_deref());
+        for a in answers.chain(checks.iter().map(|c| c.answer.as_str())) {
+            if checks.iter().any(|c| c.answer == a) && !order.contains(&a) {
+                order.push(a);
+            }
+        }
+        Programs { order, checks }
+    }
+
+    /// `P2` for a checked program; another answer of several lines (an unchecked program) by
+    /// its first line; anything else as it is.
+    fn name(&self, answer: &str) -> String {
+        match self.order.iter().position(|p| *p == answer) {
+            Some(i) => format!("P{}", i + 1),
+            None => match answer.split_once('\n') {
+                Some((first, _)) => format!("`{first}` …"),
+                None => answer.to_string(),
+            },
+        }
+    }
+
+    fn markdown(&self, out: &mut String) {
+        if self.order.is_empty() {
+            return;
+        }
+        out.push_str("## Programs checked in the sandbox\n\n");
+        for (i, program) in self.order.iter().enumerate() {
+            let verdicts: Vec<String> = self
+                .checks
+                .iter()
+                .filter(|c| c.answer == *program)
+                .map(|c| {
+                    let detail = if c.detail.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", c.detail)
+                    };
+                    format!("{} {}{detail}, {} ms", c.check, c.verdict, c.elapsed_ms)
+                })
+                .collect();
+            out.push_str(&format!(
+                "### P{} — {}\n\n```\n{program}\n```\n\n",
+                i + 1,
+                verdicts.join(" · ")
+            ));
+        }
+    }
+}
+
+pub fn to_markdown(
+    run: &RunRecord,
+    calls: &[CallRecord],
+    decisions: &[DecisionRecord],
+    checks: &[ValidationRecord],
+) -> String {
+    let programs = Programs::new(calls, checks);
     let mut out = String::new();
     out.push_str(&format!("# Run {}\n\n", run.id));
     out.push_str(&format!("**Question:** {}\n\n", run.question));
@@ -70,7 +138,9 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
         run.protocol,
         run.rule,
         run.status.as_str(),
-        run.answer.as_deref().unwrap_or("(none)"),
+        run.answer
+            .as_deref()
+            .map_or("(none)".to_string(), |a| programs.name(a)),
         run.created_at,
         run.finished_at
             .as_deref()
@@ -100,14 +170,14 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
             .into_iter()
             .partition(|c| c.slot.starts_with("judge:"));
         for c in others {
-            call_markdown(&mut out, c);
+            call_markdown(&mut out, c, &programs);
         }
         if !judgements.is_empty() {
             out.push_str(&format!(
                 "### MAD-M² judgements of round {round}'s responses\n\n"
             ));
             for c in judgements {
-                call_markdown(&mut out, c);
+                call_markdown(&mut out, c, &programs);
             }
         }
     }
@@ -118,7 +188,7 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
                 .as_object()
                 .map(|m| {
                     m.iter()
-                        .map(|(k, v)| format!("{k}: {v}"))
+                        .map(|(k, v)| format!("{}: {v}", programs.name(k)))
                         .collect::<Vec<_>>()
                         .join(", ")
                 })
@@ -126,11 +196,15 @@ pub fn to_markdown(run: &RunRecord, calls: &[CallRecord], decisions: &[DecisionR
             out.push_str(&format!(
                 "| {} | {} | {} |\n",
                 d.rule,
-                d.answer.as_deref().unwrap_or("(none)"),
+                d.answer
+                    .as_deref()
+                    .map_or("(none)".to_string(), |a| programs.name(a)),
                 scores
             ));
         }
+        out.push('\n');
     }
+    programs.markdown(&mut out);
     out
 }
 
@@ -144,14 +218,13 @@ fn join(v: &[u64]) -> String {
 }
 
 /// One call: heading, cost line, what the protocol did to its prompt, the response.
-fn call_markdown(out: &mut String, c: &CallRecord) {
-    let answer = c.answer.as_deref().unwrap_or(if c.response_text.is_some() {
-        "(unreadable)"
-    } else if c.skipped {
-        "(kept)"
-    } else {
-        "(missing)"
-    });
+fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
+    let answer = match c.answer.as_deref() {
+        Some(a) => programs.name(a),
+        None if c.response_text.is_some() => "(unreadable)".into(),
+        None if c.skipped => "(kept)".into(),
+        None => "(missing)".into(),
+    };
     let (kind, peer) = c
         .slot
         .split_once(':')
