@@ -51,4 +51,4 @@ pub use ids::{new_run_id, timestamp};
 pub use observer::{NoObserver, Observer};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
-pub use validate::{check_code_answers, stored_validations};
+pub use validate::{check_code_answers, stored_validations, validations_from};

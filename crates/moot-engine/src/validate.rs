@@ -117,7 +117,7 @@ fn to_record(run_id: &str, program: &str, v: &Validation) -> ValidationRecord {
 }
 
 /// A stored check; `None` for a row written by a newer moot with names this one does not know.
-pub fn from_record(r: &ValidationRecord) -> Option<Validation> {
+fn from_record(r: &ValidationRecord) -> Option<Validation> {
     let check = [CheckKind::Syntax, CheckKind::Tests]
         .into_iter()
         .find(|k| k.name() == r.check)?;
@@ -138,13 +138,19 @@ pub async fn stored_validations(
     store: &dyn Store,
     run_id: &str,
 ) -> Result<Validations, EngineError> {
+    Ok(validations_from(&store.validations(run_id).await?))
+}
+
+/// Stored checks by program (rows a newer moot wrote with names this one does not know are
+/// left out).
+pub fn validations_from(records: &[ValidationRecord]) -> Validations {
     let mut out = Validations::new();
-    for record in store.validations(run_id).await? {
-        if let Some(v) = from_record(&record) {
-            out.entry(record.answer).or_default().push(v);
+    for record in records {
+        if let Some(v) = from_record(record) {
+            out.entry(record.answer.clone()).or_default().push(v);
         }
     }
-    Ok(out)
+    out
 }
 
 const VERDICTS: [Verdict; 7] = [

@@ -65,6 +65,9 @@ pub struct Run<'a> {
     pub redact_patterns: &'a [String],
     /// freemad's `topology_info`, e.g. `{"type": "all_to_all"}` (`{}` to leave it out).
     pub topology_info: Value,
+    /// The sandbox's checks of the run's code answers (empty for other runs): they stand in
+    /// for freemad's `syntax` and `sandbox` validators.
+    pub validations: &'a moot_core::validation::Validations,
 }
 
 /// One agent's turn in a round, as freemad writes it.
@@ -129,12 +132,18 @@ impl Run<'_> {
             .map(|t| (answer_id(&t.solution), t.solution.clone()))
             .collect();
         let (validation, confidence) = self.validation(&ids, &solutions);
+        // freemad: the winner's validators that passed, out of four.
+        let pass_rate = validation[final_id.as_str()]
+            .as_object()
+            .map_or(0.0, |v| {
+                v.values().filter(|c| c["passed"] == true).count() as f64 / 4.0
+            });
         out.insert("validation".into(), validation);
         out.insert("validator_confidence".into(), confidence);
         out.insert("score_explainers".into(), normalized.explainers);
         out.insert(
             "metrics".into(),
-            self.metrics(&turns, &normalized.finals, &winners, rounds),
+            self.metrics(&turns, &normalized.finals, &winners, rounds, pass_rate),
         );
         Value::Object(out)
     }
@@ -349,9 +358,13 @@ impl Run<'_> {
             } else {
                 check(true, 0.8, vec![], json!({}))
             };
+            let (syntax, sandbox) = match self.checks_of(text) {
+                Some(checks) => sandbox_checks(checks),
+                None => (syntax, check(true, 0.5, vec![], json!({}))),
+            };
             let all = json!({
                 "syntax": syntax,
-                "sandbox": check(true, 0.5, vec![], json!({})),
+                "sandbox": sandbox,
                 "security": security,
                 "coverage": check(true, 0.5, vec![], json!({})),
             });
@@ -366,12 +379,27 @@ impl Run<'_> {
         (Value::Object(validation), Value::Object(confidence))
     }
 
+    /// moot's checks of the program a freemad solution text holds, when it was checked.
+    fn checks_of(&self, solution: &str) -> Option<&Vec<moot_core::validation::Validation>> {
+        if self.validations.is_empty() {
+            return None;
+        }
+        // A solution is a bare program (moot's agents) or a freemad SOLUTION text with fences.
+        let program = moot_core::answer::Answer::parse(
+            moot_core::answer::AnswerKind::Code,
+            solution,
+            &Default::default(),
+        )?;
+        self.validations.get(program.canonical())
+    }
+
     fn metrics(
         &self,
         turns: &BTreeMap<(usize, usize), Turn>,
         scores: &Map<String, Value>,
         winners: &[String],
         rounds: usize,
+        pass_rate: f64,
     ) -> Value {
         let values: Vec<f64> = scores.values().filter_map(Value::as_f64).collect();
         let (min, max) = values
@@ -395,7 +423,7 @@ impl Run<'_> {
             "score_min": if values.is_empty() { 0.0 } else { min },
             "score_max": if values.is_empty() { 0.0 } else { max },
             "score_mean": mean,
-            "validation_pass_rate": 1.0,
+            "validation_pass_rate": pass_rate,
         })
     }
 }
@@ -432,4 +460,40 @@ mod tests {
         assert_eq!(answer_id("```text\n\n42\n```"), "73475cb40a568e8d");
         assert_eq!(answer_id(""), "e3b0c44298fc1c14");
     }
+}
+
+/// freemad's `syntax` and `sandbox` validator entries from moot's real checks, with freemad's
+/// confidences (syntax 0.7 passed / 0.2 failed; sandbox 0.8 passed, 0.2 timed out, 0.4 any other
+/// failure, 0.5 not run) and moot's detail as the error.
+fn sandbox_checks(checks: &[moot_core::validation::Validation]) -> (Value, Value) {
+    use moot_core::validation::{CheckKind, Verdict};
+    let entry = |kind: CheckKind, passed_conf: f64, failed_conf: f64| match checks
+        .iter()
+        .find(|c| c.check == kind)
+    {
+        None => json!({"passed": true, "confidence": 0.5, "errors": [], "warnings": [], "metrics": {}}),
+        Some(c) => {
+            let conf = match c.verdict {
+                Verdict::Passed => passed_conf,
+                Verdict::TimedOut => 0.2,
+                _ => failed_conf,
+            };
+            let errors: Vec<String> = if c.passed() {
+                vec![]
+            } else {
+                vec![format!("{}: {}", c.verdict, c.detail)]
+            };
+            json!({
+                "passed": c.passed(),
+                "confidence": conf,
+                "errors": errors,
+                "warnings": [],
+                "metrics": {"elapsed_ms": c.elapsed_ms as f64},
+            })
+        }
+    };
+    (
+        entry(CheckKind::Syntax, 0.7, 0.2),
+        entry(CheckKind::Tests, 0.8, 0.4),
+    )
 }

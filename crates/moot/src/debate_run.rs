@@ -128,8 +128,13 @@ fn save_transcript(
     format: moot_config::TranscriptFormat,
     run_id: &str,
 ) -> Result<std::path::PathBuf> {
-    let (run, calls) = rt.block_on(async {
-        Ok::<_, moot_store::StoreError>((store.run(run_id).await?, store.calls(run_id).await?))
+    let (run, calls, checks) = rt.block_on(async {
+        Ok::<_, moot_store::StoreError>((
+            store.run(run_id).await?,
+            store.calls(run_id).await?,
+            store.validations(run_id).await?,
+        ))
     })?;
-    crate::freemad_transcript::write(dir, format, &run, &calls)
+    let validations = moot_engine::validations_from(&checks);
+    crate::freemad_transcript::write(dir, format, &run, &calls, &validations)
 }

@@ -11,7 +11,11 @@ use moot_store::{CallRecord, RunRecord};
 use serde_json::{json, Value};
 
 /// The run's transcript in freemad's JSON shape.
-pub fn json(run: &RunRecord, calls: &[CallRecord]) -> Result<Value> {
+pub fn json(
+    run: &RunRecord,
+    calls: &[CallRecord],
+    validations: &moot_core::validation::Validations,
+) -> Result<Value> {
     let spec: DebateSpec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
     // A run stored without a readable configuration is shown with the default settings.
@@ -24,6 +28,7 @@ pub fn json(run: &RunRecord, calls: &[CallRecord]) -> Result<Value> {
         decision: &decision,
         redact_patterns: &config.security.redact,
         topology_info: topology_info(&config, &spec),
+        validations,
     };
     Ok(view.json())
 }
@@ -55,8 +60,9 @@ pub fn write(
     format: TranscriptFormat,
     run: &RunRecord,
     calls: &[CallRecord],
+    validations: &moot_core::validation::Validations,
 ) -> Result<PathBuf> {
-    let transcript = json(run, calls)?;
+    let transcript = json(run, calls, validations)?;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating the transcript folder {}", dir.display()))?;
     // YYYYmmdd-HHMMSS from the RFC 3339 time, as freemad names its files; the run id keeps two

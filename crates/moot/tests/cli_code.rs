@@ -90,6 +90,22 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
     let shown = env.json(&["show", &run, "--format", "json"]);
     assert_eq!(shown["validations"].as_array().map(Vec::len), Some(4));
 
+    // freemad's transcript shape carries the real checks in its `syntax` and `sandbox`
+    // validators.
+    let fm = env.json(&["show", &run, "--format", "freemad"]);
+    let validators: Vec<&Value> = fm["validation"].as_object().unwrap().values().collect();
+    assert_eq!(validators.len(), 2, "{fm}");
+    let failing: Vec<&&Value> = validators
+        .iter()
+        .filter(|v| v["sandbox"]["passed"] == false)
+        .collect();
+    assert_eq!(failing.len(), 1, "{fm}");
+    assert_eq!(failing[0]["sandbox"]["errors"][0], "failed: AssertionError");
+    assert_eq!(failing[0]["sandbox"]["confidence"], 0.4);
+    assert!(validators.iter().all(|v| v["syntax"]["passed"] == true));
+    // The winner (the wrong program) passed three of freemad's four validators.
+    assert_eq!(fm["metrics"]["validation_pass_rate"], 0.75);
+
     // Asked with --require-passing, the passing program wins outright.
     let v = env.json(&[
         "ask",

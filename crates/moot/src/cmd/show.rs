@@ -44,7 +44,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         Format::Markdown => print!("{}", to_markdown(&run, &calls, &decisions, &checks)),
         Format::Freemad => println!(
             "{}",
-            serde_json::to_string_pretty(&crate::freemad_transcript::json(&run, &calls)?)?
+            serde_json::to_string_pretty(&crate::freemad_transcript::json(
+                &run,
+                &calls,
+                &moot_engine::validations_from(&checks)
+            )?)?
         ),
     }
     Ok(())
