@@ -11,6 +11,7 @@ use crate::budget::BudgetSection;
 use crate::cache::CacheSection;
 use crate::debate::DebateSection;
 use crate::error::{invalid, ConfigError};
+use crate::logging::LoggingSection;
 use crate::output::OutputSection;
 use crate::program::program_problem;
 use crate::retry::RetrySection;
@@ -43,6 +44,9 @@ pub struct Config {
     /// Checking code answers in the sandbox.
     #[serde(default)]
     pub validation: ValidationSection,
+    /// A log file of each debate's events.
+    #[serde(default)]
+    pub logging: LoggingSection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
 }
@@ -309,6 +313,7 @@ impl Config {
         self.cache.validate()?;
         self.output.validate()?;
         self.validation.validate()?;
+        self.logging.validate()?;
         for (i, a) in self.agents.iter().enumerate() {
             self.check_agent_can_run(i, a)?;
         }

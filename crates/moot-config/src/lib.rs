@@ -29,6 +29,7 @@ mod debate;
 pub mod dialect;
 mod error;
 mod example;
+mod logging;
 mod names;
 mod options;
 mod output;
@@ -50,6 +51,7 @@ pub use debate::{DebateSection, DEFAULT_ROUNDS, DEFAULT_SEED};
 pub use dialect::{load, load_with_dialect, Dialect};
 pub use error::ConfigError;
 pub use example::EXAMPLE;
+pub use logging::{LogLevel, LoggingSection};
 pub use names::{
     AnswerSetting, DialectSetting, ProtocolName, TieBreakSetting, UnknownAnswerSetting,
     UnknownDialect, UnknownProtocol,

@@ -48,7 +48,7 @@ pub use debate::Debate;
 pub use decision::{decide_all, decide_all_with, decision_json};
 pub use error::EngineError;
 pub use ids::{new_run_id, timestamp};
-pub use observer::{NoObserver, Observer};
+pub use observer::{NoObserver, Observer, Observers};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
 pub use validate::{check_code_answers, stored_validations, validations_from};

@@ -12,3 +12,26 @@ pub trait Observer: Send + Sync {
 pub struct NoObserver;
 
 impl Observer for NoObserver {}
+
+/// Passes everything to each of several observers, in order (a progress display and a log).
+pub struct Observers<'a>(pub Vec<&'a dyn Observer>);
+
+impl Observer for Observers<'_> {
+    fn round_started(&self, round: usize, calls: usize) {
+        for o in &self.0 {
+            o.round_started(round, calls);
+        }
+    }
+
+    fn call_finished(&self, call: CallKey, outcome: Option<&Outcome>) {
+        for o in &self.0 {
+            o.call_finished(call, outcome);
+        }
+    }
+
+    fn round_finished(&self, round: usize, transcript: &Transcript) {
+        for o in &self.0 {
+            o.round_finished(round, transcript);
+        }
+    }
+}

@@ -133,11 +133,9 @@ impl Run<'_> {
             .collect();
         let (validation, confidence) = self.validation(&ids, &solutions);
         // freemad: the winner's validators that passed, out of four.
-        let pass_rate = validation[final_id.as_str()]
-            .as_object()
-            .map_or(0.0, |v| {
-                v.values().filter(|c| c["passed"] == true).count() as f64 / 4.0
-            });
+        let pass_rate = validation[final_id.as_str()].as_object().map_or(0.0, |v| {
+            v.values().filter(|c| c["passed"] == true).count() as f64 / 4.0
+        });
         out.insert("validation".into(), validation);
         out.insert("validator_confidence".into(), confidence);
         out.insert("score_explainers".into(), normalized.explainers);
@@ -471,7 +469,9 @@ fn sandbox_checks(checks: &[moot_core::validation::Validation]) -> (Value, Value
         .iter()
         .find(|c| c.check == kind)
     {
-        None => json!({"passed": true, "confidence": 0.5, "errors": [], "warnings": [], "metrics": {}}),
+        None => {
+            json!({"passed": true, "confidence": 0.5, "errors": [], "warnings": [], "metrics": {}})
+        }
         Some(c) => {
             let conf = match c.verdict {
                 Verdict::Passed => passed_conf,

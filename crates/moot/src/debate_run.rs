@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use moot_config::Config;
+use moot_config::{Config, LogLevel};
 use moot_core::debate::DebateSpec;
 use moot_engine::Debate;
 use moot_store::{CallRecord, Store};
@@ -43,6 +43,27 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         e.spec.kind == moot_core::answer::AnswerKind::Code,
         e.rt,
     )?;
+    let log =
+        crate::run_log::RunLog::open(&e.config.logging, e.redactor.clone(), agent_ids.clone())?;
+    if let Some(log) = &log {
+        log.event(
+            LogLevel::Info,
+            "run_start",
+            &[
+                ("run", e.run_id.clone()),
+                ("protocol", protocol_name.to_string()),
+                ("agents", agent_ids.len().to_string()),
+                ("rounds", e.spec.rounds.to_string()),
+                ("resumed", e.restore.is_some().to_string()),
+                ("question", e.spec.question.clone()),
+            ],
+        );
+    }
+    let mut observers: Vec<&dyn moot_engine::Observer> = vec![&e.progress];
+    if let Some(log) = &log {
+        observers.push(log);
+    }
+    let observers = moot_engine::Observers(observers);
     let started = Instant::now();
     let result = e.rt.block_on(async {
         let mut debate = Debate::new(
@@ -63,7 +84,7 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
             eprintln!("run {}", e.run_id);
         }
         e.progress.message(&format!("run {}", e.run_id));
-        debate.run(rule, &decision_config, &e.progress).await
+        debate.run(rule, &decision_config, &observers).await
     });
     e.progress.finish();
     // A configuration the engine refuses (a protocol that needs logprobs on a backend without
@@ -74,6 +95,9 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         other => other.into(),
     })?;
     let wall = started.elapsed();
+    if let Some(log) = &log {
+        log_outcome(log, &result, wall);
+    }
     let throughput = e.agents.local.first().map(|m| {
         let s = m.stats();
         let gen = s
@@ -118,6 +142,59 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The end of a run in its log: each program's checks, then the decision.
+fn log_outcome(
+    log: &crate::run_log::RunLog,
+    result: &moot_engine::DebateResult,
+    wall: std::time::Duration,
+) {
+    for (i, program) in crate::report::programs(result).iter().enumerate() {
+        let Some(checks) = result.validations.get(program) else {
+            continue;
+        };
+        log.event(
+            LogLevel::Debug,
+            "validation_program",
+            &[
+                ("program", format!("P{}", i + 1)),
+                ("code", program.clone()),
+            ],
+        );
+        for c in checks {
+            let level = if c.passed() {
+                LogLevel::Info
+            } else {
+                LogLevel::Warning
+            };
+            log.event(
+                level,
+                "validation_done",
+                &[
+                    ("program", format!("P{}", i + 1)),
+                    ("check", c.check.name().to_string()),
+                    ("verdict", c.verdict.name().to_string()),
+                    ("detail", c.detail.clone()),
+                    ("elapsed_ms", c.elapsed_ms.to_string()),
+                ],
+            );
+        }
+    }
+    let answer = result
+        .decision()
+        .and_then(|d| d.answer.as_ref())
+        .map_or("(no answer)".to_string(), |a| a.canonical().to_string());
+    log.event(
+        LogLevel::Info,
+        "run_end",
+        &[
+            ("run", result.run_id.clone()),
+            ("rule", result.chosen.to_string()),
+            ("answer", answer),
+            ("wall_ms", wall.as_millis().to_string()),
+        ],
+    );
 }
 
 /// Writes the stored run's transcript in freemad's format into `dir` (`[output]`).

@@ -7,6 +7,7 @@ mod debate_run;
 mod freemad_transcript;
 mod prepare;
 mod report;
+mod run_log;
 mod sandbox;
 
 use moot::input;

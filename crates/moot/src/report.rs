@@ -8,6 +8,25 @@ use moot_core::text::plural;
 use moot_engine::DebateResult;
 use serde_json::json;
 
+/// Code answers are programs: every distinct answer of the debate, in order of first
+/// appearance (round by round, agent by agent), so that output and logs can name them `P1`,
+/// `P2` instead of printing them inline.
+pub fn programs(result: &DebateResult) -> Vec<String> {
+    let t = &result.transcript;
+    let mut programs: Vec<String> = Vec::new();
+    for r in 0..t.rounds() {
+        for a in 0..t.agents() {
+            if let Some(x) = t.effective(r, a).and_then(Outcome::answer) {
+                let p = x.canonical();
+                if !programs.iter().any(|q| q == p) {
+                    programs.push(p.to_string());
+                }
+            }
+        }
+    }
+    programs
+}
+
 pub struct RunSummary<'a> {
     pub result: &'a DebateResult,
     pub protocol: &'a str,
@@ -18,18 +37,8 @@ pub struct RunSummary<'a> {
 }
 
 impl RunSummary<'_> {
-    /// Code answers are programs: every distinct one, in order of first appearance, so that
-    /// the rounds can name them (`P1`, `P2`) instead of printing them inline.
     fn programs(&self) -> Vec<String> {
-        let mut programs: Vec<String> = Vec::new();
-        for round in self.rounds() {
-            for p in round.into_iter().flatten() {
-                if !programs.contains(&p) {
-                    programs.push(p);
-                }
-            }
-        }
-        programs
+        programs(self.result)
     }
 
     fn is_code(&self) -> bool {

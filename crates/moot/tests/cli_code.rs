@@ -13,9 +13,8 @@ const ENDLESS: &str = "def add(a, b):\n    while True:\n        pass";
 
 /// A team of scripted agents: each gives its program in a fenced block, every round.
 fn config(env: &Env, programs: &[&str], extra: &str) -> String {
-    let mut text = format!(
-        "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"code\"\n\n{extra}\n"
-    );
+    let mut text =
+        format!("[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"code\"\n\n{extra}\n");
     for (i, p) in programs.iter().enumerate() {
         let reply = format!("Here it is:\n```python\n{p}\n```\n");
         text.push_str(&format!(
@@ -26,9 +25,12 @@ fn config(env: &Env, programs: &[&str], extra: &str) -> String {
 }
 
 fn tests(env: &Env) -> String {
-    env.write("test_add.py", "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n")
-        .display()
-        .to_string()
+    env.write(
+        "test_add.py",
+        "assert add(2, 3) == 5\nassert add(-1, 1) == 0\n",
+    )
+    .display()
+    .to_string()
 }
 
 fn verdicts(v: &Value, program: &str) -> Vec<(String, String)> {
@@ -56,11 +58,17 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
     assert_eq!(v["answer"], WRONG);
     assert_eq!(
         verdicts(&v, WRONG),
-        [("syntax".into(), "passed".into()), ("tests".into(), "failed".into())]
+        [
+            ("syntax".into(), "passed".into()),
+            ("tests".into(), "failed".into())
+        ]
     );
     assert_eq!(
         verdicts(&v, RIGHT),
-        [("syntax".into(), "passed".into()), ("tests".into(), "passed".into())]
+        [
+            ("syntax".into(), "passed".into()),
+            ("tests".into(), "passed".into())
+        ]
     );
     assert_eq!(v["validations"][WRONG][1]["detail"], "AssertionError");
     let run = v["run_id"].as_str().unwrap().to_string();
@@ -81,7 +89,10 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
     // `moot show` names programs in its tables and lists each with its checks.
     let shown = env.stdout(&["show", &run]);
     assert!(shown.contains("answer: **P1**"), "{shown}");
-    assert!(shown.contains("## Programs checked in the sandbox"), "{shown}");
+    assert!(
+        shown.contains("## Programs checked in the sandbox"),
+        "{shown}"
+    );
     assert!(
         shown.contains("### P1 — syntax passed") && shown.contains("tests failed (AssertionError)"),
         "{shown}"
@@ -121,7 +132,10 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
 
     // The text output names programs and marks their verdicts.
     let text = env.stdout(&["ask", q, "--config", &cfg, "--tests", &tests]);
-    assert!(text.contains("Answer: P1✗ (syntax passed · tests failed (AssertionError))"), "{text}");
+    assert!(
+        text.contains("Answer: P1✗ (syntax passed · tests failed (AssertionError))"),
+        "{text}"
+    );
     assert!(text.contains("a0 P1✗ · a1 P1✗ · a2 P2✓"), "{text}");
     assert!(text.contains(&format!("```\n{WRONG}\n```")), "{text}");
 }
@@ -136,11 +150,22 @@ fn an_endless_program_is_stopped_and_the_debate_still_ends() {
     );
     let tests = tests(&env);
     let started = std::time::Instant::now();
-    let v = env.json(&["ask", "Write add(a, b).", "--config", &cfg, "--tests", &tests, "--json"]);
+    let v = env.json(&[
+        "ask",
+        "Write add(a, b).",
+        "--config",
+        &cfg,
+        "--tests",
+        &tests,
+        "--json",
+    ]);
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(
         verdicts(&v, ENDLESS),
-        [("syntax".into(), "passed".into()), ("tests".into(), "timed-out".into())]
+        [
+            ("syntax".into(), "passed".into()),
+            ("tests".into(), "timed-out".into())
+        ]
     );
     assert_eq!(v["answer"], RIGHT);
 }
@@ -151,7 +176,10 @@ fn syntax_is_checked_without_tests_and_the_sandbox_can_be_turned_off() {
     let broken = "def add(a, b)\n    return a + b";
     let cfg = config(&env, &[broken, RIGHT], "");
     let v = env.json(&["ask", "Write add(a, b).", "--config", &cfg, "--json"]);
-    assert_eq!(verdicts(&v, broken), [("syntax".into(), "syntax-error".into())]);
+    assert_eq!(
+        verdicts(&v, broken),
+        [("syntax".into(), "syntax-error".into())]
+    );
     assert_eq!(verdicts(&v, RIGHT), [("syntax".into(), "passed".into())]);
 
     let cfg = config(&env, &[broken, RIGHT], "[validation]\nsandbox = false\n");
@@ -160,6 +188,100 @@ fn syntax_is_checked_without_tests_and_the_sandbox_can_be_turned_off() {
 
     // Tests for an answer kind that is not code are refused.
     let tests = tests(&env);
-    let err = env.refused(&["ask", "What is 2+3?", "--answer", "numeric", "--tests", &tests]);
+    let err = env.refused(&[
+        "ask",
+        "What is 2+3?",
+        "--answer",
+        "numeric",
+        "--tests",
+        &tests,
+    ]);
     assert!(err.contains("--answer code"), "{err}");
+}
+
+#[test]
+fn a_log_file_records_the_debate_and_its_checks() {
+    let env = Env::new();
+    let log = env.dir.path().join("logs/moot.log");
+    let cfg = config(
+        &env,
+        &[WRONG, RIGHT],
+        &format!(
+            "[logging]\nfile = {:?}\nlevel = \"info\"\n",
+            log.display().to_string()
+        ),
+    );
+    let tests = tests(&env);
+    let v = env.json(&[
+        "ask",
+        "Write add(a, b).",
+        "--config",
+        &cfg,
+        "--tests",
+        &tests,
+        "--json",
+    ]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let events: Vec<&str> = text
+        .lines()
+        .map(|l| l.split_once(" [").unwrap().1.split(']').next().unwrap())
+        .collect();
+    assert_eq!(events.first(), Some(&"run_start"));
+    assert_eq!(events.last(), Some(&"run_end"));
+    assert_eq!(events.iter().filter(|e| **e == "call").count(), 4, "{text}");
+    assert_eq!(
+        events.iter().filter(|e| **e == "round_end").count(),
+        2,
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "[run_start] run={}",
+            v["run_id"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "WARNING [validation_done] program=P1 check=tests verdict=failed detail=AssertionError"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("INFO [validation_done] program=P2 check=tests verdict=passed"),
+        "{text}"
+    );
+    // Info does not carry responses; the question is quoted.
+    assert!(!text.contains("[call_output]"));
+    assert!(text.contains("question=\"Write add(a, b).\""), "{text}");
+
+    // Structured: JSON lines whose message is the event as a JSON string (freemad's layout),
+    // appended to the same file; debug adds each response.
+    let cfg = config(
+        &env,
+        &[RIGHT],
+        &format!(
+            "[logging]\nfile = {:?}\nlevel = \"debug\"\nstructured = true\n",
+            log.display().to_string()
+        ),
+    );
+    env.json(&["ask", "Write add(a, b).", "--config", &cfg, "--json"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let structured: Vec<Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!structured.is_empty());
+    let messages: Vec<Value> = structured
+        .iter()
+        .map(|l| serde_json::from_str(l["message"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(messages[0]["event"], "run_start");
+    let output = messages
+        .iter()
+        .find(|m| m["event"] == "call_output")
+        .unwrap();
+    assert!(output["text"].as_str().unwrap().contains("```python"));
+    assert!(structured.iter().any(|l| l["level"] == "DEBUG"));
 }

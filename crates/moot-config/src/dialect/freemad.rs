@@ -10,8 +10,8 @@
 //! - `topology`, `deadlines`, `scoring`, `security` and `budget` become moot's protocol
 //!   options, debate deadlines, decision settings, security and budget, with freemad's
 //!   defaults where the file is silent.
-//! - Keys moot cannot honour yet (writing freemad transcripts, log files, the code sandbox, the
-//!   disk cache) are errors naming the key when they ask for something, never dropped silently.
+//! - `output`, `cache`, `validation` and `logging` become moot's transcript files, request
+//!   cache, code sandbox and log file.
 //!
 //! Unlike freemad, unknown keys are errors (freemad ignores them), and values must have the
 //! type the key takes (freemad converts with Python's `int()`/`str()` and may crash).
@@ -458,7 +458,7 @@ impl FreemadConfig {
         self.map_cache(&mut config, &mut notes);
         self.map_output(&mut config, &mut notes)?;
         self.map_validation(&mut config, &mut notes);
-        self.refuse_unsupported()?;
+        self.map_logging(&mut config, &mut notes)?;
         Ok((config, notes))
     }
 
@@ -855,19 +855,30 @@ impl FreemadConfig {
         Ok(())
     }
 
-    /// What moot cannot do yet, asked for explicitly: an error naming the key.
-    fn refuse_unsupported(&self) -> Result<(), ConfigError> {
-        let not_yet = |key: &str, what: &str| {
-            invalid::<()>(
-                key,
-                format!("{key}: {what} is not supported yet; remove the key or set it off"),
-            )
+    /// freemad's log: the file and its layout carry over; the console log is moot's progress
+    /// display.
+    fn map_logging(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
+        use crate::logging::LogLevel;
+        let l = &self.logging;
+        config.logging.level = match l.level.as_deref().unwrap_or("INFO") {
+            "DEBUG" => LogLevel::Debug,
+            "INFO" => LogLevel::Info,
+            "WARNING" => LogLevel::Warning,
+            "ERROR" => LogLevel::Error,
+            other => {
+                return invalid(
+                    "logging.level",
+                    format!("logging.level must be DEBUG|INFO|WARNING|ERROR (got {other:?})"),
+                )
+            }
         };
-        if self.logging.file.is_some() {
-            not_yet("logging.file", "a log file")?;
-        }
-        if self.logging.structured == Some(true) {
-            not_yet("logging.structured", "JSON log lines")?;
+        config.logging.file = l.file.clone().filter(|f| !f.trim().is_empty());
+        config.logging.structured = l.structured.unwrap_or(false);
+        if config.logging.file.is_some() {
+            notes.push(Note {
+                key: "logging".into(),
+                message: "the log file has freemad's layout (TIME LEVEL [event] k=v, or JSON lines with structured) but moot's events: run_start, round_start, call, round_end, validation_done, run_end; logging.console is moot's progress display on stderr".into(),
+            });
         }
         Ok(())
     }
@@ -1078,12 +1089,37 @@ security:
         );
         bad(&format!("{two}output:\n  format: html\n"), "output.format");
         bad(&format!("{two}scoring:\n  colour: red\n"), "colour");
-        bad(&format!("{two}logging:\n  file: x.log\n"), "logging.file");
+        bad(&format!("{two}logging:\n  level: info\n"), "logging.level");
         bad(
             "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n",
             "agents",
         );
         bad("agents:\n  - {id: a, type: claude_code, cli_command: \"x 'y\"}\n  - {id: b, type: claude_code, cli_command: claude}\n", "agents[0].cli_command");
+    }
+
+    #[test]
+    fn logging_and_the_sandbox_carry_over() {
+        let two = "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: openai_codex, cli_command: codex}\n";
+        let (c, notes) = read(&format!(
+            "{two}logging:\n  level: DEBUG\n  file: run.log\n  structured: true\nvalidation:\n  enable_sandbox: true\n  sandbox_timeout_ms: 800\n"
+        ))
+        .unwrap();
+        assert_eq!(c.logging.file.as_deref(), Some("run.log"));
+        assert_eq!(c.logging.level, crate::logging::LogLevel::Debug);
+        assert!(c.logging.structured);
+        assert!(c.validation.sandbox);
+        assert_eq!(c.validation.timeout_ms, 800);
+        assert_eq!(
+            c.debate.answer,
+            crate::names::AnswerSetting::Kind(moot_core::answer::AnswerKind::Code)
+        );
+        for key in ["logging", "validation.enable_sandbox"] {
+            assert!(notes.iter().any(|n| n.key == key), "{key}: {notes:?}");
+        }
+        // freemad's defaults: no log file, and no sandbox.
+        let (c, _) = read(two).unwrap();
+        assert_eq!(c.logging.file, None);
+        assert!(!c.validation.sandbox);
     }
 
     #[test]
