@@ -446,20 +446,6 @@ pub fn markdown(json: &Value, stamp: &str) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answer_ids_are_freemads() {
-        // Values freemad 2.0.0 printed for these texts (docs/freemad-reference.md §4.7).
-        assert_eq!(answer_id("42"), "73475cb40a568e8d");
-        assert_eq!(answer_id("  42\r\n"), "73475cb40a568e8d");
-        assert_eq!(answer_id("```text\n\n42\n```"), "73475cb40a568e8d");
-        assert_eq!(answer_id(""), "e3b0c44298fc1c14");
-    }
-}
-
 /// freemad's `syntax` and `sandbox` validator entries from moot's real checks, with freemad's
 /// confidences (syntax 0.7 passed / 0.2 failed; sandbox 0.8 passed, 0.2 timed out, 0.4 any other
 /// failure, 0.5 not run) and moot's detail as the error.
@@ -496,4 +482,18 @@ fn sandbox_checks(checks: &[moot_core::validation::Validation]) -> (Value, Value
         entry(CheckKind::Syntax, 0.7, 0.2),
         entry(CheckKind::Tests, 0.8, 0.4),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_ids_are_freemads() {
+        // Values freemad 2.0.0 printed for these texts (docs/freemad-reference.md §4.7).
+        assert_eq!(answer_id("42"), "73475cb40a568e8d");
+        assert_eq!(answer_id("  42\r\n"), "73475cb40a568e8d");
+        assert_eq!(answer_id("```text\n\n42\n```"), "73475cb40a568e8d");
+        assert_eq!(answer_id(""), "e3b0c44298fc1c14");
+    }
 }
