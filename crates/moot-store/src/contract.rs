@@ -43,11 +43,11 @@ pub(crate) async fn check_cache_contract(store: &dyn Store) {
     assert_eq!(store.cache_get("t4").await.unwrap(), None);
 }
 
-/// Checks a store against the benchmark part of the [`Store`] contract; both implementations run it.
+/// A run just started, for contract checks that need one to hang records on.
 #[cfg(test)]
-pub(crate) async fn check_bench_contract(store: &dyn Store) {
-    let run = RunRecord {
-        id: "r1".into(),
+fn running_run(id: &str) -> RunRecord {
+    RunRecord {
+        id: id.into(),
         created_at: "t".into(),
         question: "q".into(),
         protocol: "som".into(),
@@ -57,8 +57,13 @@ pub(crate) async fn check_bench_contract(store: &dyn Store) {
         status: RunStatus::Running,
         answer: None,
         finished_at: None,
-    };
-    store.create_run(&run).await.unwrap();
+    }
+}
+
+/// Checks a store against the benchmark part of the [`Store`] contract; both implementations run it.
+#[cfg(test)]
+pub(crate) async fn check_bench_contract(store: &dyn Store) {
+    store.create_run(&running_run("r1")).await.unwrap();
     let bench = BenchRecord {
         name: "b1".into(),
         created_at: "t".into(),
@@ -117,19 +122,7 @@ pub(crate) async fn check_bench_contract(store: &dyn Store) {
 /// run it.
 #[cfg(test)]
 pub(crate) async fn check_validation_contract(store: &dyn Store) {
-    let run = RunRecord {
-        id: "v1".into(),
-        created_at: "t".into(),
-        question: "q".into(),
-        protocol: "som".into(),
-        rule: "majority-last".into(),
-        spec: serde_json::json!({}),
-        config: serde_json::json!({}),
-        status: RunStatus::Running,
-        answer: None,
-        finished_at: None,
-    };
-    store.create_run(&run).await.unwrap();
+    store.create_run(&running_run("v1")).await.unwrap();
     let check = |answer: &str, check: &str, verdict: &str| ValidationRecord {
         run_id: "v1".into(),
         answer: answer.into(),

@@ -33,6 +33,19 @@ fn tests(env: &Env) -> String {
     .to_string()
 }
 
+/// `moot ask "Write add(a, b)." --config CFG --tests TESTS --json`.
+fn ask_with_tests(env: &Env, cfg: &str, tests: &str) -> Value {
+    env.json(&[
+        "ask",
+        "Write add(a, b).",
+        "--config",
+        cfg,
+        "--tests",
+        tests,
+        "--json",
+    ])
+}
+
 fn verdicts(v: &Value, program: &str) -> Vec<(String, String)> {
     v["validations"][program]
         .as_array()
@@ -150,15 +163,7 @@ fn an_endless_program_is_stopped_and_the_debate_still_ends() {
     );
     let tests = tests(&env);
     let started = std::time::Instant::now();
-    let v = env.json(&[
-        "ask",
-        "Write add(a, b).",
-        "--config",
-        &cfg,
-        "--tests",
-        &tests,
-        "--json",
-    ]);
+    let v = ask_with_tests(&env, &cfg, &tests);
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
     assert_eq!(
         verdicts(&v, ENDLESS),
@@ -212,15 +217,7 @@ fn a_log_file_records_the_debate_and_its_checks() {
         ),
     );
     let tests = tests(&env);
-    let v = env.json(&[
-        "ask",
-        "Write add(a, b).",
-        "--config",
-        &cfg,
-        "--tests",
-        &tests,
-        "--json",
-    ]);
+    let v = ask_with_tests(&env, &cfg, &tests);
     let text = std::fs::read_to_string(&log).unwrap();
     let events: Vec<&str> = text
         .lines()
