@@ -85,6 +85,8 @@ pub struct Report {
     pub paired: Vec<Paired>,
     pub budget: BudgetTable,
     pub timing: Vec<Timing>,
+    /// Items graded by running their tests (code items): their accuracy is pass@1.
+    pub graded_by_tests: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -230,6 +232,10 @@ impl Report {
             protocols,
             paired: pairs,
             timing: timing(results),
+            graded_by_tests: items
+                .iter()
+                .filter(|i| i.kind == moot_core::AnswerKind::Code && i.tests.is_some())
+                .count(),
         }
     }
 
@@ -266,6 +272,12 @@ impl Report {
                 plural(self.items, "item"),
                 plural(self.left_out, "item"),
                 if self.left_out == 1 { "is" } else { "are" }
+            ));
+        }
+        if self.graded_by_tests > 0 {
+            out.push_str(&format!(
+                "\nAccuracy on {} is pass@1: the chosen program ran with the item's own tests in the sandbox and passed every check.\n",
+                plural(self.graded_by_tests, "code item")
             ));
         }
         out.push_str("\n| protocol | accuracy | 95% CI | no answer | unparsed responses (re-asked) | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -630,6 +642,7 @@ mod tests {
                 rows: Vec::new(),
             },
             timing: Vec::new(),
+            graded_by_tests: 0,
         };
         let tokens = report.accuracy_vs_tokens_svg().unwrap();
         assert!(tokens.contains("som &lt;&amp;&gt;"), "labels are escaped");

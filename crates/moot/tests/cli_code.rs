@@ -282,3 +282,70 @@ fn a_log_file_records_the_debate_and_its_checks() {
     assert!(output["text"].as_str().unwrap().contains("```python"));
     assert!(structured.iter().any(|l| l["level"] == "DEBUG"));
 }
+
+#[test]
+fn humaneval_is_graded_by_its_tests() {
+    let env = Env::new();
+    // Weak simulated agents, so that some chosen programs fail their tests.
+    let weak = "sim = { accuracy = 0.3 }\n";
+    let cfg = env.write(
+        "weak.toml",
+        &format!(
+            "[[agents]]\nid = \"a\"\nbackend = \"sim\"\n{weak}\n[[agents]]\nid = \"b\"\nbackend = \"sim\"\n{weak}\n[[agents]]\nid = \"c\"\nbackend = \"sim\"\n{weak}"
+        ),
+    );
+    let cfg = cfg.display().to_string();
+    let report = env.json(&[
+        "bench",
+        "--sim",
+        "--config",
+        &cfg,
+        "--dataset",
+        "humaneval",
+        "--limit",
+        "6",
+        "--protocol",
+        "som",
+        "--run",
+        "he",
+        "--json",
+    ]);
+    assert_eq!(report["graded_by_tests"], 6);
+    let correct = report["protocols"][0]["correct"].as_u64().unwrap();
+    // Each debate's chosen program counts as right exactly when its tests ran and every check
+    // passed.
+    let dataset = moot_eval::load(
+        &moot_eval::DatasetSpec::HumanEval,
+        std::path::Path::new("."),
+    )
+    .unwrap();
+    let drawn = moot_eval::subsample(&dataset.items, Some(6), 41);
+    let mut passed = 0;
+    for item in &drawn {
+        let shown = env.json(&["show", &format!("he/som/{}", item.id), "--format", "json"]);
+        let answer = shown["run"]["answer"].as_str().unwrap().to_string();
+        let checks: Vec<&Value> = shown["validations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["answer"] == answer.as_str())
+            .collect();
+        assert!(
+            !checks.is_empty(),
+            "{}: the chosen program was checked",
+            item.id
+        );
+        if checks.iter().any(|c| c["check"] == "tests")
+            && checks.iter().all(|c| c["verdict"] == "passed")
+        {
+            passed += 1;
+        }
+    }
+    assert_eq!(passed, correct);
+    assert!(correct < 6, "some chosen programs fail: {report}");
+    let text = env.stdout(&["report", "he"]);
+    assert!(
+        text.contains("Accuracy on 6 code items is pass@1"),
+        "{text}"
+    );
+}
