@@ -234,6 +234,7 @@ impl Report {
             timing: timing(results),
             graded_by_tests: items
                 .iter()
+                .filter(|i| ids.binary_search(&i.id.as_str()).is_ok())
                 .filter(|i| i.kind == moot_core::AnswerKind::Code && i.tests.is_some())
                 .count(),
         }
