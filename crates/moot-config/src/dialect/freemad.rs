@@ -758,6 +758,9 @@ impl FreemadConfig {
         }
         config.debate.answer =
             crate::names::AnswerSetting::Kind(moot_core::answer::AnswerKind::Code);
+        for note in notes.iter_mut().filter(|n| n.key == "scoring") {
+            note.message = "solutions are compared as moot's code answers (the program, blind to formatting); freemad compares hashes of the trimmed text (or of its fenced code blocks)".into();
+        }
         config.validation.sandbox = true;
         config.validation.timeout_ms = v.sandbox_timeout_ms.unwrap_or(500);
         notes.push(Note {
@@ -1116,6 +1119,8 @@ security:
         for key in ["logging", "validation.enable_sandbox"] {
             assert!(notes.iter().any(|n| n.key == key), "{key}: {notes:?}");
         }
+        let scoring = notes.iter().find(|n| n.key == "scoring").unwrap();
+        assert!(scoring.message.contains("code answers"), "{scoring:?}");
         // freemad's defaults: no log file, and no sandbox.
         let (c, _) = read(two).unwrap();
         assert_eq!(c.logging.file, None);
