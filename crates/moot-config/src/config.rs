@@ -2,7 +2,9 @@
 //! it, and the checks that span sections.
 
 use moot_core::answer::AnswerKind;
-use moot_core::protocol::{build_protocol, Protocol, ProtocolEntry, ProtocolOptions, PROTOCOLS};
+use moot_core::protocol::{
+    build_protocol, Protocol, ProtocolEntry, ProtocolOptions, TopologyName, PROTOCOLS,
+};
 use moot_core::text::plural;
 use serde::{Deserialize, Serialize};
 
@@ -230,7 +232,9 @@ impl Config {
         let checks: [Check; 5] = [
             (
                 "k",
-                o.k,
+                // freemad's k_reviewers gives an agent all its peers when k is not below their
+                // number (a freemad file may count disabled agents in k).
+                o.k.filter(|_| o.topology != Some(TopologyName::FreemadKReviewers)),
                 |v, n| v >= n,
                 format!("needs more agents than {the_agents}: each agent reviews k of its peers, so k must be at most {peers}"),
             ),

@@ -9,6 +9,8 @@
 //!   `sid-et`).
 //! - [`protocol`]: every debate protocol as a pure state machine, composed from [`topology`],
 //!   orderings, masks and [`faults`].
+//! - [`cpython_random`]: CPython's `random.Random` (Mersenne Twister), for freemad's
+//!   `k_reviewers` draw.
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
 //! - [`text`]: helpers for printed text (counts with their nouns).
 //! - [`validation`]: checks of code answers (verdicts, test suites) and dropping failing ones.
@@ -16,6 +18,7 @@
 pub mod answer;
 pub mod chat;
 pub mod contract;
+pub mod cpython_random;
 pub mod debate;
 pub mod decision;
 pub mod faults;

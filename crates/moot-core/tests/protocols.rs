@@ -102,6 +102,56 @@ fn sparse_runs_on_a_ring_by_default_and_takes_other_topologies() {
 }
 
 #[test]
+fn freemads_topologies_show_the_peers_freemad_shows_in_its_order() {
+    let mut s = spec(5, 1);
+    for (agent, id) in s.agents.iter_mut().zip(["a", "b", "c", "d", "e"]) {
+        agent.id = id.into();
+    }
+    s.seed = 12345;
+    let t = round0(&s, &["1", "2", "3", "4", "5"]);
+    let ring = ProtocolOptions {
+        topology: Some(TopologyName::NextOnRing),
+        ..ProtocolOptions::default()
+    };
+    let (_, calls) = step(&*protocol("free-mad-n", ring), &s, &t);
+    let peers: Vec<Vec<usize>> = (0..5).map(|a| call(&calls, a).peers.clone()).collect();
+    assert_eq!(peers, vec![vec![1], vec![2], vec![3], vec![4], vec![0]]);
+    // freemad 2.0.0, k = 2, seed 12345: a:[b,c] b:[c,d] c:[e,d] d:[c,b] e:[a,b], in that order.
+    let k = ProtocolOptions {
+        topology: Some(TopologyName::FreemadKReviewers),
+        k: Some(2),
+        ..ProtocolOptions::default()
+    };
+    let (_, calls) = step(&*protocol("free-mad-n", k.clone()), &s, &t);
+    let peers: Vec<Vec<usize>> = (0..5).map(|a| call(&calls, a).peers.clone()).collect();
+    assert_eq!(
+        peers,
+        vec![vec![1, 2], vec![2, 3], vec![4, 3], vec![2, 1], vec![0, 1]]
+    );
+    let prompt = last_user(call(&calls, 2));
+    let (fifth, fourth) = (
+        prompt.find("[Agent 5's solution]").expect("agent 5 shown"),
+        prompt.find("[Agent 4's solution]").expect("agent 4 shown"),
+    );
+    assert!(fifth < fourth, "drawn order, not agent order:\n{prompt}");
+    // An ordering policy other than `fixed` still orders the peers its own way.
+    let random = ProtocolOptions {
+        ordering: Some(Ordering::Random),
+        ..k
+    };
+    let (_, calls) = step(&*protocol("free-mad-n", random), &s, &t);
+    for c in &calls {
+        let mut sorted = c.peers.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, {
+            let mut p = peers[c.agent].clone();
+            p.sort_unstable();
+            p
+        });
+    }
+}
+
+#[test]
 fn group_debate_shows_full_solutions_inside_and_answers_across() {
     let s = spec(4, 1);
     let t = round0(&s, &["1", "2", "3", "4"]);
@@ -736,6 +786,8 @@ fn arbitrary_protocol() -> impl Strategy<Value = (&'static str, ProtocolOptions)
         Just(Some(TopologyName::Star)),
         Just(Some(TopologyName::KReviewers)),
         Just(Some(TopologyName::Groups)),
+        Just(Some(TopologyName::NextOnRing)),
+        Just(Some(TopologyName::FreemadKReviewers)),
     ];
     (
         prop_oneof![
@@ -755,7 +807,12 @@ fn arbitrary_protocol() -> impl Strategy<Value = (&'static str, ProtocolOptions)
                 ProtocolOptions {
                     topology,
                     k: topology
-                        .filter(|t| *t == TopologyName::KReviewers)
+                        .filter(|t| {
+                            matches!(
+                                t,
+                                TopologyName::KReviewers | TopologyName::FreemadKReviewers
+                            )
+                        })
                         .map(|_| 2),
                     faults: Faults {
                         drop,

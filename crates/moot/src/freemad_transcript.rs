@@ -38,8 +38,10 @@ fn topology_info(config: &Config, spec: &DebateSpec) -> Value {
     let o = &config.protocol;
     match o.topology {
         None | Some(TopologyName::AllToAll) => json!({"type": "all_to_all"}),
-        Some(TopologyName::Ring) => json!({"type": "ring", "neighbors": 1}),
-        Some(TopologyName::KReviewers) => {
+        // freemad's own ring shows one neighbour; moot's `ring` shows both.
+        Some(TopologyName::NextOnRing) => json!({"type": "ring", "neighbors": 1}),
+        Some(TopologyName::Ring) => json!({"type": "ring", "neighbors": 2}),
+        Some(TopologyName::KReviewers | TopologyName::FreemadKReviewers) => {
             json!({"type": "k_reviewers", "k": o.k, "seed": config.debate.seed})
         }
         Some(TopologyName::Star) => {

@@ -109,6 +109,72 @@ fn a_converted_freemad_file_reads_back_as_the_same_configuration() {
 }
 
 #[test]
+fn freemads_topologies_convert_to_moot_toml_that_reads_back() {
+    let env = Env::new();
+    let path_var = fake_programs(&env);
+    let team = "agents:\n  - {id: a, type: claude_code, cli_command: claude}\n  - {id: b, type: claude_code, cli_command: claude}\n  - {id: c, type: openai_codex, cli_command: codex}\n  - {id: d, type: openai_codex, cli_command: codex, enabled: false}\noutput:\n  save_transcript: false\n";
+    for (topology, lines) in [
+        ("{type: ring}", &["topology = \"next-on-ring\""][..]),
+        (
+            "{type: k_reviewers, k: 3, seed: 99}",
+            &["topology = \"freemad-k-reviewers\"", "k = 3", "seed = 99"][..],
+        ),
+        (
+            "{type: star, hub_agent: b}",
+            &["topology = \"star\"", "hub = 2"][..],
+        ),
+        (
+            "{type: star, hub_agent: d}",
+            &["topology = \"groups\"", "groups = 3"][..],
+        ),
+    ] {
+        let file = env.write("fm.yaml", &format!("{team}topology: {topology}\n"));
+        let convert = |path: &Path| {
+            let out = moot_with_path(
+                &env,
+                &path_var,
+                &["config", "convert", path.to_str().unwrap()],
+            );
+            assert!(
+                out.status.success(),
+                "{topology}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let toml = convert(&file);
+        for line in lines {
+            assert!(
+                toml.lines().any(|l| l == *line),
+                "{topology}: no {line} in\n{toml}"
+            );
+        }
+        assert!(
+            !toml.contains("topology.type"),
+            "{topology}: a note says it differs:\n{toml}"
+        );
+        let converted = env.write("fm.toml", &toml);
+        let body = |t: &str| {
+            t.lines()
+                .skip_while(|l| l.starts_with('#') || l.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(body(&convert(&converted)), body(&toml), "{topology}");
+        let checked = moot_with_path(
+            &env,
+            &path_var,
+            &["config", "check", converted.to_str().unwrap()],
+        );
+        assert!(
+            checked.status.success(),
+            "{topology}: {}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+    }
+}
+
+#[test]
 fn a_bad_freemad_file_names_the_key_and_the_file() {
     let env = Env::new();
     let path_var = fake_programs(&env);

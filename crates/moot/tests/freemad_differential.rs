@@ -448,3 +448,161 @@ fn the_transcript_file_has_freemads_shape_and_numbers() {
         events(&fm["score_explainers"])
     );
 }
+
+/// A fake agent for the topology cases. Its `--persona` is `ROLE:VALUE`: it first answers
+/// VALUE; in a critique, `follow` revises to the solution of `Peer #1`, `last` to that of the
+/// last peer shown, and `keep` keeps (as does anyone whose pick is its own solution, or who is
+/// shown no peer). So who reads whom, and in which order, decides the outcome.
+fn topology_agent(dir: &Path) -> PathBuf {
+    executable(
+        &dir.join("topology.sh"),
+        concat!(
+            "#!/bin/sh\n",
+            "persona=''\n",
+            "while [ $# -gt 0 ]; do [ \"$1\" = --persona ] && persona=\"$2\"; shift; done\n",
+            "role=${persona%%:*}; value=${persona#*:}\n",
+            "input=$(cat)\n",
+            "case \"$input\" in *DECISION*) ;; *) printf 'SOLUTION: %s\\nREASONING: r\\n' \"$value\"; exit 0;; esac\n",
+            "own=$(printf '%s\\n' \"$input\" | sed -n '/^Your prior solution:$/{n;p;q;}')\n",
+            "case \"$role\" in\n",
+            "  follow) pick=$(printf '%s\\n' \"$input\" | sed -n '/^Peer #1:$/{n;p;q;}');;\n",
+            "  last) pick=$(printf '%s\\n' \"$input\" | sed -n '/^Peer #[0-9]*:$/{n;h;};${x;p;}');;\n",
+            "  *) pick='';;\n",
+            "esac\n",
+            "if [ -n \"$pick\" ] && [ \"$pick\" != \"$own\" ]; then\n",
+            "  printf 'DECISION: REVISE\\nREVISED_SOLUTION: %s\\nREASONING: a peer\\n' \"$pick\"\n",
+            "else\n",
+            "  printf 'DECISION: KEEP\\nREASONING: mine\\n'\n",
+            "fi\n",
+        ),
+    )
+}
+
+/// Each agent's `peers_assigned` in each critique round of a freemad transcript, in order.
+fn peers_by_round(transcript: &serde_json::Value) -> Vec<Vec<(String, Vec<String>)>> {
+    transcript["transcript"]
+        .as_array()
+        .expect("rounds")
+        .iter()
+        .skip(1)
+        .map(|round| {
+            let mut agents: Vec<(String, Vec<String>)> = round["agents"]
+                .as_object()
+                .expect("agents")
+                .iter()
+                .map(|(id, entry)| {
+                    let peers = entry["peers_assigned"]
+                        .as_array()
+                        .expect("peers_assigned")
+                        .iter()
+                        .map(|p| p.as_str().unwrap_or_default().to_string())
+                        .collect();
+                    (id.clone(), peers)
+                })
+                .collect();
+            agents.sort();
+            agents
+        })
+        .collect()
+}
+
+/// freemad and moot on one team of [`topology_agent`]s under `topology` (freemad's YAML): the
+/// same final solution (`expected`), winners (`winners`, which the personas are chosen to make
+/// depend on the graph), topology info and peers per agent, in freemad's order.
+fn same_outcome_under(topology: &str, personas: &[&str], expected: &str, winners: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let agent = topology_agent(d);
+    let agents = persona_team(&agent, personas);
+    let config = d.join("team.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "agents:\n{agents}topology:\n{topology}security:\n  cli_allowed_commands: [\"sh\"]\n"
+        ),
+    )
+    .unwrap();
+    for sub in ["f", "m"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    run_freemad(&d.join("f"), &config);
+    let result = run_moot(&d.join("m"), &config, &d.join("m.db"));
+    let fm = transcript_in(&d.join("f/transcripts"));
+    let ours = transcript_in(&d.join("m/transcripts"));
+    let winners: BTreeSet<String> = winners.iter().map(|s| s.to_string()).collect();
+    assert_eq!(fm["final_solution"], expected, "freemad under {topology}");
+    assert_eq!(
+        string_set(&fm["winning_agents"]),
+        winners,
+        "freemad under {topology}"
+    );
+    assert_eq!(
+        result["answer"], expected,
+        "moot under {topology}: {result}"
+    );
+    assert_eq!(ours["final_solution"], fm["final_solution"], "{topology}");
+    assert_eq!(
+        string_set(&ours["winning_agents"]),
+        winners,
+        "moot under {topology}"
+    );
+    let run = result["run_id"].as_str().unwrap();
+    assert_eq!(moot_winners(&d.join("m.db"), run, expected), winners);
+    same_scores(&ours["scores"], &fm["scores"], "scores");
+    assert_eq!(
+        peers_by_round(&ours),
+        peers_by_round(&fm),
+        "peers per agent under {topology}"
+    );
+    for (r, theirs) in fm["transcript"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(
+            ours["transcript"][r]["topology_info"], theirs["topology_info"],
+            "round {r} topology_info"
+        );
+    }
+}
+
+#[test]
+#[ignore = "installs freemad 2.0.0 from PyPI into a venv; scripts/test runs it"]
+fn rings_show_only_the_next_agent_as_in_freemad() {
+    // Reading both neighbours, a1 would follow a0 to 1, and freemad's normalised score would
+    // make 2 win.
+    same_outcome_under(
+        "  type: ring\n",
+        &["keep:1", "follow:3", "keep:2", "follow:1"],
+        "1",
+        &["a0", "a3"],
+    );
+}
+
+#[test]
+#[ignore = "installs freemad 2.0.0 from PyPI into a venv; scripts/test runs it"]
+fn k_reviewers_are_the_ones_freemad_draws() {
+    // k = 1, seed 12345: a0:[a1] a1:[a2] a2:[a0] a3:[a0] a4:[a0]. All-to-all gives 4.
+    same_outcome_under(
+        "  type: k_reviewers\n  k: 1\n",
+        &["keep:4", "last:2", "keep:2", "follow:3", "follow:1"],
+        "2",
+        &["a1", "a2"],
+    );
+    // k = 2, seed 0: a0:[a4,a1] a1:[a0,a3] a2:[a4,a0] a3:[a2,a4] a4:[a2,a3], in drawn order;
+    // shown in agent order instead, 4 would win.
+    same_outcome_under(
+        "  type: k_reviewers\n  k: 2\n  seed: 0\n",
+        &["follow:1", "last:3", "keep:4", "follow:3", "keep:1"],
+        "1",
+        &["a0", "a4"],
+    );
+}
+
+#[test]
+#[ignore = "installs freemad 2.0.0 from PyPI into a venv; scripts/test runs it"]
+fn a_star_shows_the_hub_everyone_and_everyone_the_hub() {
+    // All-to-all gives 3; a star around a0 gives 4.
+    same_outcome_under(
+        "  type: star\n  hub_agent: a2\n",
+        &["last:4", "last:1", "last:1", "follow:3"],
+        "1",
+        &["a0", "a1", "a3"],
+    );
+}

@@ -9,7 +9,10 @@
 //!   with `-` as it is), then `cli_positional`. The prompt goes on stdin, as in freemad.
 //! - `topology`, `deadlines`, `scoring`, `security` and `budget` become moot's protocol
 //!   options, debate deadlines, decision settings, security and budget, with freemad's
-//!   defaults where the file is silent.
+//!   defaults where the file is silent. Topologies keep freemad's graphs: `ring` is
+//!   `next-on-ring`, `k_reviewers` is `freemad-k-reviewers` (the same draw, from
+//!   `topology.seed`, which becomes the debate seed), and a `star` whose hub is disabled, where
+//!   no agent reads a peer, is groups of one agent.
 //! - `output`, `cache`, `validation` and `logging` become moot's transcript files, request
 //!   cache, code sandbox and log file.
 //!
@@ -650,6 +653,7 @@ impl FreemadConfig {
     fn map_topology(&self, config: &mut Config, notes: &mut Vec<Note>) -> Result<(), ConfigError> {
         use moot_core::protocol::TopologyName;
         let t = &self.topology;
+        let all = self.agents().len();
         let enabled: Vec<String> = self
             .agents()
             .iter()
@@ -659,25 +663,27 @@ impl FreemadConfig {
         let options = &mut config.protocol;
         match t.kind.trim() {
             "all_to_all" => options.topology = Some(TopologyName::AllToAll),
-            "ring" => {
-                options.topology = Some(TopologyName::Ring);
-                if enabled.len() > 2 {
-                    notes.push(Note {
-                        key: "topology.type".into(),
-                        message: "ring: moot shows each agent both of its neighbours; freemad shows only the next one".into(),
-                    });
-                }
-            }
+            // Each agent reads only the next one, as in freemad.
+            "ring" => options.topology = Some(TopologyName::NextOnRing),
             "k_reviewers" => {
                 let Some(k) = t.k else {
                     return invalid("topology.k", "topology.k is required for k_reviewers");
                 };
-                options.topology = Some(TopologyName::KReviewers);
+                // freemad counts disabled agents here; with fewer enabled peers than k an agent
+                // reads all of them.
+                if k == 0 || k >= all {
+                    return invalid(
+                        "topology.k",
+                        format!(
+                            "topology.k = {k} must be between 1 and {} (the agents, disabled ones included, less one)",
+                            all.saturating_sub(1)
+                        ),
+                    );
+                }
+                // The reviewers are drawn as freemad draws them, from topology.seed (the
+                // debate seed below) and the agent ids.
+                options.topology = Some(TopologyName::FreemadKReviewers);
                 options.k = Some(k);
-                notes.push(Note {
-                    key: "topology.seed".into(),
-                    message: "k_reviewers: moot draws each agent's reviewers with its own seeded generator, not Python's, so the reviewer sets can differ from freemad's".into(),
-                });
             }
             "star" => {
                 let Some(hub) = &t.hub_agent else {
@@ -686,14 +692,26 @@ impl FreemadConfig {
                         "topology.hub_agent is required for star",
                     );
                 };
-                let Some(position) = enabled.iter().position(|id| id == hub.trim()) else {
+                if let Some(position) = enabled.iter().position(|id| id == hub.trim()) {
+                    options.topology = Some(TopologyName::Star);
+                    options.hub = Some(position + 1);
+                } else if self.agents().iter().any(|a| a.id.trim() == hub.trim()) {
+                    // A disabled hub: freemad assigns every agent the hub, whose solution never
+                    // comes, so every critique shows no peers. One agent per group is the same.
+                    options.topology = Some(TopologyName::Groups);
+                    options.groups = Some(enabled.len());
+                    notes.push(Note {
+                        key: "topology.hub_agent".into(),
+                        message: format!(
+                            "the hub {hub:?} is disabled, so, as in freemad, no agent reads a peer (moot runs this as groups of one agent; freemad's transcript lists the hub as assigned, moot's lists no peers)"
+                        ),
+                    });
+                } else {
                     return invalid(
                         "topology.hub_agent",
-                        format!("topology.hub_agent = {hub:?} is not an enabled agent"),
+                        format!("topology.hub_agent = {hub:?} is not an agent id"),
                     );
-                };
-                options.topology = Some(TopologyName::Star);
-                options.hub = Some(position + 1);
+                }
             }
             other => {
                 return invalid(
@@ -1125,6 +1143,71 @@ security:
         let (c, _) = read(two).unwrap();
         assert_eq!(c.logging.file, None);
         assert!(!c.validation.sandbox);
+    }
+
+    #[test]
+    fn topologies_map_onto_freemads_own_graphs() {
+        use moot_core::protocol::TopologyName;
+        let agents = |n: usize, disabled: &[usize]| -> String {
+            let mut s = String::from("security:\n  cli_allowed_commands: [sh]\nagents:\n");
+            for i in 0..n {
+                s.push_str(&format!(
+                    "  - {{id: a{i}, type: claude_code, cli_command: sh, enabled: {}}}\n",
+                    !disabled.contains(&i)
+                ));
+            }
+            s
+        };
+        let differs = |notes: &[Note]| notes.iter().any(|n| n.key.starts_with("topology"));
+        let (c, notes) = read(&format!("{}topology:\n  type: ring\n", agents(4, &[]))).unwrap();
+        assert_eq!(c.protocol.topology, Some(TopologyName::NextOnRing));
+        assert!(!differs(&notes), "{notes:?}");
+
+        let (c, notes) = read(&format!(
+            "{}topology:\n  type: k_reviewers\n  k: 2\n  seed: 7\n",
+            agents(5, &[])
+        ))
+        .unwrap();
+        assert_eq!(c.protocol.topology, Some(TopologyName::FreemadKReviewers));
+        assert_eq!((c.protocol.k, c.debate.seed), (Some(2), 7));
+        assert!(!differs(&notes), "{notes:?}");
+        c.validate().unwrap();
+        // freemad counts disabled agents in k's range: k = 3 of four agents, one disabled, reads
+        // both enabled peers.
+        let (c, _) = read(&format!(
+            "{}topology:\n  type: k_reviewers\n  k: 3\n",
+            agents(4, &[1])
+        ))
+        .unwrap();
+        assert_eq!(c.protocol.k, Some(3));
+        c.validate().unwrap();
+        for k in [0, 4] {
+            let e = read(&format!(
+                "{}topology:\n  type: k_reviewers\n  k: {k}\n",
+                agents(4, &[])
+            ))
+            .unwrap_err();
+            assert_eq!(e.key, "topology.k", "{e:?}");
+        }
+
+        let (c, notes) = read(&format!(
+            "{}topology:\n  type: star\n  hub_agent: a2\n",
+            agents(4, &[0])
+        ))
+        .unwrap();
+        assert_eq!(c.protocol.topology, Some(TopologyName::Star));
+        assert_eq!(c.protocol.hub, Some(2), "a2 is the second enabled agent");
+        assert!(!differs(&notes), "{notes:?}");
+        // A disabled hub: nobody reads a peer, as in freemad.
+        let (c, notes) = read(&format!(
+            "{}topology:\n  type: star\n  hub_agent: a0\n",
+            agents(4, &[0])
+        ))
+        .unwrap();
+        assert_eq!(c.protocol.topology, Some(TopologyName::Groups));
+        assert_eq!(c.protocol.groups, Some(3));
+        assert!(differs(&notes), "{notes:?}");
+        c.validate().unwrap();
     }
 
     #[test]

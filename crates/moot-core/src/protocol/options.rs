@@ -26,6 +26,11 @@ pub enum TopologyName {
     KReviewers,
     Star,
     Groups,
+    /// freemad's `ring`: each agent reads only the next one.
+    NextOnRing,
+    /// freemad's `k_reviewers`, drawn as freemad draws it (from the debate seed and the agent
+    /// ids), with `k`.
+    FreemadKReviewers,
 }
 
 /// Everything a configuration can say about a protocol.
@@ -34,7 +39,7 @@ pub enum TopologyName {
 pub struct ProtocolOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<TopologyName>,
-    /// Peers per agent for `k-reviewers`.
+    /// Peers per agent for `k-reviewers` and `freemad-k-reviewers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<usize>,
     /// The hub of `star`, numbered from 1 like agents in prompts.
@@ -139,6 +144,10 @@ impl ProtocolOptions {
             },
             Some(TopologyName::Groups) => Topology::Groups {
                 groups: self.groups.unwrap_or(2),
+            },
+            Some(TopologyName::NextOnRing) => Topology::NextOnRing,
+            Some(TopologyName::FreemadKReviewers) => Topology::FreemadKReviewers {
+                k: self.k.unwrap_or(2),
             },
         }
     }

@@ -199,7 +199,10 @@ impl RoundTable {
             .map(|g| group_of(n, g, spec.seed));
         let mut candidates: Vec<usize> = match &groups {
             Some(_) => (0..n).filter(|&p| p != agent).collect(),
-            None => self.topology.peers(agent, n, spec.seed),
+            None => {
+                let ids: Vec<&str> = spec.agents.iter().map(|a| a.id.as_str()).collect();
+                self.topology.peers(agent, &ids, spec.seed)
+            }
         };
         candidates.retain(|&p| Self::response(t, round - 1, p).is_some());
         if self.variant == Variant::S2Mad {
@@ -276,7 +279,11 @@ impl RoundTable {
         }
         let (order, consistency) =
             speaking_order(self.ordering, spec, t, round, self.gold.as_deref());
-        items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
+        // A fixed order keeps the order of a topology that has its own (freemad numbers peers
+        // in the order its k_reviewers drew them); `gather` lists the peers in that order.
+        if self.ordering != Ordering::Fixed || !self.topology.orders_peers() {
+            items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
+        }
         // MADC records its order every round, whatever the policy; other protocols only when an
         // ordering was asked for.
         if self.ordering != Ordering::Fixed || self.variant == Variant::Madc {
