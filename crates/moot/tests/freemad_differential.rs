@@ -606,3 +606,82 @@ fn a_star_shows_the_hub_everyone_and_everyone_the_hub() {
         &["a0", "a1", "a3"],
     );
 }
+
+/// A fake agent like [`persona_agent`] whose solutions are Python programs in fenced blocks.
+fn code_agent(dir: &Path) -> PathBuf {
+    let program =
+        |n: u32| format!("SOLUTION:\\n```python\\ndef answer():\\n    return {n}\\n```\\n");
+    executable(
+        &dir.join("code.sh"),
+        &format!(
+            concat!(
+                "#!/bin/sh\n",
+                "persona=''\n",
+                "while [ $# -gt 0 ]; do [ \"$1\" = --persona ] && persona=\"$2\"; shift; done\n",
+                "case \"$(cat)\" in *DECISION*) mode=critique;; *) mode=generate;; esac\n",
+                "case \"$persona:$mode\" in\n",
+                "  alpha:generate) printf '{a}REASONING: r\\n';;\n",
+                "  alpha:critique) printf 'DECISION: KEEP\\nREASONING: mine holds\\n';;\n",
+                "  beta:generate) printf '{b}REASONING: r\\n';;\n",
+                "  beta:critique) printf 'DECISION: REVISE\\nREVISED_SOLUTION:\\n```python\\ndef answer():\\n    return 42\\n```\\nREASONING: Peer #1\\n';;\n",
+                "  gamma:generate) printf '{b}REASONING: r\\n';;\n",
+                "  gamma:critique) printf 'DECISION: KEEP\\nREASONING: r\\n';;\n",
+                "esac\n",
+            ),
+            a = program(42),
+            b = program(41),
+        ),
+    )
+}
+
+/// freemad's sandbox on: moot reads the solutions as code, checks each in its own sandbox, and
+/// still reaches freemad's final solution and winners.
+#[test]
+#[ignore = "installs freemad 2.0.0 from PyPI into a venv; scripts/test runs it"]
+fn code_solutions_with_the_sandbox_on_reach_freemads_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let agents = persona_team(&code_agent(d), &["alpha", "beta", "gamma"]);
+    let config = d.join("code.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\nvalidation:\n  enable_sandbox: true\n  sandbox_timeout_ms: 3000\noutput:\n  save_transcript: true\n  transcript_dir: fm\n"
+        ),
+    )
+    .unwrap();
+    run_freemad(d, &config);
+    let freemad_doc = transcript_in(&d.join("fm"));
+    let store = d.join("code.db");
+    // moot writes its own transcript into the same folder name; keep them apart.
+    let moot_dir = d.join("moot");
+    std::fs::create_dir_all(&moot_dir).unwrap();
+    let result = run_moot(&moot_dir, &config, &store);
+    let program = "def answer():\n    return 42";
+    assert_eq!(result["answer"], program, "{result}");
+    let freemad_final = freemad_doc["final_solution"].as_str().unwrap();
+    assert_eq!(
+        moot_core::answer::Answer::parse(
+            moot_core::answer::AnswerKind::Code,
+            freemad_final,
+            &Default::default()
+        )
+        .map(|a| a.canonical().to_string())
+        .as_deref(),
+        Some(program),
+        "freemad's final solution: {freemad_final:?}"
+    );
+    let freemad_winners = string_set(&freemad_doc["winning_agents"]);
+    let run = result["run_id"].as_str().unwrap();
+    assert_eq!(moot_winners(&store, run, program), freemad_winners);
+    assert_eq!(
+        freemad_winners,
+        ["a0", "a1"].iter().map(|s| s.to_string()).collect()
+    );
+    // Both programs were compiled in moot's sandbox, and passed.
+    let checks = result["validations"].as_object().unwrap();
+    assert_eq!(checks.len(), 2, "{result}");
+    assert!(checks
+        .values()
+        .all(|c| c[0]["check"] == "syntax" && c[0]["verdict"] == "passed"));
+}
