@@ -107,6 +107,17 @@ fn persona_team(agent: &Path, personas: &[&str]) -> String {
         .collect()
 }
 
+/// Writes a freemad configuration of `agents` (entries of [`persona_team`]) whose commands run
+/// through `sh`, with the YAML sections `extra`; returns its path.
+fn team_config(path: &Path, agents: &str, extra: &str) -> PathBuf {
+    std::fs::write(
+        path,
+        format!("agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\n{extra}"),
+    )
+    .unwrap();
+    path.to_path_buf()
+}
+
 /// A fake agent that writes its arguments (separated by the unit separator) to a file of its
 /// own in the folder `log` (agents run at once, so one shared file could interleave their
 /// lines), and answers in freemad's contract whatever it is asked. It is run as
@@ -274,12 +285,11 @@ fn deterministic_agents_reach_freemads_outcome() {
     ];
     for (personas, expected, winners) in teams {
         let agents = persona_team(&agent, personas);
-        let config = d.join(format!("team{}.yaml", personas.len()));
-        std::fs::write(
-            &config,
-            format!("agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\noutput:\n  save_transcript: false\n"),
-        )
-        .unwrap();
+        let config = team_config(
+            &d.join(format!("team{}.yaml", personas.len())),
+            &agents,
+            "output:\n  save_transcript: false\n",
+        );
         let freemad_out = run_freemad(d, &config);
         let said = String::from_utf8_lossy(&freemad_out.stdout);
         let freemad_winners: BTreeSet<String> = said
@@ -348,12 +358,7 @@ fn the_transcript_file_has_freemads_shape_and_numbers() {
     let d = dir.path();
     let agent = persona_agent(d);
     let agents = persona_team(&agent, &["alpha", "beta", "gamma", "delta"]);
-    let config = d.join("team.yaml");
-    std::fs::write(
-        &config,
-        format!("agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\n"),
-    )
-    .unwrap();
+    let config = team_config(&d.join("team.yaml"), &agents, "");
     for sub in ["f", "m"] {
         std::fs::create_dir_all(d.join(sub)).unwrap();
     }
@@ -514,14 +519,11 @@ fn same_outcome_under(topology: &str, personas: &[&str], expected: &str, winners
     let d = dir.path();
     let agent = topology_agent(d);
     let agents = persona_team(&agent, personas);
-    let config = d.join("team.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "agents:\n{agents}topology:\n{topology}security:\n  cli_allowed_commands: [\"sh\"]\n"
-        ),
-    )
-    .unwrap();
+    let config = team_config(
+        &d.join("team.yaml"),
+        &agents,
+        &format!("topology:\n{topology}"),
+    );
     for sub in ["f", "m"] {
         std::fs::create_dir_all(d.join(sub)).unwrap();
     }
@@ -642,14 +644,11 @@ fn code_solutions_with_the_sandbox_on_reach_freemads_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let agents = persona_team(&code_agent(d), &["alpha", "beta", "gamma"]);
-    let config = d.join("code.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "agents:\n{agents}security:\n  cli_allowed_commands: [\"sh\"]\nvalidation:\n  enable_sandbox: true\n  sandbox_timeout_ms: 3000\noutput:\n  save_transcript: true\n  transcript_dir: fm\n"
-        ),
-    )
-    .unwrap();
+    let config = team_config(
+        &d.join("code.yaml"),
+        &agents,
+        "validation:\n  enable_sandbox: true\n  sandbox_timeout_ms: 3000\noutput:\n  save_transcript: true\n  transcript_dir: fm\n",
+    );
     run_freemad(d, &config);
     let freemad_doc = transcript_in(&d.join("fm"));
     let store = d.join("code.db");
