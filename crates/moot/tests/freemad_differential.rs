@@ -222,15 +222,24 @@ output:
     assert_eq!(from_moot, from_freemad);
 }
 
+/// The start of every persona agent's script: the shell, and `$persona` from `--persona`.
+macro_rules! persona_head {
+    () => {
+        concat!(
+            "#!/bin/sh\n",
+            "persona=''\n",
+            "while [ $# -gt 0 ]; do [ \"$1\" = --persona ] && persona=\"$2\"; shift; done\n",
+        )
+    };
+}
+
 /// A fake agent whose replies depend on its `--persona` and on whether it is asked for a first
 /// answer or a critique (a critique prompt names DECISION, in freemad's words and in moot's).
 fn persona_agent(dir: &Path) -> PathBuf {
     executable(
         &dir.join("persona.sh"),
         concat!(
-            "#!/bin/sh\n",
-            "persona=''\n",
-            "while [ $# -gt 0 ]; do [ \"$1\" = --persona ] && persona=\"$2\"; shift; done\n",
+            persona_head!(),
             "case \"$(cat)\" in *DECISION*) mode=critique;; *) mode=generate;; esac\n",
             "case \"$persona:$mode\" in\n",
             "  alpha:generate) printf 'SOLUTION: 42\\nREASONING: r\\n';;\n",
@@ -462,9 +471,7 @@ fn topology_agent(dir: &Path) -> PathBuf {
     executable(
         &dir.join("topology.sh"),
         concat!(
-            "#!/bin/sh\n",
-            "persona=''\n",
-            "while [ $# -gt 0 ]; do [ \"$1\" = --persona ] && persona=\"$2\"; shift; done\n",
+            persona_head!(),
             "role=${persona%%:*}; value=${persona#*:}\n",
             "input=$(cat)\n",
             "case \"$input\" in *DECISION*) ;; *) printf 'SOLUTION: %s\\nREASONING: r\\n' \"$value\"; exit 0;; esac\n",
@@ -617,9 +624,7 @@ fn code_agent(dir: &Path) -> PathBuf {
         &dir.join("code.sh"),
         &format!(
             concat!(
-                "#!/bin/sh\n",
-                "persona=''\n",
-                "while [ $# -gt 0 ]; do [ \"$1\" = --persona ] && persona=\"$2\"; shift; done\n",
+                persona_head!(),
                 "case \"$(cat)\" in *DECISION*) mode=critique;; *) mode=generate;; esac\n",
                 "case \"$persona:$mode\" in\n",
                 "  alpha:generate) printf '{a}REASONING: r\\n';;\n",
