@@ -155,3 +155,66 @@ pub(crate) async fn check_validation_contract(store: &dyn Store) {
     );
     assert!(store.validations("other").await.unwrap().is_empty());
 }
+
+/// Checks a store against the run-listing part of the [`Store`] contract (filters and paging);
+/// both implementations run it.
+#[cfg(test)]
+pub(crate) async fn check_list_contract(store: &dyn Store) {
+    use crate::records::RunFilter;
+    let runs = [
+        ("a", "2026-11-21T10:00:00Z", "som", Some("408")),
+        ("b", "2026-11-22T09:00:00Z", "free-mad-n", Some("Paris")),
+        ("c", "2026-11-22T23:59:59Z", "som", None),
+        ("d", "2026-11-23T00:00:00Z", "som", Some("1408")),
+    ];
+    for (id, at, protocol, answer) in runs {
+        let mut run = running_run(id);
+        run.created_at = at.into();
+        run.protocol = protocol.into();
+        store.create_run(&run).await.unwrap();
+        if answer.is_some() {
+            store
+                .finish_run(id, RunStatus::Done, answer, "t")
+                .await
+                .unwrap();
+        }
+    }
+    let ids = |runs: Vec<RunRecord>| runs.into_iter().map(|r| r.id).collect::<Vec<_>>();
+    let all = RunFilter::newest(10);
+    assert_eq!(
+        ids(store.list_runs(&all).await.unwrap()),
+        ["d", "c", "b", "a"]
+    );
+    let page = RunFilter {
+        offset: 1,
+        limit: 2,
+        ..all.clone()
+    };
+    assert_eq!(ids(store.list_runs(&page).await.unwrap()), ["c", "b"]);
+    let som = RunFilter {
+        protocol: Some("som".into()),
+        ..all.clone()
+    };
+    assert_eq!(ids(store.list_runs(&som).await.unwrap()), ["d", "c", "a"]);
+    let answer = RunFilter {
+        answer: Some("408".into()),
+        ..all.clone()
+    };
+    assert_eq!(ids(store.list_runs(&answer).await.unwrap()), ["d", "a"]);
+    let paris = RunFilter {
+        answer: Some("paRIS".into()),
+        ..all.clone()
+    };
+    assert_eq!(ids(store.list_runs(&paris).await.unwrap()), ["b"]);
+    // A day as both bounds: that whole day.
+    let day = RunFilter {
+        from: Some("2026-11-22".into()),
+        to: Some("2026-11-22".into()),
+        ..all.clone()
+    };
+    assert_eq!(ids(store.list_runs(&day).await.unwrap()), ["c", "b"]);
+    for filter in [&all, &page, &som, &answer, &paris, &day] {
+        let listed = store.list_runs(filter).await.unwrap();
+        assert!(listed.iter().all(|r| filter.matches(r)), "{filter:?}");
+    }
+}

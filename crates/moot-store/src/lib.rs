@@ -23,7 +23,7 @@ pub use error::StoreError;
 pub use location::StoreLocation;
 pub use memory::MemoryStore;
 pub use records::{
-    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus,
+    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter, RunRecord, RunStatus,
     ValidationRecord,
 };
 pub use sqlite::SqliteStore;

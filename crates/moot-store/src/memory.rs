@@ -8,8 +8,8 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
-    RunStatus, ValidationRecord,
+    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter,
+    RunRecord, RunStatus, ValidationRecord,
 };
 use crate::store::Store;
 
@@ -151,8 +151,17 @@ impl Store for MemoryStore {
         })
     }
 
-    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
-        self.with(|i| Ok(i.runs.iter().rev().take(limit as usize).cloned().collect()))
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
+        self.with(|i| {
+            let mut runs: Vec<&RunRecord> = i.runs.iter().filter(|r| filter.matches(r)).collect();
+            runs.sort_by(|a, b| (&b.created_at, &b.id).cmp(&(&a.created_at, &a.id)));
+            Ok(runs
+                .into_iter()
+                .skip(filter.offset as usize)
+                .take(filter.limit as usize)
+                .cloned()
+                .collect())
+        })
     }
 
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
@@ -243,5 +252,6 @@ mod tests {
         crate::contract::check_bench_contract(&super::MemoryStore::default()).await;
         crate::contract::check_cache_contract(&super::MemoryStore::default()).await;
         crate::contract::check_validation_contract(&super::MemoryStore::default()).await;
+        crate::contract::check_list_contract(&super::MemoryStore::default()).await;
     }
 }

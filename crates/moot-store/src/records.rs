@@ -108,6 +108,57 @@ pub struct DecisionRecord {
     pub decided_at: String,
 }
 
+/// Which runs [`Store::list_runs`](crate::Store::list_runs) returns: newest first, those
+/// matching every filter given, `limit` of them after skipping `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFilter {
+    /// The protocol's name, exactly.
+    pub protocol: Option<String>,
+    /// Text the run's answer contains (case-insensitive for ASCII).
+    pub answer: Option<String>,
+    /// Runs created at or after this time (an RFC 3339 prefix such as `2026-11-23`).
+    pub from: Option<String>,
+    /// Runs created before the end of this time (`2026-11-23` includes that whole day).
+    pub to: Option<String>,
+    pub offset: u32,
+    pub limit: u32,
+}
+
+impl RunFilter {
+    /// The newest `limit` runs.
+    pub fn newest(limit: u32) -> RunFilter {
+        RunFilter {
+            protocol: None,
+            answer: None,
+            from: None,
+            to: None,
+            offset: 0,
+            limit,
+        }
+    }
+
+    /// Whether `run` passes the filters (not the paging); the in-memory store's reading, and
+    /// the meaning the SQL follows.
+    pub fn matches(&self, run: &RunRecord) -> bool {
+        let protocol = self.protocol.as_ref().is_none_or(|p| &run.protocol == p);
+        let answer = self.answer.as_ref().is_none_or(|needle| {
+            run.answer.as_ref().is_some_and(|a| {
+                a.to_ascii_lowercase()
+                    .contains(&needle.to_ascii_lowercase())
+            })
+        });
+        let from = self
+            .from
+            .as_ref()
+            .is_none_or(|f| run.created_at.as_str() >= f.as_str());
+        // A prefix bound: everything that starts with `to` is before its end.
+        let to = self.to.as_ref().is_none_or(|t| {
+            run.created_at.as_str() < t.as_str() || run.created_at.starts_with(t.as_str())
+        });
+        protocol && answer && from && to
+    }
+}
+
 /// One check of one code answer of a run (see `moot_core::validation`; the store keeps the
 /// names as text so it does not depend on the core's types).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -24,8 +24,8 @@ use sqlx::{ConnectOptions, Connection, Row, SqliteConnection, SqlitePool};
 use crate::access::Access;
 use crate::error::{database_message, StoreError};
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord,
-    RunStatus, ValidationRecord,
+    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter,
+    RunRecord, RunStatus, ValidationRecord,
 };
 use crate::store::Store;
 
@@ -694,11 +694,25 @@ impl Queries {
             .map_err(StoreError::from)
     }
 
-    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM runs ORDER BY created_at DESC, id DESC LIMIT ?")
-            .bind(i64::from(limit))
-            .fetch_all(&self.pool)
-            .await?;
+    async fn list_runs(&self, f: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
+        // Each filter is bound, never spliced in; an absent one matches everything. `to` is a
+        // prefix bound: `2026-11-23` keeps the whole day (see RunFilter::matches).
+        let rows = sqlx::query(
+            "SELECT * FROM runs
+             WHERE (?1 IS NULL OR protocol = ?1)
+               AND (?2 IS NULL OR instr(lower(answer), lower(?2)) > 0)
+               AND (?3 IS NULL OR created_at >= ?3)
+               AND (?4 IS NULL OR created_at < ?4 OR substr(created_at, 1, length(?4)) = ?4)
+             ORDER BY created_at DESC, id DESC LIMIT ?5 OFFSET ?6",
+        )
+        .bind(&f.protocol)
+        .bind(&f.answer)
+        .bind(&f.from)
+        .bind(&f.to)
+        .bind(i64::from(f.limit))
+        .bind(i64::from(f.offset))
+        .fetch_all(&self.pool)
+        .await?;
         rows.iter().map(run_from_row).collect()
     }
 
@@ -879,8 +893,8 @@ impl Store for SqliteStore {
         self.located(self.queries.validations(id).await)
     }
 
-    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
-        self.located(self.queries.list_runs(limit).await)
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
+        self.located(self.queries.list_runs(filter).await)
     }
 
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
@@ -1136,7 +1150,10 @@ mod tests {
             store.decisions("r1").await.unwrap()[0].decision,
             json!({"scores": {"7": 20.0}})
         );
-        assert_eq!(store.list_runs(10).await.unwrap().len(), 1);
+        assert_eq!(
+            store.list_runs(&RunFilter::newest(10)).await.unwrap().len(),
+            1
+        );
         assert!(matches!(
             store.run("nope").await,
             Err(StoreError::RunNotFound(_))
@@ -1153,6 +1170,9 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("b.db")).await.unwrap();
         crate::contract::check_bench_contract(&store).await;
         crate::contract::check_validation_contract(&store).await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("l.db")).await.unwrap();
+        crate::contract::check_list_contract(&store).await;
         crate::contract::check_cache_contract(&store).await;
     }
 
@@ -1364,7 +1384,10 @@ mod tests {
         filled_store(&path, 2).await;
         let before = std::fs::read(&path).unwrap();
         let store = SqliteStore::open_with(&path, Access::Read).await.unwrap();
-        assert_eq!(store.list_runs(10).await.unwrap().len(), 2);
+        assert_eq!(
+            store.list_runs(&RunFilter::newest(10)).await.unwrap().len(),
+            2
+        );
         assert!(matches!(
             store.create_run(&run("r9")).await,
             Err(StoreError::ReadOnly(_))
@@ -1389,7 +1412,14 @@ mod tests {
         let reader = SqliteStore::open_with(&path, Access::Read).await.unwrap();
         assert_eq!(reader.run("r1").await.unwrap().id, "r1");
         writer.create_run(&run("r2")).await.unwrap();
-        assert_eq!(reader.list_runs(10).await.unwrap().len(), 2);
+        assert_eq!(
+            reader
+                .list_runs(&RunFilter::newest(10))
+                .await
+                .unwrap()
+                .len(),
+            2
+        );
         reader.close().await;
         writer.close().await;
     }
@@ -1434,7 +1464,11 @@ mod tests {
             store.run("r1").await,
             Err(StoreError::RunNotFound(_))
         ));
-        assert!(store.list_runs(5).await.unwrap().is_empty());
+        assert!(store
+            .list_runs(&RunFilter::newest(5))
+            .await
+            .unwrap()
+            .is_empty());
         store.close().await;
         assert_eq!(std::fs::read(&path).unwrap(), b"");
         // Writing to it makes it a store.

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunRecord, RunStatus,
+    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter, RunRecord, RunStatus,
     ValidationRecord,
 };
 
@@ -29,7 +29,7 @@ pub trait Store: Send + Sync {
     /// A run's checks, by answer, then check.
     async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError>;
     /// Most recent first.
-    async fn list_runs(&self, limit: u32) -> Result<Vec<RunRecord>, StoreError>;
+    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError>;
     /// Records a new benchmark; a name already taken is refused ([`StoreError::BenchExists`]).
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError>;
     async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError>;
