@@ -18,6 +18,7 @@ use crate::output::OutputSection;
 use crate::program::program_problem;
 use crate::retry::RetrySection;
 use crate::security::SecuritySection;
+use crate::serve::ServeSection;
 use crate::size::DebateSize;
 use crate::validation::ValidationSection;
 
@@ -49,6 +50,9 @@ pub struct Config {
     /// A log file of each debate's events.
     #[serde(default)]
     pub logging: LoggingSection,
+    /// `moot serve`'s upstream for `moot/PROTOCOL/MODEL`.
+    #[serde(default)]
+    pub serve: ServeSection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
 }
@@ -318,6 +322,7 @@ impl Config {
         self.output.validate()?;
         self.validation.validate()?;
         self.logging.validate()?;
+        self.serve.validate()?;
         for (i, a) in self.agents.iter().enumerate() {
             self.check_agent_can_run(i, a)?;
         }

@@ -36,6 +36,7 @@ mod output;
 mod program;
 mod retry;
 mod security;
+mod serve;
 mod size;
 mod validation;
 
@@ -48,7 +49,7 @@ pub use budget::BudgetSection;
 pub use cache::CacheSection;
 pub use config::Config;
 pub use debate::{DebateSection, DEFAULT_ROUNDS, DEFAULT_SEED};
-pub use dialect::{load, load_with_dialect, Dialect};
+pub use dialect::{from_text, load, load_with_dialect, Dialect};
 pub use error::ConfigError;
 pub use example::EXAMPLE;
 pub use logging::{LogLevel, LoggingSection};
@@ -60,6 +61,7 @@ pub use output::{OutputSection, TranscriptFormat};
 pub use program::program_problem;
 pub use retry::RetrySection;
 pub use security::SecuritySection;
+pub use serve::ServeSection;
 pub use size::{
     DebateSize, CEILING_AGENTS, CEILING_ROUNDS, MAX_AGENTS, MAX_ROUNDS, MIN_TOKENS_PER_CALL,
 };

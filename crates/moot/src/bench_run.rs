@@ -170,13 +170,12 @@ pub fn run(
         config: serde_json::to_value(&config).context("serialising the configuration")?,
         redactor,
         protocol: &factory,
-        sandbox: crate::sandbox::for_code(
+        sandbox: rt.block_on(crate::sandbox::for_code(
             &config,
             items
                 .iter()
                 .any(|i| i.kind == moot_core::answer::AnswerKind::Code),
-            rt,
-        )?,
+        ))?,
     };
     if !args.json {
         eprintln!(

@@ -38,11 +38,10 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
     let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
     let redactor = e.redactor.clone();
-    let sandbox = crate::sandbox::for_code(
+    let sandbox = e.rt.block_on(crate::sandbox::for_code(
         &e.config,
         e.spec.kind == moot_core::answer::AnswerKind::Code,
-        e.rt,
-    )?;
+    ))?;
     let log =
         crate::run_log::RunLog::open(&e.config.logging, e.redactor.clone(), agent_ids.clone())?;
     if let Some(log) = &log {

@@ -63,6 +63,9 @@ enum Command {
     /// Fetch and list embedded models.
     #[command(subcommand)]
     Model(cmd::model::Command),
+    /// Serve the web dashboard, the JSON API and an OpenAI-compatible endpoint whose models are
+    /// debate teams.
+    Serve(cmd::serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -122,6 +125,12 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Show(args) => store_arg.with(Access::Read, |s, rt| cmd::show::run(args, s, rt)),
         Command::Report(args) => {
             store_arg.with(Access::Read, |s, rt| cmd::report::run(args, s, rt))
+        }
+        // The server records the debates it starts: it may create the store.
+        Command::Serve(args) => {
+            let rt = prepare::runtime()?;
+            let store = store_arg.open_shared(Access::Create, &rt)?;
+            cmd::serve::run(args, store, &rt)
         }
     }
 }

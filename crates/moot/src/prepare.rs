@@ -40,6 +40,15 @@ impl StoreArg {
             .map_err(|e| self.error(e))
     }
 
+    /// The store opened for `access`, to share across a long-running server's tasks.
+    pub fn open_shared(
+        &self,
+        access: Access,
+        rt: &tokio::runtime::Runtime,
+    ) -> Result<Arc<dyn Store>> {
+        Ok(Arc::from(self.open(access, rt)?))
+    }
+
     /// Runs `command` on the store opened for `access` and a runtime, then closes the store (so
     /// that the file alone holds what the command wrote).
     pub fn with<T>(

@@ -12,11 +12,7 @@ use crate::input::InputError;
 /// The sandbox that checks a debate's code answers: `None` when no answer is code or
 /// `validation.sandbox` is off. It is started once here (an empty program), so that a machine
 /// without bubblewrap or user namespaces is told before any model is asked, not after.
-pub fn for_code(
-    config: &Config,
-    has_code: bool,
-    rt: &tokio::runtime::Runtime,
-) -> Result<Option<Arc<Sandbox>>> {
+pub async fn for_code(config: &Config, has_code: bool) -> Result<Option<Arc<Sandbox>>> {
     let v = &config.validation;
     if !has_code || !v.sandbox {
         return Ok(None);
@@ -28,6 +24,6 @@ pub fn for_code(
     if let Some(python) = &v.python {
         sandbox = sandbox.with_python(Path::new(python)).map_err(fail)?;
     }
-    rt.block_on(sandbox.probe()).map_err(fail)?;
+    sandbox.probe().await.map_err(fail)?;
     Ok(Some(Arc::new(sandbox)))
 }

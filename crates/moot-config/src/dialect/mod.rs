@@ -63,6 +63,18 @@ pub fn read(path: &Path) -> Result<(Config, Dialect), ConfigError> {
     Ok((config, dialect))
 }
 
+/// A configuration given as text (pasted into `moot serve`'s checker), in any format and dialect
+/// a file may have: TOML, else YAML or JSON (moot's or freemad's). Checked like a file read by
+/// [`load`], its errors naming `name`.
+pub fn from_text(text: &str, name: &str) -> Result<(Config, Dialect), ConfigError> {
+    let (config, dialect) = native::from_toml(text)
+        .map(|c| (c, Dialect::Moot))
+        .or_else(|toml_err| from_yaml(text).map_err(|_| toml_err))
+        .map_err(|e| e.in_file(name))?;
+    config.validate_settings().map_err(|e| e.in_file(name))?;
+    Ok((config, dialect))
+}
+
 /// YAML in either dialect.
 pub fn from_yaml(text: &str) -> Result<(Config, Dialect), ConfigError> {
     match serde_saphyr::from_str::<serde_json::Value>(text) {

@@ -10,4 +10,5 @@ pub mod import;
 pub mod model;
 pub mod report;
 pub mod resume;
+pub mod serve;
 pub mod show;

@@ -1,0 +1,236 @@
+//! The JSON API the pages use: start a debate, list and read runs, follow a run's calls.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::Stream;
+use moot_store::{CallRecord, RunFilter, RunStatus, StoreError};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::runner::{DebateRequest, RunnerError};
+use crate::{App, StartError};
+
+/// How often a followed run is read again for new calls.
+const POLL: Duration = Duration::from_millis(150);
+
+/// An error as JSON `{"error": …}` with its status.
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({"error": message.into()}))).into_response()
+}
+
+pub(crate) fn store_error(e: StoreError) -> Response {
+    match e {
+        StoreError::RunNotFound(_) => error(StatusCode::NOT_FOUND, e.to_string()),
+        other => error(StatusCode::INTERNAL_SERVER_ERROR, other.to_string()),
+    }
+}
+
+pub(crate) fn start_error(e: StartError) -> Response {
+    match e {
+        StartError::Busy(_) => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "5")],
+            Json(json!({"error": e.to_string()})),
+        )
+            .into_response(),
+        StartError::Runner(RunnerError::BadRequest(m)) => error(StatusCode::BAD_REQUEST, m),
+        StartError::Runner(RunnerError::Internal(m)) => error(StatusCode::INTERNAL_SERVER_ERROR, m),
+    }
+}
+
+/// `POST /api/runs {question, protocol?, rounds?, agents?, options?}` → 202 `{run_id}` at once.
+pub async fn start(
+    State(app): State<Arc<App>>,
+    body: Result<Json<DebateRequest>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    let request = match body {
+        Ok(Json(r)) => r,
+        Err(e) => return error(e.status(), e.body_text()),
+    };
+    if request.question.trim().is_empty() {
+        return error(StatusCode::BAD_REQUEST, "the question is empty");
+    }
+    match app.start(request).await {
+        Ok(started) => (
+            StatusCode::ACCEPTED,
+            Json(json!({"run_id": started.run_id})),
+        )
+            .into_response(),
+        Err(e) => start_error(e),
+    }
+}
+
+/// The runs list's query: filters and a page (from 1).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ListQuery {
+    pub protocol: Option<String>,
+    pub answer: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub page: Option<u32>,
+}
+
+pub const PAGE_SIZE: u32 = 50;
+
+impl ListQuery {
+    pub fn filter(&self) -> RunFilter {
+        let keep = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
+        RunFilter {
+            protocol: keep(&self.protocol),
+            answer: keep(&self.answer),
+            from: keep(&self.from),
+            to: keep(&self.to),
+            offset: self.page.unwrap_or(1).saturating_sub(1) * PAGE_SIZE,
+            // One more than a page, to know whether a next page exists.
+            limit: PAGE_SIZE + 1,
+        }
+    }
+}
+
+/// `GET /api/runs?protocol=&answer=&from=&to=&page=`: runs newest first, without their
+/// configurations.
+pub async fn list(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Response {
+    match app.store.list_runs(&q.filter()).await {
+        Ok(mut runs) => {
+            let more = runs.len() > PAGE_SIZE as usize;
+            runs.truncate(PAGE_SIZE as usize);
+            let runs: Vec<Value> = runs.iter().map(run_summary).collect();
+            Json(json!({"runs": runs, "more": more})).into_response()
+        }
+        Err(e) => store_error(e),
+    }
+}
+
+fn run_summary(r: &moot_store::RunRecord) -> Value {
+    json!({
+        "id": r.id, "created_at": r.created_at, "question": r.question,
+        "protocol": r.protocol, "rule": r.rule, "status": r.status.as_str(),
+        "answer": r.answer, "finished_at": r.finished_at,
+    })
+}
+
+/// `GET /api/runs/ID` or `GET /api/runs/ID/events` (run ids may hold slashes).
+pub async fn run_path(State(app): State<Arc<App>>, Path(path): Path<String>) -> Response {
+    match path.strip_suffix("/events") {
+        Some(id) => match events(app, id.to_string()).await {
+            Ok(sse) => sse.into_response(),
+            Err(r) => r,
+        },
+        None => transcript(app, path).await,
+    }
+}
+
+/// `GET /api/runs/ID`: the run (without its configuration), its calls, decisions and checks,
+/// and the view the run page draws.
+async fn transcript(app: Arc<App>, id: String) -> Response {
+    let s = &app.store;
+    let loaded = async {
+        Ok::<_, StoreError>((
+            s.run(&id).await?,
+            s.calls(&id).await?,
+            s.decisions(&id).await?,
+            s.validations(&id).await?,
+        ))
+    }
+    .await;
+    match loaded {
+        Ok((run, calls, decisions, checks)) => {
+            let view = crate::view::run_view(&run, &calls, &decisions, &checks);
+            Json(json!({
+                "run": run_summary(&run),
+                "calls": calls,
+                "decisions": decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
+                "validations": checks,
+                "view": view,
+            }))
+            .into_response()
+        }
+        Err(e) => store_error(e),
+    }
+}
+
+/// One `call` event: who answered what, at what cost.
+fn call_event(c: &CallRecord) -> Value {
+    json!({
+        "round": c.round, "agent": c.agent, "agent_id": c.agent_id, "slot": c.slot,
+        "answer": c.answer, "status": if c.skipped { "skipped" } else if c.response_text.is_some() { "responded" } else { "missing" },
+        "input_tokens": c.input_tokens, "output_tokens": c.output_tokens, "ms": c.latency_ms,
+        "cached": c.cached,
+    })
+}
+
+/// `GET /api/runs/ID/events`: an `event: call` per completed call (those already stored come
+/// first), then `event: done` with the decision. Read from the store, so a run another moot
+/// process is running can be followed too.
+async fn events(
+    app: Arc<App>,
+    id: String,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
+    app.store.run(&id).await.map_err(store_error)?;
+    struct Follow {
+        app: Arc<App>,
+        id: String,
+        sent: std::collections::HashSet<(u32, u32, String)>,
+        queue: std::collections::VecDeque<Event>,
+        done: bool,
+    }
+    let state = Follow {
+        app,
+        id,
+        sent: Default::default(),
+        queue: Default::default(),
+        done: false,
+    };
+    let stream = futures::stream::unfold(state, |mut f| async move {
+        loop {
+            if let Some(e) = f.queue.pop_front() {
+                return Some((Ok(e), f));
+            }
+            if f.done {
+                return None;
+            }
+            let (run, calls) = match (f.app.store.run(&f.id).await, f.app.store.calls(&f.id).await)
+            {
+                (Ok(r), Ok(c)) => (r, c),
+                (Err(e), _) | (_, Err(e)) => {
+                    f.done = true;
+                    f.queue
+                        .push_back(Event::default().event("error").data(e.to_string()));
+                    continue;
+                }
+            };
+            // The store lists calls by position; new ones are those not sent yet, in the order
+            // they were recorded.
+            let mut ordered = calls;
+            ordered.sort_by(|a, b| a.recorded_at.cmp(&b.recorded_at));
+            for c in ordered {
+                if f.sent.insert((c.round, c.agent, c.slot.clone())) {
+                    f.queue.push_back(
+                        Event::default()
+                            .event("call")
+                            .data(call_event(&c).to_string()),
+                    );
+                }
+            }
+            if run.status != RunStatus::Running {
+                f.done = true;
+                f.queue.push_back(Event::default().event("done").data(
+                    json!({"run_id": run.id, "status": run.status.as_str(), "answer": run.answer, "rule": run.rule})
+                        .to_string(),
+                ));
+                continue;
+            }
+            if f.queue.is_empty() {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}

@@ -1,0 +1,71 @@
+//! What the server asks of whoever runs debates: the binary builds agents and runs the engine
+//! (it owns the embedded model and the configuration); the server only starts debates and reads
+//! the store.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// A debate to start: the question and what the request changes of the configured debate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebateRequest {
+    pub question: String,
+    /// A protocol's name (default: the configured one).
+    #[serde(default)]
+    pub protocol: Option<String>,
+    #[serde(default)]
+    pub rounds: Option<usize>,
+    /// The number of agents (default: the configured team).
+    #[serde(default)]
+    pub agents: Option<usize>,
+    /// Protocol options, as `moot ask -o KEY=VALUE` takes them.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// Debate among agents on this model of the configured OpenAI-compatible upstream instead
+    /// of the configured team (`moot/PROTOCOL/MODEL`).
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// A started debate: its run row exists when this is returned.
+pub struct Started {
+    pub run_id: String,
+    /// Resolves when the debate has ended (its decision stored), or with why it failed.
+    pub finished: tokio::sync::oneshot::Receiver<Result<(), String>>,
+}
+
+/// The configured team, as `/v1/models` and the start form show it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Team {
+    pub protocol: String,
+    pub rounds: usize,
+    /// Each agent as `id (backend model)`.
+    pub agents: Vec<String>,
+    /// The OpenAI-compatible upstream that `moot/PROTOCOL/MODEL` debates on, if one is set.
+    pub upstream: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The request cannot run as given (unknown protocol, bad option, too many agents).
+    #[error("{0}")]
+    BadRequest(String),
+    /// Something failed on the server's side (the store, building agents).
+    #[error("{0}")]
+    Internal(String),
+}
+
+#[async_trait]
+pub trait Runner: Send + Sync {
+    /// Whether `request` could run (protocol, options, team size), without starting it: a bad
+    /// request is told so even when every slot is busy.
+    fn check(&self, request: &DebateRequest) -> Result<(), RunnerError>;
+    /// Checks and starts a debate; the debate goes on after this returns.
+    async fn start(&self, request: DebateRequest) -> Result<Started, RunnerError>;
+    fn team(&self) -> Team;
+    /// Checks a configuration text (TOML, YAML or JSON in any dialect moot reads) as
+    /// `moot config check` does: `Ok` with a summary, or the error naming the key.
+    fn check_config(&self, text: &str) -> Result<String, String>;
+}

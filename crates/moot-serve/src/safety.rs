@@ -1,0 +1,143 @@
+//! What keeps the server safe to run: where it may listen, who may use it, and the headers and
+//! limits on every response and request.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::{App, ServeError};
+
+/// Scripts and styles come only from this server; nothing may be framed, posted elsewhere or
+/// loaded from another origin. Model text is escaped by the templates; this stops what an
+/// escaping slip would let through.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The cookie a browser keeps the token in after opening `/?token=…` once.
+pub const TOKEN_COOKIE: &str = "moot_token";
+
+/// A server reachable from other machines runs debates on this one's models and keys: it needs
+/// a token.
+pub fn check_binding(host: IpAddr, token: Option<&str>) -> Result<(), ServeError> {
+    if host.is_loopback() {
+        return Ok(());
+    }
+    match token {
+        Some(t) if !t.trim().is_empty() => Ok(()),
+        _ => Err(ServeError::Refused(format!(
+            "refusing to listen on {host} without a token: anyone who can reach it could run debates on this machine's models and API keys and read every stored run. Give --token (or MOOT_SERVE_TOKEN), or listen on 127.0.0.1"
+        ))),
+    }
+}
+
+/// With a token, a request needs it as `Authorization: Bearer TOKEN` (or the cookie a browser
+/// got from `/?token=TOKEN`, which this sets and redirects away from).
+pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let Some(token) = app.token.as_deref() else {
+        return next.run(request).await;
+    };
+    let bearer = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let cookie = request
+        .headers()
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == TOKEN_COOKIE)
+        .map(|(_, v)| v);
+    if bearer.is_some_and(|b| same(b, token)) || cookie.is_some_and(|c| same(c, token)) {
+        return next.run(request).await;
+    }
+    // A browser opening the link with the token once: keep it in a cookie, drop it from the URL.
+    let query_token = request.uri().query().and_then(|q| {
+        q.split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == "token")
+            .map(|(_, v)| v.to_string())
+    });
+    if request.method() == axum::http::Method::GET {
+        if let Some(t) = query_token.filter(|t| same(t, token)) {
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = StatusCode::SEE_OTHER;
+            let path = request.uri().path().to_string();
+            if let Ok(v) = HeaderValue::from_str(&path) {
+                response.headers_mut().insert(header::LOCATION, v);
+            }
+            if let Ok(v) = HeaderValue::from_str(&format!(
+                "{TOKEN_COOKIE}={t}; HttpOnly; SameSite=Strict; Path=/"
+            )) {
+                response.headers_mut().insert(header::SET_COOKIE, v);
+            }
+            return response;
+        }
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        "this server needs its token: Authorization: Bearer TOKEN (or open /?token=TOKEN once in a browser)\n",
+    )
+        .into_response()
+}
+
+/// Compares without stopping at the first different byte, so timing does not tell how much of
+/// a guess was right.
+fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The headers every response carries and the request body cap.
+pub fn harden<S: Clone + Send + Sync + 'static>(router: Router<S>, max_body: usize) -> Router<S> {
+    router
+        .layer(RequestBodyLimitLayer::new(max_body))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_goes_without_a_token() {
+        assert!(check_binding("127.0.0.1".parse().unwrap(), None).is_ok());
+        assert!(check_binding("::1".parse().unwrap(), None).is_ok());
+        let err = check_binding("0.0.0.0".parse().unwrap(), None).unwrap_err();
+        assert!(err.to_string().contains("--token"), "{err}");
+        assert!(check_binding("0.0.0.0".parse().unwrap(), Some(" ")).is_err());
+        assert!(check_binding("0.0.0.0".parse().unwrap(), Some("s3cret")).is_ok());
+    }
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abc", "abd"));
+        assert!(!same("abc", "abcd"));
+    }
+}

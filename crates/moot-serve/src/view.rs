@@ -1,0 +1,516 @@
+//! What the pages and the JSON API show of a stored run, built from the store's records alone
+//! (pure: no I/O), so that a run written by `moot ask`, a benchmark or this server reads the
+//! same.
+
+use std::collections::BTreeMap;
+
+use moot_store::{CallRecord, DecisionRecord, RunRecord, ValidationRecord};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One cell of the rounds × agents grid.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Cell {
+    pub agent: u32,
+    pub agent_id: String,
+    /// The answer, `None` when the response had none or there was no response.
+    pub answer: Option<String>,
+    /// A short form of the answer for the grid (programs by their label).
+    pub label: String,
+    /// The agent held a different answer in its previous response.
+    pub changed: bool,
+    /// `responded`, `no answer`, `missing` or `skipped`.
+    pub status: String,
+    pub response: Option<String>,
+    pub error: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: u64,
+    pub cached: bool,
+    /// Peers whose responses were in the prompt, numbered from 1.
+    pub peers: Vec<u32>,
+    /// Faults and protocol notes on the call, as lines.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Round {
+    pub round: u32,
+    /// One per agent, in agent order (`None`: the agent had no call this round).
+    pub cells: Vec<Option<Cell>>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// The slowest call of the round: what it cost in time.
+    pub slowest_ms: u64,
+}
+
+/// One term of the chosen rule's score: who moved which answer's score, and by how much.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Contribution {
+    pub round: Option<u64>,
+    pub agent: Option<String>,
+    pub action: String,
+    pub answer: String,
+    pub delta: f64,
+}
+
+/// A rule's decision on the run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RuleDecision {
+    pub rule: String,
+    pub answer: Option<String>,
+    pub chosen: bool,
+    /// `answer: score` pairs, highest first.
+    pub scores: Vec<(String, f64)>,
+    pub tie: Option<String>,
+}
+
+/// Totals of one agent over the run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct AgentTotals {
+    pub agent_id: String,
+    pub backend: String,
+    pub calls: usize,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub latency_ms: u64,
+}
+
+/// A checked program (code runs).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Program {
+    pub label: String,
+    pub code: String,
+    /// `check verdict (detail)`, one per check.
+    pub checks: Vec<String>,
+    pub passed: bool,
+}
+
+/// Everything the run page shows.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunView {
+    pub id: String,
+    pub question: String,
+    pub protocol: String,
+    pub rule: String,
+    pub status: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    pub answer: Option<String>,
+    pub answer_label: Option<String>,
+    pub agents: Vec<AgentTotals>,
+    pub rounds: Vec<Round>,
+    /// The chosen rule's terms, in order, and each answer's final score.
+    pub why: Vec<Contribution>,
+    pub rules: Vec<RuleDecision>,
+    pub programs: Vec<Program>,
+    /// Who reads whom in each round: `(round, agent, peers)` edges for the topology picture.
+    pub edges: Vec<(u32, u32, u32)>,
+    /// Faults the run injected, as lines.
+    pub faults: Vec<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub calls: usize,
+}
+
+/// The run page's view of a stored run.
+pub fn run_view(
+    run: &RunRecord,
+    calls: &[CallRecord],
+    decisions: &[DecisionRecord],
+    checks: &[ValidationRecord],
+) -> RunView {
+    let programs = programs(calls, checks);
+    let label = |answer: &str| -> String {
+        match programs.iter().find(|p| p.code == answer) {
+            Some(p) => p.label.clone(),
+            None => shorten(answer),
+        }
+    };
+    let agents = agent_totals(calls);
+    let answer_calls: Vec<&CallRecord> = calls.iter().filter(|c| c.slot == "answer").collect();
+    let last_round = answer_calls.iter().map(|c| c.round).max();
+    let mut rounds = Vec::new();
+    let mut edges = Vec::new();
+    let mut faults = Vec::new();
+    for r in 0..=last_round.unwrap_or(0) {
+        if last_round.is_none() {
+            break;
+        }
+        let mut cells: Vec<Option<Cell>> = vec![None; agents.len()];
+        for c in answer_calls.iter().filter(|c| c.round == r) {
+            let before = answer_calls
+                .iter()
+                .filter(|p| p.agent == c.agent && p.round < r && p.response_text.is_some())
+                .max_by_key(|p| p.round);
+            let changed = match before {
+                Some(b) => c.response_text.is_some() && b.answer != c.answer,
+                None => false,
+            };
+            for p in &c.peers {
+                edges.push((r, c.agent, *p));
+            }
+            let notes = note_lines(&c.notes);
+            faults.extend(
+                notes
+                    .iter()
+                    .filter(|n| n.starts_with("fault"))
+                    .map(|n| format!("round {r}, {}: {n}", c.agent_id)),
+            );
+            let status = if c.skipped {
+                "skipped"
+            } else if c.response_text.is_none() {
+                "missing"
+            } else if c.answer.is_none() {
+                "no answer"
+            } else {
+                "responded"
+            };
+            if let Some(slot) = cells.get_mut(c.agent as usize) {
+                *slot = Some(Cell {
+                    agent: c.agent,
+                    agent_id: c.agent_id.clone(),
+                    label: c
+                        .answer
+                        .as_deref()
+                        .map_or_else(|| format!("({status})"), label),
+                    answer: c.answer.clone(),
+                    changed,
+                    status: status.into(),
+                    response: c.response_text.clone(),
+                    error: c.error.clone(),
+                    input_tokens: c.input_tokens,
+                    output_tokens: c.output_tokens,
+                    latency_ms: c.latency_ms,
+                    cached: c.cached,
+                    peers: c.peers.iter().map(|p| p + 1).collect(),
+                    notes,
+                });
+            }
+        }
+        let in_round = calls.iter().filter(|c| c.round == r);
+        let (input, output, slowest) = in_round.fold((0, 0, 0), |(i, o, s), c| {
+            (i + c.input_tokens, o + c.output_tokens, s.max(c.latency_ms))
+        });
+        rounds.push(Round {
+            round: r,
+            cells,
+            input_tokens: input,
+            output_tokens: output,
+            slowest_ms: slowest,
+        });
+    }
+    let ids: Vec<String> = agents.iter().map(|a| a.agent_id.clone()).collect();
+    let rules: Vec<RuleDecision> = decisions
+        .iter()
+        .map(|d| rule_decision(d, d.rule == run.rule, &label))
+        .collect();
+    let why = decisions
+        .iter()
+        .find(|d| d.rule == run.rule)
+        .map(|d| contributions(&d.decision, &ids, &label))
+        .unwrap_or_default();
+    RunView {
+        id: run.id.clone(),
+        question: run.question.clone(),
+        protocol: run.protocol.clone(),
+        rule: run.rule.clone(),
+        status: run.status.as_str().into(),
+        created_at: run.created_at.clone(),
+        finished_at: run.finished_at.clone(),
+        answer_label: run.answer.as_deref().map(label),
+        answer: run.answer.clone(),
+        input_tokens: calls.iter().map(|c| c.input_tokens).sum(),
+        output_tokens: calls.iter().map(|c| c.output_tokens).sum(),
+        calls: calls.iter().filter(|c| !c.skipped).count(),
+        agents,
+        rounds,
+        why,
+        rules,
+        programs,
+        edges,
+        faults,
+    }
+}
+
+fn agent_totals(calls: &[CallRecord]) -> Vec<AgentTotals> {
+    let mut by_agent: BTreeMap<u32, AgentTotals> = BTreeMap::new();
+    for c in calls {
+        let t = by_agent.entry(c.agent).or_insert_with(|| AgentTotals {
+            agent_id: c.agent_id.clone(),
+            backend: c.backend.clone(),
+            calls: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            latency_ms: 0,
+        });
+        if !c.skipped {
+            t.calls += 1;
+        }
+        t.input_tokens += c.input_tokens;
+        t.output_tokens += c.output_tokens;
+        t.latency_ms += c.latency_ms;
+    }
+    // Agents are numbered from 0 without gaps; one with no call yet still gets its column.
+    let n = by_agent.keys().max().map_or(0, |m| m + 1);
+    (0..n)
+        .map(|a| {
+            by_agent.remove(&a).unwrap_or_else(|| AgentTotals {
+                agent_id: format!("agent {}", a + 1),
+                backend: String::new(),
+                calls: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                latency_ms: 0,
+            })
+        })
+        .collect()
+}
+
+/// Checked programs labelled `P1`, `P2` in order of first appearance in the calls.
+fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
+    let mut order: Vec<&str> = Vec::new();
+    let answers = calls.iter().filter_map(|c| c.answer.as_deref());
+    for a in answers.chain(checks.iter().map(|c| c.answer.as_str())) {
+        if checks.iter().any(|c| c.answer == a) && !order.contains(&a) {
+            order.push(a);
+        }
+    }
+    order
+        .into_iter()
+        .enumerate()
+        .map(|(i, code)| {
+            let mine: Vec<&ValidationRecord> = checks.iter().filter(|c| c.answer == code).collect();
+            Program {
+                label: format!("P{}", i + 1),
+                code: code.to_string(),
+                checks: mine
+                    .iter()
+                    .map(|c| {
+                        if c.detail.is_empty() {
+                            format!("{} {}", c.check, c.verdict)
+                        } else {
+                            format!("{} {} ({})", c.check, c.verdict, c.detail)
+                        }
+                    })
+                    .collect(),
+                passed: mine.iter().all(|c| c.verdict == "passed"),
+            }
+        })
+        .collect()
+}
+
+/// An answer short enough for a grid cell: its first line, at most 60 characters.
+fn shorten(answer: &str) -> String {
+    let first = answer.lines().next().unwrap_or("");
+    let mut out: String = first.chars().take(60).collect();
+    if out.len() < answer.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn rule_decision(d: &DecisionRecord, chosen: bool, label: &dyn Fn(&str) -> String) -> RuleDecision {
+    let mut scores: Vec<(String, f64)> = d.decision["scores"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((label(k), v.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let tie = d.decision.get("tie").filter(|t| !t.is_null()).map(|t| {
+        format!(
+            "tie among {} broken {}",
+            t["candidates"]
+                .as_array()
+                .map(|c| c
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(label)
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default(),
+            t["broken_by"].as_str().unwrap_or("")
+        )
+    });
+    RuleDecision {
+        rule: d.rule.clone(),
+        answer: d.answer.as_deref().map(label),
+        chosen,
+        scores,
+        tie,
+    }
+}
+
+fn contributions(
+    decision: &Value,
+    ids: &[String],
+    label: &dyn Fn(&str) -> String,
+) -> Vec<Contribution> {
+    decision["explanation"]
+        .as_array()
+        .map(|events| {
+            events
+                .iter()
+                .map(|e| Contribution {
+                    round: e["round"].as_u64(),
+                    agent: e["agent"].as_u64().map(|a| {
+                        ids.get(a as usize)
+                            .cloned()
+                            .unwrap_or_else(|| format!("agent {}", a + 1))
+                    }),
+                    action: e["action"].as_str().unwrap_or("").to_string(),
+                    answer: e["answer"]
+                        .as_str()
+                        .map_or("(no answer)".to_string(), label),
+                    delta: e["delta"].as_f64().unwrap_or(0.0),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A call's notes as short lines: faults first, then what the protocol did.
+fn note_lines(notes: &Value) -> Vec<String> {
+    let Some(map) = notes.as_object() else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for (key, value) in map {
+        if value.is_null() || value == &Value::Bool(false) {
+            continue;
+        }
+        if value.as_array().is_some_and(Vec::is_empty) {
+            continue;
+        }
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let line = format!("{key}: {text}");
+        if key.contains("fault") || key == "delivery" {
+            lines.insert(0, format!("fault {line}"));
+        } else {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use moot_store::RunStatus;
+    use serde_json::json;
+
+    fn call(round: u32, agent: u32, answer: Option<&str>) -> CallRecord {
+        CallRecord {
+            run_id: "r".into(),
+            round,
+            agent,
+            slot: "answer".into(),
+            agent_id: format!("a{agent}"),
+            backend: "scripted".into(),
+            mode: "generate".into(),
+            template: "t".into(),
+            template_hash: "h".into(),
+            messages: json!([]),
+            peers: if round == 0 { vec![] } else { vec![1 - agent] },
+            response_text: Some(format!("Final answer: {}", answer.unwrap_or("?"))),
+            answer: answer.map(str::to_string),
+            error: None,
+            skipped: false,
+            finish: None,
+            input_tokens: 10,
+            output_tokens: 5,
+            processed_input_tokens: None,
+            logprob_tokens: None,
+            logprob_mean: None,
+            logprob_min: None,
+            perplexity: None,
+            latency_ms: 100 + u64::from(agent),
+            recorded_at: "t".into(),
+            notes: json!({}),
+            ncomm: 0,
+            cached: false,
+            retries: json!([]),
+        }
+    }
+
+    fn run() -> RunRecord {
+        RunRecord {
+            id: "r".into(),
+            created_at: "2026-11-23T10:00:00Z".into(),
+            question: "q".into(),
+            protocol: "free-mad-n".into(),
+            rule: "free-mad".into(),
+            spec: json!({}),
+            config: json!({}),
+            status: RunStatus::Done,
+            answer: Some("408".into()),
+            finished_at: None,
+        }
+    }
+
+    #[test]
+    fn the_grid_marks_changes_and_the_why_names_agents() {
+        let calls = vec![
+            call(0, 0, Some("408")),
+            call(0, 1, Some("418")),
+            call(1, 0, Some("408")),
+            call(1, 1, Some("408")),
+        ];
+        let decision = DecisionRecord {
+            run_id: "r".into(),
+            rule: "free-mad".into(),
+            answer: Some("408".into()),
+            decision: json!({
+                "scores": {"408": 70.0, "418": -5.0},
+                "tie": null,
+                "explanation": [
+                    {"round": 0, "agent": 1, "action": "initial", "answer": "418", "delta": 20.0},
+                    {"round": 1, "agent": 1, "action": "adopt", "answer": "408", "delta": 30.0}
+                ]
+            }),
+            decided_at: "t".into(),
+        };
+        let v = run_view(&run(), &calls, &[decision], &[]);
+        assert_eq!(v.rounds.len(), 2);
+        let moved = v.rounds[1].cells[1].as_ref().unwrap();
+        assert!(moved.changed);
+        assert_eq!(moved.peers, vec![1]);
+        assert!(!v.rounds[1].cells[0].as_ref().unwrap().changed);
+        assert_eq!(v.rounds[1].slowest_ms, 101);
+        assert_eq!(v.why[1].agent.as_deref(), Some("a1"));
+        assert_eq!(v.why[1].action, "adopt");
+        assert_eq!(v.rules[0].scores[0], ("408".to_string(), 70.0));
+        assert!(v.rules[0].chosen);
+        assert_eq!(v.agents[1].calls, 2);
+        assert_eq!(v.edges, vec![(1, 0, 1), (1, 1, 0)]);
+    }
+
+    #[test]
+    fn programs_get_labels_everywhere() {
+        let code = "def f():\n    return 1";
+        let calls = vec![call(0, 0, Some(code)), call(0, 1, Some(code))];
+        let checks = vec![ValidationRecord {
+            run_id: "r".into(),
+            answer: code.into(),
+            check: "tests".into(),
+            verdict: "failed".into(),
+            detail: "AssertionError".into(),
+            elapsed_ms: 3,
+            checked_at: "t".into(),
+        }];
+        let mut r = run();
+        r.answer = Some(code.into());
+        let v = run_view(&r, &calls, &[], &checks);
+        assert_eq!(v.answer_label.as_deref(), Some("P1"));
+        assert_eq!(v.rounds[0].cells[0].as_ref().unwrap().label, "P1");
+        assert_eq!(v.programs[0].checks, ["tests failed (AssertionError)"]);
+        assert!(!v.programs[0].passed);
+        assert_eq!(shorten("a long\nsecond line"), "a long…");
+    }
+}

@@ -1,0 +1,296 @@
+//! `moot serve`: the web dashboard, the JSON API and the OpenAI-compatible endpoint
+//! (`moot-serve`), with debates run here: this module is the server's [`Runner`].
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use async_trait::async_trait;
+use moot_config::{Config, DebateSize, ProtocolName};
+use moot_core::debate::DebateSpec;
+use moot_engine::{Debate, NoObserver};
+use moot_serve::{DebateRequest, Runner, RunnerError, ServeOptions, Started, Team};
+use moot_store::Store;
+
+use crate::backends;
+use crate::prepare::{load_config, Overrides, TeamRequest};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Configuration file (TOML, YAML or JSON; moot's or freemad's): the team, protocol and
+    /// settings debates start from.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address to listen on; anything but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Port (0 picks a free one).
+    #[arg(long, default_value_t = 8001)]
+    port: u16,
+    /// Every route but /health then needs `Authorization: Bearer TOKEN`.
+    #[arg(long, env = "MOOT_SERVE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Debates running at once; more are refused with 429 and Retry-After.
+    #[arg(long, default_value_t = 4, value_parser = crate::input::positive_count)]
+    max_running: usize,
+}
+
+pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> Result<()> {
+    let config = load_config(args.config.as_deref())?;
+    let options = ServeOptions {
+        host: args.host,
+        port: args.port,
+        token: args.token.filter(|t| !t.is_empty()),
+        max_running: args.max_running,
+        ..ServeOptions::default()
+    };
+    let runner = Arc::new(ServeRunner {
+        base: config,
+        store: store.clone(),
+    });
+    rt.block_on(async {
+        let (listener, addr) = moot_serve::bind(&options).await.map_err(|e| match e {
+            moot_serve::ServeError::Refused(m) => anyhow::Error::new(crate::input::InputError(m)),
+            other => other.into(),
+        })?;
+        // The first line, for scripts and tests that start the server on port 0.
+        println!("moot serve: http://{addr}");
+        let app = Arc::new(moot_serve::App::new(store, runner, &options));
+        moot_serve::serve(listener, moot_serve::router(app, &options))
+            .await
+            .context("moot serve")
+    })
+}
+
+/// Runs debates for the server: each on its own thread with its own runtime, so the engine's
+/// futures need not be `Send` and a debate's model work never stalls the server's.
+struct ServeRunner {
+    base: Config,
+    store: Arc<dyn Store>,
+}
+
+impl ServeRunner {
+    /// The configuration of one request: the base with the request's protocol, rounds, options
+    /// and team applied and checked, as `moot ask` checks its flags.
+    fn configure(
+        &self,
+        req: &DebateRequest,
+    ) -> Result<(Config, Arc<moot_core::redact::Redactor>), String> {
+        let mut config = self.base.clone();
+        let protocol = match &req.protocol {
+            Some(p) => Some(p.parse::<ProtocolName>().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Overrides {
+            protocol,
+            rounds: req.rounds,
+            answer: None,
+            gold: None,
+            options: req
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+        }
+        .apply(&mut config)
+        .map_err(|e| e.to_string())?;
+        if let Some(model) = &req.model {
+            config.agents = upstream_team(&config, model, req.agents)?;
+        }
+        let team = TeamRequest {
+            agents: req.agents,
+            rounds_flag: req.rounds.is_some(),
+            sim: false,
+        };
+        config
+            .validate_size(&team.size(&config, None))
+            .map_err(|e| e.to_string())?;
+        let redactor = team.assemble(&mut config).map_err(|e| e.to_string())?;
+        config.validate_settings().map_err(|e| e.to_string())?;
+        config.check_gold().map_err(|e| e.to_string())?;
+        Ok((config, redactor))
+    }
+}
+
+/// A team of the configured size on `model` at the configured upstream.
+fn upstream_team(
+    config: &Config,
+    model: &str,
+    agents: Option<usize>,
+) -> Result<Vec<moot_config::AgentConfig>, String> {
+    let url = config.serve.upstream.as_deref().ok_or_else(|| {
+        format!("model moot/…/{model}: this server has no upstream (set [serve] upstream in its configuration)")
+    })?;
+    let n = agents.unwrap_or(DebateSize::of(config).agents);
+    let key = config
+        .serve
+        .upstream_api_key_env
+        .as_deref()
+        .map(|k| format!("api_key_env = {k:?}\n"))
+        .unwrap_or_default();
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "[[agents]]\nid = \"{model}-{i}\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = {model:?}\n{key}\n"
+            )
+        })
+        .collect();
+    let parsed: Config =
+        toml::from_str(&text).map_err(|e| format!("model {model:?}: {}", e.message()))?;
+    Ok(parsed.agents)
+}
+
+#[async_trait]
+impl Runner for ServeRunner {
+    fn check(&self, req: &DebateRequest) -> Result<(), RunnerError> {
+        let (config, _) = self.configure(req).map_err(RunnerError::BadRequest)?;
+        config
+            .build_protocol()
+            .map(|_| ())
+            .map_err(|e| RunnerError::BadRequest(e.to_string()))
+    }
+
+    async fn start(&self, req: DebateRequest) -> Result<Started, RunnerError> {
+        let (mut config, redactor) = self.configure(&req).map_err(RunnerError::BadRequest)?;
+        let protocol = config
+            .build_protocol()
+            .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
+        let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
+        config.agents.truncate(agents);
+        config.debate.rounds = rounds;
+        let (rule, decision) = config
+            .decision()
+            .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
+        let rule = rule.unwrap_or_else(|| protocol.default_rule());
+        let kind = config.debate.answer.resolve(&req.question, &[]);
+        let config_json = serde_json::to_value(&config)
+            .map_err(|e| RunnerError::Internal(format!("serialising the configuration: {e}")))?;
+        let run_id = moot_engine::new_run_id();
+        let store = self.store.clone();
+        let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let id = run_id.clone();
+        let question = req.question.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("debate {id}"))
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = created_tx.send(Err(format!("starting the debate's runtime: {e}")));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    // Building agents may load an embedded model: seconds, on this thread.
+                    let built = match backends::build(&config, kind, &mut |_| {}) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            let _ = created_tx.send(Err(format!("{e:#}")));
+                            return;
+                        }
+                    };
+                    let sandbox = match crate::sandbox::for_code(
+                        &config,
+                        kind == moot_core::answer::AnswerKind::Code,
+                    )
+                    .await
+                    {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = created_tx.send(Err(format!("{e:#}")));
+                            return;
+                        }
+                    };
+                    let spec = DebateSpec {
+                        question,
+                        kind,
+                        options: vec![],
+                        agents: built.specs.clone(),
+                        rounds,
+                        seed: config.debate.seed,
+                        tests: None,
+                    };
+                    let mut debate = match Debate::new(
+                        id,
+                        spec,
+                        protocol,
+                        built.engine.clone(),
+                        config.engine(),
+                        store.as_ref(),
+                    ) {
+                        Ok(d) => d.with_redactor(redactor).with_sandbox(sandbox),
+                        Err(e) => {
+                            let _ = created_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    if let Err(e) = debate.create(rule, config_json).await {
+                        let _ = created_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                    let _ = created_tx.send(Ok(()));
+                    let outcome = debate
+                        .run(rule, &decision, &NoObserver)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string());
+                    let _ = done_tx.send(outcome);
+                });
+            })
+            .map_err(|e| RunnerError::Internal(format!("starting the debate's thread: {e}")))?;
+        drop(thread);
+        match created_rx.await {
+            Ok(Ok(())) => Ok(Started {
+                run_id,
+                finished: done_rx,
+            }),
+            Ok(Err(m)) => Err(RunnerError::BadRequest(m)),
+            Err(_) => Err(RunnerError::Internal(
+                "the debate's thread ended before its run was recorded".into(),
+            )),
+        }
+    }
+
+    fn team(&self) -> Team {
+        let size = DebateSize::of(&self.base);
+        let agents = if self.base.agents.is_empty() {
+            (0..size.agents)
+                .map(|i| format!("agent {} (the embedded default model)", i + 1))
+                .collect()
+        } else {
+            self.base
+                .agents
+                .iter()
+                .map(|a| format!("{} ({})", a.id, a.backend.name()))
+                .collect()
+        };
+        Team {
+            protocol: self.base.debate.protocol.to_string(),
+            rounds: self.base.debate.rounds,
+            agents,
+            upstream: self.base.serve.upstream.clone(),
+        }
+    }
+
+    fn check_config(&self, text: &str) -> Result<String, String> {
+        let (c, dialect) =
+            moot_config::from_text(text, "the pasted configuration").map_err(|e| e.to_string())?;
+        let size = DebateSize::of(&c);
+        c.validate_size(&size).map_err(|e| e.to_string())?;
+        let from = match dialect {
+            moot_config::Dialect::Moot => "moot's format",
+            moot_config::Dialect::Freemad(_) => "freemad's format",
+        };
+        Ok(format!(
+            "ok ({from}; {}, protocol {}, {})",
+            moot_core::text::plural(size.agents, "agent"),
+            c.debate.protocol,
+            moot_core::text::plural(c.debate.rounds, "debate round")
+        ))
+    }
+}

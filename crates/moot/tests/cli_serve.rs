@@ -1,0 +1,462 @@
+//! `moot serve` as a user meets it: a real server process on a free port, driven over HTTP —
+//! the JSON API and its events, the pages, the OpenAI-compatible endpoint, and the safety
+//! rules (token, loopback, escaping, size and concurrency limits).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::Env;
+use serde_json::{json, Value};
+
+/// A running `moot serve`, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(env: &Env, args: &[&str]) -> Server {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .arg("serve")
+        .args(["--port", "0", "--store"])
+        .arg(env.store())
+        .args(args)
+        .env_remove("MOOT_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start moot serve");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read the first line");
+    let url = first
+        .trim()
+        .strip_prefix("moot serve: ")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_string();
+    Server { child, url }
+}
+
+/// Three scripted agents; the first two answer 408 and the third `third`, every round.
+fn team(env: &Env, third: &str, extra: &str) -> String {
+    let mut text =
+        format!("[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n{extra}\n");
+    for (id, reply) in [
+        ("a", "17 * 24 = 408.\nFinal answer: 408"),
+        ("b", "Final answer: 408"),
+        ("c", third),
+    ] {
+        text.push_str(&format!(
+            "[[agents]]\nid = \"{id}\"\nbackend = \"scripted\"\nresponses = [{reply:?}]\n\n"
+        ));
+    }
+    env.write("team.toml", &text).display().to_string()
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+async fn start(s: &Server, question: &str) -> String {
+    let r = client()
+        .post(format!("{}/api/runs", s.url))
+        .json(&json!({"question": question}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    r.json::<Value>().await.unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The server-sent events of a run, until the stream ends after `done`.
+async fn events(s: &Server, run: &str) -> Vec<(String, Value)> {
+    let text = client()
+        .get(format!("{}/api/runs/{run}/events", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut event = String::new();
+        let mut data = String::new();
+        for line in block.lines() {
+            if let Some(e) = line.strip_prefix("event: ") {
+                event = e.to_string();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                data.push_str(d);
+            }
+        }
+        if !event.is_empty() {
+            out.push((event, serde_json::from_str(&data).unwrap_or(Value::Null)));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_debate_started_over_the_api_is_followed_and_shown() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 418", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let run = start(&s, "What is 17 * 24?").await;
+    let ev = events(&s, &run).await;
+    let calls: Vec<&Value> = ev
+        .iter()
+        .filter(|(e, _)| e == "call")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(calls.len(), 6, "{ev:?}");
+    assert!(calls
+        .iter()
+        .all(|c| c["ms"].is_u64() && c["output_tokens"].is_u64()));
+    let (last, done) = ev.last().unwrap();
+    assert_eq!(last, "done");
+    assert_eq!(done["answer"], "408");
+    assert_eq!(done["status"], "done");
+
+    let t: Value = client()
+        .get(format!("{}/api/runs/{run}", s.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(t["run"]["answer"], "408");
+    assert_eq!(t["calls"].as_array().unwrap().len(), 6);
+    assert!(
+        t["run"].get("config").is_none(),
+        "configurations stay out of the API"
+    );
+    assert_eq!(t["view"]["rounds"].as_array().unwrap().len(), 2);
+
+    let page = client()
+        .get(format!("{}/runs/{run}", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    let html = page.text().await.unwrap();
+    for want in [
+        "Why this answer won",
+        "The same debate under every rule",
+        "Who read whom",
+        "<svg class=\"topology\"",
+        "majority-last",
+    ] {
+        assert!(html.contains(want), "{want} missing");
+    }
+    let list = client()
+        .get(&s.url)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(list.contains(&format!("/runs/{run}")), "{list}");
+    let filtered = client()
+        .get(format!("{}/?protocol=cot", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!filtered.contains(&format!("/runs/{run}")));
+    assert!(filtered.contains("No run matches."));
+}
+
+#[tokio::test]
+async fn model_text_is_shown_as_text() {
+    let env = Env::new();
+    let evil = "<script>alert(1)</script><img src=x onerror=alert(2)> Final answer: 12";
+    let cfg = team(&env, evil, "");
+    let s = serve(&env, &["--config", &cfg]);
+    let run = start(&s, "<b>What</b> is 17 * 24?").await;
+    events(&s, &run).await;
+    let html = client()
+        .get(format!("{}/runs/{run}", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!html.contains("<script>alert"), "raw script in the page");
+    assert!(!html.contains("<img src=x"), "raw img in the page");
+    assert!(!html.contains("<b>What</b>"));
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;&#x2f;script&gt;")
+            || html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "escaped text missing"
+    );
+    let list = client()
+        .get(&s.url)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!list.contains("<b>What</b>"));
+}
+
+#[tokio::test]
+async fn a_token_guards_every_route_but_health() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg, "--token", "s3cret"]);
+    let c = client();
+    assert_eq!(
+        c.get(format!("{}/health", s.url))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    for path in ["/", "/api/runs", "/v1/models", "/new"] {
+        let r = c.get(format!("{}{path}", s.url)).send().await.unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+        let r = c
+            .get(format!("{}{path}", s.url))
+            .bearer_auth("wrong")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{path}");
+        let r = c
+            .get(format!("{}{path}", s.url))
+            .bearer_auth("s3cret")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+    }
+    let r = c
+        .post(format!("{}/api/runs", s.url))
+        .json(&json!({"question": "q"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    // A browser opens /?token=… once and gets a cookie instead.
+    let nofollow = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = nofollow
+        .get(format!("{}/?token=s3cret", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly"), "{cookie}");
+    let pair = cookie.split(';').next().unwrap().to_string();
+    let r = c
+        .get(format!("{}/", s.url))
+        .header("cookie", pair)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    // No page shows the token.
+    let html = r.text().await.unwrap();
+    assert!(!html.contains("s3cret"));
+}
+
+#[test]
+fn listening_beyond_loopback_needs_a_token() {
+    let env = Env::new();
+    let out = env
+        .moot()
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .env_remove("MOOT_SERVE_TOKEN")
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("without a token") && err.contains("--token"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn bodies_and_running_debates_are_capped() {
+    let env = Env::new();
+    // An agent that takes a while, so that the first debate still runs when the second asks.
+    let slow = common::script(
+        &env,
+        "slow.sh",
+        "#!/bin/sh\ncat > /dev/null\nsleep 3\necho 'Final answer: 7'\n",
+    );
+    let slow = slow.display().to_string();
+    let cfg = env.write(
+        "slow.toml",
+        &format!(
+            "[debate]\nprotocol = \"cot\"\nrounds = 0\n[security]\ncli_allowed_commands = [{slow:?}]\n[[agents]]\nid = \"s\"\nbackend = \"cli\"\ncommand = {slow:?}\n"
+        ),
+    );
+    let s = serve(
+        &env,
+        &["--config", &cfg.display().to_string(), "--max-running", "1"],
+    );
+    let c = client();
+    let big = "x".repeat(2 << 20);
+    let r = c
+        .post(format!("{}/api/runs", s.url))
+        .json(&json!({"question": big}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let first = start(&s, "What is 3 + 4?").await;
+    let r = c
+        .post(format!("{}/api/runs", s.url))
+        .json(&json!({"question": "And 5 + 6?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    assert_eq!(r.headers()["retry-after"], "5");
+    // Once the first is done, a slot is free again.
+    events(&s, &first).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    start(&s, "And 5 + 6?").await;
+    // Bad requests name their field.
+    let r = c
+        .post(format!("{}/api/runs", s.url))
+        .json(&json!({"question": "q", "protocol": "nope"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"].as_str().unwrap().contains("nope"), "{e}");
+}
+
+#[tokio::test]
+async fn the_openai_endpoint_answers_as_a_model_would() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 418", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let c = client();
+    let models: Value = c
+        .get(format!("{}/v1/models", s.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = models["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"moot") && ids.contains(&"moot/free-mad-n") && ids.contains(&"moot/som"));
+    let r: Value = c
+        .post(format!("{}/v1/chat/completions", s.url))
+        .json(&json!({"model": "moot/som", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["object"], "chat.completion");
+    assert_eq!(
+        r["choices"][0]["message"]["content"],
+        "17 * 24 = 408.\nFinal answer: 408"
+    );
+    assert_eq!(r["moot"]["answer"], "408");
+    assert_eq!(r["moot"]["protocol"], "som");
+    let usage = &r["usage"];
+    assert_eq!(
+        usage["total_tokens"].as_u64(),
+        Some(
+            usage["prompt_tokens"].as_u64().unwrap() + usage["completion_tokens"].as_u64().unwrap()
+        )
+    );
+    assert!(usage["completion_tokens"].as_u64().unwrap() > 0);
+    // The id opens the run.
+    let run = r["id"].as_str().unwrap();
+    env.moot().args(["show", run]).assert().success();
+
+    let text = c
+        .post(format!("{}/v1/chat/completions", s.url))
+        .json(&json!({"model": "moot", "stream": true, "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content": "What is 17 * 24?"}]}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .collect();
+    assert_eq!(data.last(), Some(&"[DONE]"));
+    let chunks: Vec<Value> = data[..data.len() - 1]
+        .iter()
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(content, "17 * 24 = 408.\nFinal answer: 408");
+    assert!(chunks
+        .iter()
+        .any(|c| c["choices"][0]["finish_reason"] == "stop"));
+    assert!(
+        chunks.last().unwrap()["usage"]["total_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    // Progress came first, as comments a client skips.
+    assert!(text.contains(": moot run "), "{text}");
+
+    let r = c
+        .post(format!("{}/v1/chat/completions", s.url))
+        .json(&json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("moot/PROTOCOL"));
+}
