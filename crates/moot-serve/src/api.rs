@@ -14,8 +14,8 @@ use moot_store::{CallRecord, RunFilter, RunStatus, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::app::{App, StartError};
 use crate::runner::{DebateRequest, RunnerError};
-use crate::{App, StartError};
 
 /// How often a followed run is read again for new calls.
 const POLL: Duration = Duration::from_millis(150);

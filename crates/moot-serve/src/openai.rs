@@ -16,8 +16,8 @@ use moot_store::{CallRecord, RunRecord, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::app::{App, StartError};
 use crate::runner::{DebateRequest, RunnerError};
-use crate::{App, StartError};
 
 /// How often a streamed debate is read again for progress.
 const POLL: Duration = Duration::from_millis(200);
@@ -288,7 +288,7 @@ pub async fn chat(
 /// `[DONE]`.
 fn stream(
     app: Arc<App>,
-    started: crate::Started,
+    started: crate::runner::Started,
     model: String,
     include_usage: bool,
 ) -> Sse<impl futures::Stream<Item = Result<Event, Infallible>>> {

@@ -8,33 +8,14 @@ use std::sync::Arc;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use minijinja::{context, Environment};
+use minijinja::context;
 use moot_store::StoreError;
 use serde::{Deserialize, Serialize};
 
 use crate::api::{ListQuery, PAGE_SIZE};
+use crate::app::{App, StartError};
 use crate::runner::{DebateRequest, RunnerError};
 use crate::view::RunView;
-use crate::{App, StartError};
-
-/// The templates, compiled once.
-pub fn templates() -> Environment<'static> {
-    let mut env = Environment::new();
-    for (name, text) in [
-        ("base.html", include_str!("../templates/base.html")),
-        ("runs.html", include_str!("../templates/runs.html")),
-        ("run.html", include_str!("../templates/run.html")),
-        ("new.html", include_str!("../templates/new.html")),
-        ("config.html", include_str!("../templates/config.html")),
-    ] {
-        // The templates ship inside the binary; one that does not parse is a bug caught by
-        // the tests, not something a user can cause.
-        if let Err(e) = env.add_template(name, text) {
-            panic!("template {name}: {e}");
-        }
-    }
-    env
-}
 
 fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
     match app.templates.get_template(name).and_then(|t| t.render(ctx)) {
@@ -384,7 +365,7 @@ mod tests {
 
     #[test]
     fn every_template_parses() {
-        let env = templates();
+        let env = crate::templates::templates();
         for name in ["runs.html", "run.html", "new.html", "config.html"] {
             assert!(env.get_template(name).is_ok(), "{name}");
         }

@@ -13,7 +13,8 @@ use axum::Router;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
-use crate::{App, ServeError};
+use crate::app::App;
+use crate::error::ServeError;
 
 /// Scripts and styles come only from this server; nothing may be framed, posted elsewhere or
 /// loaded from another origin. Model text is escaped by the templates; this stops what an

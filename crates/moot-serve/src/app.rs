@@ -1,0 +1,93 @@
+//! What every handler shares: the store, the runner, the token, the templates, and the slots
+//! of debates that may run at once.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use moot_store::Store;
+use tokio::sync::Semaphore;
+
+use crate::runner::{DebateRequest, Runner, RunnerError, Started};
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub host: IpAddr,
+    pub port: u16,
+    /// Required as `Authorization: Bearer TOKEN` on every route but `/health`.
+    pub token: Option<String>,
+    /// Debates running at once, over every client; past it a start is refused with 429.
+    pub max_running: usize,
+    /// The largest request body accepted.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            host: IpAddr::from([127, 0, 0, 1]),
+            port: 8001,
+            token: None,
+            max_running: 4,
+            max_body_bytes: 1 << 20,
+        }
+    }
+}
+
+/// What every handler shares.
+pub struct App {
+    pub store: Arc<dyn Store>,
+    pub runner: Arc<dyn Runner>,
+    pub token: Option<String>,
+    /// One permit per debate that may run.
+    running: Arc<Semaphore>,
+    max_running: usize,
+    pub(crate) templates: minijinja::Environment<'static>,
+}
+
+impl App {
+    pub fn new(store: Arc<dyn Store>, runner: Arc<dyn Runner>, options: &ServeOptions) -> App {
+        App {
+            store,
+            runner,
+            token: options.token.clone(),
+            running: Arc::new(Semaphore::new(options.max_running)),
+            max_running: options.max_running,
+            templates: crate::templates::templates(),
+        }
+    }
+
+    /// Starts a debate if a slot is free; the slot is held until the debate ends.
+    pub(crate) async fn start(&self, request: DebateRequest) -> Result<Started, StartError> {
+        self.runner.check(&request).map_err(StartError::Runner)?;
+        let permit = self
+            .running
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| StartError::Busy(self.max_running))?;
+        let mut started = self
+            .runner
+            .start(request)
+            .await
+            .map_err(StartError::Runner)?;
+        // Hold the permit until the debate ends, and pass the outcome on.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let finished = std::mem::replace(&mut started.finished, rx);
+        tokio::spawn(async move {
+            let outcome = finished
+                .await
+                .unwrap_or_else(|_| Err("the debate's task ended without a result".into()));
+            drop(permit);
+            let _ = tx.send(outcome);
+        });
+        Ok(started)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    #[error("{0} debates are running, the most this server runs at once; try again shortly")]
+    Busy(usize),
+    #[error(transparent)]
+    Runner(RunnerError),
+}
