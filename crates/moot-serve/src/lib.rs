@@ -14,6 +14,7 @@
 
 mod api;
 mod app;
+mod benches;
 mod error;
 mod openai;
 mod pages;
@@ -30,7 +31,7 @@ use axum::Router;
 
 pub use app::{App, ServeOptions};
 pub use error::ServeError;
-pub use runner::{DebateRequest, Runner, RunnerError, Started, Team};
+pub use runner::{BenchReport, DebateRequest, Runner, RunnerError, Started, Team};
 pub use safety::check_binding;
 
 /// Every route, with the safety layers around them.
@@ -40,6 +41,9 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
         // Benchmark runs have ids with slashes (`bench/protocol/item`).
         .route("/runs/{*id}", get(pages::run))
         .route("/new", get(pages::new_form).post(pages::new_submit))
+        .route("/benches", get(benches::list))
+        .route("/benches/{name}", get(benches::show))
+        .route("/benches/{name}/plots/{file}", get(benches::plot))
         .route(
             "/config",
             get(pages::config_form).post(pages::config_submit),

@@ -17,7 +17,7 @@ use crate::app::{App, StartError};
 use crate::runner::{DebateRequest, RunnerError};
 use crate::view::RunView;
 
-fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
+pub(crate) fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
     match app.templates.get_template(name).and_then(|t| t.render(ctx)) {
         Ok(html) => Html(html).into_response(),
         Err(e) => (
@@ -28,7 +28,7 @@ fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
     }
 }
 
-fn page_error(status: StatusCode, message: &str) -> Response {
+pub(crate) fn page_error(status: StatusCode, message: &str) -> Response {
     // Plain text: nothing in it is read as HTML.
     (
         status,
@@ -38,7 +38,7 @@ fn page_error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-fn store_page_error(e: StoreError) -> Response {
+pub(crate) fn store_page_error(e: StoreError) -> Response {
     match e {
         StoreError::RunNotFound(_) => page_error(StatusCode::NOT_FOUND, &e.to_string()),
         other => page_error(StatusCode::INTERNAL_SERVER_ERROR, &other.to_string()),
@@ -366,7 +366,14 @@ mod tests {
     #[test]
     fn every_template_parses() {
         let env = crate::templates::templates();
-        for name in ["runs.html", "run.html", "new.html", "config.html"] {
+        for name in [
+            "runs.html",
+            "run.html",
+            "new.html",
+            "config.html",
+            "benches.html",
+            "bench.html",
+        ] {
             assert!(env.get_template(name).is_ok(), "{name}");
         }
     }

@@ -47,6 +47,17 @@ pub struct Team {
     pub upstream: Option<String>,
 }
 
+/// A benchmark's report, as `moot report` writes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchReport {
+    /// The report in Markdown; its plots are linked as `plots/FILE.svg`.
+    pub markdown: String,
+    /// `(FILE.svg, the SVG)`.
+    pub plots: Vec<(String, String)>,
+    /// Each reported debate's run id and whether its chosen answer was right.
+    pub graded: Vec<(String, bool)>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RunnerError {
     /// The request cannot run as given (unknown protocol, bad option, too many agents).
@@ -68,4 +79,6 @@ pub trait Runner: Send + Sync {
     /// Checks a configuration text (TOML, YAML or JSON in any dialect moot reads) as
     /// `moot config check` does: `Ok` with a summary, or the error naming the key.
     fn check_config(&self, text: &str) -> Result<String, String>;
+    /// The report of the benchmark `name` (`None` before any of its debates has finished).
+    async fn bench_report(&self, name: &str) -> Result<Option<BenchReport>, RunnerError>;
 }

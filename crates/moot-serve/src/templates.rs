@@ -11,6 +11,8 @@ pub fn templates() -> Environment<'static> {
         ("run.html", include_str!("../templates/run.html")),
         ("new.html", include_str!("../templates/new.html")),
         ("config.html", include_str!("../templates/config.html")),
+        ("benches.html", include_str!("../templates/benches.html")),
+        ("bench.html", include_str!("../templates/bench.html")),
     ] {
         // The templates ship inside the binary; one that does not parse is a bug caught by
         // the tests, not something a user can cause.

@@ -78,6 +78,7 @@ pub(crate) async fn check_bench_contract(store: &dyn Store) {
         Err(StoreError::BenchNotFound(_))
     ));
     store.create_bench(&bench).await.unwrap();
+    assert_eq!(store.list_benches().await.unwrap(), vec![bench.clone()]);
     assert!(matches!(
         store.create_bench(&bench).await,
         Err(StoreError::BenchExists(_))

@@ -174,6 +174,14 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
+        self.with(|i| {
+            let mut b = i.benches.clone();
+            b.sort_by(|x, y| (&y.created_at, &x.name).cmp(&(&x.created_at, &y.name)));
+            Ok(b)
+        })
+    }
+
     async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
         self.with(|i| {
             i.benches

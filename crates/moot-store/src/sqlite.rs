@@ -744,23 +744,38 @@ impl Queries {
             .fetch_optional(&self.pool)
             .await?
             .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))?;
-        let protocols: String = row.try_get("protocols_json")?;
-        let config: String = row.try_get("config_json")?;
-        Ok(BenchRecord {
-            name: row.try_get("name")?,
-            created_at: row.try_get("created_at")?,
-            dataset: row.try_get("dataset")?,
-            protocols: serde_json::from_str(&protocols).map_err(|e| StoreError::Corrupt {
-                run: name.to_string(),
-                what: "benchmark protocols",
-                message: e.to_string(),
-            })?,
-            limit: opt_u64(&row, "item_limit")?,
-            seed: opt_u64(&row, "seed")?.unwrap_or(0),
-            config: parse_json(name, "benchmark config", &config)?,
-        })
+        bench_from_row(&row)
     }
 
+    async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
+        let rows = sqlx::query("SELECT * FROM benches ORDER BY created_at DESC, name")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(bench_from_row).collect()
+    }
+}
+
+/// A benchmark row as its record.
+fn bench_from_row(row: &SqliteRow) -> Result<BenchRecord, StoreError> {
+    let name: String = row.try_get("name")?;
+    let protocols: String = row.try_get("protocols_json")?;
+    let config: String = row.try_get("config_json")?;
+    Ok(BenchRecord {
+        created_at: row.try_get("created_at")?,
+        dataset: row.try_get("dataset")?,
+        protocols: serde_json::from_str(&protocols).map_err(|e| StoreError::Corrupt {
+            run: name.clone(),
+            what: "benchmark protocols",
+            message: e.to_string(),
+        })?,
+        limit: opt_u64(row, "item_limit")?,
+        seed: opt_u64(row, "seed")?.unwrap_or(0),
+        config: parse_json(&name, "benchmark config", &config)?,
+        name,
+    })
+}
+
+impl Queries {
     async fn record_bench_item(&self, i: &BenchItemRecord) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT OR REPLACE INTO bench_items (bench, protocol, item_id, position, gold, run_id)
@@ -904,6 +919,10 @@ impl Store for SqliteStore {
 
     async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
         self.located(self.queries.bench(name).await)
+    }
+
+    async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
+        self.located(self.queries.list_benches().await)
     }
 
     async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError> {

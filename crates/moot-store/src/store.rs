@@ -33,6 +33,8 @@ pub trait Store: Send + Sync {
     /// Records a new benchmark; a name already taken is refused ([`StoreError::BenchExists`]).
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError>;
     async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError>;
+    /// Every benchmark, newest first.
+    async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError>;
     /// Links an item's debate to its benchmark; recording the same (bench, protocol, item)
     /// again replaces the link.
     async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError>;

@@ -1,6 +1,7 @@
 //! `moot`: the multi-agent debate engine's command-line interface. One module per subcommand.
 
 mod backends;
+mod bench_report;
 mod bench_run;
 mod cmd;
 mod debate_run;

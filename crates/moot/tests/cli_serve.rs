@@ -460,3 +460,79 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
         .unwrap()
         .contains("moot/PROTOCOL"));
 }
+
+#[tokio::test]
+async fn benchmarks_show_progress_their_report_and_each_debate() {
+    let env = Env::new();
+    let dataset = common::arith_dataset(&env, 4);
+    env.stdout(&[
+        "bench",
+        "--sim",
+        "--dataset",
+        &dataset,
+        "--protocol",
+        "som,cot",
+        "--run",
+        "arith",
+    ]);
+    let s = serve(&env, &[]);
+    let c = client();
+    let list = c
+        .get(format!("{}/benches", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(list.contains("/benches/arith"), "{list}");
+    // minijinja writes `/` in values as `&#x2f;`, which a browser reads back as `/`.
+    let page = c
+        .get(format!("{}/benches/arith", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .replace("&#x2f;", "/");
+    assert!(page.contains("8 done, 0 running, 0 failed"), "{page}");
+    assert!(page.contains("<table>"), "the report's tables are HTML");
+    assert!(
+        page.contains("src=\"/benches/arith/plots/accuracy-vs-tokens.svg\""),
+        "{page}"
+    );
+    assert!(
+        page.contains("href=\"/runs/arith/som/"),
+        "items link to their debates"
+    );
+    assert!(page.contains('✓') || page.contains('✗'));
+    let plot = c
+        .get(format!(
+            "{}/benches/arith/plots/accuracy-vs-tokens.svg",
+            s.url
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plot.headers()["content-type"], "image/svg+xml");
+    assert!(plot.text().await.unwrap().starts_with("<svg"));
+    // A debate of the benchmark opens (its id holds slashes).
+    let run_link = page
+        .split("href=\"/runs/")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
+    let run = c
+        .get(format!("{}/runs/{run_link}", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.status(), 200);
+    let missing = c
+        .get(format!("{}/benches/nope", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use moot_config::{Config, DebateSize, ProtocolName};
 use moot_core::debate::DebateSpec;
 use moot_engine::{Debate, NoObserver};
-use moot_serve::{DebateRequest, Runner, RunnerError, ServeOptions, Started, Team};
+use moot_serve::{BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team};
 use moot_store::Store;
 
 use crate::backends;
@@ -275,6 +275,51 @@ impl Runner for ServeRunner {
             agents,
             upstream: self.base.serve.upstream.clone(),
         }
+    }
+
+    async fn bench_report(&self, name: &str) -> Result<Option<BenchReport>, RunnerError> {
+        let loaded = crate::bench_report::load(self.store.as_ref(), name)
+            .await
+            .map_err(|e| match e.downcast_ref::<moot_store::StoreError>() {
+                Some(moot_store::StoreError::BenchNotFound(_)) => {
+                    RunnerError::BadRequest(format!("no benchmark named {name:?}"))
+                }
+                _ => RunnerError::Internal(format!("{e:#}")),
+            })?;
+        let (infos, results, items) = crate::bench_report::combine(vec![loaded])
+            .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
+        if results.is_empty() {
+            return Ok(None);
+        }
+        // As `moot report` does by default: protocols compared on the items all finished.
+        let (results, left_out) = moot_eval::report::common_items(results);
+        if results.is_empty() {
+            return Ok(None);
+        }
+        let mut report = moot_eval::report::Report::new(infos, &results, &items);
+        report.left_out = left_out;
+        let plots = crate::bench_report::plots(&report)
+            .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
+        let links: Vec<(&str, String)> = plots
+            .iter()
+            .map(|(caption, file, _)| (*caption, format!("plots/{file}")))
+            .collect();
+        let links: Vec<(&str, &str)> = links.iter().map(|(c, f)| (*c, f.as_str())).collect();
+        let graded = results
+            .iter()
+            .filter_map(|r| {
+                let item = items.iter().find(|i| i.id == r.item_id)?;
+                Some((r.run_id.clone(), r.correct(item)))
+            })
+            .collect();
+        Ok(Some(BenchReport {
+            markdown: report.markdown(&links),
+            plots: plots
+                .into_iter()
+                .map(|(_, file, svg)| (file.to_string(), svg))
+                .collect(),
+            graded,
+        }))
     }
 
     fn check_config(&self, text: &str) -> Result<String, String> {

@@ -1,0 +1,224 @@
+//! The benchmark pages: every benchmark with its progress, and one benchmark's report (as
+//! `moot report` writes it, plots included) with a link from each item to its debate.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use minijinja::context;
+use moot_store::{BenchItemRecord, BenchRecord, RunStatus, StoreError};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+use serde::Serialize;
+
+use crate::app::App;
+use crate::pages::{page_error, render, store_page_error};
+use crate::runner::RunnerError;
+
+/// Where a benchmark stands: linked debates by status, out of the planned number when known.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Progress {
+    pub done: usize,
+    pub running: usize,
+    pub failed: usize,
+    /// Items × protocols when the benchmark has a limit; else unknown.
+    pub planned: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct BenchRow {
+    name: String,
+    created_at: String,
+    dataset: String,
+    protocols: String,
+    progress: Progress,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct ItemRow {
+    protocol: String,
+    item_id: String,
+    run_id: String,
+    status: String,
+    answer: String,
+    gold: String,
+    /// `Some` once the report graded it.
+    correct: Option<bool>,
+}
+
+async fn progress(
+    app: &App,
+    bench: &BenchRecord,
+) -> Result<(Progress, Vec<(BenchItemRecord, RunStatus, Option<String>)>), StoreError> {
+    let links = app.store.bench_items(&bench.name).await?;
+    let mut p = Progress {
+        done: 0,
+        running: 0,
+        failed: 0,
+        planned: bench.limit.map(|l| l * bench.protocols.len() as u64),
+    };
+    let mut rows = Vec::new();
+    for link in links {
+        let run = app.store.run(&link.run_id).await?;
+        match run.status {
+            RunStatus::Done => p.done += 1,
+            RunStatus::Running => p.running += 1,
+            RunStatus::Failed => p.failed += 1,
+        }
+        rows.push((link, run.status, run.answer));
+    }
+    Ok((p, rows))
+}
+
+/// `GET /benches`.
+pub async fn list(State(app): State<Arc<App>>) -> Response {
+    let benches = match app.store.list_benches().await {
+        Ok(b) => b,
+        Err(e) => return store_page_error(e),
+    };
+    let mut rows = Vec::new();
+    for b in &benches {
+        match progress(&app, b).await {
+            Ok((p, _)) => rows.push(BenchRow {
+                name: b.name.clone(),
+                created_at: b.created_at.clone(),
+                dataset: b.dataset.clone(),
+                protocols: b.protocols.join(", "),
+                progress: p,
+            }),
+            Err(e) => return store_page_error(e),
+        }
+    }
+    render(&app, "benches.html", context! { benches => rows })
+}
+
+/// `GET /benches/NAME`.
+pub async fn show(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
+    let bench = match app.store.bench(&name).await {
+        Ok(b) => b,
+        Err(StoreError::BenchNotFound(_)) => {
+            return page_error(
+                StatusCode::NOT_FOUND,
+                &format!("no benchmark named {name:?}"),
+            )
+        }
+        Err(e) => return store_page_error(e),
+    };
+    let (p, links) = match progress(&app, &bench).await {
+        Ok(x) => x,
+        Err(e) => return store_page_error(e),
+    };
+    let report = match app.runner.bench_report(&name).await {
+        Ok(r) => r,
+        Err(RunnerError::BadRequest(m)) => return page_error(StatusCode::NOT_FOUND, &m),
+        Err(RunnerError::Internal(m)) => return page_error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+    };
+    let graded = report
+        .as_ref()
+        .map(|r| r.graded.clone())
+        .unwrap_or_default();
+    let items: Vec<ItemRow> = links
+        .into_iter()
+        .map(|(link, status, answer)| ItemRow {
+            correct: graded
+                .iter()
+                .find(|(run, _)| *run == link.run_id)
+                .map(|(_, c)| *c),
+            protocol: link.protocol,
+            item_id: link.item_id,
+            status: status.as_str().into(),
+            answer: answer.map_or("—".into(), |a| {
+                a.lines().next().unwrap_or("").chars().take(40).collect()
+            }),
+            gold: link
+                .gold
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(40)
+                .collect(),
+            run_id: link.run_id,
+        })
+        .collect();
+    let report_html = report
+        .as_ref()
+        .map(|r| markdown_html(&r.markdown, &format!("/benches/{}/", path_segment(&name))));
+    render(
+        &app,
+        "bench.html",
+        context! {
+            bench => context! { name => bench.name, dataset => bench.dataset, protocols => bench.protocols.join(", "), created_at => bench.created_at, seed => bench.seed, limit => bench.limit },
+            progress => p,
+            items => items,
+            report => report_html,
+        },
+    )
+}
+
+/// `GET /benches/NAME/plots/FILE`: one of the report's plots.
+pub async fn plot(
+    State(app): State<Arc<App>>,
+    Path((name, file)): Path<(String, String)>,
+) -> Response {
+    match app.runner.bench_report(&name).await {
+        Ok(Some(r)) => match r.plots.into_iter().find(|(f, _)| *f == file) {
+            Some((_, svg)) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response(),
+            None => page_error(StatusCode::NOT_FOUND, &format!("no plot {file:?}")),
+        },
+        Ok(None) => page_error(StatusCode::NOT_FOUND, "no debate has finished yet"),
+        Err(RunnerError::BadRequest(m)) => page_error(StatusCode::NOT_FOUND, &m),
+        Err(RunnerError::Internal(m)) => page_error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+    }
+}
+
+/// Percent-encodes a path segment.
+fn path_segment(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A report's Markdown as HTML. Raw HTML in it (a question or answer quoted in a table) becomes
+/// text, and relative image links are resolved against `base`.
+pub fn markdown_html(markdown: &str, base: &str) -> String {
+    let parser = Parser::new_ext(markdown, Options::ENABLE_TABLES).map(|event| match event {
+        Event::Html(t) | Event::InlineHtml(t) => Event::Text(t),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) if !dest_url.starts_with('/') && !dest_url.contains(':') => Event::Start(Tag::Image {
+            link_type,
+            dest_url: CowStr::from(format!("{base}{dest_url}")),
+            title,
+            id,
+        }),
+        other => other,
+    });
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, parser);
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_render_without_raw_html() {
+        let md = "| protocol | answer |\n|---|---|\n| som | <script>x</script> |\n\n![plot](plots/a.svg)\n";
+        let html = markdown_html(md, "/benches/b/");
+        assert!(html.contains("<table>"), "{html}");
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(html.contains("src=\"/benches/b/plots/a.svg\""), "{html}");
+        assert_eq!(path_segment("a b/c"), "a%20b%2Fc");
+    }
+}

@@ -1,0 +1,113 @@
+//! A stored benchmark read back for a report: what `moot report` and `moot serve`'s benchmark
+//! pages share.
+
+use anyhow::{Context, Result};
+use moot_config::Config;
+use moot_eval::bench::{load_bench, ItemResult, LoadedBench};
+use moot_eval::report::{BenchInfo, Report};
+use moot_eval::Item;
+use moot_store::Store;
+
+use crate::input::InputError;
+
+/// The benchmark `name` with every finished debate re-decided under its own decision settings
+/// (tie-break, FREE-MAD weights). A missing benchmark is the store's `BenchNotFound`.
+pub async fn load(store: &dyn Store, name: &str) -> Result<LoadedBench> {
+    let record = store.bench(name).await?;
+    let decision = serde_json::from_value::<Config>(record.config.clone())
+        .ok()
+        .and_then(|c| c.decision().ok())
+        .map(|(_, d)| d)
+        .unwrap_or_default();
+    load_bench(
+        store,
+        name,
+        &|run| Config::protocol_of_run(&run.config, &run.protocol),
+        &decision,
+    )
+    .await
+    .with_context(|| format!("reading benchmark {name}"))
+}
+
+/// The report's plots: (caption, file name, SVG); the rounds plot only when a protocol ran
+/// more than one round.
+pub fn plots(report: &Report) -> Result<Vec<(&'static str, &'static str, String)>> {
+    let mut plots = vec![(
+        "accuracy against tokens per item",
+        "accuracy-vs-tokens.svg",
+        report.accuracy_vs_tokens_svg()?,
+    )];
+    if report.has_rounds() {
+        plots.push((
+            "plurality accuracy by round",
+            "accuracy-vs-rounds.svg",
+            report.accuracy_vs_rounds_svg()?,
+        ));
+    }
+    Ok(plots)
+}
+
+/// Several benchmarks as one: protocols keep their names unless two benchmarks ran the same one.
+pub fn combine(loaded: Vec<LoadedBench>) -> Result<(Vec<BenchInfo>, Vec<ItemResult>, Vec<Item>)> {
+    let rounds_of = |b: &LoadedBench, p: &str| -> Option<usize> {
+        b.results
+            .iter()
+            .filter(|r| r.protocol == p)
+            .filter_map(|r| r.result.transcript.trajectory())
+            .map(|t| t.rounds().saturating_sub(1))
+            .max()
+    };
+    let mut infos = Vec::new();
+    let mut results: Vec<ItemResult> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
+    for b in &loaded {
+        for p in &b.record.protocols {
+            let holders: Vec<&LoadedBench> = loaded
+                .iter()
+                .filter(|o| o.record.protocols.contains(p))
+                .collect();
+            let label = if holders.len() < 2 {
+                p.clone()
+            } else {
+                let mine = rounds_of(b, p);
+                let clash = holders
+                    .iter()
+                    .filter(|o| o.record.name != b.record.name)
+                    .any(|o| rounds_of(o, p) == mine);
+                match mine {
+                    Some(r) if !clash => format!("{p} R={r}"),
+                    _ => format!("{p} ({})", b.record.name),
+                }
+            };
+            for r in b.results.iter().filter(|r| &r.protocol == p) {
+                results.push(ItemResult {
+                    protocol: label.clone(),
+                    ..r.clone()
+                });
+            }
+        }
+        for item in &b.items {
+            match items.iter().find(|i| i.id == item.id) {
+                Some(seen) if seen.gold != item.gold => {
+                    return Err(InputError(format!(
+                        "item {} has gold {:?} in one benchmark and {:?} in {}: they are not the same dataset",
+                        item.id, seen.gold, item.gold, b.record.name
+                    ))
+                    .into())
+                }
+                Some(_) => {}
+                None => items.push(item.clone()),
+            }
+        }
+        infos.push(BenchInfo {
+            name: b.record.name.clone(),
+            dataset: b.record.dataset.clone(),
+            seed: b.record.seed,
+            limit: b.record.limit,
+            protocols: b.record.protocols.clone(),
+            items: b.items.len(),
+            unfinished: b.unfinished,
+        });
+    }
+    Ok((infos, results, items))
+}
