@@ -536,3 +536,62 @@ async fn benchmarks_show_progress_their_report_and_each_debate() {
         .unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+/// The real `openai` Python package, pinned, against the server: a debate team as its model.
+const OPENAI: &str = "openai==1.109.1";
+
+#[test]
+#[ignore = "installs the openai package from PyPI into a venv; scripts/test runs it"]
+fn the_openai_python_client_uses_a_debate_team_as_its_model() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 418", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let python = common::venv_with(OPENAI).join("bin/python");
+    let script = env.write(
+        "client.py",
+        r#"
+import json, sys
+from openai import OpenAI
+
+client = OpenAI(base_url=sys.argv[1] + "/v1", api_key="unused")
+ids = [m.id for m in client.models.list()]
+assert "moot" in ids and "moot/free-mad-n" in ids, ids
+
+r = client.chat.completions.create(
+    model="moot/som",
+    messages=[{"role": "user", "content": "What is 17 * 24?"}],
+)
+extra = r.model_extra or {}
+out = {
+    "id": r.id,
+    "content": r.choices[0].message.content,
+    "finish": r.choices[0].finish_reason,
+    "total_tokens": r.usage.total_tokens,
+    "answer": extra.get("moot", {}).get("answer"),
+}
+
+stream = client.chat.completions.create(
+    model="moot",
+    messages=[{"role": "user", "content": "What is 17 * 24?"}],
+    stream=True,
+)
+out["streamed"] = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+print(json.dumps(out))
+"#,
+    );
+    let ran = common::run_ok(
+        Command::new(python).arg(&script).arg(&s.url),
+        "the openai client",
+    );
+    let out: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(out["content"], "17 * 24 = 408.\nFinal answer: 408", "{out}");
+    assert_eq!(out["streamed"], out["content"]);
+    assert_eq!(out["answer"], "408");
+    assert_eq!(out["finish"], "stop");
+    assert!(out["total_tokens"].as_u64().unwrap() > 0);
+    // The completion's id is the run.
+    env.moot()
+        .args(["show", out["id"].as_str().unwrap()])
+        .assert()
+        .success();
+}

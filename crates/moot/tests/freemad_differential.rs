@@ -4,64 +4,21 @@
 //! Ignored by default: the first run installs freemad==2.0.0 from PyPI into a venv under the
 //! target directory (shared by later runs). `scripts/test` runs it.
 
+mod common;
+
 use std::collections::BTreeSet;
+
+use common::run_ok;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 const FREEMAD: &str = "freemad==2.0.0";
 
-fn run_ok(cmd: &mut Command, what: &str) -> std::process::Output {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-/// The `freemad` program of a venv holding freemad 2.0.0, made once under
-/// `CARGO_TARGET_TMPDIR`: a lock lets one test process make it while others wait, and a marker
-/// written after a successful install keeps a half-made venv from being trusted.
+/// The `freemad` program of a venv holding freemad 2.0.0 (see [`common::venv_with`]).
 fn freemad() -> &'static Path {
     static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        std::fs::create_dir_all(root).expect("create CARGO_TARGET_TMPDIR");
-        let name = format!("venv-{}", FREEMAD.replace("==", "-"));
-        let dir = root.join(&name);
-        let marker = dir.join("moot-installed");
-        let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
-        lock.lock().expect("lock the venv");
-        if std::fs::read_to_string(&marker).ok().as_deref() != Some(FREEMAD) {
-            eprintln!("creating a venv with {FREEMAD} in {}", dir.display());
-            run_ok(
-                Command::new("python3")
-                    .args(["-m", "venv", "--clear"])
-                    .arg(&dir),
-                "python3 -m venv (Debian and Ubuntu need python3-venv)",
-            );
-            run_ok(
-                Command::new(dir.join("bin/python")).args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "-q",
-                    "--disable-pip-version-check",
-                    FREEMAD,
-                ]),
-                &format!("pip install {FREEMAD}"),
-            );
-            std::fs::write(&marker, FREEMAD).expect("write the venv's marker");
-        }
-        drop(lock);
-        dir.join("bin/freemad")
-    })
+    PROGRAM.get_or_init(|| common::venv_with(FREEMAD).join("bin/freemad"))
 }
 
 /// The question every run here is asked.

@@ -130,3 +130,55 @@ pub fn read_http_request(stream: &mut impl std::io::Read) -> Vec<u8> {
         }
     }
 }
+
+/// A venv holding the PyPI package `spec` (`openai==1.109.1`), made once under
+/// `CARGO_TARGET_TMPDIR` and shared by later runs: a lock lets one test process make it while
+/// others wait, and a marker written after a successful install keeps a half-made venv from
+/// being trusted. Returns the venv's folder.
+pub fn venv_with(spec: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(root).expect("create CARGO_TARGET_TMPDIR");
+    let name = format!("venv-{}", spec.replace("==", "-"));
+    let dir = root.join(&name);
+    let marker = dir.join("moot-installed");
+    let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
+    lock.lock().expect("lock the venv");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(spec) {
+        eprintln!("creating a venv with {spec} in {}", dir.display());
+        run_ok(
+            std::process::Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&dir),
+            "python3 -m venv (Debian and Ubuntu need python3-venv)",
+        );
+        run_ok(
+            std::process::Command::new(dir.join("bin/python")).args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                spec,
+            ]),
+            &format!("pip install {spec}"),
+        );
+        std::fs::write(&marker, spec).expect("write the venv's marker");
+    }
+    drop(lock);
+    dir
+}
+
+/// Runs `cmd`, failing the test with its output when it cannot start or does not succeed.
+pub fn run_ok(cmd: &mut std::process::Command, what: &str) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
