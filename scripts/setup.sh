@@ -65,6 +65,11 @@ moot_missing_packages() {
     fi
     # The sandbox that runs code answers (moot-sandbox).
     command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+    # The headless browser the dashboard's tests drive (tests/browser.rs): for the tests only
+    # (scripts/test and .ci/run set MOOT_SETUP_TESTS=1), not for the quick start.
+    if [[ "${MOOT_SETUP_TESTS:-}" == 1 ]]; then
+        command -v chromedriver >/dev/null 2>&1 || missing+=(chromium chromium-driver)
+    fi
     echo "${missing[@]:-}"
 }
 

@@ -48,7 +48,7 @@ impl FakeMachine {
 
     /// Every build command present and working.
     fn toolchain(&self) -> &Self {
-        for c in ["cmake", "cc", "c++", "cargo", "bwrap"] {
+        for c in ["cmake", "cc", "c++", "cargo", "bwrap", "chromedriver"] {
             self.command(c, "exit 0");
         }
         self.file("/usr/bin/python3");
@@ -77,7 +77,16 @@ impl FakeMachine {
     }
 
     fn missing(&self) -> Vec<String> {
-        self.run("moot_missing_packages", &[])
+        self.missing_with(&[])
+    }
+
+    /// What is missing for the tests (`MOOT_SETUP_TESTS=1`, as scripts/test and .ci/run set).
+    fn missing_for_tests(&self) -> Vec<String> {
+        self.missing_with(&[("MOOT_SETUP_TESTS", "1")])
+    }
+
+    fn missing_with(&self, env: &[(&str, &str)]) -> Vec<String> {
+        self.run("moot_missing_packages", env)
             .split_whitespace()
             .map(str::to_string)
             .collect()
@@ -145,9 +154,15 @@ fn missing_build_commands_name_their_packages() {
             "bubblewrap"
         ]
     );
+    // The tests also drive a browser; the quick start does not install one.
+    assert_eq!(
+        m.missing_for_tests()[6..],
+        ["chromium".to_string(), "chromium-driver".to_string()]
+    );
     // A compiler for C but not for C++ still needs g++.
     m.command("cmake", "exit 0").command("cc", "exit 0");
-    m.command("bwrap", "exit 0");
+    m.command("bwrap", "exit 0")
+        .command("chromedriver", "exit 0");
     assert_eq!(
         m.missing(),
         ["g++", "python3", "python3-pip", "python3-venv"]

@@ -1,0 +1,278 @@
+//! `moot serve`'s pages in a real headless Chromium (Debian's `chromium` and
+//! `chromium-driver`, driven over WebDriver): the runs list, a debate started from the form
+//! against a local fake model server and followed live, its result and "why this answer won",
+//! and a benchmark report.
+//!
+//! Ignored by default (it needs the browser, which `scripts/setup.sh` installs); `scripts/test`
+//! runs it. With `MOOT_SCREENSHOTS=DIR` it also saves the run and benchmark pages as PNGs (the
+//! README's screenshots come from there).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{read_http_request, Env};
+use fantoccini::{ClientBuilder, Locator};
+
+/// A child process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// An OpenAI-compatible model server that answers every chat completion after `delay`, so that
+/// a debate's calls complete one after another while a page watches.
+fn fake_model(delay: Duration) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let _ = read_http_request(&mut stream);
+                // Agents answer at different speeds, so calls finish apart.
+                std::thread::sleep(delay * (1 + (n % 3) as u32));
+                let body = r#"{"id":"x","object":"chat.completion","created":0,"model":"fake","choices":[{"index":0,"message":{"role":"assistant","content":"17 * 24 = 408.\nFinal answer: 408"},"finish_reason":"stop"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}"#;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn serve(env: &Env, config: &std::path::Path) -> (Killed, String) {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .args(["serve", "--port", "0", "--config"])
+        .arg(config)
+        .arg("--store")
+        .arg(env.store())
+        .env_remove("MOOT_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start moot serve");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first.trim().trim_start_matches("moot serve: ").to_string();
+    (Killed(child), url)
+}
+
+/// chromedriver on a free port, ready for sessions.
+fn chromedriver() -> (Killed, String) {
+    let port = free_port();
+    let child = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver (Debian: chromium-driver; scripts/setup.sh installs it)");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromedriver did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (Killed(child), format!("http://127.0.0.1:{port}"))
+}
+
+async fn wait_for(
+    c: &fantoccini::Client,
+    what: &str,
+    mut ok: impl AsyncFnMut(&fantoccini::Client) -> bool,
+) {
+    let started = Instant::now();
+    while !ok(c).await {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "drives a real headless Chromium; scripts/test runs it"]
+async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
+    let env = Env::new();
+    let model = fake_model(Duration::from_millis(350));
+    let agents: String = ["a", "b", "c"]
+        .iter()
+        .map(|id| format!("[[agents]]\nid = \"{id}\"\nbackend = \"openai\"\nbase_url = \"{model}\"\nmodel = \"fake\"\nstream = false\n\n"))
+        .collect();
+    let cfg = env.write(
+        "team.toml",
+        &format!("[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n{agents}"),
+    );
+    // A benchmark to open later, in the same store.
+    let dataset = common::arith_dataset(&env, 3);
+    env.stdout(&[
+        "bench",
+        "--sim",
+        "--dataset",
+        &dataset,
+        "--protocol",
+        "som,cot",
+        "--run",
+        "arith",
+    ]);
+    let (_server, url) = serve(&env, &cfg);
+    let (_driver, driver) = chromedriver();
+    let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(serde_json::json!({
+        "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]}
+    }))
+    .unwrap();
+    // The WebDriver client is plain HTTP, but its TLS stack wants a crypto provider chosen
+    // (two are linked into the test binary).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let c = ClientBuilder::rustls()
+        .expect("tls")
+        .capabilities(caps)
+        .connect(&driver)
+        .await
+        .expect("a Chromium session");
+
+    // The runs list, empty of debates but the benchmark's.
+    c.goto(&url).await.unwrap();
+    assert_eq!(c.title().await.unwrap(), "moot · runs");
+
+    // Start a debate from the form.
+    c.goto(&format!("{url}/new")).await.unwrap();
+    let question = c
+        .find(Locator::Css("textarea[name=question]"))
+        .await
+        .unwrap();
+    question.send_keys("What is 17 * 24?").await.unwrap();
+    c.find(Locator::Css("select[name=protocol] option[value=som]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::Css("form.new button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, "the run page", async |c| {
+        c.current_url()
+            .await
+            .is_ok_and(|u| u.path().starts_with("/runs/"))
+    })
+    .await;
+
+    // Calls appear live, one after another, before the debate ends.
+    wait_for(&c, "a live call", async |c| {
+        c.find_all(Locator::Css("#live-calls tr"))
+            .await
+            .is_ok_and(|rows| !rows.is_empty())
+    })
+    .await;
+    let first_seen = c
+        .find_all(Locator::Css("#live-calls tr"))
+        .await
+        .unwrap()
+        .len();
+    assert!(first_seen < 6, "every call was there at once: not live");
+
+    // The page reloads with the whole debate when it is done: no live section any more.
+    wait_for(&c, "the finished debate", async |c| {
+        let done = match c.find(Locator::Id("status")).await {
+            Ok(e) => e.text().await.is_ok_and(|t| t == "done"),
+            Err(_) => false,
+        };
+        done && c.find(Locator::Id("live")).await.is_err()
+    })
+    .await;
+    let answer = c
+        .find(Locator::Id("answer"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(answer, "408");
+    let why = c.find(Locator::Css("#why")).await.unwrap();
+    why.find(Locator::Css("table.why tbody tr"))
+        .await
+        .expect("a contribution row");
+    let why_text = why.text().await.unwrap();
+    assert!(
+        why_text.contains("Why this answer won") && why_text.contains("vote"),
+        "{why_text}"
+    );
+    // A cell opens to the full response.
+    let cell = c
+        .find(Locator::Css("table.grid details summary"))
+        .await
+        .unwrap();
+    cell.click().await.unwrap();
+    let response = c
+        .find(Locator::Css("table.grid details[open] pre.response"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(response.contains("Final answer: 408"));
+    shot(&c, "run.png").await;
+
+    // A benchmark's report.
+    c.goto(&format!("{url}/benches")).await.unwrap();
+    c.find(Locator::LinkText("arith"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let report = c
+        .find(Locator::Css("#report table"))
+        .await
+        .expect("the report's table");
+    assert!(report.text().await.unwrap().contains("som"));
+    let plot = c.find(Locator::Css("#report img")).await.unwrap();
+    let loaded = c
+        .execute(
+            "return arguments[0].naturalWidth > 0",
+            vec![serde_json::to_value(&plot).unwrap()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(loaded, serde_json::json!(true), "the plot did not load");
+    shot(&c, "benchmark.png").await;
+    c.close().await.unwrap();
+}
+
+/// Saves a screenshot into `MOOT_SCREENSHOTS`, when set.
+async fn shot(c: &fantoccini::Client, name: &str) {
+    if let Some(dir) = std::env::var_os("MOOT_SCREENSHOTS") {
+        let png = c.screenshot().await.unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
+    }
+}
