@@ -595,3 +595,129 @@ print(json.dumps(out))
         .assert()
         .success();
 }
+
+/// An OpenAI-compatible upstream that answers every chat completion with `reply`, recording
+/// each request body.
+fn upstream(reply: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::Write as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let seen = seen2.clone();
+            std::thread::spawn(move || {
+                let request = common::read_http_request(&mut stream);
+                seen.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&request).into_owned());
+                let body = json!({
+                    "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+                })
+                .to_string();
+                let _ = stream.write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                );
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn a_model_name_builds_a_team_on_the_upstream_and_no_secret_reaches_a_page() {
+    let env = Env::new();
+    let (url, seen) = upstream("Final answer: 408");
+    let secret = "sk-test-0123456789abcdef";
+    let cfg = env.write(
+        "up.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n[serve]\nupstream = {url:?}\nupstream_api_key_env = \"MOOT_TEST_UPSTREAM_KEY\"\n\n[[agents]]\nid = \"x\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"configured\"\napi_key_env = \"MOOT_TEST_UPSTREAM_KEY\"\nstream = false\n\n[[agents]]\nid = \"y\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"configured\"\napi_key_env = \"MOOT_TEST_UPSTREAM_KEY\"\nstream = false\n"
+        ),
+    );
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .args(["serve", "--port", "0", "--store"])
+        .arg(env.store())
+        .arg("--config")
+        .arg(&cfg)
+        .env("MOOT_TEST_UPSTREAM_KEY", secret)
+        .env_remove("MOOT_SERVE_TOKEN")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let s = Server {
+        child,
+        url: first.trim().trim_start_matches("moot serve: ").to_string(),
+    };
+    let r: Value = client()
+        .post(format!("{}/v1/chat/completions", s.url))
+        .json(&json!({"model": "moot/som/qwen-up", "messages": [{"role": "user", "content": format!("What is 17 * 24? (my key is {secret})")}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["moot"]["answer"], "408", "{r}");
+    // A team of the configured size (two), every call on the named model, with the key.
+    let requests = seen.lock().unwrap().clone();
+    assert_eq!(requests.len(), 4, "two agents, two rounds");
+    assert!(requests.iter().all(|q| q.contains("\"model\":\"qwen-up\"")));
+    assert!(requests.iter().all(|q| q
+        .to_lowercase()
+        .contains(&format!("authorization: bearer {secret}"))));
+    // The key the question quoted is redacted from everything the server shows.
+    let run = r["id"].as_str().unwrap();
+    for path in [
+        format!("/runs/{run}"),
+        format!("/api/runs/{run}"),
+        "/".to_string(),
+        "/new".to_string(),
+        "/v1/models".to_string(),
+    ] {
+        let body = client()
+            .get(format!("{}{path}", s.url))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(!body.contains(secret), "{path} shows the key");
+    }
+    // Without an upstream, such a model is refused by name.
+    let cfg = team(&env, "Final answer: 408", "");
+    let plain = serve(&env, &["--config", &cfg]);
+    let r = client()
+        .post(format!("{}/v1/chat/completions", plain.url))
+        .json(
+            &json!({"model": "moot/som/qwen-up", "messages": [{"role": "user", "content": "hi"}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("[serve] upstream"),
+        "{e}"
+    );
+}
