@@ -154,7 +154,7 @@ pub fn run_view(
             faults.extend(
                 notes
                     .iter()
-                    .filter(|n| n.starts_with("fault"))
+                    .filter(|n| n.starts_with("fault:") || n.starts_with("malicious:"))
                     .map(|n| format!("round {r}, {}: {n}", c.agent_id)),
             );
             let status = if c.skipped {
@@ -372,31 +372,16 @@ fn contributions(
         .unwrap_or_default()
 }
 
-/// A call's notes as short lines: faults first, then what the protocol did.
+/// A call's notes as lines, as `moot show` writes them (faults start with `fault:` or
+/// `malicious:`).
 fn note_lines(notes: &Value) -> Vec<String> {
-    let Some(map) = notes.as_object() else {
+    if notes.as_object().is_none_or(|m| m.is_empty()) {
         return Vec::new();
-    };
-    let mut lines = Vec::new();
-    for (key, value) in map {
-        if value.is_null() || value == &Value::Bool(false) {
-            continue;
-        }
-        if value.as_array().is_some_and(Vec::is_empty) {
-            continue;
-        }
-        let text = match value {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let line = format!("{key}: {text}");
-        if key.contains("fault") || key == "delivery" {
-            lines.insert(0, format!("fault {line}"));
-        } else {
-            lines.push(line);
-        }
     }
-    lines
+    match moot_core::protocol::CallNotes::from_json(notes) {
+        Ok(n) => n.describe(),
+        Err(e) => vec![format!("the protocol's notes are unreadable: {e}")],
+    }
 }
 
 #[cfg(test)]

@@ -721,3 +721,41 @@ async fn a_model_name_builds_a_team_on_the_upstream_and_no_secret_reaches_a_page
         "{e}"
     );
 }
+
+#[tokio::test]
+async fn faults_and_options_given_to_the_api_show_on_the_run_page() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 418", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let r = client()
+        .post(format!("{}/api/runs", s.url))
+        .json(&json!({"question": "What is 17 * 24?", "rounds": 2, "options": {"faults.cut_off": "0.67", "topology": "ring"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let run = r.json::<Value>().await.unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events(&s, &run).await;
+    let t: Value = client()
+        .get(format!("{}/api/runs/{run}", s.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(t["view"]["rounds"].as_array().unwrap().len(), 3);
+    let html = client()
+        .get(format!("{}/runs/{run}", s.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("Faults injected"), "no faults section");
+    assert!(html.contains("cut off"), "no cut-off fault");
+}

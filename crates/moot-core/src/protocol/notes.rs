@@ -108,6 +108,135 @@ impl CallNotes {
     }
 }
 
+impl CallNotes {
+    /// What the protocol did to the call's prompt, a line each, for people: re-asks, the
+    /// freemad contract, prompt cuts, faults, masks, orderings, pruned and answers-only peers,
+    /// challenges. Faults start with `fault:` or `malicious:`.
+    pub fn describe(&self) -> Vec<String> {
+        let notes = self;
+        let mut lines = Vec::new();
+        if let Some(reask) = &notes.reask {
+            let said = match (&reask.reply, &reask.error) {
+                (Some(reply), _) => format!("replied {:?}", reply.trim()),
+                (None, Some(e)) => format!("failed: {e}"),
+                (None, None) => "no reply".into(),
+            };
+            lines.push(format!(
+                "no readable answer, so re-asked once for the final line: {said}"
+            ));
+        }
+        if let Some(contract) = &notes.contract {
+            let decision = match contract.decision {
+                None => "first answer".to_string(),
+                Some(crate::contract::Decision::Keep) => "decision KEEP".into(),
+                Some(crate::contract::Decision::Revise) => "decision REVISE".into(),
+                Some(crate::contract::Decision::Unparsed) => {
+                    "no readable decision (raw reply kept below)".into()
+                }
+            };
+            let changed = if contract.changed {
+                "changed"
+            } else {
+                "unchanged"
+            };
+            lines.push(format!("freemad contract: {decision}, answer {changed}"));
+        }
+        if let Some(cut) = &notes.prompt_cut {
+            lines.push(format!(
+                "prompt cut to fit the budget: {} → {} estimated tokens",
+                cut.from_tokens, cut.to_tokens
+            ));
+        }
+        if let Some(answer) = &notes.malicious {
+            lines.push(format!("malicious: instructed to argue for {answer}"));
+        }
+        if let Some(order) = &notes.ordering {
+            let consistency = order
+                .consistency
+                .as_ref()
+                .map(|c| {
+                    format!(
+                        "; consistency {}",
+                        c.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .unwrap_or_default();
+            lines.push(format!(
+                "ordering {}: speaking order {} (last = most influential){consistency}",
+                serde_json::to_value(order.policy)
+                    .ok()
+                    .and_then(|p| p.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                numbered_list(&order.order)
+            ));
+        }
+        if !notes.masks.is_empty() {
+            let parts: Vec<String> = notes
+                .masks
+                .iter()
+                .map(|m| {
+                    format!(
+                        "agent {} {} ({})",
+                        m.author + 1,
+                        if m.kept { "kept" } else { "masked" },
+                        m.why
+                    )
+                })
+                .collect();
+            lines.push(format!("memories: {}", parts.join("; ")));
+        }
+        for f in &notes.faults {
+            let peer = f.peer + 1;
+            let what = match f.delivery {
+                Delivery::CutOff => format!("cut off: agent {peer}'s message not received"),
+                Delivery::Dropped => format!("agent {peer}'s message dropped"),
+                Delivery::Delayed { from_round } => {
+                    format!(
+                        "agent {peer}'s message delayed (its round-{from_round} response shown)"
+                    )
+                }
+                Delivery::Delivered { from_round } => {
+                    format!("agent {peer}: delivered from round {from_round}")
+                }
+            };
+            lines.push(format!("fault: {what}"));
+        }
+        if !notes.answers_only.is_empty() {
+            lines.push(format!(
+                "other groups (final answers only): {} {}",
+                crate::text::noun_for(notes.answers_only.len(), "agent"),
+                numbered_list(&notes.answers_only)
+            ));
+        }
+        if !notes.pruned.is_empty() {
+            lines.push(format!(
+                "not shown (same answer, s2-mad): {} {}",
+                crate::text::noun_for(notes.pruned.len(), "agent"),
+                numbered_list(&notes.pruned)
+            ));
+        }
+        if let Some(ch) = &notes.challenge {
+            lines.push(format!(
+                "challenge: receiver score {:.3} · budget left {}",
+                ch.receiver_score, ch.budget_left
+            ));
+        }
+        lines
+    }
+}
+
+/// Agent indices as people count them (from 1), comma-separated.
+fn numbered_list(agents: &[usize]) -> String {
+    agents
+        .iter()
+        .map(|a| (a + 1).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use serde::de::DeserializeOwned;

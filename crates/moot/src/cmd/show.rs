@@ -1,7 +1,6 @@
 //! `moot show RUN`: a stored debate as JSON or Markdown.
 
 use anyhow::Result;
-use moot_core::faults::Delivery;
 use moot_core::protocol::CallNotes;
 use moot_core::text::{noun_for, plural};
 use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError, ValidationRecord};
@@ -212,15 +211,6 @@ pub fn to_markdown(
     out
 }
 
-/// Agent indices as people count them, from 1.
-fn numbered(agents: &[usize]) -> Vec<u64> {
-    agents.iter().map(|&a| a as u64 + 1).collect()
-}
-
-fn join(v: &[u64]) -> String {
-    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-}
-
 /// One call: heading, cost line, what the protocol did to its prompt, the response.
 fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
     let answer = match c.answer.as_deref() {
@@ -338,119 +328,7 @@ fn retry_lines(retries: &serde_json::Value) -> Vec<String> {
 /// [`CallNotes`] (a damaged row) say so in one line.
 pub fn notes_lines(notes: &serde_json::Value) -> Vec<String> {
     match CallNotes::from_json(notes) {
-        Ok(notes) => typed_notes_lines(&notes),
+        Ok(notes) => notes.describe(),
         Err(e) => vec![format!("the protocol's notes are unreadable: {e}")],
     }
-}
-
-fn typed_notes_lines(notes: &CallNotes) -> Vec<String> {
-    let mut lines = Vec::new();
-    if let Some(reask) = &notes.reask {
-        let said = match (&reask.reply, &reask.error) {
-            (Some(reply), _) => format!("replied {:?}", reply.trim()),
-            (None, Some(e)) => format!("failed: {e}"),
-            (None, None) => "no reply".into(),
-        };
-        lines.push(format!(
-            "no readable answer, so re-asked once for the final line: {said}"
-        ));
-    }
-    if let Some(contract) = &notes.contract {
-        let decision = match contract.decision {
-            None => "first answer".to_string(),
-            Some(moot_core::contract::Decision::Keep) => "decision KEEP".into(),
-            Some(moot_core::contract::Decision::Revise) => "decision REVISE".into(),
-            Some(moot_core::contract::Decision::Unparsed) => {
-                "no readable decision (raw reply kept below)".into()
-            }
-        };
-        let changed = if contract.changed {
-            "changed"
-        } else {
-            "unchanged"
-        };
-        lines.push(format!("freemad contract: {decision}, answer {changed}"));
-    }
-    if let Some(cut) = &notes.prompt_cut {
-        lines.push(format!(
-            "prompt cut to fit the budget: {} → {} estimated tokens",
-            cut.from_tokens, cut.to_tokens
-        ));
-    }
-    if let Some(answer) = &notes.malicious {
-        lines.push(format!("malicious: instructed to argue for {answer}"));
-    }
-    if let Some(order) = &notes.ordering {
-        let consistency = order
-            .consistency
-            .as_ref()
-            .map(|c| {
-                format!(
-                    "; consistency {}",
-                    c.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })
-            .unwrap_or_default();
-        lines.push(format!(
-            "ordering {}: speaking order {} (last = most influential){consistency}",
-            serde_json::to_value(order.policy)
-                .ok()
-                .and_then(|p| p.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            join(&numbered(&order.order))
-        ));
-    }
-    if !notes.masks.is_empty() {
-        let parts: Vec<String> = notes
-            .masks
-            .iter()
-            .map(|m| {
-                format!(
-                    "agent {} {} ({})",
-                    m.author + 1,
-                    if m.kept { "kept" } else { "masked" },
-                    m.why
-                )
-            })
-            .collect();
-        lines.push(format!("memories: {}", parts.join("; ")));
-    }
-    for f in &notes.faults {
-        let peer = f.peer + 1;
-        let what = match f.delivery {
-            Delivery::CutOff => format!("cut off: agent {peer}'s message not received"),
-            Delivery::Dropped => format!("agent {peer}'s message dropped"),
-            Delivery::Delayed { from_round } => {
-                format!("agent {peer}'s message delayed (its round-{from_round} response shown)")
-            }
-            Delivery::Delivered { from_round } => {
-                format!("agent {peer}: delivered from round {from_round}")
-            }
-        };
-        lines.push(format!("fault: {what}"));
-    }
-    if !notes.answers_only.is_empty() {
-        lines.push(format!(
-            "other groups (final answers only): {} {}",
-            noun_for(notes.answers_only.len(), "agent"),
-            join(&numbered(&notes.answers_only))
-        ));
-    }
-    if !notes.pruned.is_empty() {
-        lines.push(format!(
-            "not shown (same answer, s2-mad): {} {}",
-            noun_for(notes.pruned.len(), "agent"),
-            join(&numbered(&notes.pruned))
-        ));
-    }
-    if let Some(ch) = &notes.challenge {
-        lines.push(format!(
-            "challenge: receiver score {:.3} · budget left {}",
-            ch.receiver_score, ch.budget_left
-        ));
-    }
-    lines
 }
