@@ -1,8 +1,56 @@
-// moot's pages: the one script. It follows a running debate through the server-sent events of
-// /api/runs/ID/events, adding each completed call to the live table, and reloads the page when
-// the debate is done. Text goes in with textContent, never as HTML.
+// moot's pages: the one script, over the JSON API. The start form posts to /api/runs and opens
+// the new run (without the script, the form posts to /new, which does the same). A running
+// debate's page follows /api/runs/ID/events, adding each completed call to the live table, and
+// reloads when the debate is done. Text goes in with textContent, never as HTML.
 (function () {
   "use strict";
+  var form = document.querySelector("form.new");
+  if (form && window.fetch) {
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var data = new FormData(form);
+      var body = { question: data.get("question"), options: {} };
+      if (data.get("protocol")) { body.protocol = data.get("protocol"); }
+      ["agents", "rounds"].forEach(function (k) {
+        var v = String(data.get(k) || "").trim();
+        if (v !== "") { body[k] = Number(v); }
+      });
+      var shown = document.getElementById("form-error");
+      var bad = null;
+      String(data.get("options") || "").split("\n").forEach(function (line) {
+        var at = line.indexOf("=");
+        if (line.trim() === "") { return; }
+        if (at > 0) {
+          body.options[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+        } else if (bad === null) {
+          bad = "options: " + JSON.stringify(line.trim()) + " is not KEY=VALUE";
+        }
+      });
+      if (bad !== null) {
+        shown.textContent = bad;
+        shown.hidden = false;
+        return;
+      }
+      fetch("/api/runs", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "same-origin"
+      }).then(function (r) {
+        return r.json().then(function (j) { return { ok: r.ok, j: j }; });
+      }).then(function (res) {
+        if (res.ok) {
+          window.location.assign("/runs/" + res.j.run_id);
+        } else {
+          shown.textContent = res.j.error || "the debate could not start";
+          shown.hidden = false;
+        }
+      }).catch(function (err) {
+        shown.textContent = String(err);
+        shown.hidden = false;
+      });
+    });
+  }
   var live = document.getElementById("live");
   if (!live || !window.EventSource) { return; }
   var run = live.getAttribute("data-run");

@@ -160,6 +160,34 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
     c.goto(&url).await.unwrap();
     assert_eq!(c.title().await.unwrap(), "moot · runs");
 
+    // A request the server refuses says why on the form (the script posts to the JSON API).
+    c.goto(&format!("{url}/new")).await.unwrap();
+    c.find(Locator::Css("textarea[name=question]"))
+        .await
+        .unwrap()
+        .send_keys("What is 17 * 24?")
+        .await
+        .unwrap();
+    c.find(Locator::Css("textarea[name=options]"))
+        .await
+        .unwrap()
+        .send_keys("topology=moebius")
+        .await
+        .unwrap();
+    c.find(Locator::Css("form.new button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, "the refusal", async |c| {
+        match c.find(Locator::Id("form-error")).await {
+            Ok(e) => e.text().await.is_ok_and(|t| t.contains("moebius")),
+            Err(_) => false,
+        }
+    })
+    .await;
+
     // Start a debate from the form.
     c.goto(&format!("{url}/new")).await.unwrap();
     let question = c

@@ -759,3 +759,57 @@ async fn faults_and_options_given_to_the_api_show_on_the_run_page() {
     assert!(html.contains("Faults injected"), "no faults section");
     assert!(html.contains("cut off"), "no cut-off fault");
 }
+
+#[tokio::test]
+async fn the_form_works_without_the_script_too() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 418", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let nofollow = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = nofollow
+        .post(format!("{}/new", s.url))
+        .form(&[
+            ("question", "What is 17 * 24?"),
+            ("protocol", "som"),
+            ("agents", "3"),
+            ("rounds", "1"),
+            ("options", ""),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let to = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(to.starts_with("/runs/r"), "{to}");
+    let r = nofollow
+        .post(format!("{}/new", s.url))
+        .form(&[("question", "q"), ("options", "ring")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("is not KEY=VALUE"));
+    let r = nofollow
+        .post(format!("{}/config", s.url))
+        .form(&[("text", "[debate]\nrounds = 2\n")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let checked = r.text().await.unwrap();
+    assert!(
+        checked.contains("ok (moot&#x27;s format; 3 agents, protocol free-mad-n, 2 debate rounds)"),
+        "{checked}"
+    );
+    let r = nofollow
+        .post(format!("{}/config", s.url))
+        .form(&[("text", "[debate]\nrouns = 2\n")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    assert!(r.text().await.unwrap().contains("rouns"));
+}
