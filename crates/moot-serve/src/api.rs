@@ -130,17 +130,7 @@ pub async fn run_path(State(app): State<Arc<App>>, Path(path): Path<String>) -> 
 /// `GET /api/runs/ID`: the run (without its configuration), its calls, decisions and checks,
 /// and the view the run page draws.
 async fn transcript(app: Arc<App>, id: String) -> Response {
-    let s = &app.store;
-    let loaded = async {
-        Ok::<_, StoreError>((
-            s.run(&id).await?,
-            s.calls(&id).await?,
-            s.decisions(&id).await?,
-            s.validations(&id).await?,
-        ))
-    }
-    .await;
-    match loaded {
+    match app.load_run(&id).await {
         Ok((run, calls, decisions, checks)) => {
             let view = crate::view::run_view(&run, &calls, &decisions, &checks);
             Json(json!({

@@ -9,6 +9,14 @@ use tokio::sync::Semaphore;
 
 use crate::runner::{DebateRequest, Runner, RunnerError, Started};
 
+/// A run as the pages and the API read it: record, calls, decisions, code checks.
+pub(crate) type LoadedRun = (
+    moot_store::RunRecord,
+    Vec<moot_store::CallRecord>,
+    Vec<moot_store::DecisionRecord>,
+    Vec<moot_store::ValidationRecord>,
+);
+
 /// How the server runs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -55,6 +63,17 @@ impl App {
             max_running: options.max_running,
             templates: crate::templates::templates(),
         }
+    }
+
+    /// A stored run with its calls, decisions and code checks.
+    pub(crate) async fn load_run(&self, id: &str) -> Result<LoadedRun, moot_store::StoreError> {
+        let s = &self.store;
+        Ok((
+            s.run(id).await?,
+            s.calls(id).await?,
+            s.decisions(id).await?,
+            s.validations(id).await?,
+        ))
     }
 
     /// Starts a debate if a slot is free; the slot is held until the debate ends.

@@ -12,7 +12,7 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Serialize;
 
 use crate::app::App;
-use crate::pages::{page_error, render, store_page_error};
+use crate::pages::{page_error, percent_encode, render, store_page_error};
 use crate::runner::RunnerError;
 
 /// Where a benchmark stands: linked debates by status, out of the planned number when known.
@@ -143,7 +143,7 @@ pub async fn show(State(app): State<Arc<App>>, Path(name): Path<String>) -> Resp
         .collect();
     let report_html = report
         .as_ref()
-        .map(|r| markdown_html(&r.markdown, &format!("/benches/{}/", path_segment(&name))));
+        .map(|r| markdown_html(&r.markdown, &format!("/benches/{}/", percent_encode(&name))));
     render(
         &app,
         "bench.html",
@@ -170,18 +170,6 @@ pub async fn plot(
         Err(RunnerError::BadRequest(m)) => page_error(StatusCode::NOT_FOUND, &m),
         Err(RunnerError::Internal(m)) => page_error(StatusCode::INTERNAL_SERVER_ERROR, &m),
     }
-}
-
-/// Percent-encodes a path segment.
-fn path_segment(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// A report's Markdown as HTML. Raw HTML in it (a question or answer quoted in a table) becomes
@@ -219,6 +207,6 @@ mod tests {
         assert!(!html.contains("<script>"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
         assert!(html.contains("src=\"/benches/b/plots/a.svg\""), "{html}");
-        assert_eq!(path_segment("a b/c"), "a%20b%2Fc");
+        assert_eq!(percent_encode("a b/c"), "a%20b%2Fc");
     }
 }

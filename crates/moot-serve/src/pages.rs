@@ -92,7 +92,7 @@ pub async fn runs(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
         ("to", &q.to),
     ] {
         if let Some(v) = v.as_deref().filter(|v| !v.is_empty()) {
-            kept.push(format!("{k}={}", query_escape(v)));
+            kept.push(format!("{k}={}", percent_encode(v)));
         }
     }
     let protocols: Vec<&str> = moot_core::protocol::PROTOCOLS
@@ -113,8 +113,8 @@ pub async fn runs(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
     )
 }
 
-/// Percent-encodes a query value.
-fn query_escape(v: &str) -> String {
+/// Percent-encodes a query value or a path segment (everything but unreserved characters).
+pub(crate) fn percent_encode(v: &str) -> String {
     v.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
@@ -127,17 +127,7 @@ fn query_escape(v: &str) -> String {
 
 /// `GET /runs/ID`.
 pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
-    let s = &app.store;
-    let loaded = async {
-        Ok::<_, StoreError>((
-            s.run(&id).await?,
-            s.calls(&id).await?,
-            s.decisions(&id).await?,
-            s.validations(&id).await?,
-        ))
-    }
-    .await;
-    let (run, calls, decisions, checks) = match loaded {
+    let (run, calls, decisions, checks) = match app.load_run(&id).await {
         Ok(x) => x,
         Err(e) => return store_page_error(e),
     };
@@ -409,6 +399,6 @@ mod tests {
             escape("<img onerror=\"x\">&"),
             "&lt;img onerror=&quot;x&quot;&gt;&amp;"
         );
-        assert_eq!(query_escape("a b&c"), "a%20b%26c");
+        assert_eq!(percent_encode("a b&c"), "a%20b%26c");
     }
 }

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -62,24 +62,6 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn serve(env: &Env, config: &std::path::Path) -> (Killed, String) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
-        .args(["serve", "--port", "0", "--config"])
-        .arg(config)
-        .arg("--store")
-        .arg(env.store())
-        .env_remove("MOOT_SERVE_TOKEN")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start moot serve");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first.trim().trim_start_matches("moot serve: ").to_string();
-    (Killed(child), url)
-}
-
 /// chromedriver on a free port, ready for sessions.
 fn chromedriver() -> (Killed, String) {
     let port = free_port();
@@ -129,18 +111,10 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
         &format!("[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n{agents}"),
     );
     // A benchmark to open later, in the same store.
-    let dataset = common::arith_dataset(&env, 3);
-    env.stdout(&[
-        "bench",
-        "--sim",
-        "--dataset",
-        &dataset,
-        "--protocol",
-        "som,cot",
-        "--run",
-        "arith",
-    ]);
-    let (_server, url) = serve(&env, &cfg);
+    common::arith_bench(&env, 3);
+    let cfg = cfg.display().to_string();
+    let server = common::moot_serve(&env, &["--config", &cfg], &[]);
+    let url = server.url.clone();
     let (_driver, driver) = chromedriver();
     let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(serde_json::json!({
         "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]}
@@ -162,24 +136,9 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
 
     // A request the server refuses says why on the form (the script posts to the JSON API).
     c.goto(&format!("{url}/new")).await.unwrap();
-    c.find(Locator::Css("textarea[name=question]"))
-        .await
-        .unwrap()
-        .send_keys("What is 17 * 24?")
-        .await
-        .unwrap();
-    c.find(Locator::Css("textarea[name=options]"))
-        .await
-        .unwrap()
-        .send_keys("topology=moebius")
-        .await
-        .unwrap();
-    c.find(Locator::Css("form.new button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, "textarea[name=question]", "What is 17 * 24?").await;
+    type_into(&c, "textarea[name=options]", "topology=moebius").await;
+    click(&c, "form.new button[type=submit]").await;
     wait_for(&c, "the refusal", async |c| {
         match c.find(Locator::Id("form-error")).await {
             Ok(e) => e.text().await.is_ok_and(|t| t.contains("moebius")),
@@ -190,23 +149,9 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
 
     // Start a debate from the form.
     c.goto(&format!("{url}/new")).await.unwrap();
-    let question = c
-        .find(Locator::Css("textarea[name=question]"))
-        .await
-        .unwrap();
-    question.send_keys("What is 17 * 24?").await.unwrap();
-    c.find(Locator::Css("select[name=protocol] option[value=som]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::Css("form.new button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    type_into(&c, "textarea[name=question]", "What is 17 * 24?").await;
+    click(&c, "select[name=protocol] option[value=som]").await;
+    click(&c, "form.new button[type=submit]").await;
     wait_for(&c, "the run page", async |c| {
         c.current_url()
             .await
@@ -294,6 +239,20 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
     assert_eq!(loaded, serde_json::json!(true), "the plot did not load");
     shot(&c, "benchmark.png").await;
     c.close().await.unwrap();
+}
+
+async fn type_into(c: &fantoccini::Client, css: &str, text: &str) {
+    let field = c.find(Locator::Css(css)).await.unwrap();
+    field.send_keys(text).await.unwrap();
+}
+
+async fn click(c: &fantoccini::Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 }
 
 /// Saves a screenshot into `MOOT_SCREENSHOTS`, when set.

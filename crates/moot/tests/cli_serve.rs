@@ -4,47 +4,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::Env;
 use serde_json::{json, Value};
 
-/// A running `moot serve`, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+type Server = common::Served;
 
 fn serve(env: &Env, args: &[&str]) -> Server {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
-        .arg("serve")
-        .args(["--port", "0", "--store"])
-        .arg(env.store())
-        .args(args)
-        .env_remove("MOOT_SERVE_TOKEN")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start moot serve");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut first)
-        .expect("read the first line");
-    let url = first
-        .trim()
-        .strip_prefix("moot serve: ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"))
-        .to_string();
-    Server { child, url }
+    common::moot_serve(env, args, &[])
 }
 
 /// Three scripted agents; the first two answer 408 and the third `third`, every round.
@@ -70,13 +39,35 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
-async fn start(s: &Server, question: &str) -> String {
-    let r = client()
-        .post(format!("{}/api/runs", s.url))
-        .json(&json!({"question": question}))
+/// The body of `GET url`.
+async fn get_text(url: impl reqwest::IntoUrl) -> String {
+    client()
+        .get(url)
         .send()
         .await
-        .unwrap();
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// `POST url` with a JSON body.
+async fn post_json(url: impl reqwest::IntoUrl, body: &Value) -> reqwest::Response {
+    client().post(url).json(body).send().await.unwrap()
+}
+
+/// `GET url` as JSON.
+async fn get_json(url: impl reqwest::IntoUrl) -> Value {
+    let text = get_text(url).await;
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+async fn start(s: &Server, question: &str) -> String {
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": question}),
+    )
+    .await;
     assert_eq!(r.status(), 202);
     r.json::<Value>().await.unwrap()["run_id"]
         .as_str()
@@ -86,14 +77,7 @@ async fn start(s: &Server, question: &str) -> String {
 
 /// The server-sent events of a run, until the stream ends after `done`.
 async fn events(s: &Server, run: &str) -> Vec<(String, Value)> {
-    let text = client()
-        .get(format!("{}/api/runs/{run}/events", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = get_text(format!("{}/api/runs/{run}/events", s.url)).await;
     let mut out = Vec::new();
     for block in text.split("\n\n") {
         let mut event = String::new();
@@ -133,14 +117,7 @@ async fn a_debate_started_over_the_api_is_followed_and_shown() {
     assert_eq!(done["answer"], "408");
     assert_eq!(done["status"], "done");
 
-    let t: Value = client()
-        .get(format!("{}/api/runs/{run}", s.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let t: Value = get_json(format!("{}/api/runs/{run}", s.url)).await;
     assert_eq!(t["run"]["answer"], "408");
     assert_eq!(t["calls"].as_array().unwrap().len(), 6);
     assert!(
@@ -170,23 +147,9 @@ async fn a_debate_started_over_the_api_is_followed_and_shown() {
     ] {
         assert!(html.contains(want), "{want} missing");
     }
-    let list = client()
-        .get(&s.url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let list = get_text(&s.url).await;
     assert!(list.contains(&format!("/runs/{run}")), "{list}");
-    let filtered = client()
-        .get(format!("{}/?protocol=cot", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let filtered = get_text(format!("{}/?protocol=cot", s.url)).await;
     assert!(!filtered.contains(&format!("/runs/{run}")));
     assert!(filtered.contains("No run matches."));
 }
@@ -199,14 +162,7 @@ async fn model_text_is_shown_as_text() {
     let s = serve(&env, &["--config", &cfg]);
     let run = start(&s, "<b>What</b> is 17 * 24?").await;
     events(&s, &run).await;
-    let html = client()
-        .get(format!("{}/runs/{run}", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = get_text(format!("{}/runs/{run}", s.url)).await;
     assert!(!html.contains("<script>alert"), "raw script in the page");
     assert!(!html.contains("<img src=x"), "raw img in the page");
     assert!(!html.contains("<b>What</b>"));
@@ -215,14 +171,7 @@ async fn model_text_is_shown_as_text() {
             || html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
         "escaped text missing"
     );
-    let list = client()
-        .get(&s.url)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let list = get_text(&s.url).await;
     assert!(!list.contains("<b>What</b>"));
 }
 
@@ -243,27 +192,17 @@ async fn a_token_guards_every_route_but_health() {
     for path in ["/", "/api/runs", "/v1/models", "/new"] {
         let r = c.get(format!("{}{path}", s.url)).send().await.unwrap();
         assert_eq!(r.status(), 401, "{path}");
-        let r = c
-            .get(format!("{}{path}", s.url))
-            .bearer_auth("wrong")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 401, "{path}");
-        let r = c
-            .get(format!("{}{path}", s.url))
-            .bearer_auth("s3cret")
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 200, "{path}");
+        for (token, status) in [("wrong", 401), ("s3cret", 200)] {
+            let r = c
+                .get(format!("{}{path}", s.url))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), status, "{path} with {token}");
+        }
     }
-    let r = c
-        .post(format!("{}/api/runs", s.url))
-        .json(&json!({"question": "q"}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(format!("{}/api/runs", s.url), &json!({"question": "q"})).await;
     assert_eq!(r.status(), 401);
     // A browser opens /?token=… once and gets a cookie instead.
     let nofollow = reqwest::Client::builder()
@@ -329,22 +268,15 @@ async fn bodies_and_running_debates_are_capped() {
         &env,
         &["--config", &cfg.display().to_string(), "--max-running", "1"],
     );
-    let c = client();
     let big = "x".repeat(2 << 20);
-    let r = c
-        .post(format!("{}/api/runs", s.url))
-        .json(&json!({"question": big}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(format!("{}/api/runs", s.url), &json!({"question": big})).await;
     assert_eq!(r.status(), 413);
     let first = start(&s, "What is 3 + 4?").await;
-    let r = c
-        .post(format!("{}/api/runs", s.url))
-        .json(&json!({"question": "And 5 + 6?"}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "And 5 + 6?"}),
+    )
+    .await;
     assert_eq!(r.status(), 429);
     assert_eq!(r.headers()["retry-after"], "5");
     // Once the first is done, a slot is free again.
@@ -352,12 +284,11 @@ async fn bodies_and_running_debates_are_capped() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     start(&s, "And 5 + 6?").await;
     // Bad requests name their field.
-    let r = c
-        .post(format!("{}/api/runs", s.url))
-        .json(&json!({"question": "q", "protocol": "nope"}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "q", "protocol": "nope"}),
+    )
+    .await;
     assert_eq!(r.status(), 400);
     let e: Value = r.json().await.unwrap();
     assert!(e["error"].as_str().unwrap().contains("nope"), "{e}");
@@ -368,15 +299,7 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
     let env = Env::new();
     let cfg = team(&env, "Final answer: 418", "");
     let s = serve(&env, &["--config", &cfg]);
-    let c = client();
-    let models: Value = c
-        .get(format!("{}/v1/models", s.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let models: Value = get_json(format!("{}/v1/models", s.url)).await;
     let ids: Vec<&str> = models["data"]
         .as_array()
         .unwrap()
@@ -384,12 +307,7 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
         .filter_map(|m| m["id"].as_str())
         .collect();
     assert!(ids.contains(&"moot") && ids.contains(&"moot/free-mad-n") && ids.contains(&"moot/som"));
-    let r: Value = c
-        .post(format!("{}/v1/chat/completions", s.url))
-        .json(&json!({"model": "moot/som", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}))
-        .send()
-        .await
-        .unwrap()
+    let r: Value = post_json(format!("{}/v1/chat/completions", s.url), &json!({"model": "moot/som", "messages": [{"role": "user", "content": "What is 17 * 24?"}]})).await
         .json()
         .await
         .unwrap();
@@ -412,12 +330,7 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
     let run = r["id"].as_str().unwrap();
     env.moot().args(["show", run]).assert().success();
 
-    let text = c
-        .post(format!("{}/v1/chat/completions", s.url))
-        .json(&json!({"model": "moot", "stream": true, "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content": "What is 17 * 24?"}]}))
-        .send()
-        .await
-        .unwrap()
+    let text = post_json(format!("{}/v1/chat/completions", s.url), &json!({"model": "moot", "stream": true, "stream_options": {"include_usage": true}, "messages": [{"role": "user", "content": "What is 17 * 24?"}]})).await
         .text()
         .await
         .unwrap();
@@ -447,12 +360,11 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
     // Progress came first, as comments a client skips.
     assert!(text.contains(": moot run "), "{text}");
 
-    let r = c
-        .post(format!("{}/v1/chat/completions", s.url))
-        .json(&json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(
+        format!("{}/v1/chat/completions", s.url),
+        &json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}),
+    )
+    .await;
     assert_eq!(r.status(), 400);
     let e: Value = r.json().await.unwrap();
     assert!(e["error"]["message"]
@@ -464,37 +376,14 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
 #[tokio::test]
 async fn benchmarks_show_progress_their_report_and_each_debate() {
     let env = Env::new();
-    let dataset = common::arith_dataset(&env, 4);
-    env.stdout(&[
-        "bench",
-        "--sim",
-        "--dataset",
-        &dataset,
-        "--protocol",
-        "som,cot",
-        "--run",
-        "arith",
-    ]);
+    common::arith_bench(&env, 4);
     let s = serve(&env, &[]);
     let c = client();
-    let list = c
-        .get(format!("{}/benches", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let list = get_text(format!("{}/benches", s.url)).await;
     assert!(list.contains("/benches/arith"), "{list}");
     // minijinja writes `/` in values as `&#x2f;`, which a browser reads back as `/`.
-    let page = c
-        .get(format!("{}/benches/arith", s.url))
-        .send()
+    let page = get_text(format!("{}/benches/arith", s.url))
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
         .replace("&#x2f;", "/");
     assert!(page.contains("8 done, 0 running, 0 failed"), "{page}");
     assert!(page.contains("<table>"), "the report's tables are HTML");
@@ -646,30 +535,13 @@ async fn a_model_name_builds_a_team_on_the_upstream_and_no_secret_reaches_a_page
             "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n[serve]\nupstream = {url:?}\nupstream_api_key_env = \"MOOT_TEST_UPSTREAM_KEY\"\n\n[[agents]]\nid = \"x\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"configured\"\napi_key_env = \"MOOT_TEST_UPSTREAM_KEY\"\nstream = false\n\n[[agents]]\nid = \"y\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"configured\"\napi_key_env = \"MOOT_TEST_UPSTREAM_KEY\"\nstream = false\n"
         ),
     );
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
-        .args(["serve", "--port", "0", "--store"])
-        .arg(env.store())
-        .arg("--config")
-        .arg(&cfg)
-        .env("MOOT_TEST_UPSTREAM_KEY", secret)
-        .env_remove("MOOT_SERVE_TOKEN")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let s = Server {
-        child,
-        url: first.trim().trim_start_matches("moot serve: ").to_string(),
-    };
-    let r: Value = client()
-        .post(format!("{}/v1/chat/completions", s.url))
-        .json(&json!({"model": "moot/som/qwen-up", "messages": [{"role": "user", "content": format!("What is 17 * 24? (my key is {secret})")}]}))
-        .send()
-        .await
-        .unwrap()
+    let cfg = cfg.display().to_string();
+    let s = common::moot_serve(
+        &env,
+        &["--config", &cfg],
+        &[("MOOT_TEST_UPSTREAM_KEY", secret)],
+    );
+    let r: Value = post_json(format!("{}/v1/chat/completions", s.url), &json!({"model": "moot/som/qwen-up", "messages": [{"role": "user", "content": format!("What is 17 * 24? (my key is {secret})")}]})).await
         .json()
         .await
         .unwrap();
@@ -690,14 +562,7 @@ async fn a_model_name_builds_a_team_on_the_upstream_and_no_secret_reaches_a_page
         "/new".to_string(),
         "/v1/models".to_string(),
     ] {
-        let body = client()
-            .get(format!("{}{path}", s.url))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let body = get_text(format!("{}{path}", s.url)).await;
         assert!(!body.contains(secret), "{path} shows the key");
     }
     // Without an upstream, such a model is refused by name.
@@ -727,35 +592,16 @@ async fn faults_and_options_given_to_the_api_show_on_the_run_page() {
     let env = Env::new();
     let cfg = team(&env, "Final answer: 418", "");
     let s = serve(&env, &["--config", &cfg]);
-    let r = client()
-        .post(format!("{}/api/runs", s.url))
-        .json(&json!({"question": "What is 17 * 24?", "rounds": 2, "options": {"faults.cut_off": "0.67", "topology": "ring"}}))
-        .send()
-        .await
-        .unwrap();
+    let r = post_json(format!("{}/api/runs", s.url), &json!({"question": "What is 17 * 24?", "rounds": 2, "options": {"faults.cut_off": "0.67", "topology": "ring"}})).await;
     assert_eq!(r.status(), 202);
     let run = r.json::<Value>().await.unwrap()["run_id"]
         .as_str()
         .unwrap()
         .to_string();
     events(&s, &run).await;
-    let t: Value = client()
-        .get(format!("{}/api/runs/{run}", s.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let t: Value = get_json(format!("{}/api/runs/{run}", s.url)).await;
     assert_eq!(t["view"]["rounds"].as_array().unwrap().len(), 3);
-    let html = client()
-        .get(format!("{}/runs/{run}", s.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let html = get_text(format!("{}/runs/{run}", s.url)).await;
     assert!(html.contains("Faults injected"), "no faults section");
     assert!(html.contains("cut off"), "no cut-off fault");
 }

@@ -182,3 +182,58 @@ pub fn run_ok(cmd: &mut std::process::Command, what: &str) -> std::process::Outp
     );
     out
 }
+
+/// A running `moot serve` (on a free port, with `env`'s store), killed when dropped.
+pub struct Served {
+    pub child: std::process::Child,
+    /// `http://127.0.0.1:PORT`, from the server's first line.
+    pub url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `moot serve --port 0 ARGS` with `vars` set, and waits for its first line.
+pub fn moot_serve(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Served {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .arg("serve")
+        .args(["--port", "0", "--store"])
+        .arg(env.store())
+        .args(args)
+        .env_remove("MOOT_SERVE_TOKEN")
+        .envs(vars.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start moot serve");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read the first line");
+    let url = first
+        .trim()
+        .strip_prefix("moot serve: ")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_string();
+    Served { child, url }
+}
+
+/// A benchmark `arith` of `n` arithmetic questions under `som` and `cot` with simulated agents,
+/// in `env`'s store.
+pub fn arith_bench(env: &Env, n: usize) {
+    let dataset = arith_dataset(env, n);
+    env.stdout(&[
+        "bench",
+        "--sim",
+        "--dataset",
+        &dataset,
+        "--protocol",
+        "som,cot",
+        "--run",
+        "arith",
+    ]);
+}
