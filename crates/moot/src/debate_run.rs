@@ -45,18 +45,7 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     let log =
         crate::run_log::RunLog::open(&e.config.logging, e.redactor.clone(), agent_ids.clone())?;
     if let Some(log) = &log {
-        log.event(
-            LogLevel::Info,
-            "run_start",
-            &[
-                ("run", e.run_id.clone()),
-                ("protocol", protocol_name.to_string()),
-                ("agents", agent_ids.len().to_string()),
-                ("rounds", e.spec.rounds.to_string()),
-                ("resumed", e.restore.is_some().to_string()),
-                ("question", e.spec.question.clone()),
-            ],
-        );
+        log_start(log, &e.run_id, protocol_name, &e.spec, e.restore.is_some());
     }
     let mut observers: Vec<&dyn moot_engine::Observer> = vec![&e.progress];
     if let Some(log) = &log {
@@ -120,13 +109,12 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         print!("{}", summary.text());
     }
     if let Some(dir) = &e.config.output.transcript_dir {
-        let path = save_transcript(
+        let path = e.rt.block_on(save_transcript(
             e.store,
-            e.rt,
             dir,
             e.config.output.transcript_format,
             &result.run_id,
-        )?;
+        ))?;
         if !e.json {
             eprintln!("Transcript saved to: {}", path.display());
         }
@@ -143,8 +131,30 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The start of a run in its log.
+pub(crate) fn log_start(
+    log: &crate::run_log::RunLog,
+    run_id: &str,
+    protocol: &str,
+    spec: &DebateSpec,
+    resumed: bool,
+) {
+    log.event(
+        LogLevel::Info,
+        "run_start",
+        &[
+            ("run", run_id.to_string()),
+            ("protocol", protocol.to_string()),
+            ("agents", spec.agents.len().to_string()),
+            ("rounds", spec.rounds.to_string()),
+            ("resumed", resumed.to_string()),
+            ("question", spec.question.clone()),
+        ],
+    );
+}
+
 /// The end of a run in its log: each program's checks, then the decision.
-fn log_outcome(
+pub(crate) fn log_outcome(
     log: &crate::run_log::RunLog,
     result: &moot_engine::DebateResult,
     wall: std::time::Duration,
@@ -197,20 +207,17 @@ fn log_outcome(
 }
 
 /// Writes the stored run's transcript in freemad's format into `dir` (`[output]`).
-fn save_transcript(
+pub(crate) async fn save_transcript(
     store: &dyn Store,
-    rt: &tokio::runtime::Runtime,
     dir: &std::path::Path,
     format: moot_config::TranscriptFormat,
     run_id: &str,
 ) -> Result<std::path::PathBuf> {
-    let (run, calls, checks) = rt.block_on(async {
-        Ok::<_, moot_store::StoreError>((
-            store.run(run_id).await?,
-            store.calls(run_id).await?,
-            store.validations(run_id).await?,
-        ))
-    })?;
+    let (run, calls, checks) = (
+        store.run(run_id).await?,
+        store.calls(run_id).await?,
+        store.validations(run_id).await?,
+    );
     let validations = moot_engine::validations_from(&checks);
     crate::freemad_transcript::write(dir, format, &run, &calls, &validations)
 }

@@ -659,3 +659,39 @@ async fn the_form_works_without_the_script_too() {
     assert_eq!(r.status(), 422);
     assert!(r.text().await.unwrap().contains("rouns"));
 }
+
+#[tokio::test]
+async fn debates_the_server_starts_are_logged_and_written_out_as_configured() {
+    let env = Env::new();
+    let log = env.dir.path().join("serve.log");
+    let out = env.dir.path().join("transcripts");
+    let extra = format!(
+        "\n[logging]\nfile = {:?}\n\n[output]\ntranscript_dir = {:?}\n",
+        log.display().to_string(),
+        out.display().to_string()
+    );
+    // `team` puts `extra` inside [debate]'s table position; give it as whole sections.
+    let cfg = team(&env, "Final answer: 418", "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let (head, agents) = text.split_once("[[agents]]").unwrap();
+    std::fs::write(&cfg, format!("{head}{extra}\n[[agents]]{agents}")).unwrap();
+    let s = serve(&env, &["--config", &cfg]);
+    let run = start(&s, "What is 17 * 24?").await;
+    events(&s, &run).await;
+    // The transcript is written after the decision; give the debate's thread a moment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::read_dir(&out).map_or(0, |d| d.count()) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no transcript written"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains(&format!("[run_start] run={run}")),
+        "{logged}"
+    );
+    assert!(logged.contains("[run_end]"), "{logged}");
+    assert_eq!(logged.matches("[call]").count(), 6, "{logged}");
+}

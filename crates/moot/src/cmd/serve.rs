@@ -215,6 +215,8 @@ impl Runner for ServeRunner {
                         seed: config.debate.seed,
                         tests: None,
                     };
+                    let log_redactor = redactor.clone();
+                    let protocol_name = protocol.name();
                     let mut debate = match Debate::new(
                         id,
                         spec,
@@ -234,12 +236,51 @@ impl Runner for ServeRunner {
                         return;
                     }
                     let _ = created_tx.send(Ok(()));
-                    let outcome = debate
-                        .run(rule, &decision, &NoObserver)
+                    // `[logging]` and `[output]` apply to debates the server starts as to
+                    // `moot ask`'s.
+                    let ids: Vec<String> = built.specs.iter().map(|a| a.id.clone()).collect();
+                    let log = match crate::run_log::RunLog::open(&config.logging, log_redactor, ids)
+                    {
+                        Ok(log) => log,
+                        Err(e) => {
+                            eprintln!("moot serve: {e:#}; this debate is not logged");
+                            None
+                        }
+                    };
+                    if let Some(log) = &log {
+                        crate::debate_run::log_start(
+                            log,
+                            debate.run_id.as_str(),
+                            protocol_name,
+                            &debate.spec,
+                            false,
+                        );
+                    }
+                    let observer: &dyn moot_engine::Observer = match &log {
+                        Some(l) => l,
+                        None => &NoObserver,
+                    };
+                    let started = std::time::Instant::now();
+                    let outcome = debate.run(rule, &decision, observer).await;
+                    if let (Some(log), Ok(result)) = (&log, &outcome) {
+                        crate::debate_run::log_outcome(log, result, started.elapsed());
+                    }
+                    if let (Some(dir), Ok(result)) = (&config.output.transcript_dir, &outcome) {
+                        if let Err(e) = crate::debate_run::save_transcript(
+                            store.as_ref(),
+                            dir,
+                            config.output.transcript_format,
+                            &result.run_id,
+                        )
                         .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string());
-                    let _ = done_tx.send(outcome);
+                        {
+                            eprintln!(
+                                "moot serve: run {}: writing its transcript: {e:#}",
+                                result.run_id
+                            );
+                        }
+                    }
+                    let _ = done_tx.send(outcome.map(|_| ()).map_err(|e| e.to_string()));
                 });
             })
             .map_err(|e| RunnerError::Internal(format!("starting the debate's thread: {e}")))?;
