@@ -188,6 +188,23 @@ pub fn markdown_html(markdown: &str, base: &str) -> String {
             title,
             id,
         }),
+        // Only web and relative links: a `javascript:` link in a name or question goes nowhere.
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => {
+            let safe = !dest_url.contains(':')
+                || dest_url.starts_with("http://")
+                || dest_url.starts_with("https://");
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url: if safe { dest_url } else { CowStr::from("#") },
+                title,
+                id,
+            })
+        }
         other => other,
     });
     let mut html = String::new();
@@ -208,5 +225,11 @@ mod tests {
         assert!(html.contains("&lt;script&gt;"), "{html}");
         assert!(html.contains("src=\"/benches/b/plots/a.svg\""), "{html}");
         assert_eq!(percent_encode("a b/c"), "a%20b%2Fc");
+        let html = markdown_html(
+            "Benchmark [x](javascript:alert(1)) and [y](https://example.org)",
+            "/",
+        );
+        assert!(!html.contains("javascript:"), "{html}");
+        assert!(html.contains("href=\"https://example.org\""), "{html}");
     }
 }
