@@ -31,7 +31,7 @@ use axum::Router;
 
 pub use app::{App, ServeOptions};
 pub use error::ServeError;
-pub use runner::{BenchReport, DebateRequest, Runner, RunnerError, Started, Team};
+pub use runner::{AgentsChoice, BenchReport, DebateRequest, Runner, RunnerError, Started, Team};
 pub use safety::check_binding;
 
 /// Every route, with the safety layers around them.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::{ListQuery, PAGE_SIZE};
 use crate::app::{App, StartError};
-use crate::runner::{DebateRequest, RunnerError};
+use crate::runner::{AgentsChoice, DebateRequest, RunnerError};
 use crate::view::RunView;
 
 pub(crate) fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
@@ -213,6 +213,29 @@ pub struct NewForm {
     rounds: Option<String>,
     #[serde(default)]
     options: Option<String>,
+    /// Configured agents ticked on the form (their ids); when any is, they debate.
+    #[serde(default)]
+    pick: Vec<String>,
+}
+
+impl NewForm {
+    /// The form's fields; `pick` repeats once per ticked agent, which a plain struct cannot
+    /// read.
+    fn from_pairs(pairs: Vec<(String, String)>) -> NewForm {
+        let mut form = NewForm::default();
+        for (k, v) in pairs {
+            match k.as_str() {
+                "question" => form.question = v,
+                "protocol" => form.protocol = Some(v),
+                "agents" => form.agents = Some(v),
+                "rounds" => form.rounds = Some(v),
+                "options" => form.options = Some(v),
+                "pick" => form.pick.push(v),
+                _ => {}
+            }
+        }
+        form
+    }
 }
 
 fn new_page(app: &App, form: &NewForm, error: Option<String>) -> Response {
@@ -270,14 +293,22 @@ fn request_of(form: &NewForm) -> Result<DebateRequest, String> {
         question: form.question.clone(),
         protocol: form.protocol.clone().filter(|p| !p.is_empty()),
         rounds: number("rounds", &form.rounds)?,
-        agents: number("agents", &form.agents)?,
+        agents: if form.pick.is_empty() {
+            number("agents", &form.agents)?.map(AgentsChoice::Count)
+        } else {
+            Some(AgentsChoice::Ids(form.pick.clone()))
+        },
         options,
         model: None,
     })
 }
 
 /// `POST /new`: starts the debate and opens its page, which follows it live.
-pub async fn new_submit(State(app): State<Arc<App>>, Form(form): Form<NewForm>) -> Response {
+pub async fn new_submit(
+    State(app): State<Arc<App>>,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Response {
+    let form = NewForm::from_pairs(pairs);
     let request = match request_of(&form) {
         Ok(r) => r,
         Err(m) => return new_page(&app, &form, Some(m)),
@@ -376,9 +407,20 @@ mod tests {
             agents: Some("3".into()),
             rounds: Some(" ".into()),
             options: Some("topology=ring\n\nk = 2".into()),
+            pick: vec![],
         };
         let r = request_of(&form).unwrap();
-        assert_eq!(r.agents, Some(3));
+        assert_eq!(r.agents, Some(AgentsChoice::Count(3)));
+        let picked = NewForm::from_pairs(vec![
+            ("question".into(), "q".into()),
+            ("agents".into(), "3".into()),
+            ("pick".into(), "a".into()),
+            ("pick".into(), "c".into()),
+        ]);
+        assert_eq!(
+            request_of(&picked).unwrap().agents,
+            Some(AgentsChoice::Ids(vec!["a".into(), "c".into()]))
+        );
         assert_eq!(r.rounds, None);
         assert_eq!(r.options["k"], "2");
         let bad = NewForm {

@@ -17,9 +17,9 @@ pub struct DebateRequest {
     pub protocol: Option<String>,
     #[serde(default)]
     pub rounds: Option<usize>,
-    /// The number of agents (default: the configured team).
+    /// Who debates (default: the configured team).
     #[serde(default)]
-    pub agents: Option<usize>,
+    pub agents: Option<AgentsChoice>,
     /// Protocol options, as `moot ask -o KEY=VALUE` takes them.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
@@ -27,6 +27,15 @@ pub struct DebateRequest {
     /// of the configured team (`moot/PROTOCOL/MODEL`).
     #[serde(default)]
     pub model: Option<String>,
+}
+
+/// Who debates: a number of agents (the configured team, cycled to that size, as `--agents`
+/// does), or configured agents picked by id (`["a", "c"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AgentsChoice {
+    Count(usize),
+    Ids(Vec<String>),
 }
 
 /// A started debate: its run row exists when this is returned.
@@ -43,6 +52,8 @@ pub struct Team {
     pub rounds: usize,
     /// Each agent as `id (backend model)`.
     pub agents: Vec<String>,
+    /// The configured agents' ids, to pick from (empty for the embedded default team).
+    pub ids: Vec<String>,
     /// The OpenAI-compatible upstream that `moot/PROTOCOL/MODEL` debates on, if one is set.
     pub upstream: Option<String>,
 }

@@ -15,6 +15,8 @@
         var v = String(data.get(k) || "").trim();
         if (v !== "") { body[k] = Number(v); }
       });
+      var picked = data.getAll("pick");
+      if (picked.length > 0) { body.agents = picked; }
       var shown = document.getElementById("form-error");
       var bad = null;
       String(data.get("options") || "").split("\n").forEach(function (line) {

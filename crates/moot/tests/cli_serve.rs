@@ -695,3 +695,63 @@ async fn debates_the_server_starts_are_logged_and_written_out_as_configured() {
     assert!(logged.contains("[run_end]"), "{logged}");
     assert_eq!(logged.matches("[call]").count(), 6, "{logged}");
 }
+
+#[tokio::test]
+async fn agents_are_picked_from_the_configuration_by_id() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 418", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "What is 17 * 24?", "agents": ["c", "a"]}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let run = r.json::<Value>().await.unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events(&s, &run).await;
+    let t = get_json(format!("{}/api/runs/{run}", s.url)).await;
+    let ids: Vec<&str> = t["view"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["agent_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["c", "a"]);
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "q", "agents": ["a", "zed"]}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(
+        e["error"].as_str().unwrap().contains("configured: a, b, c"),
+        "{e}"
+    );
+    // The form offers the configured agents to tick, and a ticked pair debates.
+    let form = get_text(format!("{}/new", s.url)).await;
+    assert!(form.contains("name=\"pick\" value=\"b\""), "{form}");
+    let nofollow = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let r = nofollow
+        .post(format!("{}/new", s.url))
+        .body("question=What+is+17+*+24%3F&agents=3&pick=b&pick=c")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let run = r.headers()["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("/runs/")
+        .to_string();
+    events(&s, &run).await;
+    let t = get_json(format!("{}/api/runs/{run}", s.url)).await;
+    assert_eq!(t["view"]["agents"].as_array().unwrap().len(), 2);
+}

@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use moot_config::{Config, DebateSize, ProtocolName};
 use moot_core::debate::DebateSpec;
 use moot_engine::{Debate, NoObserver};
-use moot_serve::{BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team};
+use moot_serve::{
+    AgentsChoice, BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team,
+};
 use moot_store::Store;
 
 use crate::backends;
@@ -95,11 +97,24 @@ impl ServeRunner {
         }
         .apply(&mut config)
         .map_err(|e| e.to_string())?;
+        let count = match &req.agents {
+            None => None,
+            Some(AgentsChoice::Count(n)) => Some(*n),
+            Some(AgentsChoice::Ids(ids)) => {
+                if req.model.is_some() {
+                    return Err(
+                        "agents: a moot/PROTOCOL/MODEL team is made on the upstream; give a number of agents, not ids".into(),
+                    );
+                }
+                config.agents = pick_agents(&config, ids)?;
+                Some(ids.len())
+            }
+        };
         if let Some(model) = &req.model {
-            config.agents = upstream_team(&config, model, req.agents)?;
+            config.agents = upstream_team(&config, model, count)?;
         }
         let team = TeamRequest {
-            agents: req.agents,
+            agents: count,
             rounds_flag: req.rounds.is_some(),
             sim: false,
         };
@@ -111,6 +126,34 @@ impl ServeRunner {
         config.check_gold().map_err(|e| e.to_string())?;
         Ok((config, redactor))
     }
+}
+
+/// The configured agents named by `ids`, in that order.
+fn pick_agents(config: &Config, ids: &[String]) -> Result<Vec<moot_config::AgentConfig>, String> {
+    if ids.is_empty() {
+        return Err("agents: the list of agent ids is empty".into());
+    }
+    let known: Vec<&str> = config.agents.iter().map(|a| a.id.as_str()).collect();
+    let mut picked = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        if ids[..i].contains(id) {
+            return Err(format!("agents: {id:?} is listed twice"));
+        }
+        match config.agents.iter().find(|a| &a.id == id) {
+            Some(a) => picked.push(a.clone()),
+            None => {
+                return Err(format!(
+                    "agents: no configured agent {id:?} (configured: {})",
+                    if known.is_empty() {
+                        "none; the embedded default team has no ids to pick".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            }
+        }
+    }
+    Ok(picked)
 }
 
 /// A team of the configured size on `model` at the configured upstream.
@@ -311,6 +354,7 @@ impl Runner for ServeRunner {
                 .collect()
         };
         Team {
+            ids: self.base.agents.iter().map(|a| a.id.clone()).collect(),
             protocol: self.base.debate.protocol.to_string(),
             rounds: self.base.debate.rounds,
             agents,
