@@ -39,6 +39,14 @@ fn client() -> reqwest::Client {
         .unwrap()
 }
 
+/// A client that shows redirects instead of following them.
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
 /// The body of `GET url`.
 async fn get_text(url: impl reqwest::IntoUrl) -> String {
     client()
@@ -205,10 +213,7 @@ async fn a_token_guards_every_route_but_health() {
     let r = post_json(format!("{}/api/runs", s.url), &json!({"question": "q"})).await;
     assert_eq!(r.status(), 401);
     // A browser opens /?token=… once and gets a cookie instead.
-    let nofollow = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let nofollow = no_redirects();
     let r = nofollow
         .get(format!("{}/?token=s3cret", s.url))
         .send()
@@ -611,10 +616,7 @@ async fn the_form_works_without_the_script_too() {
     let env = Env::new();
     let cfg = team(&env, "Final answer: 418", "");
     let s = serve(&env, &["--config", &cfg]);
-    let nofollow = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let nofollow = no_redirects();
     let r = nofollow
         .post(format!("{}/new", s.url))
         .form(&[
@@ -734,10 +736,7 @@ async fn agents_are_picked_from_the_configuration_by_id() {
     // The form offers the configured agents to tick, and a ticked pair debates.
     let form = get_text(format!("{}/new", s.url)).await;
     assert!(form.contains("name=\"pick\" value=\"b\""), "{form}");
-    let nofollow = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let nofollow = no_redirects();
     let r = nofollow
         .post(format!("{}/new", s.url))
         .body("question=What+is+17+*+24%3F&agents=3&pick=b&pick=c")
