@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::{ListQuery, PAGE_SIZE};
 use crate::app::{App, StartError};
 use crate::runner::{AgentsChoice, DebateRequest, RunnerError};
-use crate::view::RunView;
+use crate::view::{shorten, RunView};
 
 pub(crate) fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
     match app.templates.get_template(name).and_then(|t| t.render(ctx)) {
@@ -45,16 +45,6 @@ pub(crate) fn store_page_error(e: StoreError) -> Response {
     }
 }
 
-/// The first `n` characters of the first line, with `…` when cut.
-fn short(s: &str, n: usize) -> String {
-    let first = s.lines().next().unwrap_or("");
-    let mut out: String = first.chars().take(n).collect();
-    if out.len() < s.len() {
-        out.push('…');
-    }
-    out
-}
-
 #[derive(Serialize)]
 struct RunRow {
     id: String,
@@ -79,8 +69,8 @@ pub async fn runs(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
             id: r.id.clone(),
             created_at: r.created_at.clone(),
             protocol: r.protocol.clone(),
-            question_short: short(&r.question, 90),
-            answer_short: r.answer.as_deref().map_or("—".into(), |a| short(a, 40)),
+            question_short: shorten(&r.question, 90),
+            answer_short: r.answer.as_deref().map_or("—".into(), |a| shorten(a, 40)),
             status: r.status.as_str().into(),
         })
         .collect();
@@ -180,7 +170,7 @@ fn topology_svg(v: &RunView) -> String {
         svg.push_str(&format!(
             "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"16\" fill=\"#dbeafe\" stroke=\"#1d4ed8\"/><text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
             y + 4.0,
-            escape(&short(&a.agent_id, 8))
+            escape(&shorten(&a.agent_id, 8))
         ));
     }
     svg.push_str("</svg>");

@@ -124,7 +124,7 @@ pub fn run_view(
     let label = |answer: &str| -> String {
         match programs.iter().find(|p| p.code == answer) {
             Some(p) => p.label.clone(),
-            None => shorten(answer),
+            None => shorten(answer, 60),
         }
     };
     let agents = agent_totals(calls);
@@ -267,8 +267,9 @@ fn agent_totals(calls: &[CallRecord]) -> Vec<AgentTotals> {
         .collect()
 }
 
-/// Checked programs labelled `P1`, `P2` in order of first appearance in the calls.
-fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
+/// The programs `checks` covers, in the order the calls first gave them (then any the calls do
+/// not hold): program `i` is labelled `P{i+1}` by the run page and by `moot show`.
+pub fn program_order<'a>(calls: &'a [CallRecord], checks: &'a [ValidationRecord]) -> Vec<&'a str> {
     let mut order: Vec<&str> = Vec::new();
     let answers = calls.iter().filter_map(|c| c.answer.as_deref());
     for a in answers.chain(checks.iter().map(|c| c.answer.as_str())) {
@@ -277,6 +278,11 @@ fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
         }
     }
     order
+}
+
+/// Checked programs labelled `P1`, `P2` in order of first appearance in the calls.
+fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
+    program_order(calls, checks)
         .into_iter()
         .enumerate()
         .map(|(i, code)| {
@@ -300,11 +306,11 @@ fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
         .collect()
 }
 
-/// An answer short enough for a grid cell: its first line, at most 60 characters.
-fn shorten(answer: &str) -> String {
-    let first = answer.lines().next().unwrap_or("");
-    let mut out: String = first.chars().take(60).collect();
-    if out.len() < answer.len() {
+/// Text short enough for a cell: its first line, at most `n` characters, `…` when cut.
+pub(crate) fn shorten(text: &str, n: usize) -> String {
+    let first = text.lines().next().unwrap_or("");
+    let mut out: String = first.chars().take(n).collect();
+    if out.len() < text.len() {
         out.push('…');
     }
     out
@@ -496,6 +502,6 @@ mod tests {
         assert_eq!(v.rounds[0].cells[0].as_ref().unwrap().label, "P1");
         assert_eq!(v.programs[0].checks, ["tests failed (AssertionError)"]);
         assert!(!v.programs[0].passed);
-        assert_eq!(shorten("a long\nsecond line"), "a long…");
+        assert_eq!(shorten("a long\nsecond line", 60), "a long…");
     }
 }

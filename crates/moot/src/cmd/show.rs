@@ -76,14 +76,10 @@ struct Programs<'a> {
 
 impl<'a> Programs<'a> {
     fn new(calls: &'a [CallRecord], checks: &'a [ValidationRecord]) -> Programs<'a> {
-        let mut order: Vec<&str> = Vec::new();
-        let answers = calls.iter().filter_map(|c| c.answer.as_deref());
-        for a in answers.chain(checks.iter().map(|c| c.answer.as_str())) {
-            if checks.iter().any(|c| c.answer == a) && !order.contains(&a) {
-                order.push(a);
-            }
+        Programs {
+            order: moot_serve::view::program_order(calls, checks),
+            checks,
         }
-        Programs { order, checks }
     }
 
     /// `P2` for a checked program; another answer of several lines (an unchecked program) by
