@@ -43,6 +43,16 @@ moot_find_libclang() {
     return 0
 }
 
+# Prints the first PostgreSQL server installation's initdb, or nothing. Debian installs each major
+# version side by side under /usr/lib/postgresql/VERSION/bin, none of it on PATH.
+moot_find_initdb() {
+    local f
+    for f in "${MOOT_SETUP_ROOT:-}"/usr/lib/postgresql/*/bin/initdb; do
+        [[ -e "$f" ]] && echo "$f" && return 0
+    done
+    return 0
+}
+
 # Prints the Debian packages that are missing, space-separated (empty when nothing is missing).
 moot_missing_packages() {
     local missing=()
@@ -69,6 +79,11 @@ moot_missing_packages() {
     # (scripts/test and .ci/run set MOOT_SETUP_TESTS=1), not for the quick start.
     if [[ "${MOOT_SETUP_TESTS:-}" == 1 ]]; then
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium chromium-driver)
+        # The PostgreSQL store's tests start their own throwaway server (crates/moot-pgtest), so
+        # they need the server programs, which only the server package brings: `psql` alone
+        # (postgresql-client) has no initdb. Installing `postgresql` may also start Debian's
+        # system cluster on port 5432; that is harmless, the tests never use it.
+        [[ -n "$(moot_find_initdb)" ]] || missing+=(postgresql)
     fi
     echo "${missing[@]:-}"
 }

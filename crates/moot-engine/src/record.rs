@@ -28,6 +28,8 @@ pub(crate) struct CallEnd {
     retries: Vec<FailedAttempt>,
     latency: Duration,
     cached: bool,
+    /// The request's key (see [`crate::request_key`]), when it was built.
+    request_key: Option<String>,
 }
 
 impl CallEnd {
@@ -59,6 +61,14 @@ impl CallEnd {
             error: Some(reason),
             latency,
             ..CallEnd::default()
+        }
+    }
+
+    /// The same end, for the request stored under `key`.
+    pub(crate) fn with_request_key(self, key: Option<String>) -> CallEnd {
+        CallEnd {
+            request_key: key,
+            ..self
         }
     }
 
@@ -157,6 +167,7 @@ impl CallLog<'_> {
             ncomm: notes.ncomm as u32,
             cached: end.cached,
             retries: self.redacted_json(&end.retries),
+            request_key: end.request_key,
         }
     }
 

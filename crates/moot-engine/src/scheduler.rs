@@ -90,8 +90,9 @@ struct RoundRun<'d> {
     quorum: usize,
     /// Calls asked and not yet back.
     waiting: BTreeMap<CallKey, PlannedCall>,
-    /// The request-cache key of each waiting call, when the cache is on.
-    cache_keys: BTreeMap<CallKey, String>,
+    /// The request key of each call asked (see [`request_key`]): recorded with the call, and
+    /// the cache's key when the cache is on.
+    request_keys: BTreeMap<CallKey, String>,
 }
 
 type Pending = FuturesUnordered<BoxFuture<'static, Asked>>;
@@ -117,7 +118,7 @@ impl<'d> RoundRun<'d> {
             responded,
             quorum,
             waiting: BTreeMap::new(),
-            cache_keys: BTreeMap::new(),
+            request_keys: BTreeMap::new(),
         }
     }
 
@@ -136,14 +137,14 @@ impl<'d> RoundRun<'d> {
         // The cache is read and written here and in `answered`, never inside the call
         // futures: a future holding a database connection while it is not being polled would
         // starve the store writes this task awaits.
+        let asked_for = request_key(&model.name(), &request, call.agent);
+        self.request_keys.insert(key, asked_for.clone());
         if self.config.cache {
-            let cache_key = request_key(&model.name(), &request, call.agent);
-            if let Some(c) = cached(self.log.store, &cache_key).await {
+            if let Some(c) = cached(self.log.store, &asked_for).await {
                 self.responded += 1;
                 self.finish(&call, CallEnd::cached(c)).await?;
                 return Ok(None);
             }
-            self.cache_keys.insert(key, cache_key);
         }
         let ask = Ask {
             key,
@@ -191,7 +192,7 @@ impl<'d> RoundRun<'d> {
         match &asked.result {
             Ok(c) => {
                 self.responded += 1;
-                if let Some(k) = self.cache_keys.get(&asked.key) {
+                if let Some(k) = self.request_keys.get(&asked.key).filter(|_| self.config.cache) {
                     let limit = self.config.cache_max_entries;
                     remember(self.log.store, self.log.redactor, k, c, limit).await;
                 }
@@ -236,6 +237,7 @@ impl<'d> RoundRun<'d> {
     }
 
     async fn finish(&mut self, call: &PlannedCall, end: CallEnd) -> Result<(), EngineError> {
+        let end = end.with_request_key(self.request_keys.get(&call.key()).cloned());
         let outcome = self.log.write(call, end).await?;
         self.observer.call_finished(call.key(), outcome);
         Ok(())

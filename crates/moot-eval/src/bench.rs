@@ -18,8 +18,12 @@ use moot_core::debate::{AgentSpec, DebateSpec};
 use moot_core::decision::{DecisionConfig, Evidence, RULES};
 use moot_core::protocol::Protocol;
 use moot_core::validation::{CheckKind, Validation};
-use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver};
-use moot_store::{BenchItemRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError};
+use moot_engine::{
+    Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver, Observer,
+};
+use moot_store::{
+    BenchItemRecord, BenchJobRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError,
+};
 
 use crate::item::Item;
 
@@ -123,13 +127,9 @@ pub fn run_id(bench: &str, protocol: &str, item_id: &str) -> String {
     format!("{bench}/{protocol}/{item_id}")
 }
 
-/// Runs (or resumes) a benchmark; results in protocol order, then item order.
-pub async fn run_bench(
-    plan: &BenchPlan<'_>,
-    store: &dyn Store,
-    agents: &dyn AgentSource,
-    mut on_result: impl FnMut(&ItemResult),
-) -> Result<Vec<ItemResult>, BenchError> {
+/// Creates the benchmark's record, or checks that the stored one has the same dataset,
+/// protocols, limit and seed (a benchmark is resumed with the settings it was started with).
+pub async fn ensure_bench(plan: &BenchPlan<'_>, store: &dyn Store) -> Result<(), BenchError> {
     match store.bench(&plan.name).await {
         Ok(existing) => {
             if existing.dataset != plan.dataset
@@ -162,6 +162,48 @@ pub async fn run_bench(
         }
         Err(e) => return Err(e.into()),
     }
+    Ok(())
+}
+
+/// The jobs of a benchmark worked by many processes: one per item and protocol, in the order
+/// [`run_bench`] runs them (every protocol of an item before the next item).
+pub fn plan_jobs(plan: &BenchPlan<'_>) -> Result<Vec<BenchJobRecord>, BenchError> {
+    let mut jobs = Vec::with_capacity(plan.items.len() * plan.protocols.len());
+    for (position, item) in plan.items.iter().enumerate() {
+        let value = serde_json::to_value(item)
+            .map_err(|e| BenchError::Config(format!("item {}: {e}", item.id)))?;
+        for protocol in &plan.protocols {
+            jobs.push(BenchJobRecord::pending(
+                &plan.name,
+                protocol,
+                &item.id,
+                position as u32,
+                jobs.len() as u64,
+                value.clone(),
+            ));
+        }
+    }
+    Ok(jobs)
+}
+
+/// Records a benchmark and its jobs without running any (`moot bench --detach`): workers
+/// ([`crate::work::work`]) then claim them. Planning the same benchmark again adds only what
+/// is missing. Returns (jobs in the plan, jobs added now).
+pub async fn plan_bench(plan: &BenchPlan<'_>, store: &dyn Store) -> Result<(u64, u64), BenchError> {
+    ensure_bench(plan, store).await?;
+    let jobs = plan_jobs(plan)?;
+    let added = store.plan_jobs(&jobs).await?;
+    Ok((jobs.len() as u64, added))
+}
+
+/// Runs (or resumes) a benchmark; results in protocol order, then item order.
+pub async fn run_bench(
+    plan: &BenchPlan<'_>,
+    store: &dyn Store,
+    agents: &dyn AgentSource,
+    mut on_result: impl FnMut(&ItemResult),
+) -> Result<Vec<ItemResult>, BenchError> {
+    ensure_bench(plan, store).await?;
     // Item by item, every protocol on one item before the next: an interrupted benchmark has
     // compared its protocols on the same items so far.
     let jobs: Vec<(&str, u32, &Item)> = plan
@@ -177,7 +219,7 @@ pub async fn run_bench(
     let mut results: Vec<ItemResult> = Vec::with_capacity(jobs.len());
     let mut running =
         stream::iter(jobs.into_iter().map(|(protocol, position, item)| {
-            run_item(plan, store, agents, protocol, position, item)
+            run_item(plan, store, agents, protocol, position, item, &NoObserver)
         }))
         .buffer_unordered(plan.concurrency.max(1));
     while let Some(result) = running.next().await {
@@ -190,13 +232,16 @@ pub async fn run_bench(
     Ok(results)
 }
 
-async fn run_item(
+/// Runs one item's debate under one protocol: a new debate, or the stored one continued from
+/// its recorded calls (a finished one is read back). `observer` hears every call.
+pub(crate) async fn run_item(
     plan: &BenchPlan<'_>,
     store: &dyn Store,
     source: &dyn AgentSource,
     protocol_name: &str,
     position: u32,
     item: &Item,
+    observer: &dyn Observer,
 ) -> Result<ItemResult, BenchError> {
     let protocol = (plan.protocol)(protocol_name, item)?;
     let rule = plan.rule.unwrap_or_else(|| protocol.default_rule());
@@ -251,7 +296,7 @@ async fn run_item(
             run_id: id.clone(),
         })
         .await?;
-    let result = debate.run(rule, &plan.decision, &NoObserver).await?;
+    let result = debate.run(rule, &plan.decision, observer).await?;
     Ok(ItemResult {
         protocol: protocol_name.to_string(),
         item_id: item.id.clone(),

@@ -96,6 +96,7 @@ pub mod report;
 mod sample;
 mod spec;
 pub mod summary;
+pub mod work;
 
 use std::path::Path;
 

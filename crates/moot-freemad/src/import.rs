@@ -195,5 +195,6 @@ fn call(
         notes: serde_json::to_value(&notes).unwrap_or_default(),
         cached: response["metadata"]["timings"]["cached"].as_f64() == Some(1.0),
         retries: json!([]),
+        request_key: None,
     })
 }

@@ -427,6 +427,7 @@ mod tests {
             ncomm: 0,
             cached: false,
             retries: json!([]),
+            request_key: None,
         }
     }
 

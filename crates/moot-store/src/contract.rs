@@ -1,7 +1,10 @@
 //! Checks both stores run against the parts of the [`Store`] contract they share (tests only).
 
 use crate::error::StoreError;
-use crate::records::{BenchItemRecord, BenchRecord, RunRecord, RunStatus, ValidationRecord};
+use crate::records::{
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, JobState, RunRecord, RunStatus,
+    ValidationRecord, WorkerRecord,
+};
 use crate::store::Store;
 
 /// Checks a store against the cache part of the [`Store`] contract.
@@ -45,7 +48,7 @@ pub(crate) async fn check_cache_contract(store: &dyn Store) {
 
 /// A run just started, for contract checks that need one to hang records on.
 #[cfg(test)]
-fn running_run(id: &str) -> RunRecord {
+pub(crate) fn running_run(id: &str) -> RunRecord {
     RunRecord {
         id: id.into(),
         created_at: "t".into(),
@@ -218,4 +221,305 @@ pub(crate) async fn check_list_contract(store: &dyn Store) {
         let listed = store.list_runs(filter).await.unwrap();
         assert!(listed.iter().all(|r| filter.matches(r)), "{filter:?}");
     }
+}
+
+/// A call of run `run` with every field set, answered (`text`) or not.
+#[cfg(test)]
+pub(crate) fn full_call(run: &str, round: u32, agent: u32, text: Option<&str>) -> CallRecord {
+    CallRecord {
+        run_id: run.into(),
+        round,
+        agent,
+        slot: "answer".into(),
+        agent_id: format!("a{agent}"),
+        backend: "scripted".into(),
+        mode: "critique".into(),
+        template: "conformity".into(),
+        template_hash: "h".into(),
+        messages: serde_json::json!([{"role": "user", "content": "q"}]),
+        peers: vec![1, 2],
+        response_text: text.map(String::from),
+        answer: text.map(|_| "7".into()),
+        error: text.is_none().then(|| "deadline".into()),
+        skipped: false,
+        finish: text.map(|_| "stop".into()),
+        input_tokens: 10,
+        output_tokens: 5,
+        processed_input_tokens: Some(4),
+        logprob_tokens: Some(5),
+        logprob_mean: Some(-0.25),
+        logprob_min: Some(-1.5),
+        perplexity: Some(1.284),
+        latency_ms: 12,
+        recorded_at: "2026-11-21T10:00:01Z".into(),
+        notes: serde_json::json!({"ncomm": 2}),
+        ncomm: 2,
+        cached: false,
+        retries: serde_json::json!([{"error": "HTTP 503: busy", "class": "transient", "wait_ms": 500}]),
+        request_key: Some(format!("k-{round}-{agent}")),
+    }
+}
+
+/// Checks a store against the run, call and decision part of the [`Store`] contract.
+#[cfg(test)]
+pub(crate) async fn check_call_contract(store: &dyn Store) {
+    use crate::records::{DecisionRecord, RunFilter};
+    store.create_run(&running_run("c1")).await.unwrap();
+    let answered = full_call("c1", 0, 1, Some("Final answer: 7"));
+    let missing = full_call("c1", 0, 0, None);
+    let judge = CallRecord {
+        slot: "judge:0".into(),
+        ..full_call("c1", 0, 1, Some("<label>YES</label>"))
+    };
+    let skipped = CallRecord {
+        round: 1,
+        skipped: true,
+        response_text: None,
+        answer: None,
+        error: Some("s2-mad: every peer agrees".into()),
+        notes: serde_json::json!({"skipped": "s2-mad: every peer agrees", "ncomm": 0}),
+        ncomm: 0,
+        request_key: None,
+        ..full_call("c1", 1, 1, None)
+    };
+    for c in [&answered, &missing, &judge, &skipped] {
+        store.record_call(c).await.unwrap();
+    }
+    assert_eq!(
+        store.calls("c1").await.unwrap(),
+        vec![missing.clone(), answered.clone(), judge.clone(), skipped.clone()],
+        "every field reads back, by round, agent, then slot"
+    );
+    // A completed call is recorded once: a second recording (a worker that lost its lease
+    // finishing the same call) leaves the first.
+    let again = CallRecord {
+        response_text: Some("Final answer: 8".into()),
+        answer: Some("8".into()),
+        output_tokens: 99,
+        ..answered.clone()
+    };
+    store.record_call(&again).await.unwrap();
+    // A call that got no response may be recorded again with one.
+    let now_answered = full_call("c1", 0, 0, Some("Final answer: 7"));
+    store.record_call(&now_answered).await.unwrap();
+    let calls = store.calls("c1").await.unwrap();
+    assert_eq!(calls.len(), 4);
+    assert_eq!(calls[0], now_answered);
+    assert_eq!(calls[1], answered, "the first completed recording stays");
+    // A call of a run the store does not have is refused.
+    assert!(store
+        .record_call(&full_call("nope", 0, 0, Some("x")))
+        .await
+        .is_err());
+    let decision = |answer: &str| DecisionRecord {
+        run_id: "c1".into(),
+        rule: "free-mad".into(),
+        answer: Some(answer.into()),
+        decision: serde_json::json!({"scores": {answer: 20.0}}),
+        decided_at: "t".into(),
+    };
+    store.record_decision(&decision("8")).await.unwrap();
+    store.record_decision(&decision("7")).await.unwrap();
+    assert_eq!(store.decisions("c1").await.unwrap(), vec![decision("7")]);
+    store
+        .finish_run("c1", RunStatus::Done, Some("7"), "t2")
+        .await
+        .unwrap();
+    let run = store.run("c1").await.unwrap();
+    assert_eq!(
+        (run.status, run.answer.as_deref(), run.finished_at.as_deref()),
+        (RunStatus::Done, Some("7"), Some("t2"))
+    );
+    assert_eq!(store.list_runs(&RunFilter::newest(10)).await.unwrap().len(), 1);
+    assert!(matches!(
+        store.run("nope").await,
+        Err(StoreError::RunNotFound(_))
+    ));
+    assert!(matches!(
+        store.finish_run("nope", RunStatus::Done, None, "t").await,
+        Err(StoreError::RunNotFound(_))
+    ));
+}
+
+/// A benchmark named `name` with `jobs` planned jobs (`q0`, `q1`, … under `som`).
+#[cfg(test)]
+async fn planned_bench(store: &dyn Store, name: &str, jobs: u32) -> Vec<BenchJobRecord> {
+    store
+        .create_bench(&BenchRecord {
+            name: name.into(),
+            created_at: "t".into(),
+            dataset: "gsm8k".into(),
+            protocols: vec!["som".into()],
+            limit: None,
+            seed: 1,
+            config: serde_json::json!({}),
+        })
+        .await
+        .unwrap();
+    // Planned out of order: claims follow `seq`, not insertion.
+    let mut planned: Vec<BenchJobRecord> = (0..jobs)
+        .rev()
+        .map(|i| {
+            BenchJobRecord::pending(
+                name,
+                "som",
+                &format!("q{i}"),
+                i,
+                u64::from(i),
+                serde_json::json!({"id": format!("q{i}"), "gold": i}),
+            )
+        })
+        .collect();
+    assert_eq!(store.plan_jobs(&planned).await.unwrap(), u64::from(jobs));
+    planned.reverse();
+    planned
+}
+
+/// Checks a store against the worked-benchmark part of the [`Store`] contract: planning,
+/// claiming in order, leases, takeover, finishing, counts and workers.
+#[cfg(test)]
+pub(crate) async fn check_job_contract(store: &dyn Store) {
+    use std::time::Duration;
+    let long = Duration::from_secs(600);
+    let planned = planned_bench(store, "w1", 3).await;
+    // Planning again adds nothing and changes nothing.
+    assert_eq!(store.plan_jobs(&planned).await.unwrap(), 0);
+    assert_eq!(store.bench_jobs("w1").await.unwrap(), planned);
+    let counts = store.job_counts("w1").await.unwrap();
+    assert_eq!((counts.pending, counts.total()), (3, 3));
+    assert!(counts.now_ms > 1_700_000_000_000, "{counts:?}");
+    let first = store.claim_job("w1", "alice", long).await.unwrap().unwrap();
+    assert_eq!((first.item_id.as_str(), first.state), ("q0", JobState::Running));
+    assert_eq!(first.worker.as_deref(), Some("alice"));
+    assert_eq!((first.previous_worker.as_deref(), first.attempts), (None, 1));
+    assert_eq!(first.item, serde_json::json!({"id": "q0", "gold": 0}));
+    assert!(first.lease_until.unwrap() >= counts.now_ms + 590_000);
+    let second = store.claim_job("w1", "bob", long).await.unwrap().unwrap();
+    assert_eq!(second.item_id, "q1");
+    // Only the holder renews or finishes.
+    assert!(store.renew_job(&first, "alice", long).await.unwrap());
+    assert!(!store.renew_job(&first, "bob", long).await.unwrap());
+    assert!(!store
+        .finish_job(&first, "bob", JobState::Done, None)
+        .await
+        .unwrap());
+    assert!(store
+        .finish_job(&first, "alice", JobState::Done, None)
+        .await
+        .unwrap());
+    assert!(!store.renew_job(&first, "alice", long).await.unwrap(), "finished");
+    // Bob's lease runs out (a lease of 0 ms): the next claim takes his job over before the
+    // pending one after it, since it comes first in the plan.
+    assert!(store.renew_job(&second, "bob", Duration::ZERO).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let counts = store.job_counts("w1").await.unwrap();
+    assert_eq!(
+        (counts.pending, counts.running, counts.expired, counts.done),
+        (1, 0, 1, 1)
+    );
+    let taken = store.claim_job("w1", "carol", long).await.unwrap().unwrap();
+    assert_eq!(taken.item_id, "q1");
+    assert_eq!(taken.previous_worker.as_deref(), Some("bob"));
+    assert_eq!(taken.attempts, 2);
+    // Bob comes back: the job is no longer his.
+    assert!(!store.renew_job(&second, "bob", long).await.unwrap());
+    assert!(!store
+        .finish_job(&second, "bob", JobState::Done, None)
+        .await
+        .unwrap());
+    assert!(store
+        .finish_job(&taken, "carol", JobState::Failed, Some("model unreachable"))
+        .await
+        .unwrap());
+    let third = store.claim_job("w1", "alice", long).await.unwrap().unwrap();
+    assert_eq!(third.item_id, "q2");
+    assert_eq!(store.claim_job("w1", "alice", long).await.unwrap(), None);
+    assert_eq!(store.claim_job("other", "alice", long).await.unwrap(), None);
+    let counts = store.job_counts("w1").await.unwrap();
+    assert_eq!(
+        (counts.running, counts.done, counts.failed, counts.settled()),
+        (1, 1, 1, false)
+    );
+    store
+        .finish_job(&third, "alice", JobState::Done, None)
+        .await
+        .unwrap();
+    assert!(store.job_counts("w1").await.unwrap().settled());
+    let jobs = store.bench_jobs("w1").await.unwrap();
+    assert_eq!(jobs[1].error.as_deref(), Some("model unreachable"));
+    assert_eq!(jobs[1].state, JobState::Failed);
+    assert_eq!(store.job_counts("none").await.unwrap().total(), 0);
+    // Workers: the store's clock starts and sees them.
+    let worker = |name: &str, debates: u64, exited: bool| WorkerRecord {
+        bench: "w1".into(),
+        worker: name.into(),
+        started_at: 0,
+        last_seen: 0,
+        debates,
+        calls: debates * 3,
+        output_tokens: debates * 100,
+        exited,
+    };
+    store.record_worker(&worker("alice", 0, false)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    store.record_worker(&worker("bob", 1, false)).await.unwrap();
+    store.record_worker(&worker("alice", 2, true)).await.unwrap();
+    let workers = store.bench_workers("w1").await.unwrap();
+    assert_eq!(
+        workers
+            .iter()
+            .map(|w| (w.worker.as_str(), w.debates, w.calls, w.exited))
+            .collect::<Vec<_>>(),
+        [("alice", 2, 6, true), ("bob", 1, 3, false)]
+    );
+    assert!(workers[0].started_at > 1_700_000_000_000);
+    assert!(workers[0].last_seen >= workers[0].started_at);
+    assert!(store.bench_workers("none").await.unwrap().is_empty());
+}
+
+/// Checks that workers claiming at the same time never get the same job: `tasks` claimers on
+/// `store` until nothing is left, each job claimed exactly once.
+#[cfg(test)]
+pub(crate) async fn check_concurrent_claims(store: std::sync::Arc<dyn Store>, tasks: usize) {
+    let jobs = 60;
+    planned_bench(store.as_ref(), "race", jobs).await;
+    let claimers = (0..tasks).map(|t| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let mut mine = Vec::new();
+            let lease = std::time::Duration::from_secs(600);
+            while let Some(job) = store
+                .claim_job("race", &format!("w{t}"), lease)
+                .await
+                .unwrap()
+            {
+                mine.push(job.item_id);
+            }
+            mine
+        })
+    });
+    let mut claimed: Vec<String> = Vec::new();
+    for c in claimers.collect::<Vec<_>>() {
+        claimed.extend(c.await.unwrap());
+    }
+    claimed.sort();
+    let mut expected: Vec<String> = (0..jobs).map(|i| format!("q{i}")).collect();
+    expected.sort();
+    assert_eq!(claimed, expected, "each job claimed once");
+}
+
+/// Every contract check above, on stores `fresh` makes (one per check, so they don't meet).
+#[cfg(test)]
+pub(crate) async fn check_whole_contract<F, Fut>(fresh: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = std::sync::Arc<dyn Store>>,
+{
+    check_call_contract(fresh().await.as_ref()).await;
+    check_bench_contract(fresh().await.as_ref()).await;
+    check_validation_contract(fresh().await.as_ref()).await;
+    check_list_contract(fresh().await.as_ref()).await;
+    check_cache_contract(fresh().await.as_ref()).await;
+    check_job_contract(fresh().await.as_ref()).await;
+    check_concurrent_claims(fresh().await, 6).await;
 }

@@ -49,6 +49,10 @@ pub enum StoreError {
     },
     #[error("{0}")]
     Location(String),
+    /// The database server cannot be reached: refused, gone away mid-run, timed out, or it
+    /// refused the credentials or the database name. Nothing recorded before is lost.
+    #[error("the store {store} cannot be reached: {reason}")]
+    Unreachable { store: String, reason: String },
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -70,6 +74,7 @@ impl StoreError {
                 | StoreError::NotAStore { .. }
                 | StoreError::TooNew { .. }
                 | StoreError::Location(_)
+                | StoreError::Unreachable { .. }
         )
     }
 }

@@ -14,7 +14,10 @@ mod contract;
 mod error;
 mod location;
 mod memory;
+mod postgres;
+mod queries;
 mod records;
+mod rows;
 mod sqlite;
 mod store;
 
@@ -23,8 +26,9 @@ pub use error::StoreError;
 pub use location::StoreLocation;
 pub use memory::MemoryStore;
 pub use records::{
-    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter, RunRecord, RunStatus,
-    ValidationRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, JobCounts, JobState,
+    RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;

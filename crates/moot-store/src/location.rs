@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::access::Access;
 use crate::error::StoreError;
+use crate::postgres::PostgresStore;
 use crate::sqlite::{self, SqliteStore};
 use crate::store::Store;
 
@@ -65,9 +66,7 @@ impl StoreLocation {
                     Err(e) => Err(e),
                 }
             }
-            StoreLocation::Postgres(url) => Err(StoreError::Location(format!(
-                "{url}: the PostgreSQL store is not available yet; use a SQLite file path"
-            ))),
+            StoreLocation::Postgres(url) => Ok(Box::new(PostgresStore::open_with(url, access).await?)),
         }
     }
 

@@ -7,9 +7,10 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::error::StoreError;
+use crate::queries::lease_ms;
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter,
-    RunRecord, RunStatus, ValidationRecord,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord,
+    JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 use crate::store::Store;
 
@@ -29,6 +30,20 @@ struct Inner {
     /// Each response with the order it was stored in, for trimming the oldest.
     cache: std::collections::HashMap<String, (u64, serde_json::Value)>,
     cache_stored: u64,
+    jobs: Vec<BenchJobRecord>,
+    workers: Vec<WorkerRecord>,
+}
+
+/// The process's clock in ms since the epoch (the memory store's "database clock").
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Whether `job` is the one `other` names.
+fn same_job(job: &BenchJobRecord, other: &BenchJobRecord) -> bool {
+    job.bench == other.bench && job.protocol == other.protocol && job.item_id == other.item_id
 }
 
 impl MemoryStore {
@@ -58,12 +73,18 @@ impl Store for MemoryStore {
             if !i.runs.iter().any(|r| r.id == call.run_id) {
                 return Err(StoreError::RunNotFound(call.run_id.clone()));
             }
-            i.calls.retain(|c| {
-                !(c.run_id == call.run_id
+            let same = |c: &CallRecord| {
+                c.run_id == call.run_id
                     && c.round == call.round
                     && c.agent == call.agent
-                    && c.slot == call.slot)
-            });
+                    && c.slot == call.slot
+            };
+            // A call with a response stays as first recorded (see Store::record_call).
+            let answered = |c: &CallRecord| c.response_text.is_some() && !c.skipped;
+            if i.calls.iter().any(|c| same(c) && answered(c)) {
+                return Ok(());
+            }
+            i.calls.retain(|c| !same(c));
             i.calls.push(call.clone());
             Ok(())
         })
@@ -233,6 +254,175 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+        self.with(|i| {
+            let mut entries: Vec<_> = i
+                .cache
+                .iter()
+                .map(|(k, (order, v))| (*order, k.clone(), v.clone()))
+                .collect();
+            entries.sort_by_key(|(order, _, _)| *order);
+            Ok(entries.into_iter().map(|(_, k, v)| (k, v)).collect())
+        })
+    }
+
+    async fn plan_jobs(&self, jobs: &[BenchJobRecord]) -> Result<u64, StoreError> {
+        self.with(|i| {
+            let mut added = 0;
+            for job in jobs {
+                if !i.benches.iter().any(|b| b.name == job.bench) {
+                    return Err(StoreError::BenchNotFound(job.bench.clone()));
+                }
+                if !i.jobs.iter().any(|j| same_job(j, job)) {
+                    i.jobs.push(BenchJobRecord {
+                        state: JobState::Pending,
+                        ..job.clone()
+                    });
+                    added += 1;
+                }
+            }
+            Ok(added)
+        })
+    }
+
+    async fn claim_job(
+        &self,
+        bench: &str,
+        worker: &str,
+        lease: std::time::Duration,
+    ) -> Result<Option<BenchJobRecord>, StoreError> {
+        self.with(|i| {
+            let now = now_ms();
+            let next = i
+                .jobs
+                .iter_mut()
+                .filter(|j| {
+                    j.bench == bench
+                        && (j.state == JobState::Pending
+                            || (j.state == JobState::Running
+                                && j.lease_until.is_some_and(|l| l < now)))
+                })
+                .min_by_key(|j| j.seq);
+            Ok(next.map(|j| {
+                j.state = JobState::Running;
+                j.previous_worker = j.worker.replace(worker.to_string());
+                j.lease_until = Some(now + lease_ms(lease));
+                j.attempts += 1;
+                j.error = None;
+                j.clone()
+            }))
+        })
+    }
+
+    async fn renew_job(
+        &self,
+        job: &BenchJobRecord,
+        worker: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        self.with(|i| {
+            let held = i.jobs.iter_mut().find(|j| {
+                same_job(j, job)
+                    && j.state == JobState::Running
+                    && j.worker.as_deref() == Some(worker)
+            });
+            Ok(held
+                .map(|j| j.lease_until = Some(now_ms() + lease_ms(lease)))
+                .is_some())
+        })
+    }
+
+    async fn finish_job(
+        &self,
+        job: &BenchJobRecord,
+        worker: &str,
+        state: JobState,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        self.with(|i| {
+            let held = i.jobs.iter_mut().find(|j| {
+                same_job(j, job)
+                    && j.state == JobState::Running
+                    && j.worker.as_deref() == Some(worker)
+            });
+            Ok(held
+                .map(|j| {
+                    j.state = state;
+                    j.error = error.map(String::from);
+                    j.lease_until = None;
+                })
+                .is_some())
+        })
+    }
+
+    async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError> {
+        self.with(|i| {
+            let mut jobs: Vec<_> = i.jobs.iter().filter(|j| j.bench == bench).cloned().collect();
+            jobs.sort_by_key(|j| j.seq);
+            Ok(jobs)
+        })
+    }
+
+    async fn job_counts(&self, bench: &str) -> Result<JobCounts, StoreError> {
+        self.with(|i| {
+            let now = now_ms();
+            let mut counts = JobCounts {
+                now_ms: now,
+                ..JobCounts::default()
+            };
+            for j in i.jobs.iter().filter(|j| j.bench == bench) {
+                match j.state {
+                    JobState::Pending => counts.pending += 1,
+                    JobState::Running if j.lease_until.is_some_and(|l| l < now) => {
+                        counts.expired += 1
+                    }
+                    JobState::Running => counts.running += 1,
+                    JobState::Done => counts.done += 1,
+                    JobState::Failed => counts.failed += 1,
+                }
+            }
+            Ok(counts)
+        })
+    }
+
+    async fn record_worker(&self, worker: &WorkerRecord) -> Result<(), StoreError> {
+        self.with(|i| {
+            let now = now_ms();
+            match i
+                .workers
+                .iter_mut()
+                .find(|w| w.bench == worker.bench && w.worker == worker.worker)
+            {
+                Some(w) => {
+                    *w = WorkerRecord {
+                        started_at: w.started_at,
+                        last_seen: now,
+                        ..worker.clone()
+                    }
+                }
+                None => i.workers.push(WorkerRecord {
+                    started_at: now,
+                    last_seen: now,
+                    ..worker.clone()
+                }),
+            }
+            Ok(())
+        })
+    }
+
+    async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {
+        self.with(|i| {
+            let mut workers: Vec<_> = i
+                .workers
+                .iter()
+                .filter(|w| w.bench == bench)
+                .cloned()
+                .collect();
+            workers.sort_by(|a, b| (a.started_at, &a.worker).cmp(&(b.started_at, &b.worker)));
+            Ok(workers)
+        })
+    }
+
     async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
         self.with(|i| {
             let order = i
@@ -256,10 +446,10 @@ impl Store for MemoryStore {
 #[cfg(test)]
 mod tests {
     #[tokio::test]
-    async fn benches_follow_the_store_contract() {
-        crate::contract::check_bench_contract(&super::MemoryStore::default()).await;
-        crate::contract::check_cache_contract(&super::MemoryStore::default()).await;
-        crate::contract::check_validation_contract(&super::MemoryStore::default()).await;
-        crate::contract::check_list_contract(&super::MemoryStore::default()).await;
+    async fn follows_the_whole_store_contract() {
+        crate::contract::check_whole_contract(|| async {
+            std::sync::Arc::new(super::MemoryStore::default()) as std::sync::Arc<dyn crate::Store>
+        })
+        .await;
     }
 }

@@ -88,6 +88,10 @@ pub struct CallRecord {
     /// Attempts that failed before this call's outcome, as `[{error, class, wait_ms}]`.
     #[serde(default = "empty_list")]
     pub retries: serde_json::Value,
+    /// What was asked (see `moot_engine::request_key`): a completed call recorded again with
+    /// the same key is the same request, never a second one.
+    #[serde(default)]
+    pub request_key: Option<String>,
 }
 
 fn empty_list() -> serde_json::Value {
@@ -211,4 +215,128 @@ pub(crate) fn sort_bench_items(items: &mut [BenchItemRecord], protocols: &[Strin
             &b.item_id,
         ))
     });
+}
+
+/// Where a job of a worked benchmark stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Pending,
+    Running,
+    Done,
+    Failed,
+}
+
+impl JobState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Running => "running",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobState> {
+        [
+            JobState::Pending,
+            JobState::Running,
+            JobState::Done,
+            JobState::Failed,
+        ]
+        .into_iter()
+        .find(|state| state.as_str() == s)
+    }
+}
+
+/// One debate of a benchmark worked by many processes (`moot bench --detach`, `moot work`):
+/// an item under a protocol, with the item itself so any worker can run it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchJobRecord {
+    pub bench: String,
+    pub protocol: String,
+    pub item_id: String,
+    /// The item's place in the benchmark's item order.
+    pub position: u32,
+    /// The job's place in the plan: jobs are claimed in this order.
+    pub seq: u64,
+    /// The item (question, options, gold, kind, tests) as `moot-eval` writes it.
+    pub item: serde_json::Value,
+    pub state: JobState,
+    /// The worker holding (or that last held) the job.
+    pub worker: Option<String>,
+    /// The worker that held it before the last claim: set when a job was taken over.
+    pub previous_worker: Option<String>,
+    /// When the lease ends, in ms since the epoch on the store's clock.
+    pub lease_until: Option<i64>,
+    /// How many times the job was claimed.
+    pub attempts: u32,
+    pub error: Option<String>,
+}
+
+impl BenchJobRecord {
+    /// A job not yet claimed.
+    pub fn pending(
+        bench: &str,
+        protocol: &str,
+        item_id: &str,
+        position: u32,
+        seq: u64,
+        item: serde_json::Value,
+    ) -> BenchJobRecord {
+        BenchJobRecord {
+            bench: bench.into(),
+            protocol: protocol.into(),
+            item_id: item_id.into(),
+            position,
+            seq,
+            item,
+            state: JobState::Pending,
+            worker: None,
+            previous_worker: None,
+            lease_until: None,
+            attempts: 0,
+            error: None,
+        }
+    }
+}
+
+/// How many jobs of a benchmark are in each state, as the store sees them now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobCounts {
+    pub pending: u64,
+    /// Claimed, with a lease that has not run out.
+    pub running: u64,
+    /// Claimed, but the lease ran out (the worker died or lost the store): claimable again.
+    pub expired: u64,
+    pub done: u64,
+    pub failed: u64,
+    /// The store's clock, in ms since the epoch.
+    pub now_ms: i64,
+}
+
+impl JobCounts {
+    pub fn total(&self) -> u64 {
+        self.pending + self.running + self.expired + self.done + self.failed
+    }
+
+    /// Nothing is left for anyone to do: every job is done or failed.
+    pub fn settled(&self) -> bool {
+        self.pending + self.running + self.expired == 0
+    }
+}
+
+/// A worker of a benchmark and its totals so far.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerRecord {
+    pub bench: String,
+    pub worker: String,
+    /// ms since the epoch, on the store's clock.
+    pub started_at: i64,
+    pub last_seen: i64,
+    pub debates: u64,
+    pub calls: u64,
+    pub output_tokens: u64,
+    /// The worker exited cleanly (a killed worker stays `false` and stops being seen).
+    pub exited: bool,
 }

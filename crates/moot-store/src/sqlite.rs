@@ -13,24 +13,27 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqliteOwnedBuf, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqliteOwnedBuf, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{ConnectOptions, Connection, Row, SqliteConnection, SqlitePool};
+use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
 
 use crate::access::Access;
 use crate::error::{database_message, StoreError};
+use crate::queries::{delegate_store, lease_ms, store_queries, Dialect};
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter,
-    RunRecord, RunStatus, ValidationRecord,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord,
+    JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
-use crate::store::Store;
+use crate::rows::{
+    all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,
+    job_from_row, json_text, parse_json, run_from_row, validation_from_row, worker_from_row,
+    Columns,
+};
 
-/// The schema, one migration per file in `migrations/`; a store records which it has applied.
-static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+/// The schema, one migration per file in `migrations/sqlite/`; a store records which it has applied.
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 // SQLite's primary result codes for a file that cannot be opened, is damaged, or is not a
 // database (https://sqlite.org/rescode.html).
@@ -428,529 +431,37 @@ impl SqliteStore {
     }
 }
 
-fn json_text(v: &serde_json::Value) -> String {
-    v.to_string()
-}
+/// SQLite's side of the shared queries (see [`crate::queries`]).
+const SQLITE: Dialect = Dialect {
+    now_ms: SQLITE_NOW_MS,
+    // One statement: SQLite runs one writer at a time, so no two workers see the same row.
+    claim: "UPDATE bench_jobs SET state = 'running', previous_worker = worker, worker = $2,
+              lease_until = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + $3,
+              claimed_at = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+              attempts = attempts + 1, error = NULL
+            WHERE rowid = (SELECT rowid FROM bench_jobs
+                           WHERE bench = $1 AND (state = 'pending' OR (state = 'running'
+                             AND lease_until < CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)))
+                           ORDER BY seq LIMIT 1)
+            RETURNING *",
+    // Newest first by the time stored, the insertion order breaking ties within a millisecond;
+    // everything past the first `keep` goes.
+    cache_trim: "DELETE FROM cache WHERE rowid IN \
+                 (SELECT rowid FROM cache ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET $1)",
+    cache_entries: "SELECT key, response_json FROM cache ORDER BY created_at, rowid",
+    answer_contains_2: "$2 IS NULL OR instr(lower(answer), lower($2)) > 0",
+};
 
-fn parse_json(run: &str, what: &'static str, text: &str) -> Result<serde_json::Value, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
-        run: run.to_string(),
-        what,
-        message: e.to_string(),
-    })
-}
+const SQLITE_NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
 
-fn run_from_row(row: &SqliteRow) -> Result<RunRecord, StoreError> {
-    let id: String = row.try_get("id")?;
-    let spec: String = row.try_get("spec_json")?;
-    let config: String = row.try_get("config_json")?;
-    let status: String = row.try_get("status")?;
-    let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
-        run: id.clone(),
-        what: "status",
-        message: format!("unknown run status {status:?}"),
-    })?;
-    Ok(RunRecord {
-        spec: parse_json(&id, "spec", &spec)?,
-        config: parse_json(&id, "config", &config)?,
-        created_at: row.try_get("created_at")?,
-        question: row.try_get("question")?,
-        protocol: row.try_get("protocol")?,
-        rule: row.try_get("rule")?,
-        status,
-        answer: row.try_get("answer")?,
-        finished_at: row.try_get("finished_at")?,
-        id,
-    })
-}
+store_queries!(Queries, SQLITE);
 
-fn opt_u64(row: &SqliteRow, col: &str) -> Result<Option<u64>, sqlx::Error> {
-    Ok(row.try_get::<Option<i64>, _>(col)?.map(|v| v.max(0) as u64))
-}
+delegate_store!(SqliteStore);
 
-fn call_from_row(row: &SqliteRow) -> Result<CallRecord, StoreError> {
-    let run_id: String = row.try_get("run_id")?;
-    let messages: String = row.try_get("messages_json")?;
-    let peers: String = row.try_get("peers_json")?;
-    let peers = serde_json::from_str(&peers).map_err(|e| StoreError::Corrupt {
-        run: run_id.clone(),
-        what: "peers",
-        message: e.to_string(),
-    })?;
-    Ok(CallRecord {
-        messages: parse_json(&run_id, "messages", &messages)?,
-        peers,
-        round: row.try_get::<i64, _>("round")? as u32,
-        agent: row.try_get::<i64, _>("agent")? as u32,
-        slot: row.try_get("slot")?,
-        skipped: row.try_get::<String, _>("status")? == "skipped",
-        notes: parse_json(&run_id, "notes", &row.try_get::<String, _>("notes_json")?)?,
-        ncomm: opt_u64(row, "ncomm")?.unwrap_or(0) as u32,
-        cached: opt_u64(row, "cached")?.unwrap_or(0) != 0,
-        retries: parse_json(
-            &run_id,
-            "retries",
-            &row.try_get::<String, _>("retries_json")?,
-        )?,
-        agent_id: row.try_get("agent_id")?,
-        backend: row.try_get("backend")?,
-        mode: row.try_get("mode")?,
-        template: row.try_get("template")?,
-        template_hash: row.try_get("template_hash")?,
-        response_text: row.try_get("response_text")?,
-        answer: row.try_get("answer")?,
-        error: row.try_get("error")?,
-        finish: row.try_get("finish")?,
-        input_tokens: opt_u64(row, "input_tokens")?.unwrap_or(0),
-        output_tokens: opt_u64(row, "output_tokens")?.unwrap_or(0),
-        processed_input_tokens: opt_u64(row, "processed_input_tokens")?,
-        logprob_tokens: opt_u64(row, "logprob_tokens")?,
-        logprob_mean: row.try_get("logprob_mean")?,
-        logprob_min: row.try_get("logprob_min")?,
-        perplexity: row.try_get("perplexity")?,
-        latency_ms: opt_u64(row, "latency_ms")?.unwrap_or(0),
-        recorded_at: row.try_get("recorded_at")?,
-        run_id,
-    })
-}
-
-impl Queries {
-    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&run.id)
-        .bind(&run.created_at)
-        .bind(&run.question)
-        .bind(&run.protocol)
-        .bind(&run.rule)
-        .bind(json_text(&run.spec))
-        .bind(json_text(&run.config))
-        .bind(run.status.as_str())
-        .bind(&run.answer)
-        .bind(&run.finished_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn record_call(&self, c: &CallRecord) -> Result<(), StoreError> {
-        let status = if c.skipped {
-            "skipped"
-        } else if c.response_text.is_some() {
-            "ok"
-        } else {
-            "missing"
-        };
-        sqlx::query(
-            "INSERT OR REPLACE INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
-               messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
-               processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-               notes_json, ncomm, cached, retries_json)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&c.run_id)
-        .bind(i64::from(c.round))
-        .bind(i64::from(c.agent))
-        .bind(&c.slot)
-        .bind(&c.agent_id)
-        .bind(&c.backend)
-        .bind(&c.mode)
-        .bind(&c.template)
-        .bind(&c.template_hash)
-        .bind(json_text(&c.messages))
-        .bind(serde_json::to_string(&c.peers).unwrap_or_else(|_| "[]".into()))
-        .bind(status)
-        .bind(&c.response_text)
-        .bind(&c.answer)
-        .bind(&c.error)
-        .bind(&c.finish)
-        .bind(c.input_tokens as i64)
-        .bind(c.output_tokens as i64)
-        .bind(c.processed_input_tokens.map(|v| v as i64))
-        .bind(c.logprob_tokens.map(|v| v as i64))
-        .bind(c.logprob_mean)
-        .bind(c.logprob_min)
-        .bind(c.perplexity)
-        .bind(c.latency_ms as i64)
-        .bind(&c.recorded_at)
-        .bind(json_text(&c.notes))
-        .bind(i64::from(c.ncomm))
-        .bind(i64::from(c.cached))
-        .bind(json_text(&c.retries))
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT OR REPLACE INTO decisions (run_id, rule, answer, decision_json, decided_at) VALUES (?, ?, ?, ?, ?)",
-        )
-        .bind(&d.run_id)
-        .bind(&d.rule)
-        .bind(&d.answer)
-        .bind(json_text(&d.decision))
-        .bind(&d.decided_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn finish_run(
-        &self,
-        id: &str,
-        status: RunStatus,
-        answer: Option<&str>,
-        at: &str,
-    ) -> Result<(), StoreError> {
-        let done =
-            sqlx::query("UPDATE runs SET status = ?, answer = ?, finished_at = ? WHERE id = ?")
-                .bind(status.as_str())
-                .bind(answer)
-                .bind(at)
-                .bind(id)
-                .execute(&self.pool)
-                .await?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::RunNotFound(id.to_string()));
-        }
-        Ok(())
-    }
-
-    async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
-        let row = sqlx::query("SELECT * FROM runs WHERE id = ?")
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
-        run_from_row(&row)
-    }
-
-    async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM calls WHERE run_id = ? ORDER BY round, agent, slot")
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(call_from_row).collect()
-    }
-
-    async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM decisions WHERE run_id = ? ORDER BY rule")
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                let run_id: String = row.try_get("run_id")?;
-                let decision: String = row.try_get("decision_json")?;
-                Ok(DecisionRecord {
-                    decision: parse_json(&run_id, "decision", &decision)?,
-                    rule: row.try_get("rule")?,
-                    answer: row.try_get("answer")?,
-                    decided_at: row.try_get("decided_at")?,
-                    run_id,
-                })
-            })
-            .collect()
-    }
-
-    async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT OR REPLACE INTO validations (run_id, answer, check_kind, verdict, detail, elapsed_ms, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&v.run_id)
-        .bind(&v.answer)
-        .bind(&v.check)
-        .bind(&v.verdict)
-        .bind(&v.detail)
-        .bind(i64::try_from(v.elapsed_ms).unwrap_or(i64::MAX))
-        .bind(&v.checked_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
-        let rows =
-            sqlx::query("SELECT * FROM validations WHERE run_id = ? ORDER BY answer, check_kind")
-                .bind(id)
-                .fetch_all(&self.pool)
-                .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(ValidationRecord {
-                    run_id: row.try_get("run_id")?,
-                    answer: row.try_get("answer")?,
-                    check: row.try_get("check_kind")?,
-                    verdict: row.try_get("verdict")?,
-                    detail: row.try_get("detail")?,
-                    elapsed_ms: opt_u64(row, "elapsed_ms")?.unwrap_or(0),
-                    checked_at: row.try_get("checked_at")?,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()
-            .map_err(StoreError::from)
-    }
-
-    async fn list_runs(&self, f: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
-        // Each filter is bound, never spliced in; an absent one matches everything. `to` is a
-        // prefix bound: `2026-11-23` keeps the whole day (see RunFilter::matches).
-        let rows = sqlx::query(
-            "SELECT * FROM runs
-             WHERE (?1 IS NULL OR protocol = ?1)
-               AND (?2 IS NULL OR instr(lower(answer), lower(?2)) > 0)
-               AND (?3 IS NULL OR created_at >= ?3)
-               AND (?4 IS NULL OR created_at < ?4 OR substr(created_at, 1, length(?4)) = ?4)
-             ORDER BY created_at DESC, id DESC LIMIT ?5 OFFSET ?6",
-        )
-        .bind(&f.protocol)
-        .bind(&f.answer)
-        .bind(&f.from)
-        .bind(&f.to)
-        .bind(i64::from(f.limit))
-        .bind(i64::from(f.offset))
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(run_from_row).collect()
-    }
-
-    async fn create_bench(&self, b: &BenchRecord) -> Result<(), StoreError> {
-        let result = sqlx::query(
-            "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&b.name)
-        .bind(&b.created_at)
-        .bind(&b.dataset)
-        .bind(serde_json::to_string(&b.protocols).unwrap_or_else(|_| "[]".into()))
-        .bind(b.limit.map(|l| l as i64))
-        .bind(b.seed as i64)
-        .bind(json_text(&b.config))
-        .execute(&self.pool)
-        .await;
-        match result {
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-                Err(StoreError::BenchExists(b.name.clone()))
-            }
-            other => other.map(|_| ()).map_err(StoreError::from),
-        }
-    }
-
-    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
-        let row = sqlx::query("SELECT * FROM benches WHERE name = ?")
-            .bind(name)
-            .fetch_optional(&self.pool)
-            .await?
-            .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))?;
-        bench_from_row(&row)
-    }
-
-    async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
-        let rows = sqlx::query("SELECT * FROM benches ORDER BY created_at DESC, name")
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(bench_from_row).collect()
-    }
-}
-
-/// A benchmark row as its record.
-fn bench_from_row(row: &SqliteRow) -> Result<BenchRecord, StoreError> {
-    let name: String = row.try_get("name")?;
-    let protocols: String = row.try_get("protocols_json")?;
-    let config: String = row.try_get("config_json")?;
-    Ok(BenchRecord {
-        created_at: row.try_get("created_at")?,
-        dataset: row.try_get("dataset")?,
-        protocols: serde_json::from_str(&protocols).map_err(|e| StoreError::Corrupt {
-            run: name.clone(),
-            what: "benchmark protocols",
-            message: e.to_string(),
-        })?,
-        limit: opt_u64(row, "item_limit")?,
-        seed: opt_u64(row, "seed")?.unwrap_or(0),
-        config: parse_json(&name, "benchmark config", &config)?,
-        name,
-    })
-}
-
-impl Queries {
-    async fn record_bench_item(&self, i: &BenchItemRecord) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT OR REPLACE INTO bench_items (bench, protocol, item_id, position, gold, run_id)
-             VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&i.bench)
-        .bind(&i.protocol)
-        .bind(&i.item_id)
-        .bind(i64::from(i.position))
-        .bind(&i.gold)
-        .bind(&i.run_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
-        let row = sqlx::query("SELECT response_json FROM cache WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await?;
-        match row {
-            None => Ok(None),
-            Some(row) => {
-                let text: String = row.try_get("response_json")?;
-                parse_json(key, "cached response", &text).map(Some)
-            }
-        }
-    }
-
-    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT OR IGNORE INTO cache (key, response_json, created_at) VALUES (?, ?, ?)",
-        )
-        .bind(key)
-        .bind(json_text(response))
-        .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
-        // Newest first by the time stored, the insertion order breaking ties within a
-        // millisecond; everything past the first `keep` goes.
-        let removed = sqlx::query(
-            "DELETE FROM cache WHERE rowid IN \
-             (SELECT rowid FROM cache ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET ?)",
-        )
-        .bind(i64::try_from(keep).unwrap_or(i64::MAX))
-        .execute(&self.pool)
-        .await?;
-        Ok(removed.rows_affected())
-    }
-
-    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
-        let order = match self.bench(name).await {
-            Ok(b) => b.protocols,
-            Err(StoreError::BenchNotFound(_)) => return Ok(vec![]),
-            Err(e) => return Err(e),
-        };
-        let rows = sqlx::query("SELECT * FROM bench_items WHERE bench = ? ORDER BY position")
-            .bind(name)
-            .fetch_all(&self.pool)
-            .await?;
-        let mut items = rows
-            .iter()
-            .map(|row| {
-                Ok(BenchItemRecord {
-                    bench: row.try_get("bench")?,
-                    protocol: row.try_get("protocol")?,
-                    item_id: row.try_get("item_id")?,
-                    position: opt_u64(row, "position")?.unwrap_or(0) as u32,
-                    gold: row.try_get("gold")?,
-                    run_id: row.try_get("run_id")?,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        sort_bench_items(&mut items, &order);
-        Ok(items)
-    }
-}
-
-#[async_trait]
-impl Store for SqliteStore {
-    async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.create_run(run).await)
-    }
-
-    async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.record_call(call).await)
-    }
-
-    async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.record_decision(decision).await)
-    }
-
-    async fn finish_run(
-        &self,
-        id: &str,
-        status: RunStatus,
-        answer: Option<&str>,
-        at: &str,
-    ) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.finish_run(id, status, answer, at).await)
-    }
-
-    async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
-        self.located(self.queries.run(id).await)
-    }
-
-    async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
-        self.located(self.queries.calls(id).await)
-    }
-
-    async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
-        self.located(self.queries.decisions(id).await)
-    }
-
-    async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.record_validation(v).await)
-    }
-
-    async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
-        self.located(self.queries.validations(id).await)
-    }
-
-    async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
-        self.located(self.queries.list_runs(filter).await)
-    }
-
-    async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.create_bench(bench).await)
-    }
-
-    async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
-        self.located(self.queries.bench(name).await)
-    }
-
-    async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
-        self.located(self.queries.list_benches().await)
-    }
-
-    async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.record_bench_item(item).await)
-    }
-
-    async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
-        self.located(self.queries.bench_items(name).await)
-    }
-
-    async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
-        self.located(self.queries.cache_get(key).await)
-    }
-
-    async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
-        self.writable()?;
-        self.located(self.queries.cache_put(key, response).await)
-    }
-
-    async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
-        self.writable()?;
-        self.located(self.queries.cache_trim(keep).await)
-    }
-
+impl SqliteStore {
     /// Copies the WAL into the file first (without waiting on other processes), so that the file
     /// alone holds what this store wrote even if the process ends before its connections do.
-    async fn close(&self) {
+    async fn close_store(&self) {
         if !self.read_only {
             let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
                 .execute(&self.queries.pool)
@@ -963,6 +474,7 @@ impl Store for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
     use serde_json::json;
 
     fn run(id: &str) -> RunRecord {
@@ -1011,6 +523,7 @@ mod tests {
             ncomm: 2,
             cached: false,
             retries: json!([{"error": "HTTP 503: busy", "class": "transient", "wait_ms": 500}]),
+            request_key: Some(format!("k-{round}-{agent}")),
         }
     }
 
@@ -1059,7 +572,7 @@ mod tests {
             .execute(&mut conn)
             .await
             .unwrap();
-        let init = include_str!("../migrations/20261121000001_init.sql");
+        let init = include_str!("../migrations/sqlite/20261121000001_init.sql");
         sqlx::raw_sql(init).execute(&mut conn).await.unwrap();
         sqlx::raw_sql(
             "INSERT INTO runs VALUES ('r1', 't', 'q', 'som', 'majority-last', '{}', '{}', 'done', '7', 't');
@@ -1183,16 +696,16 @@ mod tests {
         ));
     }
 
-    #[tokio::test]
-    async fn benches_follow_the_store_contract() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn follows_the_whole_store_contract() {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("b.db")).await.unwrap();
-        crate::contract::check_bench_contract(&store).await;
-        crate::contract::check_validation_contract(&store).await;
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("l.db")).await.unwrap();
-        crate::contract::check_list_contract(&store).await;
-        crate::contract::check_cache_contract(&store).await;
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        crate::contract::check_whole_contract(|| async {
+            let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = dir.path().join(format!("s{n}.db"));
+            std::sync::Arc::new(SqliteStore::open(&path).await.unwrap()) as std::sync::Arc<dyn Store>
+        })
+        .await;
     }
 
     #[tokio::test]

@@ -4,14 +4,16 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchRecord, CallRecord, DecisionRecord, RunFilter, RunRecord, RunStatus,
-    ValidationRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, JobCounts, JobState,
+    RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 
 #[async_trait]
 pub trait Store: Send + Sync {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError>;
-    /// Records one call; recording the same (run, round, agent, slot) again replaces it.
+    /// Records one call; recording the same (run, round, agent, slot) again replaces it, except
+    /// that a call that has a response stays as first recorded: a completed call is recorded
+    /// once (two workers that both finished it count it once).
     async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError>;
     async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError>;
     async fn finish_run(
@@ -47,6 +49,46 @@ pub trait Store: Send + Sync {
     /// Keeps the `keep` newest cached responses and removes the older ones (freemad's
     /// `cache.max_entries`); returns how many were removed.
     async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError>;
+    /// Adds a worked benchmark's jobs; a job already planned (same bench, protocol and item) is
+    /// left as it is. Returns how many were added.
+    async fn plan_jobs(&self, jobs: &[BenchJobRecord]) -> Result<u64, StoreError>;
+    /// Claims the next job of `bench` in plan order for `worker` until `lease` from now: a
+    /// pending one, or a running one whose lease ran out. Workers claiming at once never get
+    /// the same job (`FOR UPDATE SKIP LOCKED` on PostgreSQL, one write at a time on SQLite).
+    async fn claim_job(
+        &self,
+        bench: &str,
+        worker: &str,
+        lease: std::time::Duration,
+    ) -> Result<Option<BenchJobRecord>, StoreError>;
+    /// Extends `worker`'s lease on a job to `lease` from now; `false` when the job is no longer
+    /// the worker's (another took it over after the lease ran out, or it was finished).
+    async fn renew_job(
+        &self,
+        job: &BenchJobRecord,
+        worker: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, StoreError>;
+    /// Marks `worker`'s job done or failed; `false` (and nothing changed) when the job is no
+    /// longer the worker's.
+    async fn finish_job(
+        &self,
+        job: &BenchJobRecord,
+        worker: &str,
+        state: JobState,
+        error: Option<&str>,
+    ) -> Result<bool, StoreError>;
+    /// A benchmark's jobs, in plan order.
+    async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError>;
+    /// How many of a benchmark's jobs are in each state now.
+    async fn job_counts(&self, bench: &str) -> Result<JobCounts, StoreError>;
+    /// Records a worker's totals (`started_at`/`last_seen` are set by the store's clock: the
+    /// first record starts the worker, every record is a sighting).
+    async fn record_worker(&self, worker: &WorkerRecord) -> Result<(), StoreError>;
+    /// A benchmark's workers, by when they started.
+    async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError>;
+    /// Every cached response with its key, oldest first (for copying a store).
+    async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError>;
     /// Finishes what is pending and closes the store; nothing can be done through it after.
     async fn close(&self) {}
 }

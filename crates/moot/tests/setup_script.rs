@@ -154,10 +154,14 @@ fn missing_build_commands_name_their_packages() {
             "bubblewrap"
         ]
     );
-    // The tests also drive a browser; the quick start does not install one.
+    // The tests also drive a browser and start PostgreSQL servers; the quick start needs neither.
     assert_eq!(
         m.missing_for_tests()[6..],
-        ["chromium".to_string(), "chromium-driver".to_string()]
+        [
+            "chromium".to_string(),
+            "chromium-driver".to_string(),
+            "postgresql".to_string()
+        ]
     );
     // A compiler for C but not for C++ still needs g++.
     m.command("cmake", "exit 0").command("cc", "exit 0");
@@ -182,6 +186,26 @@ fn missing_build_commands_name_their_packages() {
     assert_eq!(m.missing(), ["python3-venv"]);
     m.command("python3", "exit 0");
     assert_eq!(m.missing(), Vec::<String>::new());
+}
+
+#[test]
+fn the_tests_need_a_postgresql_server_installation() {
+    let m = FakeMachine::new();
+    m.toolchain().file("/usr/lib/llvm-14/lib/libclang.so");
+    assert_eq!(m.missing(), Vec::<String>::new());
+    assert_eq!(m.missing_for_tests(), ["postgresql"]);
+    // The client alone (postgresql-client) cannot start a server: no initdb.
+    m.file("/usr/lib/postgresql/15/bin/psql")
+        .command("psql", "exit 0");
+    assert_eq!(m.missing_for_tests(), ["postgresql"]);
+    // Debian's server package, whatever its major version, off PATH.
+    m.file("/usr/lib/postgresql/16/bin/initdb");
+    assert_eq!(m.missing_for_tests(), Vec::<String>::new());
+    let found = m.run("moot_find_initdb", &[]);
+    assert_eq!(
+        Path::new(&found),
+        m.root().join("usr/lib/postgresql/16/bin/initdb")
+    );
 }
 
 #[test]

@@ -1,0 +1,245 @@
+//! Working a planned benchmark ([`crate::bench::plan_bench`]) as one of any number of workers.
+//!
+//! The store is the coordinator: a worker claims the next job with a lease, runs the item's
+//! debate ([`crate::bench`]'s `run_item`: a new debate, or the stored one continued from its
+//! recorded calls), renews the lease while the debate runs, and marks the job done or failed.
+//! A worker that dies stops renewing; once its lease runs out another worker claims the job and
+//! continues the debate from the calls already recorded, so only the calls the dead worker had
+//! in flight are asked again. A worker that finds its lease taken (it was too slow to renew, or
+//! lost the store for a while) abandons that debate at once: the job is someone else's now.
+//!
+//! A worker exits when every job is done or failed. While other workers hold live leases it
+//! waits rather than exits, so it can take over their jobs if they die.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use moot_core::debate::{CallKey, Outcome};
+use moot_engine::Observer;
+use moot_store::{BenchJobRecord, JobCounts, JobState, Store, StoreError, WorkerRecord};
+
+use crate::bench::{run_item, AgentSource, BenchError, BenchPlan, ItemResult};
+use crate::item::Item;
+
+/// How a worker works.
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The worker's name in the store (`HOST:PID` by default).
+    pub worker: String,
+    /// Debates in flight at once.
+    pub concurrency: usize,
+    /// How long a claim lasts without renewal; renewed every third of it.
+    pub lease: Duration,
+    /// How often to look for work while other workers hold every job left.
+    pub poll: Duration,
+}
+
+/// What one worker did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WorkSummary {
+    pub worker: String,
+    /// Debates this worker finished (done), and of those, how many it took over from a worker
+    /// whose lease ran out.
+    pub debates: u64,
+    pub taken_over: u64,
+    /// Debates that ended in an error (their jobs are marked failed).
+    pub failed: u64,
+    /// Debates abandoned because another worker took the job over.
+    pub lost: u64,
+    /// Calls this worker recorded.
+    pub calls: u64,
+    /// Output tokens of the debates it finished (with calls a dead worker recorded before).
+    pub output_tokens: u64,
+    /// The benchmark's jobs when the worker exited.
+    pub counts: JobCounts,
+}
+
+/// How one claimed job ended.
+enum JobEnd {
+    Done(Box<ItemResult>),
+    Failed(String),
+    /// Another worker holds the job now.
+    Lost,
+}
+
+/// Counts the calls a worker records, across its debates.
+#[derive(Default)]
+struct CallCounter {
+    calls: AtomicU64,
+}
+
+impl Observer for CallCounter {
+    fn call_finished(&self, _call: CallKey, _outcome: Option<&Outcome>) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Works `plan` (its name, settings and protocols; its items are the jobs') until every job is
+/// settled. `on_result` hears each debate this worker finishes. Store errors end the worker
+/// (what it recorded stays; its leases run out and others continue); a debate's own error
+/// fails that job only.
+pub async fn work(
+    plan: &BenchPlan<'_>,
+    store: &dyn Store,
+    agents: &dyn AgentSource,
+    options: &WorkerOptions,
+    mut on_result: impl FnMut(&ItemResult, &JobCounts),
+) -> Result<WorkSummary, BenchError> {
+    let counter = CallCounter::default();
+    let mut summary = WorkSummary {
+        worker: options.worker.clone(),
+        ..WorkSummary::default()
+    };
+    let report = |summary: &WorkSummary, exited: bool| WorkerRecord {
+        bench: plan.name.clone(),
+        worker: options.worker.clone(),
+        started_at: 0,
+        last_seen: 0,
+        debates: summary.debates,
+        calls: counter.calls.load(Ordering::Relaxed),
+        output_tokens: summary.output_tokens,
+        exited,
+    };
+    store.record_worker(&report(&summary, false)).await?;
+    let mut running = FuturesUnordered::new();
+    let mut last_beat = Instant::now();
+    loop {
+        // Fill every free slot with the next job, if there is one.
+        let mut claimed_all = false;
+        while running.len() < options.concurrency.max(1) {
+            match store
+                .claim_job(&plan.name, &options.worker, options.lease)
+                .await?
+            {
+                Some(job) => running.push(run_job(plan, store, agents, options, job, &counter)),
+                None => {
+                    claimed_all = true;
+                    break;
+                }
+            }
+        }
+        if running.is_empty() {
+            let counts = store.job_counts(&plan.name).await?;
+            if counts.settled() {
+                summary.counts = counts;
+                break;
+            }
+            // Others hold every job left: wait, ready to take over one whose lease runs out.
+            tokio::time::sleep(options.poll).await;
+            continue;
+        }
+        let ended = if claimed_all {
+            // Some slots are free: look again after `poll` even if nothing of ours ends.
+            tokio::select! {
+                ended = running.next() => ended,
+                _ = tokio::time::sleep(options.poll) => None,
+            }
+        } else {
+            running.next().await
+        };
+        if let Some(ended) = ended {
+            let (job, end) = ended?;
+            match end {
+                JobEnd::Done(result) => {
+                    summary.debates += 1;
+                    summary.output_tokens += result.result.usage().output_tokens;
+                    if job.previous_worker.is_some() {
+                        summary.taken_over += 1;
+                    }
+                    if store
+                        .finish_job(&job, &options.worker, JobState::Done, None)
+                        .await?
+                    {
+                        let counts = store.job_counts(&plan.name).await?;
+                        on_result(&result, &counts);
+                    }
+                }
+                JobEnd::Failed(error) => {
+                    summary.failed += 1;
+                    store
+                        .finish_job(&job, &options.worker, JobState::Failed, Some(&error))
+                        .await?;
+                }
+                JobEnd::Lost => summary.lost += 1,
+            }
+        }
+        if last_beat.elapsed() >= options.poll {
+            store.record_worker(&report(&summary, false)).await?;
+            last_beat = Instant::now();
+        }
+    }
+    summary.calls = counter.calls.load(Ordering::Relaxed);
+    store.record_worker(&report(&summary, true)).await?;
+    Ok(summary)
+}
+
+/// Runs a claimed job's debate while renewing its lease; the debate is dropped (its calls in
+/// flight cancelled) as soon as a renewal finds the job taken over.
+async fn run_job<'a>(
+    plan: &'a BenchPlan<'a>,
+    store: &'a dyn Store,
+    agents: &'a dyn AgentSource,
+    options: &'a WorkerOptions,
+    job: BenchJobRecord,
+    counter: &'a CallCounter,
+) -> Result<(BenchJobRecord, JobEnd), BenchError> {
+    let item: Item = match serde_json::from_value(job.item.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let why = format!("the stored item is unreadable: {e}");
+            return Ok((job, JobEnd::Failed(why)));
+        }
+    };
+    let debate = run_item(
+        plan,
+        store,
+        agents,
+        &job.protocol,
+        job.position,
+        &item,
+        counter,
+    );
+    let renewals = keep_lease(store, &job, options);
+    let end = tokio::select! {
+        result = debate => match result {
+            Ok(result) => JobEnd::Done(Box::new(result)),
+            // The store failing ends the worker, not the job: another worker continues it.
+            Err(e) if store_failed(&e) => return Err(e),
+            Err(e) => JobEnd::Failed(e.to_string()),
+        },
+        lost = renewals => {
+            lost?;
+            JobEnd::Lost
+        }
+    };
+    Ok((job, end))
+}
+
+/// Renews the lease on `job` every third of the lease; returns when a renewal finds the job
+/// no longer the worker's (or with the store's error).
+async fn keep_lease(
+    store: &dyn Store,
+    job: &BenchJobRecord,
+    options: &WorkerOptions,
+) -> Result<(), BenchError> {
+    let every = (options.lease / 3).max(Duration::from_millis(10));
+    loop {
+        tokio::time::sleep(every).await;
+        if !store.renew_job(job, &options.worker, options.lease).await? {
+            return Ok(());
+        }
+    }
+}
+
+/// Whether a debate failed because the store did (rather than the debate itself).
+fn store_failed(e: &BenchError) -> bool {
+    matches!(
+        e,
+        BenchError::Store(_) | BenchError::Engine(moot_engine::EngineError::Store(_))
+    ) && !matches!(
+        e,
+        BenchError::Store(StoreError::Corrupt { .. })
+            | BenchError::Engine(moot_engine::EngineError::Store(StoreError::Corrupt { .. }))
+    )
+}

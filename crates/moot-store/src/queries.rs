@@ -1,0 +1,669 @@
+//! The queries behind [`Store`](crate::Store), written once for both databases.
+//!
+//! SQLite and PostgreSQL share almost all of moot's SQL: `$N` parameters (SQLite reads `$1` as
+//! the first argument, as PostgreSQL does), `ON CONFLICT` upserts, the same columns and types.
+//! What differs is passed in as a [`Dialect`]'s fragments: the database's clock in milliseconds,
+//! case-insensitive containment, the cache's insertion order, and claiming a job (PostgreSQL
+//! skips rows other workers hold locked; SQLite has one writer at a time). sqlx's query
+//! builders are typed by database, so the shared text is expanded once per pool type by
+//! [`store_queries!`] rather than written twice.
+
+/// The SQL fragments in which the two databases differ.
+pub(crate) struct Dialect {
+    /// Milliseconds since the epoch on the database's clock.
+    pub now_ms: &'static str,
+    /// Claims the next job: `$1` bench, `$2` worker, `$3` lease in ms; returns the job's row.
+    pub claim: &'static str,
+    /// Removes all but the `$1` newest cached responses.
+    pub cache_trim: &'static str,
+    /// Cached responses with their keys, oldest first.
+    pub cache_entries: &'static str,
+    /// `$1 IS NULL OR` the run's answer contains `$1`, ignoring ASCII case.
+    pub answer_contains_2: &'static str,
+}
+
+/// Expands to `impl $queries { … }`: every query of the store for the pool in `$queries.pool`,
+/// with the dialect `$dialect` (a `Dialect` constant).
+macro_rules! store_queries {
+    ($queries:ty, $dialect:expr) => {
+        impl $queries {
+            async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                )
+                .bind(&run.id)
+                .bind(&run.created_at)
+                .bind(&run.question)
+                .bind(&run.protocol)
+                .bind(&run.rule)
+                .bind(json_text(&run.spec))
+                .bind(json_text(&run.config))
+                .bind(run.status.as_str())
+                .bind(&run.answer)
+                .bind(&run.finished_at)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            /// A call with a response is kept as first recorded (`WHERE calls.status <> 'ok'`):
+            /// two workers that both finished a call record it once.
+            async fn record_call(&self, c: &CallRecord) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
+                       messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
+                       processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
+                       notes_json, ncomm, cached, retries_json, request_key)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                       $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+                     ON CONFLICT (run_id, round, agent, slot) DO UPDATE SET
+                       agent_id = excluded.agent_id, backend = excluded.backend, mode = excluded.mode,
+                       template = excluded.template, template_hash = excluded.template_hash,
+                       messages_json = excluded.messages_json, peers_json = excluded.peers_json,
+                       status = excluded.status, response_text = excluded.response_text,
+                       answer = excluded.answer, error = excluded.error, finish = excluded.finish,
+                       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+                       processed_input_tokens = excluded.processed_input_tokens,
+                       logprob_tokens = excluded.logprob_tokens, logprob_mean = excluded.logprob_mean,
+                       logprob_min = excluded.logprob_min, perplexity = excluded.perplexity,
+                       latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
+                       notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
+                       retries_json = excluded.retries_json, request_key = excluded.request_key
+                     WHERE calls.status <> 'ok'",
+                )
+                .bind(&c.run_id)
+                .bind(i64::from(c.round))
+                .bind(i64::from(c.agent))
+                .bind(&c.slot)
+                .bind(&c.agent_id)
+                .bind(&c.backend)
+                .bind(&c.mode)
+                .bind(&c.template)
+                .bind(&c.template_hash)
+                .bind(json_text(&c.messages))
+                .bind(serde_json::to_string(&c.peers).unwrap_or_else(|_| "[]".into()))
+                .bind(call_status(c))
+                .bind(&c.response_text)
+                .bind(&c.answer)
+                .bind(&c.error)
+                .bind(&c.finish)
+                .bind(c.input_tokens as i64)
+                .bind(c.output_tokens as i64)
+                .bind(c.processed_input_tokens.map(|v| v as i64))
+                .bind(c.logprob_tokens.map(|v| v as i64))
+                .bind(c.logprob_mean)
+                .bind(c.logprob_min)
+                .bind(c.perplexity)
+                .bind(c.latency_ms as i64)
+                .bind(&c.recorded_at)
+                .bind(json_text(&c.notes))
+                .bind(i64::from(c.ncomm))
+                .bind(i64::from(c.cached))
+                .bind(json_text(&c.retries))
+                .bind(&c.request_key)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO decisions (run_id, rule, answer, decision_json, decided_at) VALUES ($1, $2, $3, $4, $5)
+                     ON CONFLICT (run_id, rule) DO UPDATE SET answer = excluded.answer,
+                       decision_json = excluded.decision_json, decided_at = excluded.decided_at",
+                )
+                .bind(&d.run_id)
+                .bind(&d.rule)
+                .bind(&d.answer)
+                .bind(json_text(&d.decision))
+                .bind(&d.decided_at)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn finish_run(
+                &self,
+                id: &str,
+                status: RunStatus,
+                answer: Option<&str>,
+                at: &str,
+            ) -> Result<(), StoreError> {
+                let done = sqlx::query(
+                    "UPDATE runs SET status = $1, answer = $2, finished_at = $3 WHERE id = $4",
+                )
+                .bind(status.as_str())
+                .bind(answer)
+                .bind(at)
+                .bind(id)
+                .execute(&self.pool)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::RunNotFound(id.to_string()));
+                }
+                Ok(())
+            }
+
+            async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
+                let row = sqlx::query("SELECT * FROM runs WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
+                run_from_row(&row)
+            }
+
+            async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
+                let rows = sqlx::query(
+                    "SELECT * FROM calls WHERE run_id = $1 ORDER BY round, agent, slot",
+                )
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?;
+                all(&rows, call_from_row)
+            }
+
+            async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
+                let rows = sqlx::query("SELECT * FROM decisions WHERE run_id = $1 ORDER BY rule")
+                    .bind(id)
+                    .fetch_all(&self.pool)
+                    .await?;
+                all(&rows, decision_from_row)
+            }
+
+            async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO validations (run_id, answer, check_kind, verdict, detail, elapsed_ms, checked_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)
+                     ON CONFLICT (run_id, answer, check_kind) DO UPDATE SET verdict = excluded.verdict,
+                       detail = excluded.detail, elapsed_ms = excluded.elapsed_ms, checked_at = excluded.checked_at",
+                )
+                .bind(&v.run_id)
+                .bind(&v.answer)
+                .bind(&v.check)
+                .bind(&v.verdict)
+                .bind(&v.detail)
+                .bind(i64::try_from(v.elapsed_ms).unwrap_or(i64::MAX))
+                .bind(&v.checked_at)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
+                let rows = sqlx::query(
+                    "SELECT * FROM validations WHERE run_id = $1 ORDER BY answer, check_kind",
+                )
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?;
+                all(&rows, validation_from_row)
+            }
+
+            async fn list_runs(&self, f: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
+                // Each filter is bound, never spliced in; an absent one matches everything.
+                // `to` is a prefix bound: `2026-11-23` keeps the whole day (RunFilter::matches).
+                let sql = format!(
+                    "SELECT * FROM runs
+                     WHERE ($1 IS NULL OR protocol = $1)
+                       AND ({})
+                       AND ($3 IS NULL OR created_at >= $3)
+                       AND ($4 IS NULL OR created_at < $4 OR substr(created_at, 1, length($4)) = $4)
+                     ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6",
+                    $dialect.answer_contains_2
+                );
+                let rows = sqlx::query(&sql)
+                    .bind(&f.protocol)
+                    .bind(&f.answer)
+                    .bind(&f.from)
+                    .bind(&f.to)
+                    .bind(i64::from(f.limit))
+                    .bind(i64::from(f.offset))
+                    .fetch_all(&self.pool)
+                    .await?;
+                all(&rows, run_from_row)
+            }
+
+            async fn create_bench(&self, b: &BenchRecord) -> Result<(), StoreError> {
+                let result = sqlx::query(
+                    "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(&b.name)
+                .bind(&b.created_at)
+                .bind(&b.dataset)
+                .bind(serde_json::to_string(&b.protocols).unwrap_or_else(|_| "[]".into()))
+                .bind(b.limit.map(|l| l as i64))
+                .bind(b.seed as i64)
+                .bind(json_text(&b.config))
+                .execute(&self.pool)
+                .await;
+                match result {
+                    Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                        Err(StoreError::BenchExists(b.name.clone()))
+                    }
+                    other => other.map(|_| ()).map_err(StoreError::from),
+                }
+            }
+
+            async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
+                let row = sqlx::query("SELECT * FROM benches WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))?;
+                bench_from_row(&row)
+            }
+
+            async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
+                let rows = sqlx::query("SELECT * FROM benches ORDER BY created_at DESC, name")
+                    .fetch_all(&self.pool)
+                    .await?;
+                all(&rows, bench_from_row)
+            }
+
+            async fn record_bench_item(&self, i: &BenchItemRecord) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO bench_items (bench, protocol, item_id, position, gold, run_id)
+                     VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (bench, protocol, item_id) DO UPDATE SET position = excluded.position,
+                       gold = excluded.gold, run_id = excluded.run_id",
+                )
+                .bind(&i.bench)
+                .bind(&i.protocol)
+                .bind(&i.item_id)
+                .bind(i64::from(i.position))
+                .bind(&i.gold)
+                .bind(&i.run_id)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
+                let order = match self.bench(name).await {
+                    Ok(b) => b.protocols,
+                    Err(StoreError::BenchNotFound(_)) => return Ok(vec![]),
+                    Err(e) => return Err(e),
+                };
+                let rows = sqlx::query("SELECT * FROM bench_items WHERE bench = $1 ORDER BY position")
+                    .bind(name)
+                    .fetch_all(&self.pool)
+                    .await?;
+                let mut items = all(&rows, bench_item_from_row)?;
+                sort_bench_items(&mut items, &order);
+                Ok(items)
+            }
+
+            async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+                let text: Option<String> =
+                    sqlx::query_scalar("SELECT response_json FROM cache WHERE key = $1")
+                        .bind(key)
+                        .fetch_optional(&self.pool)
+                        .await?;
+                text.map(|t| parse_json(key, "cached response", &t)).transpose()
+            }
+
+            async fn cache_put(
+                &self,
+                key: &str,
+                response: &serde_json::Value,
+            ) -> Result<(), StoreError> {
+                sqlx::query(
+                    "INSERT INTO cache (key, response_json, created_at) VALUES ($1, $2, $3)
+                     ON CONFLICT (key) DO NOTHING",
+                )
+                .bind(key)
+                .bind(json_text(response))
+                .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
+                let removed = sqlx::query($dialect.cache_trim)
+                    .bind(i64::try_from(keep).unwrap_or(i64::MAX))
+                    .execute(&self.pool)
+                    .await?;
+                Ok(removed.rows_affected())
+            }
+
+            async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+                let rows: Vec<(String, String)> = sqlx::query_as($dialect.cache_entries)
+                    .fetch_all(&self.pool)
+                    .await?;
+                rows.into_iter()
+                    .map(|(key, text)| {
+                        let value = parse_json(&key, "cached response", &text)?;
+                        Ok((key, value))
+                    })
+                    .collect()
+            }
+
+            /// In one transaction, so a plan is recorded whole or not at all.
+            async fn plan_jobs(&self, jobs: &[BenchJobRecord]) -> Result<u64, StoreError> {
+                let mut tx = self.pool.begin().await?;
+                let mut added = 0;
+                for j in jobs {
+                    let done = sqlx::query(
+                        "INSERT INTO bench_jobs (bench, protocol, item_id, position, seq, item_json, state)
+                         VALUES ($1, $2, $3, $4, $5, $6, 'pending')
+                         ON CONFLICT (bench, protocol, item_id) DO NOTHING",
+                    )
+                    .bind(&j.bench)
+                    .bind(&j.protocol)
+                    .bind(&j.item_id)
+                    .bind(i64::from(j.position))
+                    .bind(j.seq as i64)
+                    .bind(json_text(&j.item))
+                    .execute(&mut *tx)
+                    .await?;
+                    added += done.rows_affected();
+                }
+                tx.commit().await?;
+                Ok(added)
+            }
+
+            async fn claim_job(
+                &self,
+                bench: &str,
+                worker: &str,
+                lease: std::time::Duration,
+            ) -> Result<Option<BenchJobRecord>, StoreError> {
+                let row = sqlx::query($dialect.claim)
+                    .bind(bench)
+                    .bind(worker)
+                    .bind(lease_ms(lease))
+                    .fetch_optional(&self.pool)
+                    .await?;
+                row.as_ref().map(job_from_row).transpose()
+            }
+
+            async fn renew_job(
+                &self,
+                job: &BenchJobRecord,
+                worker: &str,
+                lease: std::time::Duration,
+            ) -> Result<bool, StoreError> {
+                let sql = format!(
+                    "UPDATE bench_jobs SET lease_until = {} + $5
+                     WHERE bench = $1 AND protocol = $2 AND item_id = $3 AND worker = $4
+                       AND state = 'running'",
+                    $dialect.now_ms
+                );
+                let done = sqlx::query(&sql)
+                    .bind(&job.bench)
+                    .bind(&job.protocol)
+                    .bind(&job.item_id)
+                    .bind(worker)
+                    .bind(lease_ms(lease))
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn finish_job(
+                &self,
+                job: &BenchJobRecord,
+                worker: &str,
+                state: JobState,
+                error: Option<&str>,
+            ) -> Result<bool, StoreError> {
+                let sql = format!(
+                    "UPDATE bench_jobs SET state = $5, error = $6, finished_at = {}, lease_until = NULL
+                     WHERE bench = $1 AND protocol = $2 AND item_id = $3 AND worker = $4
+                       AND state = 'running'",
+                    $dialect.now_ms
+                );
+                let done = sqlx::query(&sql)
+                    .bind(&job.bench)
+                    .bind(&job.protocol)
+                    .bind(&job.item_id)
+                    .bind(worker)
+                    .bind(state.as_str())
+                    .bind(error)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError> {
+                let rows = sqlx::query("SELECT * FROM bench_jobs WHERE bench = $1 ORDER BY seq")
+                    .bind(bench)
+                    .fetch_all(&self.pool)
+                    .await?;
+                all(&rows, job_from_row)
+            }
+
+            async fn job_counts(&self, bench: &str) -> Result<JobCounts, StoreError> {
+                let sql = format!(
+                    "SELECT
+                       COALESCE(SUM(CASE WHEN state = 'pending' THEN 1 ELSE 0 END), 0) AS pending,
+                       COALESCE(SUM(CASE WHEN state = 'running' AND lease_until >= t.clock THEN 1 ELSE 0 END), 0) AS running,
+                       COALESCE(SUM(CASE WHEN state = 'running' AND lease_until < t.clock THEN 1 ELSE 0 END), 0) AS expired,
+                       COALESCE(SUM(CASE WHEN state = 'done' THEN 1 ELSE 0 END), 0) AS done,
+                       COALESCE(SUM(CASE WHEN state = 'failed' THEN 1 ELSE 0 END), 0) AS failed,
+                       MAX(t.clock) AS now_ms
+                     FROM (SELECT {} AS clock) AS t LEFT JOIN bench_jobs ON bench = $1",
+                    $dialect.now_ms
+                );
+                let row = sqlx::query(&sql).bind(bench).fetch_one(&self.pool).await?;
+                let count = |col: &str| -> Result<u64, StoreError> {
+                    Ok(row.opt_int(col)?.unwrap_or(0).max(0) as u64)
+                };
+                Ok(JobCounts {
+                    pending: count("pending")?,
+                    running: count("running")?,
+                    expired: count("expired")?,
+                    done: count("done")?,
+                    failed: count("failed")?,
+                    now_ms: row.opt_int("now_ms")?.unwrap_or(0),
+                })
+            }
+
+            async fn record_worker(&self, w: &WorkerRecord) -> Result<(), StoreError> {
+                let sql = format!(
+                    "INSERT INTO bench_workers (bench, worker, started_at, last_seen, debates, calls, output_tokens, state)
+                     VALUES ($1, $2, {now}, {now}, $3, $4, $5, $6)
+                     ON CONFLICT (bench, worker) DO UPDATE SET last_seen = excluded.last_seen,
+                       debates = excluded.debates, calls = excluded.calls,
+                       output_tokens = excluded.output_tokens, state = excluded.state",
+                    now = $dialect.now_ms
+                );
+                sqlx::query(&sql)
+                    .bind(&w.bench)
+                    .bind(&w.worker)
+                    .bind(w.debates as i64)
+                    .bind(w.calls as i64)
+                    .bind(w.output_tokens as i64)
+                    .bind(if w.exited { "exited" } else { "working" })
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
+            }
+
+            async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {
+                let rows = sqlx::query(
+                    "SELECT * FROM bench_workers WHERE bench = $1 ORDER BY started_at, worker",
+                )
+                .bind(bench)
+                .fetch_all(&self.pool)
+                .await?;
+                all(&rows, worker_from_row)
+            }
+        }
+    };
+}
+
+pub(crate) use store_queries;
+
+/// Expands to `impl Store for $store`: each method checks that a write is allowed
+/// (`self.writable()`), runs the query of `self.queries` and names the store in errors about it
+/// (`self.located(…)`); `close` is `self.close_store()`.
+macro_rules! delegate_store {
+    ($store:ty) => {
+        #[async_trait::async_trait]
+        impl crate::store::Store for $store {
+            async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.create_run(run).await)
+            }
+
+            async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.record_call(call).await)
+            }
+
+            async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.record_decision(decision).await)
+            }
+
+            async fn finish_run(
+                &self,
+                id: &str,
+                status: RunStatus,
+                answer: Option<&str>,
+                at: &str,
+            ) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.finish_run(id, status, answer, at).await)
+            }
+
+            async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
+                self.located(self.queries.run(id).await)
+            }
+
+            async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
+                self.located(self.queries.calls(id).await)
+            }
+
+            async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
+                self.located(self.queries.decisions(id).await)
+            }
+
+            async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.record_validation(v).await)
+            }
+
+            async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
+                self.located(self.queries.validations(id).await)
+            }
+
+            async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
+                self.located(self.queries.list_runs(filter).await)
+            }
+
+            async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.create_bench(bench).await)
+            }
+
+            async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
+                self.located(self.queries.bench(name).await)
+            }
+
+            async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
+                self.located(self.queries.list_benches().await)
+            }
+
+            async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.record_bench_item(item).await)
+            }
+
+            async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
+                self.located(self.queries.bench_items(name).await)
+            }
+
+            async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
+                self.located(self.queries.cache_get(key).await)
+            }
+
+            async fn cache_put(
+                &self,
+                key: &str,
+                response: &serde_json::Value,
+            ) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.cache_put(key, response).await)
+            }
+
+            async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
+                self.writable()?;
+                self.located(self.queries.cache_trim(keep).await)
+            }
+
+            async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+                self.located(self.queries.cache_entries().await)
+            }
+
+            async fn plan_jobs(&self, jobs: &[BenchJobRecord]) -> Result<u64, StoreError> {
+                self.writable()?;
+                self.located(self.queries.plan_jobs(jobs).await)
+            }
+
+            async fn claim_job(
+                &self,
+                bench: &str,
+                worker: &str,
+                lease: std::time::Duration,
+            ) -> Result<Option<BenchJobRecord>, StoreError> {
+                self.writable()?;
+                self.located(self.queries.claim_job(bench, worker, lease).await)
+            }
+
+            async fn renew_job(
+                &self,
+                job: &BenchJobRecord,
+                worker: &str,
+                lease: std::time::Duration,
+            ) -> Result<bool, StoreError> {
+                self.writable()?;
+                self.located(self.queries.renew_job(job, worker, lease).await)
+            }
+
+            async fn finish_job(
+                &self,
+                job: &BenchJobRecord,
+                worker: &str,
+                state: JobState,
+                error: Option<&str>,
+            ) -> Result<bool, StoreError> {
+                self.writable()?;
+                self.located(self.queries.finish_job(job, worker, state, error).await)
+            }
+
+            async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError> {
+                self.located(self.queries.bench_jobs(bench).await)
+            }
+
+            async fn job_counts(&self, bench: &str) -> Result<JobCounts, StoreError> {
+                self.located(self.queries.job_counts(bench).await)
+            }
+
+            async fn record_worker(&self, worker: &WorkerRecord) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.record_worker(worker).await)
+            }
+
+            async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {
+                self.located(self.queries.bench_workers(bench).await)
+            }
+
+            async fn close(&self) {
+                self.close_store().await
+            }
+        }
+    };
+}
+
+pub(crate) use delegate_store;
+
+/// A lease as the milliseconds the database adds to its clock.
+pub(crate) fn lease_ms(lease: std::time::Duration) -> i64 {
+    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2)
+}
