@@ -192,7 +192,11 @@ impl<'d> RoundRun<'d> {
         match &asked.result {
             Ok(c) => {
                 self.responded += 1;
-                if let Some(k) = self.request_keys.get(&asked.key).filter(|_| self.config.cache) {
+                if let Some(k) = self
+                    .request_keys
+                    .get(&asked.key)
+                    .filter(|_| self.config.cache)
+                {
                     let limit = self.config.cache_max_entries;
                     remember(self.log.store, self.log.redactor, k, c, limit).await;
                 }

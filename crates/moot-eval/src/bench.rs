@@ -217,11 +217,10 @@ pub async fn run_bench(
         })
         .collect();
     let mut results: Vec<ItemResult> = Vec::with_capacity(jobs.len());
-    let mut running =
-        stream::iter(jobs.into_iter().map(|(protocol, position, item)| {
-            run_item(plan, store, agents, protocol, position, item, &NoObserver)
-        }))
-        .buffer_unordered(plan.concurrency.max(1));
+    let mut running = stream::iter(jobs.into_iter().map(|(protocol, position, item)| {
+        run_item(plan, store, agents, protocol, position, item, &NoObserver)
+    }))
+    .buffer_unordered(plan.concurrency.max(1));
     while let Some(result) = running.next().await {
         let result = result?;
         on_result(&result);
@@ -392,6 +391,11 @@ pub async fn load_bench(
             },
             reused: true,
         });
+    }
+    // A worked benchmark's jobs not yet run have no debate linked to them yet.
+    let jobs = store.job_counts(name).await?.total() as usize;
+    if jobs > 0 {
+        unfinished = jobs.saturating_sub(results.len());
     }
     Ok(LoadedBench {
         record,

@@ -106,17 +106,13 @@ pub async fn work(
     let mut last_beat = Instant::now();
     loop {
         // Fill every free slot with the next job, if there is one.
-        let mut claimed_all = false;
         while running.len() < options.concurrency.max(1) {
             match store
                 .claim_job(&plan.name, &options.worker, options.lease)
                 .await?
             {
                 Some(job) => running.push(run_job(plan, store, agents, options, job, &counter)),
-                None => {
-                    claimed_all = true;
-                    break;
-                }
+                None => break,
             }
         }
         if running.is_empty() {
@@ -129,14 +125,11 @@ pub async fn work(
             tokio::time::sleep(options.poll).await;
             continue;
         }
-        let ended = if claimed_all {
-            // Some slots are free: look again after `poll` even if nothing of ours ends.
-            tokio::select! {
-                ended = running.next() => ended,
-                _ = tokio::time::sleep(options.poll) => None,
-            }
-        } else {
-            running.next().await
+        // Look again after `poll` even if nothing of ours ends: free slots may find work a
+        // stopped worker left, and the worker's record says it is alive.
+        let ended = tokio::select! {
+            ended = running.next() => ended,
+            _ = tokio::time::sleep(options.poll) => None,
         };
         if let Some(ended) = ended {
             let (job, end) = ended?;

@@ -287,7 +287,12 @@ pub(crate) async fn check_call_contract(store: &dyn Store) {
     }
     assert_eq!(
         store.calls("c1").await.unwrap(),
-        vec![missing.clone(), answered.clone(), judge.clone(), skipped.clone()],
+        vec![
+            missing.clone(),
+            answered.clone(),
+            judge.clone(),
+            skipped.clone()
+        ],
         "every field reads back, by round, agent, then slot"
     );
     // A completed call is recorded once: a second recording (a worker that lost its lease
@@ -327,10 +332,17 @@ pub(crate) async fn check_call_contract(store: &dyn Store) {
         .unwrap();
     let run = store.run("c1").await.unwrap();
     assert_eq!(
-        (run.status, run.answer.as_deref(), run.finished_at.as_deref()),
+        (
+            run.status,
+            run.answer.as_deref(),
+            run.finished_at.as_deref()
+        ),
         (RunStatus::Done, Some("7"), Some("t2"))
     );
-    assert_eq!(store.list_runs(&RunFilter::newest(10)).await.unwrap().len(), 1);
+    assert_eq!(
+        store.list_runs(&RunFilter::newest(10)).await.unwrap().len(),
+        1
+    );
     assert!(matches!(
         store.run("nope").await,
         Err(StoreError::RunNotFound(_))
@@ -389,9 +401,15 @@ pub(crate) async fn check_job_contract(store: &dyn Store) {
     assert_eq!((counts.pending, counts.total()), (3, 3));
     assert!(counts.now_ms > 1_700_000_000_000, "{counts:?}");
     let first = store.claim_job("w1", "alice", long).await.unwrap().unwrap();
-    assert_eq!((first.item_id.as_str(), first.state), ("q0", JobState::Running));
+    assert_eq!(
+        (first.item_id.as_str(), first.state),
+        ("q0", JobState::Running)
+    );
     assert_eq!(first.worker.as_deref(), Some("alice"));
-    assert_eq!((first.previous_worker.as_deref(), first.attempts), (None, 1));
+    assert_eq!(
+        (first.previous_worker.as_deref(), first.attempts),
+        (None, 1)
+    );
     assert_eq!(first.item, serde_json::json!({"id": "q0", "gold": 0}));
     assert!(first.lease_until.unwrap() >= counts.now_ms + 590_000);
     let second = store.claim_job("w1", "bob", long).await.unwrap().unwrap();
@@ -407,10 +425,16 @@ pub(crate) async fn check_job_contract(store: &dyn Store) {
         .finish_job(&first, "alice", JobState::Done, None)
         .await
         .unwrap());
-    assert!(!store.renew_job(&first, "alice", long).await.unwrap(), "finished");
+    assert!(
+        !store.renew_job(&first, "alice", long).await.unwrap(),
+        "finished"
+    );
     // Bob's lease runs out (a lease of 0 ms): the next claim takes his job over before the
     // pending one after it, since it comes first in the plan.
-    assert!(store.renew_job(&second, "bob", Duration::ZERO).await.unwrap());
+    assert!(store
+        .renew_job(&second, "bob", Duration::ZERO)
+        .await
+        .unwrap());
     tokio::time::sleep(Duration::from_millis(20)).await;
     let counts = store.job_counts("w1").await.unwrap();
     assert_eq!(
@@ -460,10 +484,16 @@ pub(crate) async fn check_job_contract(store: &dyn Store) {
         output_tokens: debates * 100,
         exited,
     };
-    store.record_worker(&worker("alice", 0, false)).await.unwrap();
+    store
+        .record_worker(&worker("alice", 0, false))
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(5)).await;
     store.record_worker(&worker("bob", 1, false)).await.unwrap();
-    store.record_worker(&worker("alice", 2, true)).await.unwrap();
+    store
+        .record_worker(&worker("alice", 2, true))
+        .await
+        .unwrap();
     let workers = store.bench_workers("w1").await.unwrap();
     assert_eq!(
         workers

@@ -25,10 +25,10 @@ pub use access::Access;
 pub use error::StoreError;
 pub use location::StoreLocation;
 pub use memory::MemoryStore;
+pub use postgres::{redact_url, PostgresStore};
 pub use records::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, JobCounts, JobState,
     RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
-pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use store::Store;

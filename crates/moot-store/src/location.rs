@@ -66,7 +66,9 @@ impl StoreLocation {
                     Err(e) => Err(e),
                 }
             }
-            StoreLocation::Postgres(url) => Ok(Box::new(PostgresStore::open_with(url, access).await?)),
+            StoreLocation::Postgres(url) => {
+                Ok(Box::new(PostgresStore::open_with(url, access).await?))
+            }
         }
     }
 

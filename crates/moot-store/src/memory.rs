@@ -274,10 +274,7 @@ impl Store for MemoryStore {
                     return Err(StoreError::BenchNotFound(job.bench.clone()));
                 }
                 if !i.jobs.iter().any(|j| same_job(j, job)) {
-                    i.jobs.push(BenchJobRecord {
-                        state: JobState::Pending,
-                        ..job.clone()
-                    });
+                    i.jobs.push(job.clone());
                     added += 1;
                 }
             }
@@ -357,7 +354,12 @@ impl Store for MemoryStore {
 
     async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError> {
         self.with(|i| {
-            let mut jobs: Vec<_> = i.jobs.iter().filter(|j| j.bench == bench).cloned().collect();
+            let mut jobs: Vec<_> = i
+                .jobs
+                .iter()
+                .filter(|j| j.bench == bench)
+                .cloned()
+                .collect();
             jobs.sort_by_key(|j| j.seq);
             Ok(jobs)
         })

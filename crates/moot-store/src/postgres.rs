@@ -183,11 +183,12 @@ fn migrate_error(shown: &str, e: MigrateError) -> StoreError {
 /// What the database holds, refusing what moot must not write to or read: another program's
 /// tables, a failed migration, or a newer moot's store.
 async fn inspect(pool: &PgPool, shown: &str) -> Result<Schema, StoreError> {
-    let tables: Vec<String> =
-        sqlx::query_scalar("SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()")
-            .fetch_all(pool)
-            .await
-            .map_err(|e| classify(shown, e.into()))?;
+    let tables: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()",
+    )
+    .fetch_all(pool)
+    .await
+    .map_err(|e| classify(shown, e.into()))?;
     if tables.is_empty() {
         return Ok(Schema::Empty);
     }
@@ -322,19 +323,31 @@ mod tests {
 
     async fn fresh_store() -> Arc<dyn Store> {
         let url = PgServer::shared().fresh_database();
-        Arc::new(PostgresStore::open_with(&url, Access::Create).await.unwrap())
+        Arc::new(
+            PostgresStore::open_with(&url, Access::Create)
+                .await
+                .unwrap(),
+        )
     }
 
     /// Runs `sql` on the database at `url` through a connection of its own.
     async fn raw(url: &str, sql: &str) {
-        let pool = PgPoolOptions::new().max_connections(1).connect(url).await.unwrap();
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(url)
+            .await
+            .unwrap();
         sqlx::raw_sql(sql).execute(&pool).await.unwrap();
         pool.close().await;
     }
 
     /// The tables of the database at `url`, sorted.
     async fn tables(url: &str) -> Vec<String> {
-        let pool = PgPoolOptions::new().max_connections(1).connect(url).await.unwrap();
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .connect(url)
+            .await
+            .unwrap();
         let mut t: Vec<String> = sqlx::query_scalar(
             "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()",
         )
@@ -374,7 +387,10 @@ mod tests {
         let e = PostgresStore::open_with("postgres://moot:pw@127.0.0.1:notaport/db", Access::Read)
             .await
             .unwrap_err();
-        one_line(&e, "postgres://moot:***@127.0.0.1:notaport/db: not a usable PostgreSQL URL");
+        one_line(
+            &e,
+            "postgres://moot:***@127.0.0.1:notaport/db: not a usable PostgreSQL URL",
+        );
         assert!(e.is_unusable_store());
         assert!(!e.to_string().contains("pw@"));
     }
@@ -387,9 +403,14 @@ mod tests {
             .unwrap()
             .port();
         let url = format!("postgres://moot:pw@127.0.0.1:{port}/moot");
-        let e = PostgresStore::open_with(&url, Access::Create).await.unwrap_err();
+        let e = PostgresStore::open_with(&url, Access::Create)
+            .await
+            .unwrap_err();
         assert!(matches!(e, StoreError::Unreachable { .. }), "{e:?}");
-        one_line(&e, &format!("the store postgres://moot:***@127.0.0.1:{port}/moot cannot be reached"));
+        one_line(
+            &e,
+            &format!("the store postgres://moot:***@127.0.0.1:{port}/moot cannot be reached"),
+        );
         assert!(e.is_unusable_store());
     }
 
@@ -403,7 +424,9 @@ mod tests {
     #[ignore = "needs PostgreSQL; scripts/test runs it"]
     async fn a_missing_database_is_named() {
         let url = PgServer::shared().url("no_such_database");
-        let e = PostgresStore::open_with(&url, Access::Create).await.unwrap_err();
+        let e = PostgresStore::open_with(&url, Access::Create)
+            .await
+            .unwrap_err();
         assert!(matches!(e, StoreError::Unreachable { .. }), "{e:?}");
         one_line(&e, "\"no_such_database\" does not exist");
     }
@@ -418,15 +441,24 @@ mod tests {
             assert!(e.is_unusable_store());
         }
         assert!(tables(&url).await.is_empty(), "nothing was created");
-        let store = PostgresStore::open_with(&url, Access::Create).await.unwrap();
+        let store = PostgresStore::open_with(&url, Access::Create)
+            .await
+            .unwrap();
         crate::contract::check_bench_contract(&store).await;
         store.close().await;
         let reader = PostgresStore::open_with(&url, Access::Read).await.unwrap();
         assert_eq!(reader.list_benches().await.unwrap().len(), 1);
-        let e = reader.cache_put("k", &serde_json::json!(1)).await.unwrap_err();
+        let e = reader
+            .cache_put("k", &serde_json::json!(1))
+            .await
+            .unwrap_err();
         assert!(matches!(e, StoreError::ReadOnly(_)), "{e:?}");
         // The server itself refuses a write on a reading connection.
-        let e = reader.queries.cache_put("k", &serde_json::json!(1)).await.unwrap_err();
+        let e = reader
+            .queries
+            .cache_put("k", &serde_json::json!(1))
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains("read-only transaction"), "{e}");
     }
 
@@ -434,7 +466,11 @@ mod tests {
     #[ignore = "needs PostgreSQL; scripts/test runs it"]
     async fn another_programs_database_is_not_written_to() {
         let url = PgServer::shared().fresh_database();
-        raw(&url, "CREATE TABLE invoices (id BIGINT PRIMARY KEY); INSERT INTO invoices VALUES (1);").await;
+        raw(
+            &url,
+            "CREATE TABLE invoices (id BIGINT PRIMARY KEY); INSERT INTO invoices VALUES (1);",
+        )
+        .await;
         for access in [Access::Read, Access::Write, Access::Create] {
             let e = PostgresStore::open_with(&url, access).await.unwrap_err();
             assert!(matches!(e, StoreError::NotAStore { .. }), "{e:?}");
@@ -447,17 +483,35 @@ mod tests {
     #[ignore = "needs PostgreSQL; scripts/test runs it"]
     async fn a_store_from_a_newer_moot_is_refused_and_left_as_it_was() {
         let url = PgServer::shared().fresh_database();
-        let store = PostgresStore::open_with(&url, Access::Create).await.unwrap();
+        let store = PostgresStore::open_with(&url, Access::Create)
+            .await
+            .unwrap();
         crate::contract::check_bench_contract(&store).await;
         store.close().await;
         raw(&url, "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (20991231000001, 'from the future', TRUE, '\\x00', 0)").await;
         for access in [Access::Read, Access::Write, Access::Create] {
             let e = PostgresStore::open_with(&url, access).await.unwrap_err();
-            assert!(matches!(e, StoreError::TooNew { found: 20991231000001, .. }), "{e:?}");
-            one_line(&e, "was written by a newer moot (schema version 20991231000001");
+            assert!(
+                matches!(
+                    e,
+                    StoreError::TooNew {
+                        found: 20991231000001,
+                        ..
+                    }
+                ),
+                "{e:?}"
+            );
+            one_line(
+                &e,
+                "was written by a newer moot (schema version 20991231000001",
+            );
         }
         // Still there, as it was.
-        raw(&url, "DELETE FROM _sqlx_migrations WHERE version = 20991231000001").await;
+        raw(
+            &url,
+            "DELETE FROM _sqlx_migrations WHERE version = 20991231000001",
+        )
+        .await;
         let store = PostgresStore::open_with(&url, Access::Read).await.unwrap();
         assert_eq!(store.bench_items("b1").await.unwrap().len(), 4);
     }
@@ -467,25 +521,49 @@ mod tests {
     async fn a_server_that_goes_away_mid_run_is_named_and_nothing_is_lost() {
         let server = PgServer::start();
         let url = server.fresh_database();
-        let store = PostgresStore::open_with(&url, Access::Create).await.unwrap();
-        store.create_run(&crate::contract::running_run("r1")).await.unwrap();
+        let store = PostgresStore::open_with(&url, Access::Create)
+            .await
+            .unwrap();
         store
-            .record_call(&crate::contract::full_call("r1", 0, 0, Some("Final answer: 7")))
+            .create_run(&crate::contract::running_run("r1"))
+            .await
+            .unwrap();
+        store
+            .record_call(&crate::contract::full_call(
+                "r1",
+                0,
+                0,
+                Some("Final answer: 7"),
+            ))
             .await
             .unwrap();
         server.stop();
         let started = std::time::Instant::now();
         let e = store
-            .record_call(&crate::contract::full_call("r1", 0, 1, Some("Final answer: 7")))
+            .record_call(&crate::contract::full_call(
+                "r1",
+                0,
+                1,
+                Some("Final answer: 7"),
+            ))
             .await
             .unwrap_err();
         assert!(matches!(e, StoreError::Unreachable { .. }), "{e:?}");
-        assert!(e.to_string().starts_with(&format!("the store {} cannot be reached", redact_url(&url))), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("the store {} cannot be reached", redact_url(&url))),
+            "{e}"
+        );
         assert!(started.elapsed() < CONNECT_TIMEOUT + std::time::Duration::from_secs(5));
         server.restart();
         // The pool reconnects; what was recorded before is all there.
         store
-            .record_call(&crate::contract::full_call("r1", 0, 1, Some("Final answer: 7")))
+            .record_call(&crate::contract::full_call(
+                "r1",
+                0,
+                1,
+                Some("Final answer: 7"),
+            ))
             .await
             .unwrap();
         assert_eq!(store.calls("r1").await.unwrap().len(), 2);

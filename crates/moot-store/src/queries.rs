@@ -343,13 +343,15 @@ macro_rules! store_queries {
             }
 
             /// In one transaction, so a plan is recorded whole or not at all.
+            /// Each job is stored as given (a plan's are pending; a copied store's keep their state).
             async fn plan_jobs(&self, jobs: &[BenchJobRecord]) -> Result<u64, StoreError> {
                 let mut tx = self.pool.begin().await?;
                 let mut added = 0;
                 for j in jobs {
                     let done = sqlx::query(
-                        "INSERT INTO bench_jobs (bench, protocol, item_id, position, seq, item_json, state)
-                         VALUES ($1, $2, $3, $4, $5, $6, 'pending')
+                        "INSERT INTO bench_jobs (bench, protocol, item_id, position, seq, item_json, state,
+                           worker, previous_worker, lease_until, attempts, error)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
                          ON CONFLICT (bench, protocol, item_id) DO NOTHING",
                     )
                     .bind(&j.bench)
@@ -358,6 +360,12 @@ macro_rules! store_queries {
                     .bind(i64::from(j.position))
                     .bind(j.seq as i64)
                     .bind(json_text(&j.item))
+                    .bind(j.state.as_str())
+                    .bind(&j.worker)
+                    .bind(&j.previous_worker)
+                    .bind(j.lease_until)
+                    .bind(i64::from(j.attempts))
+                    .bind(&j.error)
                     .execute(&mut *tx)
                     .await?;
                     added += done.rows_affected();

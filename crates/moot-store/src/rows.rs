@@ -102,11 +102,12 @@ pub(crate) fn run_from_row(row: &impl Columns) -> Result<RunRecord, StoreError> 
 
 pub(crate) fn call_from_row(row: &impl Columns) -> Result<CallRecord, StoreError> {
     let run_id = row.text("run_id")?;
-    let peers = serde_json::from_str(&row.text("peers_json")?).map_err(|e| StoreError::Corrupt {
-        run: run_id.clone(),
-        what: "peers",
-        message: e.to_string(),
-    })?;
+    let peers =
+        serde_json::from_str(&row.text("peers_json")?).map_err(|e| StoreError::Corrupt {
+            run: run_id.clone(),
+            what: "peers",
+            message: e.to_string(),
+        })?;
     Ok(CallRecord {
         messages: parse_json(&run_id, "messages", &row.text("messages_json")?)?,
         peers,

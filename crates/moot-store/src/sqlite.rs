@@ -703,7 +703,8 @@ mod tests {
         crate::contract::check_whole_contract(|| async {
             let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let path = dir.path().join(format!("s{n}.db"));
-            std::sync::Arc::new(SqliteStore::open(&path).await.unwrap()) as std::sync::Arc<dyn Store>
+            std::sync::Arc::new(SqliteStore::open(&path).await.unwrap())
+                as std::sync::Arc<dyn Store>
         })
         .await;
     }

@@ -49,8 +49,9 @@ pub trait Store: Send + Sync {
     /// Keeps the `keep` newest cached responses and removes the older ones (freemad's
     /// `cache.max_entries`); returns how many were removed.
     async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError>;
-    /// Adds a worked benchmark's jobs; a job already planned (same bench, protocol and item) is
-    /// left as it is. Returns how many were added.
+    /// Adds a worked benchmark's jobs as given (a new plan's are pending; a copied store's keep
+    /// their state); a job already there (same bench, protocol and item) is left as it is.
+    /// Returns how many were added.
     async fn plan_jobs(&self, jobs: &[BenchJobRecord]) -> Result<u64, StoreError>;
     /// Claims the next job of `bench` in plan order for `worker` until `lease` from now: a
     /// pending one, or a running one whose lease ran out. Workers claiming at once never get

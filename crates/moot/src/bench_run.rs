@@ -11,10 +11,13 @@ use moot_core::debate::AgentSpec;
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
 use moot_core::text::plural;
 use moot_engine::EngineAgent;
-use moot_eval::bench::{item_seed, run_bench, AgentSource, BenchError, BenchPlan};
+use moot_eval::bench::{
+    item_seed, plan_bench, run_bench, AgentSource, BenchError, BenchPlan, ProtocolFactory,
+};
 use moot_eval::report::{BenchInfo, Report};
+use moot_eval::work::WorkerOptions;
 use moot_eval::{DatasetSpec, Item};
-use moot_store::Store;
+use moot_store::{JobCounts, Store};
 
 use crate::backends;
 use crate::input::{bad_input, InputError};
@@ -43,6 +46,8 @@ pub struct BenchRequest {
     pub data_dir: Option<PathBuf>,
     pub no_cache: bool,
     pub json: bool,
+    /// Record the plan for `moot work` instead of running it.
+    pub detach: bool,
     /// Continuing a stored benchmark: its size was checked when it started (perhaps under older
     /// limits) and is not checked again.
     pub resumed: bool,
@@ -82,6 +87,7 @@ impl BenchRequest {
             data_dir,
             no_cache,
             json,
+            detach: false,
             resumed: true,
         })
     }
@@ -116,103 +122,307 @@ impl AgentSource for Agents {
     }
 }
 
+/// What running, planning or working a benchmark needs, made once from a request and a
+/// configuration (a file's, or a stored benchmark's, whose agents are already sized).
+struct Prepared {
+    name: String,
+    dataset: String,
+    items: Vec<Item>,
+    protocols: Vec<String>,
+    limit: Option<u64>,
+    seed: u64,
+    rounds: usize,
+    engine: moot_engine::EngineConfig,
+    decision: moot_core::decision::DecisionConfig,
+    rule: Option<&'static str>,
+    config_json: serde_json::Value,
+    redactor: std::sync::Arc<moot_core::redact::Redactor>,
+    options: ProtocolsOptions,
+    agents: Agents,
+    sandbox: Option<std::sync::Arc<moot_sandbox::Sandbox>>,
+}
+
+impl Prepared {
+    /// `items`: the dataset's (drawn here) unless given (a worker's jobs carry their items).
+    fn new(
+        args: &BenchRequest,
+        mut config: Config,
+        items: Option<(String, Vec<Item>)>,
+        rt: &tokio::runtime::Runtime,
+    ) -> Result<Prepared> {
+        Overrides {
+            rounds: args.rounds,
+            options: args.options_set.clone(),
+            ..Overrides::default()
+        }
+        .apply(&mut config)?;
+        let names: Vec<&str> = args.protocols.iter().map(ProtocolName::as_str).collect();
+        let options = ProtocolsOptions::check(&config, &names)?;
+        let team = TeamRequest {
+            agents: args.agents,
+            rounds_flag: args.rounds.is_some(),
+            sim: args.sim,
+        };
+        if !args.resumed {
+            let size = team.size(&config, args.config_file.as_deref());
+            config
+                .validate_size_for(&size, &names)
+                .map_err(InputError::from)?;
+        }
+        let redactor = team.assemble(&mut config)?;
+        let (dataset, items) = match items {
+            Some(given) => given,
+            None => load_items(args)?,
+        };
+        let agents = Agents::for_items(&config, args.seed, &items)?;
+        let (rule, decision) = config.decision().map_err(InputError::from)?;
+        let any_code = items
+            .iter()
+            .any(|i| i.kind == moot_core::answer::AnswerKind::Code);
+        Ok(Prepared {
+            name: args
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("bench-{}", moot_engine::new_run_id())),
+            dataset,
+            protocols: names.iter().map(|p| p.to_string()).collect(),
+            limit: args.limit.map(|l| l as u64),
+            seed: args.seed,
+            rounds: config.debate.rounds,
+            engine: moot_engine::EngineConfig {
+                cache: !args.no_cache,
+                ..config.engine()
+            },
+            decision,
+            rule,
+            config_json: serde_json::to_value(&config).context("serialising the configuration")?,
+            redactor,
+            options,
+            agents,
+            sandbox: rt.block_on(crate::sandbox::for_code(&config, any_code))?,
+            items,
+        })
+    }
+
+    /// The plan of this benchmark, building protocols with `factory`.
+    fn plan<'a>(&self, factory: ProtocolFactory<'a>, concurrency: usize) -> BenchPlan<'a> {
+        BenchPlan {
+            name: self.name.clone(),
+            dataset: self.dataset.clone(),
+            items: self.items.clone(),
+            protocols: self.protocols.clone(),
+            limit: self.limit,
+            seed: self.seed,
+            rounds: self.rounds,
+            concurrency,
+            engine: self.engine,
+            decision: self.decision.clone(),
+            rule: self.rule,
+            config: self.config_json.clone(),
+            redactor: self.redactor.clone(),
+            protocol: factory,
+            sandbox: self.sandbox.clone(),
+        }
+    }
+
+    fn info(&self) -> BenchInfo {
+        BenchInfo {
+            name: self.name.clone(),
+            dataset: self.dataset.clone(),
+            seed: self.seed,
+            limit: self.limit,
+            protocols: self.protocols.clone(),
+            items: self.items.len(),
+            unfinished: 0,
+        }
+    }
+}
+
+/// A benchmark error as the CLI reports it: a configuration problem is the user's to fix.
+fn bench_error(e: BenchError) -> anyhow::Error {
+    match e {
+        BenchError::Config(m) => anyhow::Error::new(InputError(m)),
+        other => anyhow::Error::new(other),
+    }
+}
+
 /// Runs (or resumes) the benchmark `args` describe with `config` (a file's, or a stored
-/// benchmark's, whose agents are already sized).
+/// benchmark's, whose agents are already sized); with `detach`, only records its plan for
+/// `moot work`.
 pub fn run(
     args: BenchRequest,
-    mut config: Config,
+    config: Config,
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
-    Overrides {
-        rounds: args.rounds,
-        options: args.options_set.clone(),
-        ..Overrides::default()
+    let prepared = Prepared::new(&args, config, None, rt)?;
+    let factory = |p: &str, item: &Item| prepared.options.build(p, item);
+    let plan = prepared.plan(&factory, args.concurrency);
+    let (name, dataset_name, items) = (&prepared.name, &prepared.dataset, &prepared.items);
+    if args.detach {
+        let (planned, added) = rt.block_on(plan_bench(&plan, store)).map_err(bench_error)?;
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({"bench": name, "planned": planned, "added": added})
+            );
+        } else {
+            println!(
+                "benchmark {name}: {} of {dataset_name} × {} planned ({} new); start workers with: moot work {name}",
+                plural(planned as usize, "debate"),
+                prepared.protocols.join(", "),
+                added
+            );
+        }
+        return Ok(());
     }
-    .apply(&mut config)?;
-    let names: Vec<&str> = args.protocols.iter().map(ProtocolName::as_str).collect();
-    let options = ProtocolsOptions::check(&config, &names)?;
-    let team = TeamRequest {
-        agents: args.agents,
-        rounds_flag: args.rounds.is_some(),
-        sim: args.sim,
-    };
-    if !args.resumed {
-        let size = team.size(&config, args.config_file.as_deref());
-        config
-            .validate_size_for(&size, &names)
-            .map_err(InputError::from)?;
-    }
-    let redactor = team.assemble(&mut config)?;
-    let (dataset_name, items) = load_items(&args)?;
-    let agents = Agents::for_items(&config, args.seed, &items)?;
-    let (rule, decision) = config.decision().map_err(InputError::from)?;
-    let name = args
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("bench-{}", moot_engine::new_run_id()));
-    let factory = move |p: &str, item: &Item| options.build(p, item);
-    let plan = BenchPlan {
-        name: name.clone(),
-        dataset: dataset_name.clone(),
-        items: items.clone(),
-        protocols: names.iter().map(|p| p.to_string()).collect(),
-        limit: args.limit.map(|l| l as u64),
-        seed: args.seed,
-        rounds: config.debate.rounds,
-        concurrency: args.concurrency,
-        engine: moot_engine::EngineConfig {
-            cache: !args.no_cache,
-            ..config.engine()
-        },
-        decision,
-        rule,
-        config: serde_json::to_value(&config).context("serialising the configuration")?,
-        redactor,
-        protocol: &factory,
-        sandbox: rt.block_on(crate::sandbox::for_code(
-            &config,
-            items
-                .iter()
-                .any(|i| i.kind == moot_core::answer::AnswerKind::Code),
-        ))?,
-    };
     if !args.json {
         eprintln!(
             "benchmark {name}: {} of {dataset_name} × {}",
             plural(items.len(), "item"),
-            names.join(", ")
+            prepared.protocols.join(", ")
         );
     }
     let started = Instant::now();
     let mut progress = BenchProgress::new(&plan.protocols, items.len(), args.json);
     let results = rt
-        .block_on(run_bench(&plan, store, &agents, |r| {
+        .block_on(run_bench(&plan, store, &prepared.agents, |r| {
             let correct = items
                 .iter()
                 .find(|item| item.id == r.item_id)
                 .is_some_and(|item| r.correct(item));
             progress.finished(&r.protocol, correct, r.result.usage().output_tokens);
         }))
-        .map_err(|e| match e {
-            BenchError::Config(m) => anyhow::Error::new(InputError(m)),
-            other => anyhow::Error::new(other),
-        })?;
+        .map_err(bench_error)?;
     progress.clear();
-    let info = BenchInfo {
-        name,
-        dataset: dataset_name,
-        seed: args.seed,
-        limit: args.limit.map(|l| l as u64),
-        protocols: plan.protocols.clone(),
-        items: items.len(),
-        unfinished: 0,
-    };
     print_report(
-        &Report::new(vec![info], &results, &items),
+        &Report::new(vec![prepared.info()], &results, items),
         args.json,
         started,
     )
+}
+
+/// How `moot work` works a benchmark.
+#[derive(Debug, Clone)]
+pub struct WorkRequest {
+    pub worker: WorkerOptions,
+    pub data_dir: Option<PathBuf>,
+    pub no_cache: bool,
+    pub json: bool,
+}
+
+/// Works the planned benchmark `record` with its stored configuration until every job is done
+/// or failed, as one of any number of workers.
+pub fn work(
+    record: &moot_store::BenchRecord,
+    request: WorkRequest,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let config: Config = serde_json::from_value(record.config.clone()).with_context(|| {
+        format!(
+            "benchmark {}: the stored configuration is unreadable",
+            record.name
+        )
+    })?;
+    let jobs = rt.block_on(store.bench_jobs(&record.name))?;
+    if jobs.is_empty() {
+        return bad_input(format!(
+            "benchmark {} has no planned jobs: plan one with moot bench … --run {} --detach",
+            record.name, record.name
+        ));
+    }
+    // Each item once, in plan order (a job per protocol carries the same item).
+    let mut items: Vec<Item> = Vec::new();
+    for job in &jobs {
+        if !items.iter().any(|i| i.id == job.item_id) {
+            let item = serde_json::from_value(job.item.clone()).with_context(|| {
+                format!(
+                    "benchmark {}: item {} is unreadable",
+                    record.name, job.item_id
+                )
+            })?;
+            items.push(item);
+        }
+    }
+    let args = BenchRequest::resuming(
+        record,
+        request.worker.concurrency,
+        request.data_dir,
+        request.no_cache,
+        request.json,
+    )?;
+    let prepared = Prepared::new(&args, config, Some((record.dataset.clone(), items)), rt)?;
+    let factory = |p: &str, item: &Item| prepared.options.build(p, item);
+    let plan = prepared.plan(&factory, request.worker.concurrency);
+    let bar = WorkProgress::new(jobs.len() as u64, &request.worker.worker, request.json);
+    let started = Instant::now();
+    let summary = rt
+        .block_on(moot_eval::work::work(
+            &plan,
+            store,
+            &prepared.agents,
+            &request.worker,
+            |_, counts| bar.update(counts),
+        ))
+        .map_err(bench_error)?;
+    bar.clear();
+    let seconds = started.elapsed().as_secs_f64();
+    if request.json {
+        let mut value = serde_json::to_value(&summary).context("serialising the summary")?;
+        value["seconds"] = serde_json::json!(seconds);
+        value["bench"] = serde_json::json!(record.name);
+        println!("{value}");
+    } else {
+        let c = summary.counts;
+        println!(
+            "worker {}: {} ({} taken over from workers that stopped), {} failed, {} lost to another worker, {} in {seconds:.1} s; benchmark {}: {} done, {} failed of {}",
+            summary.worker,
+            plural(summary.debates as usize, "debate"),
+            summary.taken_over,
+            summary.failed,
+            summary.lost,
+            plural(summary.calls as usize, "call"),
+            record.name,
+            c.done,
+            c.failed,
+            c.total()
+        );
+    }
+    Ok(())
+}
+
+/// One bar for a worker: the benchmark's jobs done (by every worker) of all.
+struct WorkProgress {
+    bar: indicatif::ProgressBar,
+}
+
+impl WorkProgress {
+    fn new(total: u64, worker: &str, hidden: bool) -> WorkProgress {
+        let bar = if hidden {
+            indicatif::ProgressBar::hidden()
+        } else {
+            indicatif::ProgressBar::new(total)
+        };
+        let style = indicatif::ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(worker.to_string());
+        WorkProgress { bar }
+    }
+
+    fn update(&self, counts: &JobCounts) {
+        self.bar.set_position(counts.done + counts.failed);
+        self.bar.set_message(format!(
+            "{} running, {} pending",
+            counts.running + counts.expired,
+            counts.pending
+        ));
+    }
+
+    fn clear(&self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 /// The benchmark's report as JSON, or as Markdown tables with the wall time.

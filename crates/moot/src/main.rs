@@ -29,8 +29,8 @@ use moot_store::{Access, StoreError};
     propagate_version = true
 )]
 struct Cli {
-    /// Where runs are stored: a SQLite file path or sqlite:// URL (default: MOOT_STORE, else
-    /// moot.db in the user's data directory).
+    /// Where runs are stored: a SQLite file path or sqlite:// URL, or a postgres:// URL
+    /// (default: MOOT_STORE, else moot.db in the user's data directory).
     #[arg(long, global = true, env = "MOOT_STORE")]
     store: Option<String>,
     #[command(subcommand)]
@@ -44,7 +44,14 @@ enum Command {
     /// Finish an interrupted debate without repeating completed calls.
     Resume(cmd::resume::Args),
     /// Run every item of a dataset under several protocols; the same --run name resumes.
+    /// With --detach, only plan it for `moot work`; `moot bench status NAME` shows progress.
     Bench(cmd::bench::Args),
+    /// Work a benchmark planned with `moot bench … --detach`, alongside any number of other
+    /// workers sharing the store; exits when every debate is done.
+    Work(cmd::work::Args),
+    /// Move runs and benchmarks between stores (SQLite and PostgreSQL).
+    #[command(subcommand)]
+    Store(cmd::store::Command),
     /// Show a stored debate as Markdown or JSON.
     Show(cmd::show::Args),
     /// Report stored benchmarks: tables as Markdown or JSON, plots as SVG.
@@ -114,9 +121,12 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         }),
         // Only the commands that record new runs may create a store; reading never does.
         Command::Ask(args) => store_arg.with(Access::Create, |s, rt| cmd::ask::run(args, s, rt)),
-        Command::Bench(args) => {
-            store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt))
-        }
+        Command::Bench(args) => match cmd::bench::status(args) {
+            Ok(status) => store_arg.with(Access::Read, |s, rt| cmd::status::run(status, s, rt)),
+            Err(args) => store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt)),
+        },
+        Command::Work(args) => store_arg.with(Access::Write, |s, rt| cmd::work::run(args, s, rt)),
+        Command::Store(c) => cmd::store::run(c, &prepare::runtime()?),
         Command::Resume(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::resume::run(args, s, rt))
         }

@@ -297,7 +297,7 @@ fn a_truncated_store_is_refused_in_one_line_and_left_as_it_was() {
 
 /// The newest migration this binary has (its version is the file name's number).
 fn newest_migration() -> i64 {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../moot-store/migrations");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../moot-store/migrations/sqlite");
     std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| {

@@ -11,11 +11,14 @@ use crate::bench_run::BenchRequest;
 use crate::prepare::load_config;
 
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
+    #[command(subcommand)]
+    command: Option<BenchCommand>,
     /// The dataset: gsm8k, math500, math, aime2024, aime2025, mmlu[:SUBJECT], mmlu-pro[:logical_fallacies],
     /// bbh[:TASK], strategyqa, gsm-ranges:LEVEL, or jsonl:PATH?kind=K&question=F&answer=F / csv:PATH?…
-    #[arg(long)]
-    dataset: String,
+    #[arg(long, required = true)]
+    dataset: Option<String>,
     /// Protocols to compare, comma-separated.
     #[arg(long, value_delimiter = ',', required = true, value_parser = ProtocolName::parser())]
     protocol: Vec<ProtocolName>,
@@ -58,12 +61,31 @@ pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Only record the benchmark's plan (needs --run), for `moot work NAME` processes on any
+    /// machines sharing the store to work; prints the plan and exits.
+    #[arg(long, requires = "name")]
+    detach: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum BenchCommand {
+    /// How far a benchmark is: debates done, running, pending and failed, and each worker's
+    /// rate.
+    Status(crate::cmd::status::Args),
+}
+
+/// `moot bench status NAME`, when that is what was asked; the arguments back otherwise.
+pub fn status(args: Args) -> Result<crate::cmd::status::Args, Args> {
+    match args.command {
+        Some(BenchCommand::Status(status)) => Ok(status),
+        None => Err(args),
+    }
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     let config = load_config(args.config.as_deref())?;
     let request = BenchRequest {
-        dataset: args.dataset,
+        dataset: args.dataset.unwrap_or_default(),
         protocols: args.protocol,
         config_file: args.config,
         options_set: args.options_set,
@@ -77,6 +99,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         data_dir: args.data_dir,
         no_cache: args.no_cache,
         json: args.json,
+        detach: args.detach,
         resumed: false,
     };
     crate::bench_run::run(request, config, store, rt)

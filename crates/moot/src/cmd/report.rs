@@ -52,9 +52,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     }
     let (infos, results, items) = crate::bench_report::combine(loaded)?;
     if results.is_empty() {
+        let unfinished: usize = infos.iter().map(|i| i.unfinished).sum();
         return bad_input(format!(
-            "{} has no finished debate yet",
-            args.runs.join(", ")
+            "{} has no finished debate yet ({} not finished; moot bench status NAME shows how far it is)",
+            args.runs.join(", "),
+            unfinished
         ));
     }
     let (results, left_out) = if args.all_items {

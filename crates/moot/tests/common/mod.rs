@@ -8,6 +8,11 @@ use std::time::{Duration, Instant};
 use assert_cmd::Command;
 use serde_json::Value;
 
+pub mod fake_openai;
+
+#[allow(unused_imports)]
+pub use fake_openai::read_http_request;
+
 pub struct Env {
     pub dir: tempfile::TempDir,
 }
@@ -102,33 +107,6 @@ pub fn arith_dataset(env: &Env, n: usize) -> String {
         "jsonl:{}?kind=numeric&question=q&answer=a&id=id",
         path.display()
     )
-}
-
-/// Reads one HTTP request from `stream`: the head, then the body by its content-length.
-pub fn read_http_request(stream: &mut impl std::io::Read) -> Vec<u8> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        let n = stream.read(&mut chunk).unwrap_or(0);
-        if n == 0 {
-            return buf;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buf);
-        if let Some(end) = text.find("\r\n\r\n") {
-            let length: usize = text[..end]
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse().ok())?
-                })
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                return buf;
-            }
-        }
-    }
 }
 
 /// A venv holding the PyPI package `spec` (`openai==1.109.1`), made once under

@@ -1,0 +1,607 @@
+//! Benchmarks worked by many processes, driven through the binary: `moot bench --detach`,
+//! `moot work`, `moot bench status`, `moot report` on a partial benchmark, `moot store copy`,
+//! and every command on a real PostgreSQL (started by moot-pgtest in a temporary folder).
+//!
+//! The PostgreSQL tests are ignored in a quick `cargo test`; `scripts/test` runs them.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod common;
+
+use common::fake_openai::FakeOpenAi;
+use common::{arith_dataset, Env};
+
+fn moot_bin() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("moot")
+}
+
+/// A report without what differs between two runs of the same debates: model time and the
+/// benchmark's name.
+fn comparable(mut report: Value) -> Value {
+    if let Some(o) = report.as_object_mut() {
+        o.remove("timing");
+    }
+    if let Some(benches) = report["benches"].as_array_mut() {
+        for b in benches {
+            b["name"] = Value::Null;
+        }
+    }
+    report
+}
+
+/// How many times the server saw each request.
+fn counts(seen: &[common::fake_openai::Seen]) -> std::collections::HashMap<u64, usize> {
+    let mut n = std::collections::HashMap::new();
+    for s in seen {
+        *n.entry(s.key).or_default() += 1;
+    }
+    n
+}
+
+/// `moot ARGS` on `store`, which must succeed; its stdout.
+fn on(env: &Env, store: &str, args: &[&str]) -> String {
+    let out = env
+        .moot()
+        .env("MOOT_STORE", store)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json_on(env: &Env, store: &str, args: &[&str]) -> Value {
+    let out = on(env, store, args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// `moot work NAME ARGS` on `store`, started in the background.
+fn worker(store: &str, name: &str, id: &str, args: &[&str]) -> Child {
+    Command::new(moot_bin())
+        .env("MOOT_STORE", store)
+        .env_remove("MOOT_MODEL_DIR")
+        .args(["work", name, "--worker-id", id, "--json"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start moot work")
+}
+
+/// Waits for a worker and returns its JSON summary (it must have succeeded).
+fn finished(child: Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "moot work failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_detached_benchmark_worked_by_two_workers_reports_as_one_process() {
+    let env = Env::new();
+    let dataset = arith_dataset(&env, 8);
+    let bench = |store: &str, extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--sim",
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som,free-mad-n",
+            "--run",
+            "b1",
+            "--no-cache",
+        ];
+        args.extend_from_slice(extra);
+        on(&env, store, &args)
+    };
+    let one = env.dir.path().join("one.db").display().to_string();
+    let many = env.dir.path().join("many.db").display().to_string();
+    bench(&one, &["--json"]);
+    let planned = bench(&many, &["--detach", "--json"]);
+    let planned: Value = serde_json::from_str(&planned).unwrap();
+    assert_eq!(planned["planned"], 16);
+    assert_eq!(planned["added"], 16);
+    // Planning again adds nothing; planning it otherwise is refused.
+    assert_eq!(
+        serde_json::from_str::<Value>(&bench(&many, &["--detach", "--json"])).unwrap()["added"],
+        0
+    );
+    let status = json_on(&env, &many, &["bench", "status", "b1", "--json"]);
+    assert_eq!(status["counts"]["pending"], 16, "{status}");
+    assert_eq!(status["workers"], serde_json::json!([]));
+    // Before any worker: the report says nothing is finished yet.
+    let e = env
+        .moot()
+        .env("MOOT_STORE", &many)
+        .args(["report", "b1"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&e).contains("b1 has no finished debate yet (16 not finished"),
+        "{}",
+        String::from_utf8_lossy(&e)
+    );
+    let workers = [
+        worker(&many, "b1", "w1", &["--poll", "100ms", "--no-cache"]),
+        worker(&many, "b1", "w2", &["--poll", "100ms", "--no-cache"]),
+    ];
+    let summaries: Vec<Value> = workers.into_iter().map(finished).collect();
+    let debates: u64 = summaries
+        .iter()
+        .map(|s| s["debates"].as_u64().unwrap())
+        .sum();
+    assert_eq!(debates, 16, "{summaries:?}");
+    for s in &summaries {
+        assert_eq!(s["counts"]["done"], 16);
+        assert_eq!(s["failed"], 0);
+    }
+    let status = json_on(&env, &many, &["bench", "status", "b1", "--json"]);
+    assert_eq!(status["counts"]["done"], 16);
+    let states: Vec<&str> = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["exited", "exited"]);
+    let text = on(&env, &many, &["bench", "status", "b1"]);
+    assert!(text.contains("done         16  100.0%"), "{text}");
+    let report = |store: &str| json_on(&env, store, &["report", "b1", "--format", "json"]);
+    assert_eq!(comparable(report(&many)), comparable(report(&one)));
+    // A worker started after the end finds nothing to do and says so.
+    let late = finished(worker(&many, "b1", "w3", &["--poll", "100ms"]));
+    assert_eq!(late["debates"], 0);
+}
+
+#[test]
+fn work_refuses_what_it_cannot_do_in_one_line() {
+    let env = Env::new();
+    let store = env.store().display().to_string();
+    let dataset = arith_dataset(&env, 2);
+    // A benchmark run by `moot bench` itself has no jobs to work.
+    on(
+        &env,
+        &store,
+        &[
+            "bench",
+            "--sim",
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som",
+            "--run",
+            "done",
+        ],
+    );
+    // No benchmark of that name.
+    let e = env.refused(&["work", "nope"]);
+    assert!(
+        e.contains("no benchmark named \"nope\" in the store: plan one with moot bench … --run nope --detach"),
+        "{e}"
+    );
+    let e = env.refused(&["bench", "status", "nope"]);
+    assert!(e.contains("no benchmark named \"nope\""), "{e}");
+    // --detach needs a name to give the workers.
+    let e = env.refused(&[
+        "bench",
+        "--sim",
+        "--dataset",
+        &dataset,
+        "--protocol",
+        "som",
+        "--detach",
+    ]);
+    assert!(e.contains("--run"), "{e}");
+    let e = env.refused(&["work", "done"]);
+    assert!(e.contains("benchmark done has no planned jobs"), "{e}");
+    // Its status comes from its debates.
+    let status = json_on(&env, &store, &["bench", "status", "done", "--json"]);
+    assert_eq!(status["worked"], false);
+    assert_eq!(status["counts"]["done"], 2);
+    for bad in ["--lease", "--poll"] {
+        let e = env.refused(&["work", "done", bad, "5ms"]);
+        assert!(e.contains("too short"), "{e}");
+    }
+}
+
+#[test]
+fn a_worker_name_in_use_by_a_live_worker_is_refused() {
+    let env = Env::new();
+    let store = env.store().display().to_string();
+    let model = FakeOpenAi::start(Duration::from_millis(300));
+    let team = env.write("team.toml", &model.team(3, 1));
+    let dataset = arith_dataset(&env, 6);
+    on(
+        &env,
+        &store,
+        &[
+            "bench",
+            "--config",
+            team.to_str().unwrap(),
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som",
+            "--run",
+            "b",
+            "--detach",
+        ],
+    );
+    let first = worker(
+        &store,
+        "b",
+        "same",
+        &["--concurrency", "1", "--poll", "100ms"],
+    );
+    let started = Instant::now();
+    while model.seen().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "no request");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let e = env.refused(&["work", "b", "--worker-id", "same"]);
+    assert!(
+        e.contains("worker \"same\" is already working benchmark b"),
+        "{e}"
+    );
+    assert_eq!(finished(first)["debates"], 6);
+}
+
+/// Copies between SQLite files keep every run and benchmark: reports and transcripts read the
+/// same, and copying again adds nothing.
+#[test]
+fn store_copy_moves_runs_and_benchmarks() {
+    let env = Env::new();
+    let src = env.store().display().to_string();
+    let dataset = arith_dataset(&env, 3);
+    on(
+        &env,
+        &src,
+        &[
+            "bench",
+            "--sim",
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som,cot",
+            "--run",
+            "b",
+        ],
+    );
+    let dst = env.dir.path().join("copy.db").display().to_string();
+    let copied = json_on(&env, &src, &["store", "copy", &src, &dst, "--json"]);
+    assert_eq!(copied["runs"], 6, "{copied}");
+    assert_eq!(copied["benches"], 1);
+    let again = json_on(&env, &src, &["store", "copy", &src, &dst, "--json"]);
+    assert_eq!(
+        (again["runs"].clone(), again["runs_present"].clone()),
+        (0.into(), 6.into())
+    );
+    let report = |store: &str| json_on(&env, store, &["report", "b", "--format", "json"]);
+    assert_eq!(report(&src), report(&dst));
+    let show = |store: &str| on(&env, store, &["show", "b/som/q1", "--format", "json"]);
+    assert_eq!(show(&src), show(&dst));
+    // A source that is not there is refused, and no destination is made.
+    let missing = env.dir.path().join("missing.db").display().to_string();
+    let other = env.dir.path().join("other.db");
+    let e = env.refused(&["store", "copy", &missing, other.to_str().unwrap()]);
+    assert!(e.contains("no store at"), "{e}");
+    assert!(!other.exists());
+}
+
+/// A bad PostgreSQL URL is the user's to fix (exit 2, the password hidden); a server that
+/// is not there is named with the reason.
+#[test]
+fn bad_and_unreachable_postgres_urls_are_named_without_their_password() {
+    let env = Env::new();
+    let out = env
+        .moot()
+        .env(
+            "MOOT_STORE",
+            "postgres://moot:s3cret@127.0.0.1:notaport/moot",
+        )
+        .args(["show", "x"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("postgres://moot:***@127.0.0.1:notaport/moot: not a usable PostgreSQL URL"),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://moot:s3cret@127.0.0.1:{port}/moot");
+    let out = env
+        .moot()
+        .env("MOOT_STORE", &url)
+        .args(["show", "x"])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(&format!(
+            "the store postgres://moot:***@127.0.0.1:{port}/moot cannot be reached"
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
+}
+
+/// The body of `GET PATH` from the server at `url` (`http://HOST:PORT`).
+fn http_get(url: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        conn,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    reply
+}
+
+/// Every command that opens a store works on PostgreSQL as on SQLite: `ask`, `show`,
+/// `decide --run`, `resume` (refusing a finished run), `bench`, `report`, `serve`; and
+/// `moot store copy` moves a store to PostgreSQL and back unchanged.
+#[test]
+#[ignore = "needs PostgreSQL; scripts/test runs it"]
+fn every_command_works_on_postgres() {
+    let env = Env::new();
+    let pg = moot_pgtest::PgServer::shared().fresh_database();
+    let asked = json_on(
+        &env,
+        &pg,
+        &[
+            "ask",
+            "What is 17 * 24?",
+            "--sim",
+            "--gold",
+            "408",
+            "--answer",
+            "numeric",
+            "--rounds",
+            "1",
+            "--json",
+        ],
+    );
+    let run = asked["run_id"].as_str().unwrap().to_string();
+    let shown = json_on(&env, &pg, &["show", &run, "--format", "json"]);
+    assert_eq!(shown["run"]["id"].as_str(), Some(run.as_str()), "{shown}");
+    let decided = on(&env, &pg, &["decide", "--run", &run]);
+    assert!(decided.contains("majority-last"), "{decided}");
+    let e = env
+        .moot()
+        .env("MOOT_STORE", &pg)
+        .args(["resume", &run])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&e).contains("already finished"));
+    let dataset = arith_dataset(&env, 3);
+    on(
+        &env,
+        &pg,
+        &[
+            "bench",
+            "--sim",
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som,cot",
+            "--run",
+            "b",
+        ],
+    );
+    let report = json_on(&env, &pg, &["report", "b", "--format", "json"]);
+    assert_eq!(report["items"], 3);
+    // The server reads the same store.
+    let mut serve = Command::new(moot_bin())
+        .args(["serve", "--port", "0", "--store", &pg])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("moot serve: ")
+        .unwrap()
+        .to_string();
+    let runs = http_get(&url, "/api/runs");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert!(runs.contains(&run), "{runs}");
+    // To SQLite and back to another PostgreSQL database: nothing changes.
+    let file = env.dir.path().join("copy.db").display().to_string();
+    let pg2 = moot_pgtest::PgServer::shared().fresh_database();
+    on(&env, &pg, &["store", "copy", &pg, &file]);
+    on(&env, &pg, &["store", "copy", &file, &pg2]);
+    for store in [&file, &pg2] {
+        assert_eq!(
+            json_on(&env, store, &["report", "b", "--format", "json"]),
+            report
+        );
+        assert_eq!(
+            json_on(&env, store, &["show", &run, "--format", "json"]),
+            shown
+        );
+    }
+}
+
+/// The scale-out guarantee: four workers on PostgreSQL, two killed with SIGKILL mid-run and
+/// one started late, end with the report one process gives for the same benchmark, and the
+/// model server sees no request twice but the calls the killed workers had in flight.
+#[test]
+#[ignore = "needs PostgreSQL; scripts/test runs it"]
+fn killed_and_late_workers_lose_nothing_and_repeat_only_their_calls_in_flight() {
+    let env = Env::new();
+    let items = 10;
+    let (agents, concurrency) = (3, 2);
+    let dataset = arith_dataset(&env, items);
+    let bench_args = |team: &str| -> Vec<String> {
+        [
+            "bench",
+            "--config",
+            team,
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som,free-mad-n",
+            "--run",
+            "b",
+            "--no-cache",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    // One process, on SQLite, against a server of its own.
+    let reference_model = FakeOpenAi::start(Duration::from_millis(20));
+    let team = env.write("one.toml", &reference_model.team(agents, 1));
+    let one = env.store().display().to_string();
+    let args = bench_args(team.to_str().unwrap());
+    on(
+        &env,
+        &one,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let reference = json_on(&env, &one, &["report", "b", "--format", "json"]);
+    // How often one process asks each request (som and free-mad-n may ask the same first one).
+    let asked_once = counts(&reference_model.seen());
+    let total_calls = reference_model.seen().len();
+
+    // Many workers, on PostgreSQL, against a slower server (so kills land mid-debate).
+    let model = FakeOpenAi::start(Duration::from_millis(150));
+    let team = env.write("many.toml", &model.team(agents, 1));
+    let pg = moot_pgtest::PgServer::shared().fresh_database();
+    let mut args = bench_args(team.to_str().unwrap());
+    args.push("--detach".into());
+    on(
+        &env,
+        &pg,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let work = |id: &str| {
+        worker(
+            &pg,
+            "b",
+            id,
+            &[
+                "--concurrency",
+                &concurrency.to_string(),
+                "--lease",
+                "2s",
+                "--poll",
+                "200ms",
+                "--no-cache",
+            ],
+        )
+    };
+    let wait_for_requests = |n: usize| {
+        let started = Instant::now();
+        while model.seen().len() < n {
+            assert!(started.elapsed() < Duration::from_secs(120), "stuck at {n}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let mut doomed = [work("doomed-1"), work("doomed-2")];
+    let survivor = work("survivor");
+    // Kill the first two a quarter and a half of the way in, while they have calls in flight.
+    let mut killed_at = Vec::new();
+    for (child, fraction) in doomed.iter_mut().zip([4, 2]) {
+        wait_for_requests(total_calls / fraction);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        killed_at.push(Instant::now());
+    }
+    // Mid-run, the report covers what is finished and says what is not.
+    let partial = json_on(
+        &env,
+        &pg,
+        &["report", "b", "--format", "json", "--all-items"],
+    );
+    let unfinished = partial["benches"][0]["unfinished"].as_u64().unwrap();
+    assert!(unfinished > 0, "{partial}");
+    let markdown = on(&env, &pg, &["report", "b", "--all-items"]);
+    assert!(markdown.contains("unfinished and left out"), "{markdown}");
+    let late = work("late");
+    let summaries = [finished(survivor), finished(late)];
+    let status = json_on(&env, &pg, &["bench", "status", "b", "--json"]);
+    assert_eq!(status["counts"]["done"], items * 2, "{status}");
+    assert_eq!(status["counts"]["failed"], 0, "{status}");
+    let taken_over: u64 = summaries
+        .iter()
+        .map(|s| s["taken_over"].as_u64().unwrap())
+        .sum();
+    assert!(
+        taken_over >= 1,
+        "the killed workers' debates were taken over: {summaries:?}"
+    );
+    let mut silent: Vec<&str> = status["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["exited"] == false)
+        .map(|w| w["worker"].as_str().unwrap())
+        .collect();
+    silent.sort();
+    assert_eq!(silent, ["doomed-1", "doomed-2"], "{status}");
+
+    let distributed = json_on(&env, &pg, &["report", "b", "--format", "json"]);
+    assert_eq!(comparable(distributed), comparable(reference));
+    // A request asked more often than one process asks it was repeated after a kill: each
+    // killed worker had at most `concurrency` debates of `agents` calls in flight, and every
+    // repeat was first asked before the last kill.
+    let seen = model.seen();
+    let last_kill = *killed_at.last().unwrap();
+    let mut repeats = 0;
+    for (key, n) in counts(&seen) {
+        let once = asked_once.get(&key).copied().unwrap_or(0);
+        assert!(once > 0, "a request one process never asks");
+        if n > once {
+            repeats += n - once;
+            let first = seen.iter().find(|s| s.key == key).unwrap();
+            assert!(
+                first.at <= last_kill,
+                "a request repeated that no killed worker held"
+            );
+        }
+    }
+    let bound = 2 * concurrency * agents;
+    assert!(
+        repeats <= bound,
+        "{repeats} repeated requests, at most {bound} were in flight"
+    );
+    assert_eq!(seen.len(), total_calls + repeats);
+    eprintln!(
+        "{total_calls} calls, {repeats} repeated after the kills, {taken_over} debates taken over"
+    );
+}
