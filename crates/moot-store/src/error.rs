@@ -64,7 +64,8 @@ impl From<sqlx::Error> for StoreError {
 impl StoreError {
     /// The store given cannot be used as it is (missing, in a missing folder, unreadable, not a
     /// moot database, damaged, or from a newer moot): a problem with what the user pointed at,
-    /// not a failure of moot.
+    /// not a failure of moot. A server that cannot be reached is not one of these: it may be
+    /// back in a moment (a worker restarted by its scheduler then carries on).
     pub fn is_unusable_store(&self) -> bool {
         matches!(
             self,
@@ -74,7 +75,6 @@ impl StoreError {
                 | StoreError::NotAStore { .. }
                 | StoreError::TooNew { .. }
                 | StoreError::Location(_)
-                | StoreError::Unreachable { .. }
         )
     }
 }

@@ -605,3 +605,136 @@ fn killed_and_late_workers_lose_nothing_and_repeat_only_their_calls_in_flight() 
         "{total_calls} calls, {repeats} repeated after the kills, {taken_over} debates taken over"
     );
 }
+
+/// A database that goes away under running workers: each exits with a one-line error naming
+/// the store (without its password), having lost nothing; once the database is back, a new
+/// worker finishes the benchmark and the report is the one a single process gives.
+#[test]
+#[ignore = "needs PostgreSQL; scripts/test runs it"]
+fn workers_that_lose_the_database_stop_cleanly_and_a_new_one_finishes() {
+    let env = Env::new();
+    let dataset = arith_dataset(&env, 6);
+    // Slow model calls (200 ms each), so the database goes while debates run.
+    let model = FakeOpenAi::start(Duration::from_millis(200));
+    let team = env.write("team.toml", &model.team(3, 1));
+    let bench = |store: &str, extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--config",
+            team.to_str().unwrap(),
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som",
+            "--run",
+            "b",
+            "--no-cache",
+        ];
+        args.extend_from_slice(extra);
+        on(&env, store, &args);
+    };
+    let one = env.store().display().to_string();
+    bench(&one, &[]);
+    let server = moot_pgtest::PgServer::start();
+    let pg = server.fresh_database();
+    bench(&pg, &["--detach"]);
+    let running = Command::new(moot_bin())
+        .env("MOOT_STORE", &pg)
+        .args([
+            "work",
+            "b",
+            "--worker-id",
+            "w1",
+            "--concurrency",
+            "2",
+            "--no-cache",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    server.stop();
+    let out = running.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(&format!(
+            "the store {} cannot be reached",
+            moot_store::redact_url(&pg)
+        )),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    server.restart();
+    let done = finished(worker(
+        &pg,
+        "b",
+        "w2",
+        &["--lease", "1s", "--poll", "100ms", "--no-cache"],
+    ));
+    assert!(done["debates"].as_u64().unwrap() >= 1, "{done}");
+    let report = |store: &str| json_on(&env, store, &["report", "b", "--format", "json"]);
+    assert_eq!(comparable(report(&pg)), comparable(report(&one)));
+}
+
+/// A PostgreSQL store written by a newer moot is refused by every command, in one line, and
+/// left as it was.
+#[test]
+#[ignore = "needs PostgreSQL; scripts/test runs it"]
+fn a_postgres_store_from_a_newer_moot_is_refused_by_every_command() {
+    let env = Env::new();
+    let pg = moot_pgtest::PgServer::shared().fresh_database();
+    let dataset = arith_dataset(&env, 2);
+    on(
+        &env,
+        &pg,
+        &[
+            "bench",
+            "--sim",
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som",
+            "--run",
+            "b",
+        ],
+    );
+    let psql = |sql: &str| {
+        let out = Command::new("psql")
+            .args([pg.as_str(), "-qAtc", sql])
+            .output()
+            .expect("psql");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    psql("INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (20991231000001, 'from the future', TRUE, '\\x00', 0)");
+    let before = psql("SELECT count(*) FROM calls");
+    for args in [
+        &["show", "b/som/q1"][..],
+        &["report", "b"],
+        &["bench", "status", "b"],
+        &["work", "b"],
+        &["resume", "b"],
+        &["ask", "What is 2 * 3?", "--sim", "--gold", "6"],
+    ] {
+        let out = env
+            .moot()
+            .env("MOOT_STORE", &pg)
+            .args(args)
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.contains("was written by a newer moot (schema version 20991231000001"),
+            "{args:?}: {e}"
+        );
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    }
+    assert_eq!(psql("SELECT count(*) FROM calls"), before);
+}
