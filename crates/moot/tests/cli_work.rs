@@ -647,6 +647,8 @@ fn workers_that_lose_the_database_stop_cleanly_and_a_new_one_finishes() {
             "w1",
             "--concurrency",
             "2",
+            "--lease",
+            "2s",
             "--no-cache",
         ])
         .stderr(Stdio::piped())
