@@ -84,8 +84,19 @@ impl Settings {
     }
 }
 
+/// One worker process while it runs: its stdout and stderr go to files.
+struct Running {
+    index: usize,
+    id: String,
+    child: Child,
+    out: PathBuf,
+    err: PathBuf,
+}
+
 /// One worker process as it ended.
 struct WorkerEnd {
+    /// Its place among the run's workers, and its `--worker-id` (`w0`, `w1`, …).
+    index: usize,
     id: String,
     status: ExitStatus,
     /// Seconds from the start of the run to its exit (as seen by polling, within ~5 ms).
@@ -173,7 +184,7 @@ fn run_configuration(
 
     let plan = moot(&store)
         .args(["bench", "--config"])
-        .arg(&config)
+        .arg(config)
         .args(["--dataset", dataset, "--protocol", "som", "--run", BENCH])
         .args(["--detach", "--no-cache", "--json"])
         .output()
@@ -196,9 +207,9 @@ fn run_configuration(
         machine_ticks(),
     );
     let started = Instant::now();
-    let mut running: Vec<(String, Child, PathBuf, PathBuf)> = (0..workers)
-        .map(|i| {
-            let id = format!("w{i}");
+    let mut running: Vec<Running> = (0..workers)
+        .map(|index| {
+            let id = format!("w{index}");
             let out = logs.join(format!("{id}.out"));
             let err = logs.join(format!("{id}.err"));
             let child = moot(&store)
@@ -216,33 +227,46 @@ fn run_configuration(
                 .stderr(fs::File::create(&err).expect("a log file"))
                 .spawn()
                 .expect("start moot work");
-            (id, child, out, err)
+            Running {
+                index,
+                id,
+                child,
+                out,
+                err,
+            }
         })
         .collect();
     let mut ended: Vec<WorkerEnd> = Vec::new();
     while !running.is_empty() {
         let mut i = 0;
         while i < running.len() {
-            match running[i].1.try_wait().expect("wait for a worker") {
+            match running[i].child.try_wait().expect("wait for a worker") {
                 Some(status) => {
                     let exited_s = started.elapsed().as_secs_f64();
-                    let (id, _, out, err) = running.swap_remove(i);
-                    let stdout = fs::read_to_string(&out).unwrap_or_default();
+                    let Running {
+                        index,
+                        id,
+                        out,
+                        err,
+                        ..
+                    } = running.swap_remove(i);
+                    let stdout = fs::read_to_string(out).unwrap_or_default();
                     ended.push(WorkerEnd {
+                        index,
                         id,
                         status,
                         exited_s,
                         summary: serde_json::from_str(stdout.trim()).ok(),
-                        stderr: fs::read_to_string(&err).unwrap_or_default(),
+                        stderr: fs::read_to_string(err).unwrap_or_default(),
                     });
                 }
                 None => i += 1,
             }
         }
         if started.elapsed() > Duration::from_secs(1800) {
-            for (_, child, _, _) in &mut running {
-                let _ = child.kill();
-                let _ = child.wait();
+            for r in &mut running {
+                let _ = r.child.kill();
+                let _ = r.child.wait();
             }
             panic!("{workers} workers: not done after 30 minutes");
         }
@@ -291,7 +315,7 @@ fn run_configuration(
     }
     let mut per_worker_debates = Vec::new();
     let (mut calls_sum, mut debates, mut taken_over, mut lost) = (0, 0, 0, 0);
-    ended.sort_by(|a, b| a.id.cmp(&b.id));
+    ended.sort_by_key(|e| e.index);
     for e in &ended {
         if !e.status.success() {
             problems.push(format!(

@@ -121,9 +121,9 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         }),
         // Only the commands that record new runs may create a store; reading never does.
         Command::Ask(args) => store_arg.with(Access::Create, |s, rt| cmd::ask::run(args, s, rt)),
-        Command::Bench(args) => match cmd::bench::status(args) {
-            Ok(status) => store_arg.with(Access::Read, |s, rt| cmd::status::run(status, s, rt)),
-            Err(args) => store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt)),
+        Command::Bench(mut args) => match cmd::bench::take_status(&mut args) {
+            Some(status) => store_arg.with(Access::Read, |s, rt| cmd::status::run(status, s, rt)),
+            None => store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt)),
         },
         Command::Work(args) => store_arg.with(Access::Write, |s, rt| cmd::work::run(args, s, rt)),
         Command::Store(c) => cmd::store::run(c, &prepare::runtime()?),

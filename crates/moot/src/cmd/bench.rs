@@ -74,12 +74,11 @@ enum BenchCommand {
     Status(crate::cmd::status::Args),
 }
 
-/// `moot bench status NAME`, when that is what was asked; the arguments back otherwise.
-pub fn status(args: Args) -> Result<crate::cmd::status::Args, Args> {
-    match args.command {
-        Some(BenchCommand::Status(status)) => Ok(status),
-        None => Err(args),
-    }
+/// `moot bench status NAME`'s arguments, when that is what was asked.
+pub fn take_status(args: &mut Args) -> Option<crate::cmd::status::Args> {
+    args.command
+        .take()
+        .map(|BenchCommand::Status(status)| status)
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {

@@ -147,7 +147,7 @@ fn reply_to(request: &serde_json::Value, key: u64, body_len: usize) -> String {
     });
     let content = match product {
         Some((a, b)) => {
-            let x = a * b + i64::from(key % 4 == 0);
+            let x = a * b + i64::from(key.is_multiple_of(4));
             format!("{a} * {b} = {x}.\nFinal answer: {x}")
         }
         None => "I cannot tell.\nFinal answer: 0".to_string(),
