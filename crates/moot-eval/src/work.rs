@@ -33,6 +33,8 @@ pub struct WorkerOptions {
     pub lease: Duration,
     /// How often to look for work while other workers hold every job left.
     pub poll: Duration,
+    /// Whether `on_result` is called (with the benchmark's counts, one query per debate).
+    pub progress: bool,
 }
 
 /// What one worker did.
@@ -53,6 +55,10 @@ pub struct WorkSummary {
     pub output_tokens: u64,
     /// The benchmark's jobs when the worker exited.
     pub counts: JobCounts,
+    /// The worker was stopped (a signal) before the benchmark was done, and let go of this
+    /// many debates for others to continue.
+    pub stopped: bool,
+    pub released: u64,
 }
 
 /// How one claimed job ended.
@@ -61,6 +67,13 @@ enum JobEnd {
     Failed(String),
     /// Another worker holds the job now.
     Lost,
+}
+
+/// Why the worker's loop woke up.
+enum Wake<T> {
+    Ended(T),
+    Poll,
+    Stop,
 }
 
 /// Counts the calls a worker records, across its debates.
@@ -76,14 +89,18 @@ impl Observer for CallCounter {
 }
 
 /// Works `plan` (its name, settings and protocols; its items are the jobs') until every job is
-/// settled. `on_result` hears each debate this worker finishes. Store errors end the worker
-/// (what it recorded stays; its leases run out and others continue); a debate's own error
-/// fails that job only.
+/// settled, or until `stop` completes (a signal): then it claims nothing more, drops the
+/// debates it runs (their calls in flight are cancelled; every call already recorded stays) and
+/// lets their leases end at once, so other workers take them over without waiting out the
+/// lease. `on_result` hears each debate this worker finishes. Store errors end the worker (what
+/// it recorded stays; its leases run out and others continue); a debate's own error fails that
+/// job only.
 pub async fn work(
     plan: &BenchPlan<'_>,
     store: &dyn Store,
     agents: &dyn AgentSource,
     options: &WorkerOptions,
+    stop: impl std::future::Future<Output = ()>,
     mut on_result: impl FnMut(&ItemResult, &JobCounts),
 ) -> Result<WorkSummary, BenchError> {
     let counter = CallCounter::default();
@@ -103,7 +120,10 @@ pub async fn work(
     };
     store.record_worker(&report(&summary, false)).await?;
     let mut running = FuturesUnordered::new();
+    // The jobs this worker holds, to release if it is stopped.
+    let mut held: Vec<BenchJobRecord> = Vec::new();
     let mut last_beat = Instant::now();
+    let mut stop = std::pin::pin!(stop);
     loop {
         // Fill every free slot with the next job, if there is one.
         while running.len() < options.concurrency.max(1) {
@@ -111,7 +131,10 @@ pub async fn work(
                 .claim_job(&plan.name, &options.worker, options.lease)
                 .await?
             {
-                Some(job) => running.push(run_job(plan, store, agents, options, job, &counter)),
+                Some(job) => {
+                    held.push(job.clone());
+                    running.push(run_job(plan, store, agents, options, job, &counter));
+                }
                 None => break,
             }
         }
@@ -121,31 +144,54 @@ pub async fn work(
                 summary.counts = counts;
                 break;
             }
-            // Others hold every job left: wait, ready to take over one whose lease runs out.
-            tokio::time::sleep(options.poll).await;
-            continue;
         }
         // Look again after `poll` even if nothing of ours ends: free slots may find work a
-        // stopped worker left, and the worker's record says it is alive.
-        let ended = tokio::select! {
-            ended = running.next() => ended,
-            _ = tokio::time::sleep(options.poll) => None,
+        // stopped worker left (or, with none running, others hold every job left), and the
+        // worker's record says it is alive.
+        let woke = tokio::select! {
+            Some(ended) = running.next() => Wake::Ended(ended),
+            _ = tokio::time::sleep(options.poll) => Wake::Poll,
+            _ = &mut stop => Wake::Stop,
+        };
+        let ended = match woke {
+            Wake::Ended(ended) => Some(ended),
+            Wake::Poll => None,
+            Wake::Stop => {
+                // Dropping the debates cancels their calls in flight; what they recorded stays.
+                drop(running);
+                for job in &held {
+                    store
+                        .renew_job(job, &options.worker, Duration::ZERO)
+                        .await?;
+                }
+                summary.released = held.len() as u64;
+                summary.stopped = true;
+                summary.counts = store.job_counts(&plan.name).await?;
+                break;
+            }
         };
         if let Some(ended) = ended {
             let (job, end) = ended?;
+            held.retain(|h| !(h.protocol == job.protocol && h.item_id == job.item_id));
             match end {
                 JobEnd::Done(result) => {
-                    summary.debates += 1;
-                    summary.output_tokens += result.result.usage().output_tokens;
-                    if job.previous_worker.is_some() {
-                        summary.taken_over += 1;
-                    }
+                    // Counted only if the job was still this worker's: one whose lease was
+                    // taken as it finished is the new holder's debate.
                     if store
                         .finish_job(&job, &options.worker, JobState::Done, None)
                         .await?
                     {
-                        let counts = store.job_counts(&plan.name).await?;
-                        on_result(&result, &counts);
+                        summary.debates += 1;
+                        summary.output_tokens += result.result.usage().output_tokens;
+                        if job.previous_worker.is_some() {
+                            summary.taken_over += 1;
+                        }
+                        if options.progress {
+                            let counts = store.job_counts(&plan.name).await?;
+                            on_result(&result, &counts);
+                        }
+                    } else {
+                        summary.lost += 1;
                     }
                 }
                 JobEnd::Failed(error) => {

@@ -41,6 +41,17 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// The records of `items` that `keep` keeps, sorted by `order`.
+fn sorted_where<T: Clone>(
+    items: &[T],
+    keep: impl Fn(&T) -> bool,
+    order: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) -> Vec<T> {
+    let mut kept: Vec<T> = items.iter().filter(|x| keep(x)).cloned().collect();
+    kept.sort_by(order);
+    kept
+}
+
 /// Whether `job` is the one `other` names.
 fn same_job(job: &BenchJobRecord, other: &BenchJobRecord) -> bool {
     job.bench == other.bench && job.protocol == other.protocol && job.item_id == other.item_id
@@ -131,9 +142,11 @@ impl Store for MemoryStore {
 
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
         self.with(|i| {
-            let mut calls: Vec<_> = i.calls.iter().filter(|c| c.run_id == id).cloned().collect();
-            calls.sort_by(|a, b| (a.round, a.agent, &a.slot).cmp(&(b.round, b.agent, &b.slot)));
-            Ok(calls)
+            Ok(sorted_where(
+                &i.calls,
+                |c| c.run_id == id,
+                |a, b| (a.round, a.agent, &a.slot).cmp(&(b.round, b.agent, &b.slot)),
+            ))
         })
     }
 
@@ -148,27 +161,21 @@ impl Store for MemoryStore {
 
     async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
         self.with(|i| {
-            let mut v: Vec<_> = i
-                .validations
-                .iter()
-                .filter(|v| v.run_id == id)
-                .cloned()
-                .collect();
-            v.sort_by(|a, b| (&a.answer, &a.check).cmp(&(&b.answer, &b.check)));
-            Ok(v)
+            Ok(sorted_where(
+                &i.validations,
+                |v| v.run_id == id,
+                |a, b| (&a.answer, &a.check).cmp(&(&b.answer, &b.check)),
+            ))
         })
     }
 
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
         self.with(|i| {
-            let mut d: Vec<_> = i
-                .decisions
-                .iter()
-                .filter(|d| d.run_id == id)
-                .cloned()
-                .collect();
-            d.sort_by(|a, b| a.rule.cmp(&b.rule));
-            Ok(d)
+            Ok(sorted_where(
+                &i.decisions,
+                |d| d.run_id == id,
+                |a, b| a.rule.cmp(&b.rule),
+            ))
         })
     }
 
@@ -414,14 +421,11 @@ impl Store for MemoryStore {
 
     async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {
         self.with(|i| {
-            let mut workers: Vec<_> = i
-                .workers
-                .iter()
-                .filter(|w| w.bench == bench)
-                .cloned()
-                .collect();
-            workers.sort_by(|a, b| (a.started_at, &a.worker).cmp(&(b.started_at, &b.worker)));
-            Ok(workers)
+            Ok(sorted_where(
+                &i.workers,
+                |w| w.bench == bench,
+                |a, b| (a.started_at, &a.worker).cmp(&(b.started_at, &b.worker)),
+            ))
         })
     }
 

@@ -493,65 +493,7 @@ mod tests {
     }
 
     fn call(round: u32, agent: u32, text: Option<&str>) -> CallRecord {
-        CallRecord {
-            run_id: "r1".into(),
-            round,
-            agent,
-            slot: "answer".into(),
-            agent_id: format!("a{agent}"),
-            backend: "scripted:x".into(),
-            mode: "generate".into(),
-            template: "initial".into(),
-            template_hash: "abc".into(),
-            messages: json!([{"role": "user", "content": "q"}]),
-            peers: vec![1, 2],
-            response_text: text.map(String::from),
-            answer: text.map(|_| "7".into()),
-            error: text.is_none().then(|| "timeout".into()),
-            finish: None,
-            input_tokens: 10,
-            output_tokens: 5,
-            processed_input_tokens: Some(3),
-            logprob_tokens: None,
-            logprob_mean: Some(-0.5),
-            logprob_min: None,
-            perplexity: None,
-            latency_ms: 12,
-            recorded_at: "2026-11-21T10:00:01Z".into(),
-            skipped: false,
-            notes: json!({"ncomm": 2}),
-            ncomm: 2,
-            cached: false,
-            retries: json!([{"error": "HTTP 503: busy", "class": "transient", "wait_ms": 500}]),
-            request_key: Some(format!("k-{round}-{agent}")),
-        }
-    }
-
-    #[tokio::test]
-    async fn extra_slots_and_skips_are_separate_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("m.db")).await.unwrap();
-        store.create_run(&run("r1")).await.unwrap();
-        let answer = call(0, 1, Some("Final answer: 7"));
-        let judge = CallRecord {
-            slot: "judge:0".into(),
-            ..call(0, 1, Some("<label>YES</label>"))
-        };
-        let skipped = CallRecord {
-            round: 1,
-            skipped: true,
-            response_text: None,
-            answer: None,
-            error: Some("s2-mad: every peer agrees".into()),
-            notes: json!({"skipped": "s2-mad: every peer agrees", "ncomm": 0}),
-            ncomm: 0,
-            ..call(1, 1, None)
-        };
-        for c in [&answer, &judge, &skipped] {
-            store.record_call(c).await.unwrap();
-        }
-        let calls = store.calls("r1").await.unwrap();
-        assert_eq!(calls, vec![answer, judge, skipped]);
+        crate::contract::full_call("r1", round, agent, text)
     }
 
     /// A raw read-write connection to `path` (created if missing), for building test files.

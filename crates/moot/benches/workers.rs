@@ -120,6 +120,9 @@ struct Measured {
     postgres_cpu_s: f64,
     bench_cpu_s: f64,
     machine_busy: f64,
+    /// CPU seconds of everything else on the machine meanwhile (another build, say): what
+    /// makes a run's numbers unrepresentative.
+    other_cpu_s: f64,
     taken_over: u64,
     lost: u64,
 }
@@ -282,15 +285,10 @@ fn run_configuration(
         self_cpu(clk_tck) - cpu_before.2,
         machine_ticks(),
     );
-    let machine_busy = {
-        let busy = (machine.0 - cpu_before.3 .0) as f64;
-        let total = (machine.1 - cpu_before.3 .1) as f64;
-        if total > 0.0 {
-            busy / total
-        } else {
-            0.0
-        }
-    };
+    let busy = (machine.0 - cpu_before.3 .0) as f64;
+    let total = (machine.1 - cpu_before.3 .1) as f64;
+    let machine_busy = if total > 0.0 { busy / total } else { 0.0 };
+    let other_cpu_s = (busy / clk_tck - worker_cpu - pg_cpu - bench_cpu).max(0.0);
 
     // Correctness.
     let seen = fake.seen();
@@ -388,6 +386,7 @@ fn run_configuration(
         postgres_cpu_s: pg_cpu,
         bench_cpu_s: bench_cpu,
         machine_busy,
+        other_cpu_s,
         taken_over,
         lost,
     }
@@ -491,14 +490,14 @@ fn print_report(s: &Settings, results: &[Measured]) {
     println!();
     println!(
         "| workers | first call s | last reply s | first / last exit s | debates per worker | \
-         worker CPU s | PostgreSQL CPU s | server+bench CPU s | machine busy |"
+         worker CPU s | PostgreSQL CPU s | server+bench CPU s | machine busy | other processes CPU s |"
     );
-    println!("| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |");
+    println!("| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
     for m in results {
         let min = m.per_worker_debates.iter().min().copied().unwrap_or(0);
         let max = m.per_worker_debates.iter().max().copied().unwrap_or(0);
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} / {:.2} | {min}–{max} | {:.1} | {:.1} | {:.1} | {:.0}% |",
+            "| {} | {:.2} | {:.2} | {:.2} / {:.2} | {min}–{max} | {:.1} | {:.1} | {:.1} | {:.0}% | {:.1} |",
             m.workers,
             m.first_call_s,
             m.last_reply_s,
@@ -507,7 +506,8 @@ fn print_report(s: &Settings, results: &[Measured]) {
             m.worker_cpu_s,
             m.postgres_cpu_s,
             m.bench_cpu_s,
-            100.0 * m.machine_busy
+            100.0 * m.machine_busy,
+            m.other_cpu_s
         );
     }
     let odd: Vec<String> = results

@@ -319,6 +319,7 @@ pub fn work(
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
+    let stop = stop_signal(rt);
     let config: Config = serde_json::from_value(record.config.clone()).with_context(|| {
         format!(
             "benchmark {}: the stored configuration is unreadable",
@@ -363,11 +364,13 @@ pub fn work(
             store,
             &prepared.agents,
             &request.worker,
+            stop,
             |_, counts| bar.update(counts),
         ))
         .map_err(bench_error)?;
     bar.clear();
     let seconds = started.elapsed().as_secs_f64();
+
     if request.json {
         let mut value = serde_json::to_value(&summary).context("serialising the summary")?;
         value["seconds"] = serde_json::json!(seconds);
@@ -389,7 +392,39 @@ pub fn work(
             c.total()
         );
     }
+    if summary.stopped {
+        // Not a success: a scheduler that restarts failed workers should start another.
+        anyhow::bail!(
+            "worker {} was stopped by a signal before benchmark {} was done; {} handed back for other workers to continue",
+            summary.worker,
+            record.name,
+            plural(summary.released as usize, "debate")
+        );
+    }
     Ok(())
+}
+
+/// A future that completes at SIGTERM (what Kubernetes, Slurm and `kill` send to stop a
+/// process) or SIGINT (Ctrl-C). The handlers are installed now, so a signal that comes before
+/// the future is first polled still counts; if they cannot be, it never completes.
+fn stop_signal(rt: &tokio::runtime::Runtime) -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let _inside = rt.enter();
+    let handlers = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    }
 }
 
 /// One bar for a worker: the benchmark's jobs done (by every worker) of all.

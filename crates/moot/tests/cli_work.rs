@@ -59,6 +59,25 @@ fn json_on(env: &Env, store: &str, args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
+/// `moot bench --config TEAM --dataset DATASET --protocol som --run b --no-cache EXTRA` on
+/// `store`.
+fn team_bench(env: &Env, team: &std::path::Path, dataset: &str, store: &str, extra: &[&str]) {
+    let mut args = vec![
+        "bench",
+        "--config",
+        team.to_str().unwrap(),
+        "--dataset",
+        dataset,
+        "--protocol",
+        "som",
+        "--run",
+        "b",
+        "--no-cache",
+    ];
+    args.extend_from_slice(extra);
+    on(env, store, &args);
+}
+
 /// `moot work NAME ARGS` on `store`, started in the background.
 fn worker(store: &str, name: &str, id: &str, args: &[&str]) -> Child {
     Command::new(moot_bin())
@@ -419,25 +438,9 @@ fn every_command_works_on_postgres() {
     let report = json_on(&env, &pg, &["report", "b", "--format", "json"]);
     assert_eq!(report["items"], 3);
     // The server reads the same store.
-    let mut serve = Command::new(moot_bin())
-        .args(["serve", "--port", "0", "--store", &pg])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(serve.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("moot serve: ")
-        .unwrap()
-        .to_string();
-    let runs = http_get(&url, "/api/runs");
-    let _ = serve.kill();
-    let _ = serve.wait();
+    let served = common::moot_serve_on(&pg, &[], &[]);
+    let runs = http_get(&served.url, "/api/runs");
+    drop(served);
     assert!(runs.contains(&run), "{runs}");
     // To SQLite and back to another PostgreSQL database: nothing changes.
     let file = env.dir.path().join("copy.db").display().to_string();
@@ -617,22 +620,7 @@ fn workers_that_lose_the_database_stop_cleanly_and_a_new_one_finishes() {
     // Slow model calls (200 ms each), so the database goes while debates run.
     let model = FakeOpenAi::start(Duration::from_millis(200));
     let team = env.write("team.toml", &model.team(3, 1));
-    let bench = |store: &str, extra: &[&str]| {
-        let mut args = vec![
-            "bench",
-            "--config",
-            team.to_str().unwrap(),
-            "--dataset",
-            &dataset,
-            "--protocol",
-            "som",
-            "--run",
-            "b",
-            "--no-cache",
-        ];
-        args.extend_from_slice(extra);
-        on(&env, store, &args);
-    };
+    let bench = |store: &str, extra: &[&str]| team_bench(&env, &team, &dataset, store, extra);
     let one = env.store().display().to_string();
     bench(&one, &[]);
     let server = moot_pgtest::PgServer::start();
@@ -739,4 +727,66 @@ fn a_postgres_store_from_a_newer_moot_is_refused_by_every_command() {
         assert_eq!(e.trim().lines().count(), 1, "{e}");
     }
     assert_eq!(psql("SELECT count(*) FROM calls"), before);
+}
+
+/// A worker told to stop (SIGTERM, as Kubernetes and Slurm do) hands its debates back at once:
+/// another worker continues them without waiting out the lease, and the report is the one a
+/// single process gives.
+#[test]
+fn a_worker_stopped_by_sigterm_hands_its_debates_back_at_once() {
+    let env = Env::new();
+    let model = FakeOpenAi::start(Duration::from_millis(300));
+    let team = env.write("team.toml", &model.team(3, 1));
+    let dataset = arith_dataset(&env, 4);
+    let bench = |store: &str, extra: &[&str]| team_bench(&env, &team, &dataset, store, extra);
+    let one = env.dir.path().join("one.db").display().to_string();
+    bench(&one, &[]);
+    let many = env.store().display().to_string();
+    bench(&many, &["--detach"]);
+    // A lease far longer than the test: only handing back lets the next worker in soon.
+    let first = worker(
+        &many,
+        "b",
+        "first",
+        &["--concurrency", "2", "--lease", "10m", "--no-cache"],
+    );
+    // The reference run asked its requests already: wait for the worker's first three.
+    let before = model.seen().len();
+    let started = Instant::now();
+    while model.seen().len() < before + 3 {
+        assert!(started.elapsed() < Duration::from_secs(30), "no request");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &first.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = first.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("worker first was stopped by a signal before benchmark b was done; 2 debates handed back"),
+        "{e}"
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (summary["stopped"].clone(), summary["released"].clone()),
+        (true.into(), 2.into())
+    );
+    let second = Instant::now();
+    let done = finished(worker(
+        &many,
+        "b",
+        "second",
+        &["--poll", "100ms", "--no-cache"],
+    ));
+    assert!(
+        second.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        second.elapsed()
+    );
+    assert_eq!(done["taken_over"], 2, "{done}");
+    let report = |store: &str| json_on(&env, store, &["report", "b", "--format", "json"]);
+    assert_eq!(comparable(report(&many)), comparable(report(&one)));
 }

@@ -96,6 +96,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                 concurrency: args.concurrency,
                 lease: args.lease,
                 poll: args.poll,
+                progress: !args.json,
             },
             data_dir: args.data_dir,
             no_cache: args.no_cache,

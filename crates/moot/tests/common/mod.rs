@@ -177,11 +177,16 @@ impl Drop for Served {
 
 /// Starts `moot serve --port 0 ARGS` with `vars` set, and waits for its first line.
 pub fn moot_serve(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Served {
+    moot_serve_on(&env.store().display().to_string(), args, vars)
+}
+
+/// Starts `moot serve --port 0 --store STORE ARGS` with `vars` set, and waits for its first
+/// line.
+pub fn moot_serve_on(store: &str, args: &[&str], vars: &[(&str, &str)]) -> Served {
     use std::io::BufRead;
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("moot"))
         .arg("serve")
-        .args(["--port", "0", "--store"])
-        .arg(env.store())
+        .args(["--port", "0", "--store", store])
         .args(args)
         .env_remove("MOOT_SERVE_TOKEN")
         .envs(vars.iter().copied())
