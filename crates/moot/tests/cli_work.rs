@@ -78,6 +78,24 @@ fn team_bench(env: &Env, team: &std::path::Path, dataset: &str, store: &str, ext
     on(env, store, &args);
 }
 
+/// `moot bench --sim --dataset DATASET --protocol PROTOCOLS --run NAME` on `store`.
+fn sim_bench(env: &Env, store: &str, dataset: &str, protocols: &str, name: &str) {
+    on(
+        env,
+        store,
+        &[
+            "bench",
+            "--sim",
+            "--dataset",
+            dataset,
+            "--protocol",
+            protocols,
+            "--run",
+            name,
+        ],
+    );
+}
+
 /// `moot work NAME ARGS` on `store`, started in the background.
 fn worker(store: &str, name: &str, id: &str, args: &[&str]) -> Child {
     Command::new(moot_bin())
@@ -190,20 +208,7 @@ fn work_refuses_what_it_cannot_do_in_one_line() {
     let store = env.store().display().to_string();
     let dataset = arith_dataset(&env, 2);
     // A benchmark run by `moot bench` itself has no jobs to work.
-    on(
-        &env,
-        &store,
-        &[
-            "bench",
-            "--sim",
-            "--dataset",
-            &dataset,
-            "--protocol",
-            "som",
-            "--run",
-            "done",
-        ],
-    );
+    sim_bench(&env, &store, &dataset, "som", "done");
     // No benchmark of that name.
     let e = env.refused(&["work", "nope"]);
     assert!(
@@ -284,20 +289,7 @@ fn store_copy_moves_runs_and_benchmarks() {
     let env = Env::new();
     let src = env.store().display().to_string();
     let dataset = arith_dataset(&env, 3);
-    on(
-        &env,
-        &src,
-        &[
-            "bench",
-            "--sim",
-            "--dataset",
-            &dataset,
-            "--protocol",
-            "som,cot",
-            "--run",
-            "b",
-        ],
-    );
+    sim_bench(&env, &src, &dataset, "som,cot", "b");
     let dst = env.dir.path().join("copy.db").display().to_string();
     let copied = json_on(&env, &src, &["store", "copy", &src, &dst, "--json"]);
     assert_eq!(copied["runs"], 6, "{copied}");
@@ -421,20 +413,7 @@ fn every_command_works_on_postgres() {
         .clone();
     assert!(String::from_utf8_lossy(&e).contains("already finished"));
     let dataset = arith_dataset(&env, 3);
-    on(
-        &env,
-        &pg,
-        &[
-            "bench",
-            "--sim",
-            "--dataset",
-            &dataset,
-            "--protocol",
-            "som,cot",
-            "--run",
-            "b",
-        ],
-    );
+    sim_bench(&env, &pg, &dataset, "som,cot", "b");
     let report = json_on(&env, &pg, &["report", "b", "--format", "json"]);
     assert_eq!(report["items"], 3);
     // The server reads the same store.
@@ -675,20 +654,7 @@ fn a_postgres_store_from_a_newer_moot_is_refused_by_every_command() {
     let env = Env::new();
     let pg = moot_pgtest::PgServer::shared().fresh_database();
     let dataset = arith_dataset(&env, 2);
-    on(
-        &env,
-        &pg,
-        &[
-            "bench",
-            "--sim",
-            "--dataset",
-            &dataset,
-            "--protocol",
-            "som",
-            "--run",
-            "b",
-        ],
-    );
+    sim_bench(&env, &pg, &dataset, "som", "b");
     let psql = |sql: &str| {
         let out = Command::new("psql")
             .args([pg.as_str(), "-qAtc", sql])
