@@ -331,12 +331,11 @@ pub async fn load_bench(
     decision: &DecisionConfig,
 ) -> Result<LoadedBench, BenchError> {
     let record = store.bench(name).await?;
-    let mut linked = store.bench_items(name).await?;
+    let mut linked = store.bench_runs(name).await?;
     let rank = |p: &str| record.protocols.iter().position(|x| x == p);
-    linked.sort_by_key(|b| (rank(&b.protocol), b.position));
+    linked.sort_by_key(|(b, _)| (rank(&b.protocol), b.position));
     let (mut items, mut results, mut unfinished) = (Vec::<Item>::new(), Vec::new(), 0);
-    for link in linked {
-        let run = store.run(&link.run_id).await?;
+    for (link, run) in linked {
         if run.status != RunStatus::Done {
             unfinished += 1;
             continue;

@@ -272,13 +272,12 @@ async fn keep_lease(
 }
 
 /// Whether a debate failed because the store did (rather than the debate itself).
+/// Damaged records (`Corrupt`) are the debate's problem: another worker would fail the same way.
 fn store_failed(e: &BenchError) -> bool {
-    matches!(
-        e,
-        BenchError::Store(_) | BenchError::Engine(moot_engine::EngineError::Store(_))
-    ) && !matches!(
-        e,
-        BenchError::Store(StoreError::Corrupt { .. })
-            | BenchError::Engine(moot_engine::EngineError::Store(StoreError::Corrupt { .. }))
-    )
+    match e {
+        BenchError::Store(s) | BenchError::Engine(moot_engine::EngineError::Store(s)) => {
+            !matches!(s, StoreError::Corrupt { .. })
+        }
+        _ => false,
+    }
 }

@@ -50,7 +50,6 @@ async fn progress(
     app: &App,
     bench: &BenchRecord,
 ) -> Result<(Progress, Vec<(BenchItemRecord, RunStatus, Option<String>)>), StoreError> {
-    let links = app.store.bench_items(&bench.name).await?;
     let mut p = Progress {
         done: 0,
         running: 0,
@@ -58,8 +57,7 @@ async fn progress(
         planned: bench.limit.map(|l| l * bench.protocols.len() as u64),
     };
     let mut rows = Vec::new();
-    for link in links {
-        let run = app.store.run(&link.run_id).await?;
+    for (link, run) in app.store.bench_runs(&bench.name).await? {
         match run.status {
             RunStatus::Done => p.done += 1,
             RunStatus::Running => p.running += 1,

@@ -42,6 +42,19 @@ pub trait Store: Send + Sync {
     async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError>;
     /// The benchmark's items, by protocol (in the benchmark's order) then position.
     async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError>;
+    /// The benchmark's debates: each item's link with its run, in [`Store::bench_items`]'
+    /// order (what reports, status and progress pages count and read).
+    async fn bench_runs(
+        &self,
+        name: &str,
+    ) -> Result<Vec<(BenchItemRecord, RunRecord)>, StoreError> {
+        let mut runs = Vec::new();
+        for link in self.bench_items(name).await? {
+            let run = self.run(&link.run_id).await?;
+            runs.push((link, run));
+        }
+        Ok(runs)
+    }
     /// A cached response by its request key.
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
     /// Stores a response under its request key (the first one stored stays).

@@ -335,8 +335,9 @@ pub fn work(
     }
     // Each item once, in plan order (a job per protocol carries the same item).
     let mut items: Vec<Item> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for job in &jobs {
-        if !items.iter().any(|i| i.id == job.item_id) {
+        if seen.insert(job.item_id.as_str()) {
             let item = serde_json::from_value(job.item.clone()).with_context(|| {
                 format!(
                     "benchmark {}: item {} is unreadable",

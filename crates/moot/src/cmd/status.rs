@@ -52,8 +52,8 @@ fn worker_status(w: &WorkerRecord, now_ms: i64) -> WorkerStatus<'_> {
 /// The counts of a benchmark run by one `moot bench` (no jobs): from its linked debates.
 async fn counts_from_runs(store: &dyn Store, name: &str) -> Result<JobCounts, StoreError> {
     let mut counts = JobCounts::default();
-    for link in store.bench_items(name).await? {
-        match store.run(&link.run_id).await?.status {
+    for (_, run) in store.bench_runs(name).await? {
+        match run.status {
             RunStatus::Done => counts.done += 1,
             RunStatus::Running => counts.running += 1,
             RunStatus::Failed => counts.failed += 1,
