@@ -538,6 +538,99 @@ pub(crate) async fn check_concurrent_claims(store: std::sync::Arc<dyn Store>, ta
     assert_eq!(claimed, expected, "each job claimed once");
 }
 
+/// Checks a store against the batch part of the [`Store`] contract: a batch records its calls
+/// and cache entries as one-by-one recording would, all or nothing; batches recorded at once
+/// by concurrent tasks are all kept, and one batch's error fails only that batch.
+#[cfg(test)]
+pub(crate) async fn check_batch_contract(store: std::sync::Arc<dyn Store>) {
+    use crate::records::CallBatch;
+    store.create_run(&running_run("b1")).await.unwrap();
+    store.create_run(&running_run("b2")).await.unwrap();
+    let batch = CallBatch {
+        calls: vec![
+            full_call("b1", 0, 1, Some("Final answer: 7")),
+            full_call("b1", 0, 0, None),
+            full_call("b2", 0, 0, Some("Final answer: 7")),
+        ],
+        cache: vec![("bk".into(), serde_json::json!({"text": "cached"}))],
+    };
+    store.record_batch(&batch).await.unwrap();
+    assert_eq!(
+        store.calls("b1").await.unwrap(),
+        vec![batch.calls[1].clone(), batch.calls[0].clone()]
+    );
+    assert_eq!(
+        store.calls("b2").await.unwrap(),
+        vec![batch.calls[2].clone()]
+    );
+    assert_eq!(
+        store.cache_get("bk").await.unwrap(),
+        Some(serde_json::json!({"text": "cached"}))
+    );
+    // A completed call stays as first recorded; a missing one takes its response.
+    let again = CallBatch {
+        calls: vec![
+            CallRecord {
+                output_tokens: 99,
+                ..full_call("b1", 0, 1, Some("Final answer: 8"))
+            },
+            full_call("b1", 0, 0, Some("Final answer: 9")),
+        ],
+        cache: vec![("bk".into(), serde_json::json!({"text": "later"}))],
+    };
+    store.record_batch(&again).await.unwrap();
+    let calls = store.calls("b1").await.unwrap();
+    assert_eq!(calls, vec![again.calls[1].clone(), batch.calls[0].clone()]);
+    assert_eq!(
+        store.cache_get("bk").await.unwrap(),
+        Some(serde_json::json!({"text": "cached"}))
+    );
+    // A batch with a call of an unknown run is refused whole.
+    let broken = CallBatch {
+        calls: vec![
+            full_call("b2", 1, 0, Some("x")),
+            full_call("nope", 0, 0, Some("x")),
+        ],
+        cache: vec![("broken".into(), serde_json::json!(1))],
+    };
+    assert!(store.record_batch(&broken).await.is_err());
+    assert_eq!(
+        store.calls("b2").await.unwrap().len(),
+        1,
+        "nothing of it kept"
+    );
+    assert_eq!(store.cache_get("broken").await.unwrap(), None);
+    // Batches recorded at the same moment (which SQLite commits together) are all kept, but
+    // for the one naming an unknown run.
+    let tasks = (0..16u32).map(|t| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let run = if t == 5 { "nope" } else { "b2" };
+            let batch = CallBatch {
+                calls: vec![full_call(run, 2, t, Some("Final answer: 7"))],
+                cache: vec![(format!("k{t}"), serde_json::json!(t))],
+            };
+            store.record_batch(&batch).await.is_ok()
+        })
+    });
+    let mut written = Vec::new();
+    for t in tasks.collect::<Vec<_>>() {
+        written.push(t.await.unwrap());
+    }
+    assert_eq!(
+        written,
+        (0..16).map(|t| t != 5).collect::<Vec<_>>(),
+        "only the batch of the unknown run fails"
+    );
+    let round2 = store.calls("b2").await.unwrap();
+    assert_eq!(round2.iter().filter(|c| c.round == 2).count(), 15);
+    assert_eq!(
+        store.cache_get("k4").await.unwrap(),
+        Some(serde_json::json!(4))
+    );
+    assert_eq!(store.cache_get("k5").await.unwrap(), None);
+}
+
 /// Every contract check above, on stores `fresh` makes (one per check, so they don't meet).
 #[cfg(test)]
 pub(crate) async fn check_whole_contract<F, Fut>(fresh: F)
@@ -552,4 +645,5 @@ where
     check_cache_contract(fresh().await.as_ref()).await;
     check_job_contract(fresh().await.as_ref()).await;
     check_concurrent_claims(fresh().await, 6).await;
+    check_batch_contract(fresh().await).await;
 }

@@ -27,8 +27,8 @@ pub use location::StoreLocation;
 pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, JobCounts, JobState,
-    RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord, DecisionRecord, JobCounts,
+    JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

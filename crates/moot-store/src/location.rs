@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::access::Access;
 use crate::error::StoreError;
+use crate::memory::MemoryStore;
 use crate::postgres::PostgresStore;
 use crate::sqlite::{self, SqliteStore};
 use crate::store::Store;
@@ -18,11 +19,16 @@ pub enum StoreLocation {
         default: bool,
     },
     Postgres(String),
+    /// `memory:`: nothing leaves the process (benchmarks of the engine itself, throwaway runs).
+    Memory,
 }
 
 impl StoreLocation {
-    /// `sqlite://PATH`, `postgres://…`, or a plain file path.
+    /// `sqlite://PATH`, `postgres://…`, `memory:`, or a plain file path.
     pub fn parse(spec: &str) -> StoreLocation {
+        if spec == "memory:" {
+            return StoreLocation::Memory;
+        }
         let sqlite = |p: &str| StoreLocation::Sqlite {
             path: PathBuf::from(p),
             default: false,
@@ -69,6 +75,10 @@ impl StoreLocation {
             StoreLocation::Postgres(url) => {
                 Ok(Box::new(PostgresStore::open_with(url, access).await?))
             }
+            StoreLocation::Memory if access == Access::Read => Err(StoreError::Location(
+                "memory: keeps nothing between commands, so there is nothing to read".into(),
+            )),
+            StoreLocation::Memory => Ok(Box::new(MemoryStore::default())),
         }
     }
 

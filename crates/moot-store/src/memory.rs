@@ -1,7 +1,10 @@
-//! An in-process store. For tests that run on paused time, where SQLite's pool timeouts (driven
-//! by tokio timers while the database thread works) would fire instantly; everything else uses
-//! the SQLite store.
+//! An in-process store: everything in keyed maps behind one lock, gone when the process ends.
+//! Tests on paused time use it (SQLite's pool timeouts, driven by tokio timers while the
+//! database thread works, would fire instantly), and so does `--store memory:`, which measures
+//! the engine without a database. Every read and write is keyed (a map lookup, never a scan of
+//! all calls), so a benchmark's cost per call does not grow with the calls already stored.
 
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -9,8 +12,9 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::queries::lease_ms;
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord,
-    JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord,
+    WorkerRecord,
 };
 use crate::store::Store;
 
@@ -19,18 +23,28 @@ pub struct MemoryStore {
     inner: Mutex<Inner>,
 }
 
+/// A call's place in its run: (round, agent, slot), the order `calls` returns them in.
+type CallPlace = (u32, u32, String);
+/// A job's identity: (bench, protocol, item id).
+type JobKey = (String, String, String);
+
 #[derive(Debug, Default)]
 struct Inner {
-    runs: Vec<RunRecord>,
-    calls: Vec<CallRecord>,
-    decisions: Vec<DecisionRecord>,
-    validations: Vec<ValidationRecord>,
-    benches: Vec<BenchRecord>,
-    bench_items: Vec<BenchItemRecord>,
-    /// Each response with the order it was stored in, for trimming the oldest.
-    cache: std::collections::HashMap<String, (u64, serde_json::Value)>,
+    runs: HashMap<String, RunRecord>,
+    /// Per run, its calls in (round, agent, slot) order.
+    calls: HashMap<String, BTreeMap<CallPlace, CallRecord>>,
+    /// Per run, its decisions by rule.
+    decisions: HashMap<String, BTreeMap<String, DecisionRecord>>,
+    /// Per run, its checks by (answer, check).
+    validations: HashMap<String, BTreeMap<(String, String), ValidationRecord>>,
+    benches: HashMap<String, BenchRecord>,
+    bench_items: BTreeMap<JobKey, BenchItemRecord>,
+    /// Each response with the order it was stored in, and the keys by that order, for trimming
+    /// the oldest without sorting the whole cache.
+    cache: HashMap<String, (u64, serde_json::Value)>,
+    cache_order: BTreeMap<u64, String>,
     cache_stored: u64,
-    jobs: Vec<BenchJobRecord>,
+    jobs: BTreeMap<JobKey, BenchJobRecord>,
     workers: Vec<WorkerRecord>,
 }
 
@@ -52,9 +66,15 @@ fn sorted_where<T: Clone>(
     kept
 }
 
-/// Whether `job` is the one `other` names.
-fn same_job(job: &BenchJobRecord, other: &BenchJobRecord) -> bool {
-    job.bench == other.bench && job.protocol == other.protocol && job.item_id == other.item_id
+fn job_key(job: &BenchJobRecord) -> JobKey {
+    (job.bench.clone(), job.protocol.clone(), job.item_id.clone())
+}
+
+/// A run's records of one kind, in their key order (none for a run without any).
+fn values_of<K, V: Clone>(map: &HashMap<String, BTreeMap<K, V>>, run: &str) -> Vec<V> {
+    map.get(run)
+        .map(|m| m.values().cloned().collect())
+        .unwrap_or_default()
 }
 
 impl MemoryStore {
@@ -70,33 +90,69 @@ impl MemoryStore {
     }
 }
 
+impl Inner {
+    /// Records a call of a run that exists; a call with a response stays as first recorded
+    /// (see [`Store::record_call`]).
+    fn put_call(&mut self, call: &CallRecord) {
+        let calls = self.calls.entry(call.run_id.clone()).or_default();
+        let place = (call.round, call.agent, call.slot.clone());
+        let answered = |c: &CallRecord| c.response_text.is_some() && !c.skipped;
+        if !calls.get(&place).is_some_and(answered) {
+            calls.insert(place, call.clone());
+        }
+    }
+
+    /// Caches `response` under `key` unless the key is taken.
+    fn put_cached(&mut self, key: &str, response: &serde_json::Value) {
+        let order = self.cache_stored;
+        if let std::collections::hash_map::Entry::Vacant(e) = self.cache.entry(key.to_string()) {
+            e.insert((order, response.clone()));
+            self.cache_order.insert(order, key.to_string());
+            self.cache_stored += 1;
+        }
+    }
+}
+
+/// The jobs of `bench`, mutably.
+fn jobs_of<'a>(
+    jobs: &'a mut BTreeMap<JobKey, BenchJobRecord>,
+    bench: &'a str,
+) -> impl Iterator<Item = &'a mut BenchJobRecord> {
+    jobs.values_mut().filter(move |j| j.bench == bench)
+}
+
 #[async_trait]
 impl Store for MemoryStore {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         self.with(|i| {
-            i.runs.push(run.clone());
+            i.runs.insert(run.id.clone(), run.clone());
             Ok(())
         })
     }
 
     async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
         self.with(|i| {
-            if !i.runs.iter().any(|r| r.id == call.run_id) {
+            if !i.runs.contains_key(&call.run_id) {
                 return Err(StoreError::RunNotFound(call.run_id.clone()));
             }
-            let same = |c: &CallRecord| {
-                c.run_id == call.run_id
-                    && c.round == call.round
-                    && c.agent == call.agent
-                    && c.slot == call.slot
-            };
-            // A call with a response stays as first recorded (see Store::record_call).
-            let answered = |c: &CallRecord| c.response_text.is_some() && !c.skipped;
-            if i.calls.iter().any(|c| same(c) && answered(c)) {
-                return Ok(());
+            i.put_call(call);
+            Ok(())
+        })
+    }
+
+    /// All or nothing, as the databases' transactions: every run is checked before anything is
+    /// written.
+    async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+        self.with(|i| {
+            if let Some(c) = batch.calls.iter().find(|c| !i.runs.contains_key(&c.run_id)) {
+                return Err(StoreError::RunNotFound(c.run_id.clone()));
             }
-            i.calls.retain(|c| !same(c));
-            i.calls.push(call.clone());
+            for call in &batch.calls {
+                i.put_call(call);
+            }
+            for (key, response) in &batch.cache {
+                i.put_cached(key, response);
+            }
             Ok(())
         })
     }
@@ -104,8 +160,9 @@ impl Store for MemoryStore {
     async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
         self.with(|i| {
             i.decisions
-                .retain(|x| !(x.run_id == d.run_id && x.rule == d.rule));
-            i.decisions.push(d.clone());
+                .entry(d.run_id.clone())
+                .or_default()
+                .insert(d.rule.clone(), d.clone());
             Ok(())
         })
     }
@@ -120,8 +177,7 @@ impl Store for MemoryStore {
         self.with(|i| {
             let run = i
                 .runs
-                .iter_mut()
-                .find(|r| r.id == id)
+                .get_mut(id)
                 .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
             run.status = status;
             run.answer = answer.map(String::from);
@@ -133,55 +189,37 @@ impl Store for MemoryStore {
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
         self.with(|i| {
             i.runs
-                .iter()
-                .find(|r| r.id == id)
+                .get(id)
                 .cloned()
                 .ok_or_else(|| StoreError::RunNotFound(id.to_string()))
         })
     }
 
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
-        self.with(|i| {
-            Ok(sorted_where(
-                &i.calls,
-                |c| c.run_id == id,
-                |a, b| (a.round, a.agent, &a.slot).cmp(&(b.round, b.agent, &b.slot)),
-            ))
-        })
+        self.with(|i| Ok(values_of(&i.calls, id)))
     }
 
     async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
         self.with(|i| {
             i.validations
-                .retain(|x| !(x.run_id == v.run_id && x.answer == v.answer && x.check == v.check));
-            i.validations.push(v.clone());
+                .entry(v.run_id.clone())
+                .or_default()
+                .insert((v.answer.clone(), v.check.clone()), v.clone());
             Ok(())
         })
     }
 
     async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError> {
-        self.with(|i| {
-            Ok(sorted_where(
-                &i.validations,
-                |v| v.run_id == id,
-                |a, b| (&a.answer, &a.check).cmp(&(&b.answer, &b.check)),
-            ))
-        })
+        self.with(|i| Ok(values_of(&i.validations, id)))
     }
 
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
-        self.with(|i| {
-            Ok(sorted_where(
-                &i.decisions,
-                |d| d.run_id == id,
-                |a, b| a.rule.cmp(&b.rule),
-            ))
-        })
+        self.with(|i| Ok(values_of(&i.decisions, id)))
     }
 
     async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
         self.with(|i| {
-            let mut runs: Vec<&RunRecord> = i.runs.iter().filter(|r| filter.matches(r)).collect();
+            let mut runs: Vec<&RunRecord> = i.runs.values().filter(|r| filter.matches(r)).collect();
             runs.sort_by(|a, b| (&b.created_at, &b.id).cmp(&(&a.created_at, &a.id)));
             Ok(runs
                 .into_iter()
@@ -194,17 +232,17 @@ impl Store for MemoryStore {
 
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
         self.with(|i| {
-            if i.benches.iter().any(|b| b.name == bench.name) {
+            if i.benches.contains_key(&bench.name) {
                 return Err(StoreError::BenchExists(bench.name.clone()));
             }
-            i.benches.push(bench.clone());
+            i.benches.insert(bench.name.clone(), bench.clone());
             Ok(())
         })
     }
 
     async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
         self.with(|i| {
-            let mut b = i.benches.clone();
+            let mut b: Vec<BenchRecord> = i.benches.values().cloned().collect();
             b.sort_by(|x, y| (&y.created_at, &x.name).cmp(&(&x.created_at, &y.name)));
             Ok(b)
         })
@@ -213,8 +251,7 @@ impl Store for MemoryStore {
     async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
         self.with(|i| {
             i.benches
-                .iter()
-                .find(|b| b.name == name)
+                .get(name)
                 .cloned()
                 .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))
         })
@@ -222,13 +259,15 @@ impl Store for MemoryStore {
 
     async fn record_bench_item(&self, item: &BenchItemRecord) -> Result<(), StoreError> {
         self.with(|i| {
-            if !i.benches.iter().any(|b| b.name == item.bench) {
+            if !i.benches.contains_key(&item.bench) {
                 return Err(StoreError::BenchNotFound(item.bench.clone()));
             }
-            i.bench_items.retain(|x| {
-                !(x.bench == item.bench && x.protocol == item.protocol && x.item_id == item.item_id)
-            });
-            i.bench_items.push(item.clone());
+            let key = (
+                item.bench.clone(),
+                item.protocol.clone(),
+                item.item_id.clone(),
+            );
+            i.bench_items.insert(key, item.clone());
             Ok(())
         })
     }
@@ -239,37 +278,31 @@ impl Store for MemoryStore {
 
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {
         self.with(|i| {
-            let order = i.cache_stored;
-            if let std::collections::hash_map::Entry::Vacant(e) = i.cache.entry(key.to_string()) {
-                e.insert((order, response.clone()));
-                i.cache_stored += 1;
-            }
+            i.put_cached(key, response);
             Ok(())
         })
     }
 
     async fn cache_trim(&self, keep: u64) -> Result<u64, StoreError> {
         self.with(|i| {
-            let mut order: Vec<u64> = i.cache.values().map(|(o, _)| *o).collect();
-            order.sort_unstable_by(|a, b| b.cmp(a));
-            let Some(&oldest_kept) = order.get(keep.saturating_sub(1) as usize) else {
-                return Ok(0);
-            };
-            let before = i.cache.len();
-            i.cache.retain(|_, (o, _)| *o >= oldest_kept && keep > 0);
-            Ok((before - i.cache.len()) as u64)
+            let mut removed = 0;
+            while i.cache.len() as u64 > keep {
+                let Some((_, key)) = i.cache_order.pop_first() else {
+                    break;
+                };
+                i.cache.remove(&key);
+                removed += 1;
+            }
+            Ok(removed)
         })
     }
 
     async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
         self.with(|i| {
-            let mut entries: Vec<_> = i
-                .cache
-                .iter()
-                .map(|(k, (order, v))| (*order, k.clone(), v.clone()))
-                .collect();
-            entries.sort_by_key(|(order, _, _)| *order);
-            Ok(entries.into_iter().map(|(_, k, v)| (k, v)).collect())
+            Ok(i.cache_order
+                .values()
+                .filter_map(|k| i.cache.get(k).map(|(_, v)| (k.clone(), v.clone())))
+                .collect())
         })
     }
 
@@ -277,11 +310,11 @@ impl Store for MemoryStore {
         self.with(|i| {
             let mut added = 0;
             for job in jobs {
-                if !i.benches.iter().any(|b| b.name == job.bench) {
+                if !i.benches.contains_key(&job.bench) {
                     return Err(StoreError::BenchNotFound(job.bench.clone()));
                 }
-                if !i.jobs.iter().any(|j| same_job(j, job)) {
-                    i.jobs.push(job.clone());
+                if let std::collections::btree_map::Entry::Vacant(e) = i.jobs.entry(job_key(job)) {
+                    e.insert(job.clone());
                     added += 1;
                 }
             }
@@ -297,14 +330,10 @@ impl Store for MemoryStore {
     ) -> Result<Option<BenchJobRecord>, StoreError> {
         self.with(|i| {
             let now = now_ms();
-            let next = i
-                .jobs
-                .iter_mut()
+            let next = jobs_of(&mut i.jobs, bench)
                 .filter(|j| {
-                    j.bench == bench
-                        && (j.state == JobState::Pending
-                            || (j.state == JobState::Running
-                                && j.lease_until.is_some_and(|l| l < now)))
+                    j.state == JobState::Pending
+                        || (j.state == JobState::Running && j.lease_until.is_some_and(|l| l < now))
                 })
                 .min_by_key(|j| j.seq);
             Ok(next.map(|j| {
@@ -325,11 +354,10 @@ impl Store for MemoryStore {
         lease: std::time::Duration,
     ) -> Result<bool, StoreError> {
         self.with(|i| {
-            let held = i.jobs.iter_mut().find(|j| {
-                same_job(j, job)
-                    && j.state == JobState::Running
-                    && j.worker.as_deref() == Some(worker)
-            });
+            let held = i
+                .jobs
+                .get_mut(&job_key(job))
+                .filter(|j| j.state == JobState::Running && j.worker.as_deref() == Some(worker));
             Ok(held
                 .map(|j| j.lease_until = Some(now_ms() + lease_ms(lease)))
                 .is_some())
@@ -344,11 +372,10 @@ impl Store for MemoryStore {
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
         self.with(|i| {
-            let held = i.jobs.iter_mut().find(|j| {
-                same_job(j, job)
-                    && j.state == JobState::Running
-                    && j.worker.as_deref() == Some(worker)
-            });
+            let held = i
+                .jobs
+                .get_mut(&job_key(job))
+                .filter(|j| j.state == JobState::Running && j.worker.as_deref() == Some(worker));
             Ok(held
                 .map(|j| {
                     j.state = state;
@@ -361,12 +388,7 @@ impl Store for MemoryStore {
 
     async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError> {
         self.with(|i| {
-            let mut jobs: Vec<_> = i
-                .jobs
-                .iter()
-                .filter(|j| j.bench == bench)
-                .cloned()
-                .collect();
+            let mut jobs: Vec<_> = jobs_of(&mut i.jobs, bench).map(|j| j.clone()).collect();
             jobs.sort_by_key(|j| j.seq);
             Ok(jobs)
         })
@@ -379,7 +401,7 @@ impl Store for MemoryStore {
                 now_ms: now,
                 ..JobCounts::default()
             };
-            for j in i.jobs.iter().filter(|j| j.bench == bench) {
+            for j in jobs_of(&mut i.jobs, bench) {
                 match j.state {
                     JobState::Pending => counts.pending += 1,
                     JobState::Running if j.lease_until.is_some_and(|l| l < now) => {
@@ -433,13 +455,12 @@ impl Store for MemoryStore {
         self.with(|i| {
             let order = i
                 .benches
-                .iter()
-                .find(|b| b.name == name)
+                .get(name)
                 .map(|b| b.protocols.clone())
                 .unwrap_or_default();
             let mut items: Vec<_> = i
                 .bench_items
-                .iter()
+                .values()
                 .filter(|x| x.bench == name)
                 .cloned()
                 .collect();

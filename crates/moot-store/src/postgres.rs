@@ -22,8 +22,9 @@ use crate::access::Access;
 use crate::error::{database_message, StoreError};
 use crate::queries::{delegate_store, lease_ms, store_queries, Dialect};
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord,
-    JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord,
+    WorkerRecord,
 };
 use crate::rows::{
     all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,
@@ -234,6 +235,12 @@ async fn inspect(pool: &PgPool, shown: &str) -> Result<Schema, StoreError> {
 }
 
 impl PostgresStore {
+    /// A batch in one transaction; concurrent debates' batches commit side by side (PostgreSQL
+    /// runs many transactions at once, so there is nothing to gain by grouping them).
+    async fn write_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+        self.queries.record_batch(batch).await
+    }
+
     /// Opens the store at `url` for `access` (see [`Access`]): reading needs a store there and
     /// never writes; writing migrates an older one; creating also starts one in an empty
     /// database (the database itself must exist).

@@ -22,6 +22,79 @@ pub(crate) struct Dialect {
     pub answer_contains_2: &'static str,
 }
 
+/// The statement that records call `$c` (a `&CallRecord`), for any pool or transaction.
+macro_rules! insert_call {
+    ($c:expr) => {{
+        let c: &CallRecord = $c;
+        sqlx::query(
+            "INSERT INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
+               messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
+               processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
+               notes_json, ncomm, cached, retries_json, request_key)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+               $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+             ON CONFLICT (run_id, round, agent, slot) DO UPDATE SET
+               agent_id = excluded.agent_id, backend = excluded.backend, mode = excluded.mode,
+               template = excluded.template, template_hash = excluded.template_hash,
+               messages_json = excluded.messages_json, peers_json = excluded.peers_json,
+               status = excluded.status, response_text = excluded.response_text,
+               answer = excluded.answer, error = excluded.error, finish = excluded.finish,
+               input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+               processed_input_tokens = excluded.processed_input_tokens,
+               logprob_tokens = excluded.logprob_tokens, logprob_mean = excluded.logprob_mean,
+               logprob_min = excluded.logprob_min, perplexity = excluded.perplexity,
+               latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
+               notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
+               retries_json = excluded.retries_json, request_key = excluded.request_key
+             WHERE calls.status <> 'ok'",
+        )
+        .bind(&c.run_id)
+        .bind(i64::from(c.round))
+        .bind(i64::from(c.agent))
+        .bind(&c.slot)
+        .bind(&c.agent_id)
+        .bind(&c.backend)
+        .bind(&c.mode)
+        .bind(&c.template)
+        .bind(&c.template_hash)
+        .bind(json_text(&c.messages))
+        .bind(serde_json::to_string(&c.peers).unwrap_or_else(|_| "[]".into()))
+        .bind(call_status(c))
+        .bind(&c.response_text)
+        .bind(&c.answer)
+        .bind(&c.error)
+        .bind(&c.finish)
+        .bind(c.input_tokens as i64)
+        .bind(c.output_tokens as i64)
+        .bind(c.processed_input_tokens.map(|v| v as i64))
+        .bind(c.logprob_tokens.map(|v| v as i64))
+        .bind(c.logprob_mean)
+        .bind(c.logprob_min)
+        .bind(c.perplexity)
+        .bind(c.latency_ms as i64)
+        .bind(&c.recorded_at)
+        .bind(json_text(&c.notes))
+        .bind(i64::from(c.ncomm))
+        .bind(i64::from(c.cached))
+        .bind(json_text(&c.retries))
+        .bind(&c.request_key)
+    }};
+}
+
+/// The statement that caches `$response` under `$key` unless the key is taken.
+macro_rules! insert_cached {
+    ($key:expr, $response:expr) => {{
+        let (key, response): (&str, &serde_json::Value) = ($key, $response);
+        sqlx::query(
+            "INSERT INTO cache (key, response_json, created_at) VALUES ($1, $2, $3)
+             ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(json_text(response))
+        .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
+    }};
+}
+
 /// Expands to `impl $queries { … }`: every query of the store for the pool in `$queries.pool`,
 /// with the dialect `$dialect` (a `Dialect` constant).
 macro_rules! store_queries {
@@ -50,61 +123,33 @@ macro_rules! store_queries {
             /// A call with a response is kept as first recorded (`WHERE calls.status <> 'ok'`):
             /// two workers that both finished a call record it once.
             async fn record_call(&self, c: &CallRecord) -> Result<(), StoreError> {
-                sqlx::query(
-                    "INSERT INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
-                       messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
-                       processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-                       notes_json, ncomm, cached, retries_json, request_key)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-                       $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
-                     ON CONFLICT (run_id, round, agent, slot) DO UPDATE SET
-                       agent_id = excluded.agent_id, backend = excluded.backend, mode = excluded.mode,
-                       template = excluded.template, template_hash = excluded.template_hash,
-                       messages_json = excluded.messages_json, peers_json = excluded.peers_json,
-                       status = excluded.status, response_text = excluded.response_text,
-                       answer = excluded.answer, error = excluded.error, finish = excluded.finish,
-                       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-                       processed_input_tokens = excluded.processed_input_tokens,
-                       logprob_tokens = excluded.logprob_tokens, logprob_mean = excluded.logprob_mean,
-                       logprob_min = excluded.logprob_min, perplexity = excluded.perplexity,
-                       latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
-                       notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
-                       retries_json = excluded.retries_json, request_key = excluded.request_key
-                     WHERE calls.status <> 'ok'",
-                )
-                .bind(&c.run_id)
-                .bind(i64::from(c.round))
-                .bind(i64::from(c.agent))
-                .bind(&c.slot)
-                .bind(&c.agent_id)
-                .bind(&c.backend)
-                .bind(&c.mode)
-                .bind(&c.template)
-                .bind(&c.template_hash)
-                .bind(json_text(&c.messages))
-                .bind(serde_json::to_string(&c.peers).unwrap_or_else(|_| "[]".into()))
-                .bind(call_status(c))
-                .bind(&c.response_text)
-                .bind(&c.answer)
-                .bind(&c.error)
-                .bind(&c.finish)
-                .bind(c.input_tokens as i64)
-                .bind(c.output_tokens as i64)
-                .bind(c.processed_input_tokens.map(|v| v as i64))
-                .bind(c.logprob_tokens.map(|v| v as i64))
-                .bind(c.logprob_mean)
-                .bind(c.logprob_min)
-                .bind(c.perplexity)
-                .bind(c.latency_ms as i64)
-                .bind(&c.recorded_at)
-                .bind(json_text(&c.notes))
-                .bind(i64::from(c.ncomm))
-                .bind(i64::from(c.cached))
-                .bind(json_text(&c.retries))
-                .bind(&c.request_key)
-                .execute(&self.pool)
-                .await?;
+                crate::queries::insert_call!(c).execute(&self.pool).await?;
                 Ok(())
+            }
+
+            /// Every call and cache entry of `calls` and `cache` in one transaction: all or
+            /// nothing, and one commit however many rows.
+            async fn record_rows(
+                &self,
+                calls: &[&CallRecord],
+                cache: &[(&str, &serde_json::Value)],
+            ) -> Result<(), StoreError> {
+                let mut tx = self.pool.begin().await?;
+                for c in calls {
+                    crate::queries::insert_call!(c).execute(&mut *tx).await?;
+                }
+                for (key, response) in cache {
+                    crate::queries::insert_cached!(key, response).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+                let calls: Vec<&CallRecord> = batch.calls.iter().collect();
+                let cache: Vec<(&str, &serde_json::Value)> =
+                    batch.cache.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                self.record_rows(&calls, &cache).await
             }
 
             async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
@@ -310,15 +355,7 @@ macro_rules! store_queries {
                 key: &str,
                 response: &serde_json::Value,
             ) -> Result<(), StoreError> {
-                sqlx::query(
-                    "INSERT INTO cache (key, response_json, created_at) VALUES ($1, $2, $3)
-                     ON CONFLICT (key) DO NOTHING",
-                )
-                .bind(key)
-                .bind(json_text(response))
-                .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
-                .execute(&self.pool)
-                .await?;
+                crate::queries::insert_cached!(key, response).execute(&self.pool).await?;
                 Ok(())
             }
 
@@ -505,7 +542,7 @@ macro_rules! store_queries {
     };
 }
 
-pub(crate) use store_queries;
+pub(crate) use {insert_cached, insert_call, store_queries};
 
 /// Expands to `impl Store for $store`: each method checks that a write is allowed
 /// (`self.writable()`), runs the query of `self.queries` and names the store in errors about it
@@ -522,6 +559,12 @@ macro_rules! delegate_store {
             async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
                 self.writable()?;
                 self.located(self.queries.record_call(call).await)
+            }
+
+            async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+                self.writable()?;
+                let written = self.write_batch(batch).await;
+                self.located(written)
             }
 
             async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError> {

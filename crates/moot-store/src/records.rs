@@ -43,6 +43,22 @@ pub struct RunRecord {
     pub finished_at: Option<String>,
 }
 
+/// Writes that land together (in one transaction where the store has them): calls that
+/// finished at the same time, such as a round's, and the responses they add to the request
+/// cache.
+#[derive(Debug, Clone, Default)]
+pub struct CallBatch {
+    pub calls: Vec<CallRecord>,
+    /// (request key, response); the first response stored under a key stays.
+    pub cache: Vec<(String, serde_json::Value)>,
+}
+
+impl CallBatch {
+    pub fn is_empty(&self) -> bool {
+        self.calls.is_empty() && self.cache.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallRecord {
     pub run_id: String,

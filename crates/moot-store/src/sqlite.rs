@@ -23,8 +23,9 @@ use crate::access::Access;
 use crate::error::{database_message, StoreError};
 use crate::queries::{delegate_store, lease_ms, store_queries, Dialect};
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord,
-    JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord,
+    WorkerRecord,
 };
 use crate::rows::{
     all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,
@@ -46,6 +47,23 @@ pub struct SqliteStore {
     queries: Queries,
     path: PathBuf,
     read_only: bool,
+    group: Arc<GroupCommit>,
+}
+
+/// Call batches recorded at the same moment by concurrent debates, committed together. SQLite
+/// commits one transaction at a time and a commit costs far more than a row, so whoever gets
+/// the turn writes everything queued meanwhile in one transaction; the others find their batch
+/// already written when their turn comes.
+#[derive(Debug, Default)]
+struct GroupCommit {
+    queue: std::sync::Mutex<Vec<Queued>>,
+    turn: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug)]
+struct Queued {
+    batch: CallBatch,
+    written: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
 /// The queries behind [`Store`], whose errors [`SqliteStore`] locates (names the store in).
@@ -338,6 +356,7 @@ impl SqliteStore {
             queries: Queries { pool },
             path: path.to_path_buf(),
             read_only: false,
+            group: Arc::default(),
         })
     }
 
@@ -352,6 +371,7 @@ impl SqliteStore {
             queries: Queries { pool },
             path: path.to_path_buf(),
             read_only: true,
+            group: Arc::default(),
         })
     }
 
@@ -408,6 +428,7 @@ impl SqliteStore {
             queries: Queries { pool },
             path: path.to_path_buf(),
             read_only: true,
+            group: Arc::default(),
         })
     }
 
@@ -428,6 +449,16 @@ impl SqliteStore {
     /// Names the store in an error about its file.
     fn located<T>(&self, r: Result<T, StoreError>) -> Result<T, StoreError> {
         r.map_err(|e| located(&self.path, e))
+    }
+}
+
+impl GroupCommit {
+    /// The queue; a panic while it was held left nothing half-done in it (pushes and takes are
+    /// whole), so a poisoned lock is taken as it is.
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<Queued>> {
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -459,6 +490,54 @@ store_queries!(Queries, SQLITE);
 delegate_store!(SqliteStore);
 
 impl SqliteStore {
+    /// Writes `batch` with whatever other debates queued at the same time (see [`GroupCommit`]).
+    async fn write_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+        let (written, result) = tokio::sync::oneshot::channel();
+        self.group.lock_queue().push(Queued {
+            batch: batch.clone(),
+            written,
+        });
+        {
+            let _turn = self.group.turn.lock().await;
+            let queued = std::mem::take(&mut *self.group.lock_queue());
+            if !queued.is_empty() {
+                self.commit_together(queued).await;
+            }
+        }
+        match result.await {
+            Ok(written) => written,
+            // The writer that took this batch was cancelled before it answered (its
+            // transaction rolled back): the batch is written here on its own.
+            Err(_) => self.queries.record_batch(batch).await,
+        }
+    }
+
+    /// Commits `queued` in one transaction and tells each batch's debate. When it fails, each
+    /// batch is written again on its own, so one batch's error (a run that does not exist)
+    /// fails only its own debate.
+    async fn commit_together(&self, queued: Vec<Queued>) {
+        if let [only] = queued.as_slice() {
+            let written = self.queries.record_batch(&only.batch).await;
+            if let Some(q) = queued.into_iter().next() {
+                let _ = q.written.send(written);
+            }
+            return;
+        }
+        let calls: Vec<&CallRecord> = queued.iter().flat_map(|q| &q.batch.calls).collect();
+        let cache: Vec<(&str, &serde_json::Value)> = queued
+            .iter()
+            .flat_map(|q| q.batch.cache.iter().map(|(k, v)| (k.as_str(), v)))
+            .collect();
+        let together = self.queries.record_rows(&calls, &cache).await;
+        for q in queued {
+            let written = match &together {
+                Ok(()) => Ok(()),
+                Err(_) => self.queries.record_batch(&q.batch).await,
+            };
+            let _ = q.written.send(written);
+        }
+    }
+
     /// Copies the WAL into the file first (without waiting on other processes), so that the file
     /// alone holds what this store wrote even if the process ends before its connections do.
     async fn close_store(&self) {
@@ -967,5 +1046,7 @@ mod tests {
             StoreLocation::parse("postgres://u@h/db"),
             StoreLocation::Postgres(_)
         ));
+        assert_eq!(StoreLocation::parse("memory:"), StoreLocation::Memory);
+        assert_eq!(StoreLocation::parse("memory"), file("memory"));
     }
 }

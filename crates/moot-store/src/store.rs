@@ -4,8 +4,8 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, JobCounts, JobState,
-    RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord, DecisionRecord, JobCounts,
+    JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 
 #[async_trait]
@@ -15,6 +15,19 @@ pub trait Store: Send + Sync {
     /// that a call that has a response stays as first recorded: a completed call is recorded
     /// once (two workers that both finished it count it once).
     async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError>;
+    /// Records every call of `batch` as [`Store::record_call`] does and caches its responses as
+    /// [`Store::cache_put`] does. SQLite and PostgreSQL write the batch in one transaction (all
+    /// or nothing, one commit), and SQLite commits the batches of debates that record at the
+    /// same moment together; either way the batch is durable when this returns.
+    async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+        for call in &batch.calls {
+            self.record_call(call).await?;
+        }
+        for (key, response) in &batch.cache {
+            self.cache_put(key, response).await?;
+        }
+        Ok(())
+    }
     async fn record_decision(&self, decision: &DecisionRecord) -> Result<(), StoreError>;
     async fn finish_run(
         &self,
