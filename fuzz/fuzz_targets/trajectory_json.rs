@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use moot::trajectory_json::parse_trajectory;
+use moot_core::trajectory_json::parse_trajectory;
 use moot_core::answer::AnswerKind;
 use moot_core::decision::{build_rule, DecisionConfig, Evidence, RULES};
 

@@ -29,6 +29,7 @@ pub mod redact;
 pub mod text;
 pub mod topology;
 pub mod trajectory;
+pub mod trajectory_json;
 pub mod validation;
 
 pub use answer::{Answer, AnswerKind};

@@ -101,10 +101,14 @@ impl Redactor {
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
             Value::Object(map) => {
-                let entries = std::mem::take(map);
-                for (k, mut v) in entries {
-                    self.redact_json(&mut v);
-                    map.insert(self.redact(&k).into_owned(), v);
+                map.values_mut().for_each(|v| self.redact_json(v));
+                // Keys rarely hold a secret: the map is rebuilt (keeping its order) only when one
+                // does, not for every object of every stored call.
+                if map.keys().any(|k| matches!(self.redact(k), Cow::Owned(_))) {
+                    let entries = std::mem::take(map);
+                    for (k, v) in entries {
+                        map.insert(self.redact(&k).into_owned(), v);
+                    }
                 }
             }
             _ => {}

@@ -213,9 +213,14 @@ impl<'a> Debate<'a> {
         let (skipped, asked): (Vec<_>, Vec<_>) =
             calls.into_iter().partition(|c| c.skipped().is_some());
         let mut context = self.round_context(observer);
-        for call in skipped {
-            let outcome = context.log.write(&call, CallEnd::unasked()).await?;
-            observer.call_finished(call.key(), outcome);
+        if !skipped.is_empty() {
+            let unasked = skipped
+                .into_iter()
+                .map(|c| (c, CallEnd::unasked()))
+                .collect();
+            for key in context.log.write_all(unasked, Vec::new()).await? {
+                observer.call_finished(key, context.log.transcript.get_call(&key));
+            }
         }
         if !asked.is_empty() {
             let tally = run_round(context, round, asked).await?;

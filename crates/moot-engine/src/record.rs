@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use moot_backends::{BackendError, Completion};
 use moot_core::chat::FailedAttempt;
-use moot_core::debate::{CallKey, DebateSpec, Outcome, Reading, Transcript};
+use moot_core::debate::{CallKey, DebateSpec, Reading, Transcript};
 use moot_core::protocol::{PlannedCall, ReaskNote};
 use moot_core::redact::Redactor;
 use moot_core::Answer;
-use moot_store::{CallRecord, Store};
+use moot_store::{CallBatch, CallRecord, Store};
 use serde::Serialize;
 
 use crate::config::EngineAgent;
@@ -105,20 +105,29 @@ pub(crate) struct CallLog<'d> {
 }
 
 impl CallLog<'_> {
-    /// Stores how `call` ended, then places it in the transcript; returns its outcome there.
-    pub(crate) async fn write(
+    /// Stores how each call of `ended` ended, with the responses they add to the request cache
+    /// (`cache`), as one batch; then places the calls in the transcript. Returns their keys, in
+    /// order. A round's calls that end together are written together: one commit, not one each.
+    pub(crate) async fn write_all(
         &mut self,
-        call: &PlannedCall,
-        end: CallEnd,
-    ) -> Result<Option<&Outcome>, EngineError> {
-        let previous = previous_answer(self.transcript, call.round, call.agent).cloned();
-        let record = self.call_record(call, end, previous.as_ref());
-        self.store.record_call(&record).await?;
-        let key = call.key();
-        self.transcript
-            .set_call(key, outcome_of(self.spec, previous.as_ref(), &record));
-        self.records.insert(key, record);
-        Ok(self.transcript.get_call(&key))
+        ended: Vec<(PlannedCall, CallEnd)>,
+        cache: Vec<(String, serde_json::Value)>,
+    ) -> Result<Vec<CallKey>, EngineError> {
+        let mut placed = Vec::with_capacity(ended.len());
+        let mut calls = Vec::with_capacity(ended.len());
+        for (call, end) in ended {
+            let previous = previous_answer(self.transcript, call.round, call.agent).cloned();
+            calls.push(self.call_record(&call, end, previous.as_ref()));
+            placed.push((call.key(), previous));
+        }
+        let batch = CallBatch { calls, cache };
+        self.store.record_batch(&batch).await?;
+        for ((key, previous), record) in placed.iter().zip(batch.calls) {
+            self.transcript
+                .set_call(*key, outcome_of(self.spec, previous.as_ref(), &record));
+            self.records.insert(*key, record);
+        }
+        Ok(placed.into_iter().map(|(key, _)| key).collect())
     }
 
     fn call_record(

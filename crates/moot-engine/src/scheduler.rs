@@ -16,7 +16,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::budget::{fit_prompt, hard_stop, HardStop};
-use crate::cache::{cached, remember, request_key};
+use crate::cache::{cache_entry, cached, request_key, trim};
 use crate::call::{request_for, Ask, Asked};
 use crate::config::EngineConfig;
 use crate::error::EngineError;
@@ -63,6 +63,8 @@ pub(crate) async fn run_round(
             pending.push(ask.run(turns.clone()).boxed());
         }
     }
+    // Calls answered from the cache or refused before asking, written together.
+    run.flush().await?;
     let stop = run.collect(&mut pending).await?;
     // Whatever still runs is cancelled by dropping it.
     drop(pending);
@@ -90,6 +92,10 @@ struct RoundRun<'d> {
     quorum: usize,
     /// Calls asked and not yet back.
     waiting: BTreeMap<CallKey, PlannedCall>,
+    /// Calls that ended and are not written yet, and the responses they add to the cache
+    /// (written together by [`RoundRun::flush`]).
+    ended: Vec<(PlannedCall, CallEnd)>,
+    to_cache: Vec<(String, serde_json::Value)>,
     /// The request key of each call asked (see [`request_key`]): recorded with the call, and
     /// the cache's key when the cache is on.
     request_keys: BTreeMap<CallKey, String>,
@@ -119,6 +125,8 @@ impl<'d> RoundRun<'d> {
             quorum,
             waiting: BTreeMap::new(),
             request_keys: BTreeMap::new(),
+            ended: Vec::new(),
+            to_cache: Vec::new(),
         }
     }
 
@@ -127,7 +135,7 @@ impl<'d> RoundRun<'d> {
     async fn start(&mut self, mut call: PlannedCall) -> Result<Option<Ask>, EngineError> {
         if let Err(reason) = fit_prompt(&self.config.budget, &mut call) {
             self.tally.failed_permanently += 1;
-            self.finish(&call, CallEnd::refused(reason)).await?;
+            self.finish(call, CallEnd::refused(reason));
             return Ok(None);
         }
         let agent = &self.log.agents[call.agent];
@@ -142,7 +150,7 @@ impl<'d> RoundRun<'d> {
         if self.config.cache {
             if let Some(c) = cached(self.log.store, &asked_for).await {
                 self.responded += 1;
-                self.finish(&call, CallEnd::cached(c)).await?;
+                self.finish(call, CallEnd::cached(c));
                 return Ok(None);
             }
         }
@@ -174,7 +182,14 @@ impl<'d> RoundRun<'d> {
                 break;
             }
             tokio::select! {
-                Some(asked) = pending.next() => self.answered(asked).await?,
+                Some(asked) = pending.next() => {
+                    self.answered(asked);
+                    // Calls that ended meanwhile are written with it, in one batch.
+                    while let Some(Some(asked)) = pending.next().now_or_never() {
+                        self.answered(asked);
+                    }
+                    self.flush().await?;
+                }
                 _ = &mut soft, if !soft_passed => soft_passed = true,
                 _ = &mut hard => return Ok(Stop::Hard(stop)),
             }
@@ -182,9 +197,9 @@ impl<'d> RoundRun<'d> {
         Ok(Stop::Settled)
     }
 
-    async fn answered(&mut self, asked: Asked) -> Result<(), EngineError> {
+    fn answered(&mut self, asked: Asked) {
         let Some(mut call) = self.waiting.remove(&asked.key) else {
-            return Ok(());
+            return;
         };
         if let Some(again) = &asked.reasked {
             call.notes.reask = Some(reask::note(again, self.log.redactor));
@@ -197,8 +212,9 @@ impl<'d> RoundRun<'d> {
                     .get(&asked.key)
                     .filter(|_| self.config.cache)
                 {
-                    let limit = self.config.cache_max_entries;
-                    remember(self.log.store, self.log.redactor, k, c, limit).await;
+                    if let Some(entry) = cache_entry(self.log.redactor, k, c) {
+                        self.to_cache.push(entry);
+                    }
                 }
             }
             Err(e) => {
@@ -207,8 +223,7 @@ impl<'d> RoundRun<'d> {
                 }
             }
         }
-        self.finish(&call, CallEnd::asked(asked.result, asked.latency))
-            .await
+        self.finish(call, CallEnd::asked(asked.result, asked.latency));
     }
 
     /// Records every call still waiting as missing, cancelled for the reason `stop` gives.
@@ -234,16 +249,33 @@ impl<'d> RoundRun<'d> {
         };
         let elapsed = self.start.elapsed();
         for (_, call) in std::mem::take(&mut self.waiting) {
-            self.finish(&call, CallEnd::cancelled(reason.clone(), elapsed))
-                .await?;
+            self.finish(call, CallEnd::cancelled(reason.clone(), elapsed));
         }
-        Ok(())
+        self.flush().await
     }
 
-    async fn finish(&mut self, call: &PlannedCall, end: CallEnd) -> Result<(), EngineError> {
+    /// Notes how `call` ended, to be written by the next [`RoundRun::flush`].
+    fn finish(&mut self, call: PlannedCall, end: CallEnd) {
         let end = end.with_request_key(self.request_keys.get(&call.key()).cloned());
-        let outcome = self.log.write(call, end).await?;
-        self.observer.call_finished(call.key(), outcome);
+        self.ended.push((call, end));
+    }
+
+    /// Writes the calls that ended since the last flush (and their cache entries) in one batch,
+    /// then tells the observer about each; trims the cache when it has a limit.
+    async fn flush(&mut self) -> Result<(), EngineError> {
+        if self.ended.is_empty() && self.to_cache.is_empty() {
+            return Ok(());
+        }
+        let cached_any = !self.to_cache.is_empty();
+        let ended = std::mem::take(&mut self.ended);
+        let to_cache = std::mem::take(&mut self.to_cache);
+        for key in self.log.write_all(ended, to_cache).await? {
+            self.observer
+                .call_finished(key, self.log.transcript.get_call(&key));
+        }
+        if let (true, Some(keep)) = (cached_any, self.config.cache_max_entries) {
+            trim(self.log.store, keep).await;
+        }
         Ok(())
     }
 }

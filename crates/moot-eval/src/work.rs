@@ -11,6 +11,7 @@
 //! A worker exits when every job is done or failed. While other workers hold live leases it
 //! waits rather than exits, so it can take over their jobs if they die.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -120,6 +121,8 @@ pub async fn work(
     };
     store.record_worker(&report(&summary, false)).await?;
     let mut running = FuturesUnordered::new();
+    // Debates that ended while the worker awaited the store (see `alongside`).
+    let mut ended = VecDeque::new();
     // The jobs this worker holds, to release if it is stopped.
     let mut held: Vec<BenchJobRecord> = Vec::new();
     let mut last_beat = Instant::now();
@@ -127,10 +130,8 @@ pub async fn work(
     loop {
         // Fill every free slot with the next job, if there is one.
         while running.len() < options.concurrency.max(1) {
-            match store
-                .claim_job(&plan.name, &options.worker, options.lease)
-                .await?
-            {
+            let claim = store.claim_job(&plan.name, &options.worker, options.lease);
+            match alongside(&mut running, &mut ended, claim).await? {
                 Some(job) => {
                     held.push(job.clone());
                     running.push(run_job(plan, store, agents, options, job, &counter));
@@ -138,7 +139,7 @@ pub async fn work(
                 None => break,
             }
         }
-        if running.is_empty() {
+        if running.is_empty() && ended.is_empty() {
             let counts = store.job_counts(&plan.name).await?;
             if counts.settled() {
                 summary.counts = counts;
@@ -148,13 +149,16 @@ pub async fn work(
         // Look again after `poll` even if nothing of ours ends: free slots may find work a
         // stopped worker left (or, with none running, others hold every job left), and the
         // worker's record says it is alive.
-        let woke = tokio::select! {
-            Some(ended) = running.next() => Wake::Ended(ended),
-            _ = tokio::time::sleep(options.poll) => Wake::Poll,
-            _ = &mut stop => Wake::Stop,
+        let woke = match ended.pop_front() {
+            Some(end) => Wake::Ended(end),
+            None => tokio::select! {
+                Some(end) = running.next() => Wake::Ended(end),
+                _ = tokio::time::sleep(options.poll) => Wake::Poll,
+                _ = &mut stop => Wake::Stop,
+            },
         };
-        let ended = match woke {
-            Wake::Ended(ended) => Some(ended),
+        let finished = match woke {
+            Wake::Ended(end) => Some(end),
             Wake::Poll => None,
             Wake::Stop => {
                 // Dropping the debates cancels their calls in flight; what they recorded stays.
@@ -170,24 +174,23 @@ pub async fn work(
                 break;
             }
         };
-        if let Some(ended) = ended {
-            let (job, end) = ended?;
+        if let Some(finished) = finished {
+            let (job, end) = finished?;
             held.retain(|h| !(h.protocol == job.protocol && h.item_id == job.item_id));
             match end {
                 JobEnd::Done(result) => {
                     // Counted only if the job was still this worker's: one whose lease was
                     // taken as it finished is the new holder's debate.
-                    if store
-                        .finish_job(&job, &options.worker, JobState::Done, None)
-                        .await?
-                    {
+                    let finish = store.finish_job(&job, &options.worker, JobState::Done, None);
+                    if alongside(&mut running, &mut ended, finish).await? {
                         summary.debates += 1;
                         summary.output_tokens += result.result.usage().output_tokens;
                         if job.previous_worker.is_some() {
                             summary.taken_over += 1;
                         }
                         if options.progress {
-                            let counts = store.job_counts(&plan.name).await?;
+                            let counts = store.job_counts(&plan.name);
+                            let counts = alongside(&mut running, &mut ended, counts).await?;
                             on_result(&result, &counts);
                         }
                     } else {
@@ -196,21 +199,40 @@ pub async fn work(
                 }
                 JobEnd::Failed(error) => {
                     summary.failed += 1;
-                    store
-                        .finish_job(&job, &options.worker, JobState::Failed, Some(&error))
-                        .await?;
+                    let state = JobState::Failed;
+                    let finish = store.finish_job(&job, &options.worker, state, Some(&error));
+                    alongside(&mut running, &mut ended, finish).await?;
                 }
                 JobEnd::Lost => summary.lost += 1,
             }
         }
         if last_beat.elapsed() >= options.poll {
-            store.record_worker(&report(&summary, false)).await?;
+            let beat = report(&summary, false);
+            alongside(&mut running, &mut ended, store.record_worker(&beat)).await?;
             last_beat = Instant::now();
         }
     }
     summary.calls = counter.calls.load(Ordering::Relaxed);
     store.record_worker(&report(&summary, true)).await?;
     Ok(summary)
+}
+
+/// Awaits `store_call` while the debates in `running` go on, keeping those that end meanwhile
+/// in `ended`. A debate left unpolled in the middle of a write would hold the store's write
+/// transaction (SQLite: its write lock) while `store_call` waits for it.
+async fn alongside<J: std::future::Future, F: std::future::Future>(
+    running: &mut FuturesUnordered<J>,
+    ended: &mut VecDeque<J::Output>,
+    store_call: F,
+) -> F::Output {
+    let mut store_call = std::pin::pin!(store_call);
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut store_call => return out,
+            Some(end) = running.next() => ended.push_back(end),
+        }
+    }
 }
 
 /// Runs a claimed job's debate while renewing its lease; the debate is dropped (its calls in

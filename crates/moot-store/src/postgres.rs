@@ -83,6 +83,8 @@ pub struct PostgresStore {
 #[derive(Debug, Clone)]
 struct Queries {
     pool: PgPool,
+    /// The same pool: PostgreSQL runs reads and writes side by side.
+    read: PgPool,
 }
 
 store_queries!(Queries, POSTGRES);
@@ -289,7 +291,10 @@ impl PostgresStore {
             }
         }
         Ok(PostgresStore {
-            queries: Queries { pool },
+            queries: Queries {
+                read: pool.clone(),
+                pool,
+            },
             shown,
             read_only: access == Access::Read,
         })

@@ -95,8 +95,9 @@ macro_rules! insert_cached {
     }};
 }
 
-/// Expands to `impl $queries { … }`: every query of the store for the pool in `$queries.pool`,
-/// with the dialect `$dialect` (a `Dialect` constant).
+/// Expands to `impl $queries { … }`: every query of the store, writes on the pool in
+/// `$queries.pool` and reads on `$queries.read`, with the dialect `$dialect` (a `Dialect`
+/// constant).
 macro_rules! store_queries {
     ($queries:ty, $dialect:expr) => {
         impl $queries {
@@ -193,7 +194,7 @@ macro_rules! store_queries {
             async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
                 let row = sqlx::query("SELECT * FROM runs WHERE id = $1")
                     .bind(id)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(&self.read)
                     .await?
                     .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
                 run_from_row(&row)
@@ -204,7 +205,7 @@ macro_rules! store_queries {
                     "SELECT * FROM calls WHERE run_id = $1 ORDER BY round, agent, slot",
                 )
                 .bind(id)
-                .fetch_all(&self.pool)
+                .fetch_all(&self.read)
                 .await?;
                 all(&rows, call_from_row)
             }
@@ -212,7 +213,7 @@ macro_rules! store_queries {
             async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
                 let rows = sqlx::query("SELECT * FROM decisions WHERE run_id = $1 ORDER BY rule")
                     .bind(id)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?;
                 all(&rows, decision_from_row)
             }
@@ -241,7 +242,7 @@ macro_rules! store_queries {
                     "SELECT * FROM validations WHERE run_id = $1 ORDER BY answer, check_kind",
                 )
                 .bind(id)
-                .fetch_all(&self.pool)
+                .fetch_all(&self.read)
                 .await?;
                 all(&rows, validation_from_row)
             }
@@ -265,7 +266,7 @@ macro_rules! store_queries {
                     .bind(&f.to)
                     .bind(i64::from(f.limit))
                     .bind(i64::from(f.offset))
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?;
                 all(&rows, run_from_row)
             }
@@ -295,7 +296,7 @@ macro_rules! store_queries {
             async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError> {
                 let row = sqlx::query("SELECT * FROM benches WHERE name = $1")
                     .bind(name)
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(&self.read)
                     .await?
                     .ok_or_else(|| StoreError::BenchNotFound(name.to_string()))?;
                 bench_from_row(&row)
@@ -303,7 +304,7 @@ macro_rules! store_queries {
 
             async fn list_benches(&self) -> Result<Vec<BenchRecord>, StoreError> {
                 let rows = sqlx::query("SELECT * FROM benches ORDER BY created_at DESC, name")
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?;
                 all(&rows, bench_from_row)
             }
@@ -334,7 +335,7 @@ macro_rules! store_queries {
                 };
                 let rows = sqlx::query("SELECT * FROM bench_items WHERE bench = $1 ORDER BY position")
                     .bind(name)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?;
                 let mut items = all(&rows, bench_item_from_row)?;
                 sort_bench_items(&mut items, &order);
@@ -345,7 +346,7 @@ macro_rules! store_queries {
                 let text: Option<String> =
                     sqlx::query_scalar("SELECT response_json FROM cache WHERE key = $1")
                         .bind(key)
-                        .fetch_optional(&self.pool)
+                        .fetch_optional(&self.read)
                         .await?;
                 text.map(|t| parse_json(key, "cached response", &t)).transpose()
             }
@@ -369,7 +370,7 @@ macro_rules! store_queries {
 
             async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
                 let rows: Vec<(String, String)> = sqlx::query_as($dialect.cache_entries)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?;
                 rows.into_iter()
                     .map(|(key, text)| {
@@ -477,7 +478,7 @@ macro_rules! store_queries {
             async fn bench_jobs(&self, bench: &str) -> Result<Vec<BenchJobRecord>, StoreError> {
                 let rows = sqlx::query("SELECT * FROM bench_jobs WHERE bench = $1 ORDER BY seq")
                     .bind(bench)
-                    .fetch_all(&self.pool)
+                    .fetch_all(&self.read)
                     .await?;
                 all(&rows, job_from_row)
             }
@@ -494,7 +495,7 @@ macro_rules! store_queries {
                      FROM (SELECT {} AS clock) AS t LEFT JOIN bench_jobs ON bench = $1",
                     $dialect.now_ms
                 );
-                let row = sqlx::query(&sql).bind(bench).fetch_one(&self.pool).await?;
+                let row = sqlx::query(&sql).bind(bench).fetch_one(&self.read).await?;
                 let count = |col: &str| -> Result<u64, StoreError> {
                     Ok(row.opt_int(col)?.unwrap_or(0).max(0) as u64)
                 };
@@ -534,7 +535,7 @@ macro_rules! store_queries {
                     "SELECT * FROM bench_workers WHERE bench = $1 ORDER BY started_at, worker",
                 )
                 .bind(bench)
-                .fetch_all(&self.pool)
+                .fetch_all(&self.read)
                 .await?;
                 all(&rows, worker_from_row)
             }

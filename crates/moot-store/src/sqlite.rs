@@ -69,7 +69,14 @@ struct Queued {
 /// The queries behind [`Store`], whose errors [`SqliteStore`] locates (names the store in).
 #[derive(Debug, Clone)]
 struct Queries {
+    /// Writes. SQLite lets one connection write at a time; a writer on another connection does
+    /// not queue but sleeps in SQLite's busy handler (1 to 100 ms a try), which is why calls are
+    /// written in group commits and reads go to their own pool. One connection alone would end
+    /// the sleeps, but a caller that holds a write in a future it stops polling (a worker's
+    /// debates while it claims the next job) would then wait on itself.
     pool: SqlitePool,
+    /// Reads, which WAL lets run beside the writer.
+    read: SqlitePool,
 }
 
 /// What an existing file holds, as seen without writing to it.
@@ -352,8 +359,13 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(|e| migrate_error(path, e))?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(file_options(path).foreign_keys(true))
+            .await
+            .map_err(|e| located(path, e.into()))?;
         Ok(SqliteStore {
-            queries: Queries { pool },
+            queries: Queries { pool, read },
             path: path.to_path_buf(),
             read_only: false,
             group: Arc::default(),
@@ -368,7 +380,10 @@ impl SqliteStore {
             .await
             .map_err(|e| located(path, e.into()))?;
         Ok(SqliteStore {
-            queries: Queries { pool },
+            queries: Queries {
+                read: pool.clone(),
+                pool,
+            },
             path: path.to_path_buf(),
             read_only: true,
             group: Arc::default(),
@@ -425,7 +440,10 @@ impl SqliteStore {
             .connect_with(SqliteConnectOptions::new())
             .await?;
         Ok(SqliteStore {
-            queries: Queries { pool },
+            queries: Queries {
+                read: pool.clone(),
+                pool,
+            },
             path: path.to_path_buf(),
             read_only: true,
             group: Arc::default(),
@@ -547,6 +565,7 @@ impl SqliteStore {
                 .await;
         }
         self.queries.pool.close().await;
+        self.queries.read.close().await;
     }
 }
 

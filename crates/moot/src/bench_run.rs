@@ -294,11 +294,12 @@ pub fn run(
             progress.finished(&r.protocol, correct, r.result.usage().output_tokens);
         }))
         .map_err(bench_error)?;
+    let throughput = Throughput::of(&results, started.elapsed());
     progress.clear();
     print_report(
         &Report::new(vec![prepared.info()], &results, items),
         args.json,
-        started,
+        &throughput,
     )
 }
 
@@ -461,16 +462,67 @@ impl WorkProgress {
     }
 }
 
-/// The benchmark's report as JSON, or as Markdown tables with the wall time.
-fn print_report(report: &Report, json: bool, started: Instant) -> Result<()> {
+/// How fast this invocation ran its debates: the engine's own speed, model time included,
+/// process start-up, dataset loading and the report left out. Debates read back or resumed
+/// from an earlier run are counted apart, their stored calls not at all.
+#[derive(Debug, serde::Serialize)]
+struct Throughput {
+    debates: usize,
+    reused_debates: usize,
+    /// Calls recorded by the debates run from the start here.
+    calls: usize,
+    seconds: f64,
+    calls_per_second: f64,
+    us_per_call: f64,
+}
+
+impl Throughput {
+    fn of(results: &[moot_eval::bench::ItemResult], wall: std::time::Duration) -> Throughput {
+        let fresh: Vec<_> = results.iter().filter(|r| !r.reused).collect();
+        let calls: usize = fresh.iter().map(|r| r.result.records.len()).sum();
+        let seconds = wall.as_secs_f64();
+        Throughput {
+            debates: fresh.len(),
+            reused_debates: results.len() - fresh.len(),
+            calls,
+            seconds,
+            calls_per_second: if seconds > 0.0 {
+                calls as f64 / seconds
+            } else {
+                0.0
+            },
+            us_per_call: if calls > 0 {
+                seconds * 1e6 / calls as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// The benchmark's report as JSON (with its throughput under `"throughput"`), or as Markdown
+/// tables with the wall time and throughput.
+fn print_report(report: &Report, json: bool, throughput: &Throughput) -> Result<()> {
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(report).context("serialising the report")?
-        );
+        let mut value = serde_json::to_value(report).context("serialising the report")?;
+        value["throughput"] = serde_json::to_value(throughput).context("serialising the report")?;
+        println!("{value}");
     } else {
         print!("{}", report.markdown(&[]));
-        println!("\nwall {:.1} s", started.elapsed().as_secs_f64());
+        println!(
+            "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
+            throughput.seconds,
+            throughput.calls,
+            throughput.debates,
+            throughput.calls_per_second,
+            throughput.us_per_call
+        );
+        if throughput.reused_debates > 0 {
+            println!(
+                "({} debates read back or resumed from the store)",
+                throughput.reused_debates
+            );
+        }
     }
     Ok(())
 }

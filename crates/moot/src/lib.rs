@@ -4,4 +4,5 @@
 //! embedded model backend).
 
 pub mod input;
-pub mod trajectory_json;
+/// In `moot-core`, so that fuzzing it builds neither the binary's crates nor the server.
+pub use moot_core::trajectory_json;

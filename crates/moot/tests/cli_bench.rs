@@ -30,10 +30,26 @@ fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
         "arith",
         "--json",
     ];
-    let first = env.json(&args);
+    let mut first = env.raw_json(&args);
+    // The run's throughput counts every call its 40 debates recorded; it is not part of the
+    // report (a rerun reads the debates back and runs none).
+    let throughput = first
+        .as_object_mut()
+        .and_then(|o| o.remove("throughput"))
+        .expect("throughput");
+    assert_eq!(throughput["debates"], 40);
+    assert_eq!(throughput["reused_debates"], 0);
     assert_eq!(first["items"], 10);
     let protocols = first["protocols"].as_array().unwrap();
     assert_eq!(protocols.len(), 4);
+    let calls: u64 = protocols.iter().map(|p| p["calls"].as_u64().unwrap()).sum();
+    assert_eq!(throughput["calls"], calls);
+    assert!(throughput["us_per_call"].as_f64().unwrap() > 0.0);
+    let rerun = env.raw_json(&args)["throughput"].clone();
+    assert_eq!(
+        (&rerun["debates"], &rerun["reused_debates"]),
+        (&0.into(), &40.into())
+    );
     for p in protocols {
         assert_eq!(p["items"], 10, "{p}");
         let (lo, hi) = (
@@ -266,6 +282,9 @@ fn a_killed_benchmark_resumes_to_the_uninterrupted_report() {
         let mut r = report.clone();
         r["benches"][0]["name"] = Value::Null;
         r["timing"] = Value::Null;
+        if let Some(o) = r.as_object_mut() {
+            o.remove("throughput");
+        }
         r
     };
     assert_eq!(comparable(&resumed), comparable(&reference));

@@ -18,11 +18,12 @@ fn moot_bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("moot")
 }
 
-/// A report without what differs between two runs of the same debates: model time and the
-/// benchmark's name.
+/// A report without what differs between two runs of the same debates: model time, the
+/// invocation's throughput and the benchmark's name.
 fn comparable(mut report: Value) -> Value {
     if let Some(o) = report.as_object_mut() {
         o.remove("timing");
+        o.remove("throughput");
     }
     if let Some(benches) = report["benches"].as_array_mut() {
         for b in benches {

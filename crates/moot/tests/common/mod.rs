@@ -43,7 +43,26 @@ impl Env {
     }
 
     /// Runs `moot ARGS`, expects success, and parses stdout as JSON.
+    /// Runs `moot ARGS`, expects success, and returns stdout as JSON. A benchmark's
+    /// `"throughput"` (calls/s of this invocation, different every run) is checked for
+    /// consistency and taken out, so that reports compare as reports; [`Env::raw_json`] keeps it.
     pub fn json(&self, args: &[&str]) -> Value {
+        let mut value = self.raw_json(args);
+        if let Some(t) = value.as_object_mut().and_then(|o| o.remove("throughput")) {
+            let calls = t["calls"].as_f64().expect("throughput.calls");
+            let seconds = t["seconds"].as_f64().expect("throughput.seconds");
+            let rate = t["calls_per_second"].as_f64().expect("calls_per_second");
+            assert!(seconds > 0.0, "{t}");
+            assert!(
+                (rate - calls / seconds).abs() <= 1e-6 * rate.max(1.0),
+                "{t}"
+            );
+        }
+        value
+    }
+
+    /// Runs `moot ARGS`, expects success, and returns stdout as JSON, as printed.
+    pub fn raw_json(&self, args: &[&str]) -> Value {
         let out = self.stdout(args);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
     }

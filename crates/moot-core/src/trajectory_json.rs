@@ -2,8 +2,8 @@
 //! …], [agent1 …], …]}`. A cell is an answer string, `null` (the agent responded without an
 //! answer) or `{"missing": true}` (the agent gave no response that round).
 
-use moot_core::answer::{Answer, AnswerKind, ExtractContext};
-use moot_core::trajectory::{Cell, Trajectory};
+use crate::answer::{Answer, AnswerKind, ExtractContext};
+use crate::trajectory::{Cell, Trajectory};
 use serde_json::Value;
 
 /// Parses and validates a trajectory document; errors name the offending key or cell.
