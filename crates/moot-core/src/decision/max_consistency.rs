@@ -35,24 +35,12 @@ impl DecisionRule for MaxConsistency {
         for (_, score) in tally.entries_mut() {
             *score -= 1.0;
         }
-        // The explanation shows, per agent, how many others agree with it.
+        // The explanation shows, per agent, how many others agree with it: its answer's score,
+        // read from the tally (one lookup per agent, not a comparison with every other agent).
         let answers: Vec<_> = trajectory.round(round).collect();
         for e in &mut events {
             let Some(agent) = e.agent else { continue };
-            let mine = answers[agent].answer();
-            e.delta = answers
-                .iter()
-                .enumerate()
-                .filter(|&(other, c)| {
-                    other != agent
-                        && c.responded()
-                        && match (mine, c.answer()) {
-                            (Some(a), Some(b)) => a.equivalent(b),
-                            (None, None) => true,
-                            _ => false,
-                        }
-                })
-                .count() as f64;
+            e.delta = tally.score(answers[agent].answer()).unwrap_or(0.0);
         }
         tally.decide(NAME, self.tie_break, events)
     }

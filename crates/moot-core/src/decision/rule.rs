@@ -168,6 +168,11 @@ impl Tally {
         self.position(key).is_some()
     }
 
+    /// The key's score, if it has one.
+    pub(crate) fn score(&self, key: Option<&Answer>) -> Option<f64> {
+        self.position(key).map(|i| self.entries[i].1)
+    }
+
     /// Adds `delta` to the key, creating it (with score 0) if it is new.
     pub(crate) fn add(&mut self, key: Option<&Answer>, delta: f64) {
         match self.position(key) {
