@@ -45,6 +45,8 @@
 
 #[path = "../tests/common/fake_openai.rs"]
 mod fake_openai;
+#[path = "common/machine.rs"]
+mod machine;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -53,6 +55,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant, SystemTime};
 
 use fake_openai::FakeOpenAi;
+use machine::*;
 use serde_json::Value;
 
 const MOOT: &str = env!("CARGO_BIN_EXE_moot");
@@ -981,97 +984,4 @@ fn report(s: &Settings, results: &[Measured], bare_ms: f64, script_ms: Option<f6
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-fn env_overrides() -> String {
-    let set: Vec<String> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("MOOT_BENCH_"))
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if set.is_empty() {
-        String::new()
-    } else {
-        format!(" with {}", set.join(" "))
-    }
-}
-
-fn command_line(program: &str, args: &[&str]) -> String {
-    Command::new(program)
-        .args(args)
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "?".into())
-}
-
-fn commit() -> String {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let head = command_line("git", &["-C", root, "rev-parse", "--short", "HEAD"]);
-    let dirty = !command_line(
-        "git",
-        &["-C", root, "status", "--porcelain", "--untracked-files=no"],
-    )
-    .is_empty();
-    if dirty {
-        format!("{head} with uncommitted changes")
-    } else {
-        head
-    }
-}
-
-fn cpu_model() -> String {
-    fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "?".into())
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(0, |n| n.get())
-}
-
-fn clock_ticks() -> f64 {
-    command_line("getconf", &["CLK_TCK"])
-        .parse()
-        .unwrap_or(100.0)
-}
-
-/// CPU seconds of this process's children that have been waited for (cutime + cstime, fields
-/// 16 and 17 of `/proc/self/stat`).
-fn children_cpu(clk_tck: f64) -> f64 {
-    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<u64> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| {
-            rest.split_whitespace()
-                .map(|f| f.parse().unwrap_or(0))
-                .collect()
-        })
-        .unwrap_or_default();
-    // After the command name, field 3 is index 0: cutime (16) is index 13, cstime (17) 14.
-    let get = |i: usize| fields.get(i).copied().unwrap_or(0);
-    (get(13) + get(14)) as f64 / clk_tck
-}
-
-/// The machine's busy and total CPU ticks so far (all cores), from `/proc/stat`.
-fn machine_ticks() -> (u64, u64) {
-    let stat = fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(cpu) = stat.lines().find(|l| l.starts_with("cpu ")) else {
-        return (0, 0);
-    };
-    let v: Vec<u64> = cpu
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    let get = |i: usize| v.get(i).copied().unwrap_or(0);
-    let idle = get(3) + get(4);
-    let busy = get(0) + get(1) + get(2) + get(5) + get(6) + get(7);
-    (busy, busy + idle)
 }
