@@ -18,7 +18,8 @@
 //! Sampling follows [`SamplingParams`](moot_backends::SamplingParams): temperature (default 0.7;
 //! 0 is greedy), then top-p, then a draw seeded per request; `max_tokens` defaults to 512. The
 //! log-probability of every sampled token is computed from the model's raw distribution
-//! (temperature 1, before truncation, as OpenAI reports it) and returned when asked for.
+//! (temperature 1, before truncation, as OpenAI reports it) when the request asks for it (a
+//! softmax over the whole vocabulary per token, skipped otherwise).
 
 mod error;
 mod job;

@@ -91,11 +91,14 @@ struct Running {
     processed: usize,
     sampler: LlamaSampler,
     max_tokens: usize,
-    want_logprobs: bool,
+    /// Tokens generated so far.
+    generated: usize,
     /// Sampled but not yet decoded: it goes into the next step's batch.
     pending: Option<LlamaToken>,
     text: Utf8Accumulator,
-    logprobs: Vec<f32>,
+    /// The log-probability of each generated token, only when the request asked for them: a
+    /// softmax over the whole vocabulary costs about as much per token as sampling does.
+    logprobs: Option<Vec<f32>>,
 }
 
 struct Slot {
@@ -357,10 +360,10 @@ impl<'m> Engine<'m> {
             processed,
             sampler: sampler(&job.params),
             max_tokens,
-            want_logprobs: job.params.logprobs,
+            generated: 0,
             pending: None,
             text: Utf8Accumulator::default(),
-            logprobs: Vec::new(),
+            logprobs: job.params.logprobs.then(Vec::new),
         });
         self.update_stats(|s| {
             s.prompt_tokens += prompt_len as u64;
@@ -475,22 +478,24 @@ impl<'m> Engine<'m> {
             let Some(running) = slot.running.as_mut() else {
                 continue;
             };
-            if running.logprobs.len() >= running.max_tokens {
+            if running.generated >= running.max_tokens {
                 // max_tokens == 0: the prompt is cached, nothing is generated.
                 self.finish(index, FinishReason::Length);
                 continue;
             }
             let token = running.sampler.sample(&self.ctx, row);
-            let logprob = log_softmax_at(self.ctx.get_logits_ith(row), token);
             if vocab.is_eog(token) {
                 self.finish(index, FinishReason::Stop);
                 continue;
             }
+            if let Some(logprobs) = running.logprobs.as_mut() {
+                logprobs.push(log_softmax_at(self.ctx.get_logits_ith(row), token));
+            }
             running.text.push(&vocab.token_to_piece(token, false, None));
-            running.logprobs.push(logprob);
+            running.generated += 1;
             generated += 1;
             // The token is decoded next step at position cached.len(), which must exist.
-            if running.logprobs.len() >= running.max_tokens || slot.cached.len() >= self.n_ctx_seq {
+            if running.generated >= running.max_tokens || slot.cached.len() >= self.n_ctx_seq {
                 self.finish(index, FinishReason::Length);
             } else {
                 running.pending = Some(token);
@@ -508,7 +513,7 @@ impl<'m> Engine<'m> {
         let Some(running) = slot.running.take() else {
             return;
         };
-        let output_tokens = running.logprobs.len() as u64;
+        let output_tokens = running.generated as u64;
         let completion = Completion {
             text: running.text.finish(),
             usage: Usage {
@@ -516,7 +521,7 @@ impl<'m> Engine<'m> {
                 output_tokens,
                 processed_input_tokens: Some(running.processed as u64),
             },
-            logprobs: running.want_logprobs.then_some(running.logprobs),
+            logprobs: running.logprobs,
             finish,
             retries: Vec::new(),
         };

@@ -101,6 +101,16 @@ async fn greedy_completion_is_non_empty_and_reproducible() {
         Some(first.usage.input_tokens)
     );
     check_logprobs(&first);
+    // Without logprobs asked for, none are computed; the answer is the same.
+    let mut plain = ask();
+    plain.params.logprobs = false;
+    let plain = model
+        .complete(plain)
+        .await
+        .expect("completion without logprobs");
+    assert_eq!(plain.logprobs, None);
+    assert_eq!(plain.text, first.text);
+    assert_eq!(plain.usage.output_tokens, first.usage.output_tokens);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
