@@ -755,29 +755,7 @@ fn report(s: &Settings, results: &[Measured], bare_ms: f64, script_ms: Option<f6
          deadlines 600 s, retries off; SQLite store (fresh per run); median of {} repeats",
         s.rounds, s.base_ms, s.spread_ms, s.repeats
     );
-    println!(
-        "- command: `cargo bench -p moot --bench critical_path{}`{}",
-        if cfg!(debug_assertions) {
-            " --profile dev"
-        } else {
-            ""
-        },
-        env_overrides()
-    );
-    println!(
-        "- build: {}",
-        if cfg!(debug_assertions) {
-            "dev profile"
-        } else {
-            "optimised"
-        }
-    );
-    println!("- commit: {}", commit());
-    println!("- machine: {}, {} cores visible", cpu_model(), cores());
-    println!(
-        "- date: {}",
-        command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
-    );
+    print_provenance("critical_path");
     println!("- `moot --version` process: {bare_ms:.1} ms");
     println!();
     println!(

@@ -441,30 +441,8 @@ fn print_report(s: &Settings, results: &[Measured]) {
         s.concurrency,
         s.poll
     );
-    println!(
-        "- command: `cargo bench -p moot --bench workers{}`{}",
-        if cfg!(debug_assertions) {
-            " --profile dev"
-        } else {
-            ""
-        },
-        env_overrides()
-    );
-    println!(
-        "- build: {}",
-        if cfg!(debug_assertions) {
-            "dev profile (workspace crates unoptimised, dependencies opt-level 1)"
-        } else {
-            "optimised"
-        }
-    );
-    println!("- commit: {}", commit());
-    println!("- machine: {}, {} cores visible", cpu_model(), cores());
+    print_provenance("workers");
     println!("- PostgreSQL: {}", pg_version());
-    println!(
-        "- date: {}",
-        command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
-    );
     println!();
     println!("| workers | debates | calls | wall s | calls/s | ideal calls/s | ratio |");
     println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");

@@ -122,3 +122,31 @@ pub fn machine_ticks() -> (u64, u64) {
     let busy = get(0) + get(1) + get(2) + get(5) + get(6) + get(7);
     (busy, busy + idle)
 }
+
+/// The bullet lines every benchmark's report opens with: the command that reproduces it (with
+/// the `MOOT_BENCH_*` settings in force), the build, the commit, the machine and the date.
+pub fn print_provenance(bench: &str) {
+    let profile = if cfg!(debug_assertions) {
+        " --profile dev"
+    } else {
+        ""
+    };
+    println!(
+        "- command: `cargo bench -p moot --bench {bench}{profile}`{}",
+        env_overrides()
+    );
+    println!(
+        "- build: {}",
+        if cfg!(debug_assertions) {
+            "dev profile (workspace crates unoptimised, dependencies opt-level 1)"
+        } else {
+            "optimised"
+        }
+    );
+    println!("- commit: {}", commit());
+    println!("- machine: {}, {} cores visible", cpu_model(), cores());
+    println!(
+        "- date: {}",
+        command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"])
+    );
+}
