@@ -1,5 +1,7 @@
 //! The request cache: the key a request is stored under, and reading and writing answers in the
-//! store's cache. A cache failure only ever loses a saving, never a debate.
+//! store's cache. A failed lookup or trim only loses a saving, never a debate. New entries are
+//! written in the same batch as their calls (see `RoundRun::flush`), so a store that cannot
+//! write them cannot write those calls either, and the debate fails as it would for the calls.
 
 use moot_backends::{Completion, CompletionRequest};
 use moot_core::redact::Redactor;
