@@ -18,6 +18,13 @@ pub const CONFORMITY: &str =
 solutions as additional information together with your own reasoning, and give an updated answer \
 to the original question:\n{question}{options}\n\n{format}";
 
+/// Neutral debate round: the peers' solutions are shown with no instruction on how to weigh them
+/// (FREE-MAD §3.1's "empty or neutral" prompt p, under which β(p) is the model's own default
+/// conformity). Research only: it separates what the conformity and anti-conformity wordings
+/// add from what merely seeing the peers does.
+pub const NEUTRAL: &str = "Here are the latest solutions from the other agents:\n\n{peers}\n\nNow \
+answer the original question:\n{question}{options}\n\n{format}";
+
 /// Anti-conformity critique round (FREE-MAD-N): the paper's five steps (appendix E) under its
 /// adversarial framing — initial reasoning; a concrete, per-agent error analysis, allowing that no
 /// answer shown is right; a check of one's own reasoning for the same mistakes; an explicit yes/no
@@ -260,6 +267,7 @@ mod tests {
         assert_eq!(render("{a}+{b}={a}", &[("a", "1"), ("b", "2")]), "1+2=1");
         assert_eq!(template_hash(INITIAL).len(), 16);
         assert_ne!(template_hash(CONFORMITY), template_hash(ANTI_CONFORMITY));
+        assert_ne!(template_hash(CONFORMITY), template_hash(NEUTRAL));
         assert_eq!(options_block(&["x".into(), "y".into()]), "\n\n(A) x\n(B) y");
     }
 

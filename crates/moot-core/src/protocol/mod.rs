@@ -97,6 +97,14 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         },
     },
     ProtocolEntry {
+        name: "free-mad-neutral",
+        summary: "FREE-MAD with a neutral prompt (peers shown, no advice to agree or to critique), FREE-MAD score decision",
+        options: ROUND_TABLE_OPTIONS,
+        build: |o| {
+            RoundTable::new("free-mad-neutral", PromptStyle::Neutral, "free-mad").configured(o, Topology::AllToAll)
+        },
+    },
+    ProtocolEntry {
         name: "mad-m2",
         summary: "MAD-M²: previous-round memories judged and masked before every debate round",
         options: mad_m2::OPTIONS,

@@ -1,7 +1,7 @@
 //! The round table: every protocol in which agents answer, then read (some of) their peers'
 //! previous responses for R debate rounds. `som`, `free-mad-*`, `sparse`, `madc`, `mad-m2`,
 //! `group-debate`, `s2-mad` and `sid-et` are this one state machine composed from:
-//! - a prompt style (conformity or FREE-MAD's anti-conformity critique),
+//! - a prompt style (conformity, FREE-MAD's anti-conformity critique, or neutral),
 //! - a context style: the agent's own conversation plus its peers' responses (`History`, Du et
 //!   al.), or one prompt with the previous round's retained memories, its own among them
 //!   (`Memories`, MAD-M²),
@@ -34,6 +34,8 @@ pub enum PromptStyle {
     Conformity,
     /// FREE-MAD-N's five-step critique.
     AntiConformity,
+    /// The peers' solutions and the question, with no instruction on how to weigh them.
+    Neutral,
 }
 
 impl PromptStyle {
@@ -41,6 +43,7 @@ impl PromptStyle {
         match self {
             PromptStyle::Conformity => ("conformity", prompts::CONFORMITY),
             PromptStyle::AntiConformity => ("anti-conformity", prompts::ANTI_CONFORMITY),
+            PromptStyle::Neutral => ("neutral", prompts::NEUTRAL),
         }
     }
 }
@@ -614,6 +617,34 @@ mod tests {
 
     fn roles(c: &PlannedCall) -> Vec<Role> {
         c.messages.iter().map(|m| m.role).collect()
+    }
+
+    /// The three prompt styles differ only in the instruction around the same peers: what
+    /// the sim's β(p) and the real-model conformity measurement compare.
+    #[test]
+    fn prompt_styles_wrap_the_same_peers_in_their_own_instruction() {
+        let s = spec(2, 1);
+        let mut t = Transcript::new(2, 1);
+        respond(&s, &mut t, 0, 0, "Final answer: 7");
+        respond(&s, &mut t, 0, 1, "Final answer: 9");
+        let prompt = |style| {
+            let Step::Round { calls, .. } = RoundTable::new("x", style, "free-mad").next(&s, &t)
+            else {
+                panic!()
+            };
+            (calls[0].template, calls[0].messages[3].content.clone())
+        };
+        let (n, neutral) = prompt(PromptStyle::Neutral);
+        let (c, conform) = prompt(PromptStyle::Conformity);
+        let (a, anti) = prompt(PromptStyle::AntiConformity);
+        assert_eq!((n, c, a), ("neutral", "conformity", "anti-conformity"));
+        let block = "[Agent 2's solution]\nFinal answer: 9\n[End of Agent 2's solution]";
+        for p in [&neutral, &conform, &anti] {
+            assert!(p.contains(block), "{p}");
+        }
+        assert!(!neutral.contains("additional information") && !neutral.contains("mistakes"));
+        assert!(conform.contains("additional information"));
+        assert!(anti.contains("look for mistakes"));
     }
 
     #[test]
