@@ -2,14 +2,18 @@
 //! Backends).
 //!
 //! Each simulated agent has an independent accuracy `p` (its chance of the gold answer when it
-//! answers alone), a distractor distribution (the wrong answers it falls for), a conformity `β`
-//! (FREE-MAD eq. 4: P(r) ∝ P_in(r)·exp(β·share of peers holding r); β < 0 models the
-//! anti-conformity prompt), a robustness `α` to erroneous memories (MAD-M² assumption 2.1: with
+//! answers alone), a distractor distribution (the wrong answers it falls for), a conformity β(p)
+//! that depends on the prompt p it is given (FREE-MAD eq. 4: P(r) ∝ P_in(r)·exp(β(p)·share of
+//! peers holding r); see [`Stance`]), a robustness `α` to erroneous memories (MAD-M² assumption 2.1: with
 //! probability α the agent re-derives its answer instead of trusting its previous one) and a
 //! recency bias (MADC: later speakers carry more influence; the i-th of n peer blocks weighs
 //! exp(recency·i/(n−1)) in the share, so recency 0 is the plain share).
 //!
 //! It reads the same prompts real agents get ([`moot_core::prompts`]):
+//! - the stance of a debate prompt, from its wording ([`Stance::of`]): conformity (Du et al.'s
+//!   "use these solutions as additional information", MAD-M²'s memories), anti-conformity
+//!   (FREE-MAD-N's critique, SVR-MAD's challenge, freemad's critique) or neutral (anything else,
+//!   [`moot_core::prompts::NEUTRAL`] among them); its β is `beta_conform`, `beta_anti` or `beta`;
 //! - its previous answer from its own last assistant turn (debate rounds with history, SVR-MAD
 //!   challenges);
 //! - its peers' answers from the bracketed blocks of [`prompts::peer_block`] and
@@ -58,17 +62,68 @@ const SOLUTION_END: &str = "\n\nCheck it step by step";
 const MALICIOUS_MARK: &str = "that the final answer is: ";
 /// Marks a confidence request ([`moot_core::prompts::CONFIDENCE`]).
 const CONFIDENCE_MARK: &str = "Confidence: <0 to 100>%";
+/// Mark prompts that urge agreement or use of the peers' solutions ([`prompts::CONFORMITY`],
+/// [`prompts::MEMORIES`]).
+///
+/// [`prompts::CONFORMITY`]: moot_core::prompts::CONFORMITY
+/// [`prompts::MEMORIES`]: moot_core::prompts::MEMORIES
+const CONFORM_MARKS: &[&str] = &["as additional information"];
+/// Mark prompts that urge critical reading of the peers ([`prompts::ANTI_CONFORMITY`],
+/// [`prompts::CHALLENGE`], [`prompts::FREEMAD_CRITIQUE`]).
+///
+/// [`prompts::ANTI_CONFORMITY`]: moot_core::prompts::ANTI_CONFORMITY
+/// [`prompts::CHALLENGE`]: moot_core::prompts::CHALLENGE
+/// [`prompts::FREEMAD_CRITIQUE`]: moot_core::prompts::FREEMAD_CRITIQUE
+const ANTI_MARKS: &[&str] = &[
+    "do not look for agreement",
+    "Examine its argument critically",
+    "Review your peers' solutions critically",
+];
+
+/// How a debate prompt asks an agent to treat its peers, which sets the agent's conformity
+/// (FREE-MAD §3.1: β(p) is positive by default, larger when p urges agreement, negative when p
+/// urges critical reasoning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stance {
+    /// The prompt urges agreement, or using the peers' solutions: β = `beta_conform`.
+    Conform,
+    /// The prompt says nothing about how to weigh the peers: β = `beta`.
+    Neutral,
+    /// The prompt urges looking for the peers' mistakes: β = `beta_anti`.
+    Anti,
+}
+
+impl Stance {
+    /// The stance of a prompt, from the wording of moot's templates (anti-conformity marks win
+    /// when a prompt carries both).
+    pub fn of(prompt: &str) -> Stance {
+        if ANTI_MARKS.iter().any(|m| prompt.contains(m)) {
+            Stance::Anti
+        } else if CONFORM_MARKS.iter().any(|m| prompt.contains(m)) {
+            Stance::Conform
+        } else {
+            Stance::Neutral
+        }
+    }
+}
 
 /// One simulated agent's parameters; also the `sim` table of an agent in moot's configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "SimAgentTable")]
 pub struct SimAgent {
     /// Chance of the gold answer when answering alone.
     pub accuracy: f64,
     /// Wrong answers, in the order the agent falls for them (weights decrease geometrically).
     pub distractors: Vec<String>,
-    /// Conformity: > 0 follows the peers' majority, < 0 resists it.
+    /// Conformity under a neutral prompt (the model's own tendency): > 0 follows the peers'
+    /// majority, < 0 resists it. FREE-MAD assumes it positive.
     pub beta: f64,
+    /// Conformity under a prompt that urges agreement or use of the peers' solutions (`som`,
+    /// `free-mad-c`, MAD-M²'s memories); the paper's sign: larger than `beta`.
+    pub beta_conform: f64,
+    /// Conformity under a prompt that urges critical reading (`free-mad-n`, SVR-MAD's
+    /// challenges); the paper's sign: negative.
+    pub beta_anti: f64,
     /// Robustness to erroneous memories: chance to re-derive rather than keep a previous answer.
     pub alpha: f64,
     /// Whether logprob signals and self-reported confidence track correctness.
@@ -81,12 +136,123 @@ pub struct SimAgent {
     pub recency: f64,
 }
 
+/// Named population members, for mixing teams in configuration (`sim = { preset = "expert" }`,
+/// any field overriding the preset's).
+pub const PRESETS: &[(&str, fn() -> SimAgent)] = &[
+    // Always right and never moved: SVR-MAD's correct minority.
+    ("expert", || SimAgent {
+        accuracy: 1.0,
+        alpha: 0.0,
+        ..SimAgent::default()
+    }),
+    // Rarely right alone and yields to whatever it is shown, whatever the prompt says.
+    ("follower", || {
+        SimAgent {
+            accuracy: 0.1,
+            alpha: 1.0,
+            ..SimAgent::default()
+        }
+        .with_beta_everywhere(5.0)
+    }),
+    // An agent without peers' influence: it answers as it would alone.
+    ("independent", || {
+        SimAgent {
+            alpha: 1.0,
+            ..SimAgent::default()
+        }
+        .with_beta_everywhere(0.0)
+    }),
+];
+
+/// A `sim` table as written in configuration: any field of [`SimAgent`], optionally on top of a
+/// named preset (`preset = "…"`, see [`PRESETS`]); fields not given keep the preset's value, or
+/// the default's.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SimAgentTable {
+    preset: Option<String>,
+    accuracy: Option<f64>,
+    distractors: Option<Vec<String>>,
+    beta: Option<f64>,
+    beta_conform: Option<f64>,
+    beta_anti: Option<f64>,
+    alpha: Option<f64>,
+    calibrated: Option<bool>,
+    judge_accuracy: Option<f64>,
+    unsure: Option<f64>,
+    recency: Option<f64>,
+}
+
+impl TryFrom<SimAgentTable> for SimAgent {
+    type Error = String;
+
+    fn try_from(t: SimAgentTable) -> Result<SimAgent, String> {
+        let base = match &t.preset {
+            None => SimAgent::default(),
+            Some(name) => SimAgent::preset(name).ok_or_else(|| {
+                format!(
+                    "unknown sim preset {name:?}; known: {}",
+                    PRESETS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?,
+        };
+        Ok(SimAgent {
+            accuracy: t.accuracy.unwrap_or(base.accuracy),
+            distractors: t.distractors.unwrap_or(base.distractors),
+            beta: t.beta.unwrap_or(base.beta),
+            beta_conform: t.beta_conform.unwrap_or(base.beta_conform),
+            beta_anti: t.beta_anti.unwrap_or(base.beta_anti),
+            alpha: t.alpha.unwrap_or(base.alpha),
+            calibrated: t.calibrated.unwrap_or(base.calibrated),
+            judge_accuracy: t.judge_accuracy.unwrap_or(base.judge_accuracy),
+            unsure: t.unsure.unwrap_or(base.unsure),
+            recency: t.recency.unwrap_or(base.recency),
+        })
+    }
+}
+
+impl SimAgent {
+    /// A named population member (see [`PRESETS`]).
+    pub fn preset(name: &str) -> Option<SimAgent> {
+        PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, make)| make())
+    }
+
+    /// The agent's conformity under a prompt of `stance`.
+    pub fn beta_for(&self, stance: Stance) -> f64 {
+        match stance {
+            Stance::Conform => self.beta_conform,
+            Stance::Neutral => self.beta,
+            Stance::Anti => self.beta_anti,
+        }
+    }
+
+    /// The same conformity under every prompt (how the sim behaved before β depended on the
+    /// prompt; results made then are reproduced with it).
+    pub fn with_beta_everywhere(self, beta: f64) -> SimAgent {
+        SimAgent {
+            beta,
+            beta_conform: beta,
+            beta_anti: beta,
+            ..self
+        }
+    }
+}
+
 impl Default for SimAgent {
     fn default() -> Self {
         SimAgent {
             accuracy: 0.6,
             distractors: vec![],
             beta: 1.0,
+            beta_conform: 3.0,
+            beta_anti: -1.0,
             alpha: 0.5,
             calibrated: true,
             judge_accuracy: 0.8,
@@ -314,12 +480,13 @@ impl SimModel {
             }
         }
         if !shares.is_empty() {
+            let beta = self.agent.beta_for(Stance::of(prompt));
             for (answer, weight) in &mut dist {
                 let share = shares
                     .iter()
                     .find(|(a, _)| a == answer)
                     .map_or(0.0, |(_, s)| *s);
-                *weight *= (self.agent.beta * share).exp();
+                *weight *= (beta * share).exp();
             }
         }
         let total: f64 = dist.iter().map(|(_, w)| w).sum();
@@ -454,10 +621,22 @@ fn last_user(request: &CompletionRequest) -> &str {
 
 #[async_trait]
 impl LanguageModel for SimModel {
+    /// The headline parameters, then a hash of all of them: the request cache keys on the
+    /// model's name, so two agents that differ in any parameter must never share an answer.
     fn name(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(serde_json::to_vec(&self.agent).unwrap_or_default());
         format!(
-            "sim:p={},beta={},alpha={}",
-            self.agent.accuracy, self.agent.beta, self.agent.alpha
+            "sim:p={},beta={}/{}/{},alpha={},#{:02x}{:02x}{:02x}{:02x}",
+            self.agent.accuracy,
+            self.agent.beta_conform,
+            self.agent.beta,
+            self.agent.beta_anti,
+            self.agent.alpha,
+            digest[0],
+            digest[1],
+            digest[2],
+            digest[3]
         )
     }
 
@@ -613,11 +792,103 @@ mod tests {
         hits as f64 / n as f64
     }
 
+    /// A debate round under `template`: the agent's own previous answer, then its peers' blocks.
+    fn round_under(template: &str, own: &str, peers: &[&str]) -> CompletionRequest {
+        let mut r = debate_prompt(own, peers);
+        if let Some(last) = r.messages.last_mut() {
+            last.content = with_peers(template, &blocks(peers));
+        }
+        r
+    }
+
+    /// β follows the prompt: the same agent, shown the same peers, adopts their different
+    /// answer most under the conformity prompt, less under the neutral one and least under
+    /// the anti-conformity critique, with the paper's default signs.
+    #[test]
+    fn conformity_follows_the_prompt() {
+        let agent = SimAgent {
+            accuracy: 0.5,
+            distractors: vec!["418".into()],
+            alpha: 1.0,
+            ..SimAgent::default()
+        };
+        let adopting = |template| {
+            share_of(
+                &agent,
+                &round_under(template, "408", &["418", "418"]),
+                "418",
+                2000,
+            )
+        };
+        let conform = adopting(prompts::CONFORMITY);
+        let neutral = adopting(prompts::NEUTRAL);
+        let anti = adopting(prompts::ANTI_CONFORMITY);
+        // P(418) = 0.5·e^{β} / (0.5·e^{β} + 0.5): 0.95 (β = 3), 0.73 (β = 1), 0.27 (β = −1).
+        assert!(
+            conform > 0.9 && neutral > 0.65 && neutral < 0.8 && anti < 0.33,
+            "{conform} {neutral} {anti}"
+        );
+        // With one β everywhere the prompt no longer matters (the sim before β(p)): the rates
+        // differ only by sampling (each prompt draws its own random stream; sd ≈ 0.01).
+        let flat = agent.clone().with_beta_everywhere(1.0);
+        let same = |template| {
+            share_of(
+                &flat,
+                &round_under(template, "408", &["418", "418"]),
+                "418",
+                2000,
+            )
+        };
+        let rates = [
+            same(prompts::CONFORMITY),
+            same(prompts::NEUTRAL),
+            same(prompts::ANTI_CONFORMITY),
+        ];
+        for r in rates {
+            assert!((r - neutral).abs() < 0.04, "{rates:?} vs {neutral}");
+        }
+    }
+
+    #[test]
+    fn sim_tables_read_presets_overrides_and_refuse_unknown_fields() {
+        let read = |json: &str| serde_json::from_str::<SimAgent>(json);
+        let follower = read(r#"{"preset": "follower", "accuracy": 0.2}"#).unwrap();
+        assert_eq!(
+            (follower.accuracy, follower.beta_anti, follower.alpha),
+            (0.2, 5.0, 1.0)
+        );
+        assert_eq!(read("{}").unwrap(), SimAgent::default());
+        let e = read(r#"{"preset": "genius"}"#).unwrap_err().to_string();
+        assert!(
+            e.contains("unknown sim preset \"genius\"") && e.contains("follower"),
+            "{e}"
+        );
+        let e = read(r#"{"betta": 1}"#).unwrap_err().to_string();
+        assert!(e.contains("betta"), "{e}");
+        // What is written back reads back the same.
+        let again = read(&serde_json::to_string(&follower).unwrap()).unwrap();
+        assert_eq!(again, follower);
+    }
+
+    /// The name, which the request cache keys on, changes with every parameter.
+    #[test]
+    fn names_differ_when_any_parameter_does() {
+        let a = SimAgent::default();
+        let b = SimAgent {
+            recency: 1.0,
+            ..SimAgent::default()
+        };
+        assert_ne!(model(&a, 1).name(), model(&b, 1).name());
+        assert_eq!(model(&a, 1).name(), model(&a, 2).name());
+    }
+
     fn share_adopting(beta: f64, alpha: f64) -> f64 {
         let agent = SimAgent {
             accuracy: 0.5,
             distractors: vec!["418".into()],
             beta,
+            beta_conform: beta,
+            beta_anti: beta,
             alpha,
             ..SimAgent::default()
         };
@@ -626,6 +897,13 @@ mod tests {
 
     #[test]
     fn the_templates_carry_the_marks_the_sim_reads() {
+        assert_eq!(Stance::of(prompts::CONFORMITY), Stance::Conform);
+        assert_eq!(Stance::of(prompts::MEMORIES), Stance::Conform);
+        assert_eq!(Stance::of(prompts::NEUTRAL), Stance::Neutral);
+        assert_eq!(Stance::of(prompts::ANTI_CONFORMITY), Stance::Anti);
+        assert_eq!(Stance::of(prompts::CHALLENGE), Stance::Anti);
+        assert_eq!(Stance::of(prompts::FREEMAD_CRITIQUE), Stance::Anti);
+        assert_eq!(Stance::of(&initial()), Stance::Neutral);
         assert!(prompts::JUDGE.contains(JUDGE_MARK));
         assert!(prompts::JUDGE.contains(&format!("{SOLUTION_START}{{solution}}{SOLUTION_END}")));
         assert!(prompts::MALICIOUS.contains(&format!("{MALICIOUS_MARK}{{answer}}\n")));
@@ -695,6 +973,8 @@ mod tests {
             accuracy: 0.5,
             distractors: vec!["418".into()],
             beta: 5.0,
+            beta_conform: 5.0,
+            beta_anti: 5.0,
             alpha: 0.0,
             ..SimAgent::default()
         };
@@ -713,6 +993,8 @@ mod tests {
             accuracy: 0.5,
             distractors: vec!["418".into()],
             beta: 5.0,
+            beta_conform: 5.0,
+            beta_anti: 5.0,
             alpha: 0.0,
             ..SimAgent::default()
         };
@@ -743,6 +1025,8 @@ mod tests {
             accuracy: 0.5,
             distractors: vec!["418".into()],
             beta: 3.0,
+            beta_conform: 3.0,
+            beta_anti: 3.0,
             recency: 4.0,
             ..SimAgent::default()
         };
@@ -808,6 +1092,8 @@ mod tests {
         let agent = SimAgent {
             accuracy: 1.0,
             beta: 5.0,
+            beta_conform: 5.0,
+            beta_anti: 5.0,
             alpha: 1.0,
             ..SimAgent::default()
         };

@@ -1,4 +1,5 @@
-//! Per-round debate metrics from the MADC appendix: answer entropy and gold log-likelihood.
+//! Per-round debate metrics: answer entropy and gold log-likelihood (MADC appendix), and
+//! conformity as adoption of a peer's different answer (FREE-MAD's β(p), measured).
 
 use crate::answer::Answer;
 use crate::trajectory::Trajectory;
@@ -43,6 +44,71 @@ pub fn gold_log_likelihood(trajectory: &Trajectory, round: usize, gold: &Answer)
         }
     }
     (responded > 0).then(|| (correct as f64 / responded as f64).log2())
+}
+
+/// What agents did when they had read a peer answer different from their own: the observable
+/// side of FREE-MAD's conformity β(p). Counts agent-rounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Adoption {
+    /// Agent-rounds whose previous answer differed from at least one peer's previous answer.
+    pub exposed: usize,
+    /// Of those, the new answer is one of the peers' different answers.
+    pub adopted: usize,
+    /// Of those, the new answer is the agent's own previous one.
+    pub kept: usize,
+    /// Of those, the new answer is neither (a new answer, or none).
+    pub other: usize,
+}
+
+impl Adoption {
+    /// Share of exposed agent-rounds that adopted a peer's different answer.
+    pub fn rate(&self) -> Option<f64> {
+        (self.exposed > 0).then(|| self.adopted as f64 / self.exposed as f64)
+    }
+
+    pub fn add(&mut self, other: Adoption) {
+        self.exposed += other.exposed;
+        self.adopted += other.adopted;
+        self.kept += other.kept;
+        self.other += other.other;
+    }
+}
+
+/// Adoption in `round` (≥ 1) when every agent read every other agent's previous answer
+/// (all-to-all, the topology of `som` and `free-mad-*`). An agent counts when it answered in
+/// both rounds and some peer's previous answer differs from its own.
+pub fn adoption_all_to_all(trajectory: &Trajectory, round: usize) -> Adoption {
+    let mut out = Adoption::default();
+    if round == 0 || round >= trajectory.rounds() {
+        return out;
+    }
+    let agents = trajectory.agents();
+    for agent in 0..agents {
+        let (Some(before), after) = (
+            trajectory.cell(agent, round - 1).answer(),
+            trajectory.cell(agent, round),
+        ) else {
+            continue;
+        };
+        if !after.responded() {
+            continue;
+        }
+        let different: Vec<&Answer> = (0..agents)
+            .filter(|&p| p != agent)
+            .filter_map(|p| trajectory.cell(p, round - 1).answer())
+            .filter(|a| !a.equivalent(before))
+            .collect();
+        if different.is_empty() {
+            continue;
+        }
+        out.exposed += 1;
+        match after.answer() {
+            Some(a) if a.equivalent(before) => out.kept += 1,
+            Some(a) if different.iter().any(|d| d.equivalent(a)) => out.adopted += 1,
+            _ => out.other += 1,
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -95,5 +161,33 @@ mod tests {
             gold_log_likelihood(&none_right, 1, &gold),
             Some(f64::NEG_INFINITY)
         );
+    }
+
+    #[test]
+    fn adoption_counts_only_agents_that_saw_a_different_answer() {
+        // Rows are agents, columns rounds. Agent 1 held A and read B and A: it adopts B.
+        // Agent 2 held B and read A twice: it keeps B. Agent 3 held A and read A and B: it
+        // moves to C, which no peer held.
+        let rows = vec![
+            letters(&[("A", 1), ("B", 1)]),
+            letters(&[("B", 1), ("B", 1)]),
+            letters(&[("A", 1), ("C", 1)]),
+        ];
+        let t = Trajectory::from_answers(rows).unwrap();
+        let a = adoption_all_to_all(&t, 1);
+        assert_eq!(
+            a,
+            Adoption {
+                exposed: 3,
+                adopted: 1,
+                kept: 1,
+                other: 1
+            }
+        );
+        assert_eq!(a.rate(), Some(1.0 / 3.0));
+        let same =
+            Trajectory::from_answers(vec![letters(&[("A", 2)]), letters(&[("A", 2)])]).unwrap();
+        assert_eq!(adoption_all_to_all(&same, 1), Adoption::default());
+        assert_eq!(adoption_all_to_all(&same, 0).rate(), None);
     }
 }

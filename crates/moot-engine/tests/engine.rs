@@ -633,6 +633,8 @@ async fn a_simulated_population_debates_through_the_real_pipeline() {
                     accuracy: 0.6,
                     distractors: vec!["418".into(), "398".into()],
                     beta: 1.0,
+                    beta_conform: 1.0,
+                    beta_anti: 1.0,
                     alpha: 0.5,
                     calibrated: true,
                     ..SimAgent::default()

@@ -171,6 +171,8 @@ fn conformist(accuracy: f64) -> SimAgent {
         accuracy,
         distractors: vec!["418".into()],
         beta: 3.0,
+        beta_conform: 3.0,
+        beta_anti: 3.0,
         alpha: 1.0,
         calibrated: true,
         judge_accuracy: 0.9,
@@ -303,6 +305,8 @@ async fn madc_consistency_last_beats_random_order_under_recency_bias() {
             accuracy: 0.65,
             distractors: vec!["418".into(), "398".into()],
             beta: 4.0,
+            beta_conform: 4.0,
+            beta_anti: 4.0,
             alpha: 1.0,
             recency: 6.0,
             ..SimAgent::default()
@@ -367,6 +371,8 @@ async fn svr_mad_accepts_a_correct_minority_that_survives_challenges() {
         distractors: vec!["418".into()],
         alpha: 1.0,
         beta: 5.0,
+        beta_conform: 5.0,
+        beta_anti: 5.0,
         calibrated: true,
         ..SimAgent::default()
     };
@@ -424,6 +430,8 @@ async fn sid_et_skips_the_debate_when_one_agent_is_confident() {
         accuracy: 0.0,
         distractors: vec!["418".into()],
         beta: 3.0,
+        beta_conform: 3.0,
+        beta_anti: 3.0,
         calibrated: true,
         ..SimAgent::default()
     };
@@ -472,6 +480,8 @@ async fn s2_mad_saves_communication_on_an_agreeing_population() {
             accuracy: 0.8,
             distractors: vec!["418".into(), "398".into()],
             beta: 0.5,
+            beta_conform: 0.5,
+            beta_anti: 0.5,
             alpha: 0.5,
             ..SimAgent::default()
         };

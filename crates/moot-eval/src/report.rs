@@ -330,6 +330,21 @@ impl Report {
                 s.flips_incorrect_to_correct
             ));
         }
+        if self.protocols.iter().any(|s| s.adoption.exposed > 0) {
+            out.push_str("\nConformity (agent-rounds in which an agent had read a peer answer different from its own, every agent reading every other; exact for all-to-all protocols): how often it adopted a peer's different answer, kept its own, or moved to another:\n\n| protocol | exposed | adopted | kept | other | adoption rate |\n|---|---|---|---|---|---|\n");
+            for s in self.protocols.iter().filter(|s| s.adoption.exposed > 0) {
+                let a = s.adoption;
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} |\n",
+                    s.protocol,
+                    a.exposed,
+                    a.adopted,
+                    a.kept,
+                    a.other,
+                    a.rate().map_or("–".into(), |r| format!("{r:.3}"))
+                ));
+            }
+        }
         if let Some(first) = self.protocols.first() {
             out.push_str("\nEvery decision rule on the same debates (the same token cost per row):\n\n| protocol |");
             for r in &first.rules {
@@ -561,6 +576,7 @@ mod tests {
             round_tokens: rounds.iter().map(|r| r.0).collect(),
             flips_correct_to_incorrect: 0,
             flips_incorrect_to_correct: 0,
+            adoption: Default::default(),
             rules: Vec::new(),
         }
     }

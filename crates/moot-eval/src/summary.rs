@@ -5,7 +5,7 @@
 
 use moot_core::debate::Slot;
 use moot_core::decision::{DecisionRule, MajorityLast, TieBreak};
-use moot_core::metrics::{gold_log_likelihood, round_entropy};
+use moot_core::metrics::{adoption_all_to_all, gold_log_likelihood, round_entropy, Adoption};
 use moot_core::{Answer, Cell, Trajectory};
 use serde::Serialize;
 
@@ -77,6 +77,9 @@ pub struct ProtocolSummary {
     /// Agents going from the gold answer to another between consecutive rounds, and back.
     pub flips_correct_to_incorrect: usize,
     pub flips_incorrect_to_correct: usize,
+    /// Agents that had read a peer answer different from their own, over every debate round,
+    /// counted as if every agent read every other (exact for all-to-all protocols).
+    pub adoption: Adoption,
     /// Every decision rule applied to the same debates.
     pub rules: Vec<RuleAccuracy>,
 }
@@ -250,6 +253,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
     let (mut right, mut seen, mut entropy) =
         (Vec::<usize>::new(), Vec::<usize>::new(), Vec::<f64>::new());
     let (mut to_wrong, mut to_right) = (0, 0);
+    let mut adoption = Adoption::default();
     let (mut ll_sum, mut ll_seen, mut absent) =
         (Vec::<f64>::new(), Vec::<usize>::new(), Vec::<usize>::new());
     let mut tokens = Vec::<f64>::new();
@@ -314,6 +318,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
             let plurality = through(&t, round).and_then(|cut| majority.decide(&cut).answer);
             right[round] += usize::from(is_gold(plurality.as_ref()));
             if round > 0 {
+                adoption.add(adoption_all_to_all(&t, round));
                 for agent in 0..t.agents() {
                     let (before, after) = (t.cell(agent, round - 1), t.cell(agent, round));
                     if !(before.responded() && after.responded()) {
@@ -372,6 +377,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
             .collect(),
         flips_correct_to_incorrect: to_wrong,
         flips_incorrect_to_correct: to_right,
+        adoption,
         rules,
     }
 }

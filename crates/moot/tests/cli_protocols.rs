@@ -129,14 +129,16 @@ fn show_makes_each_mechanism_visible() {
 #[test]
 fn svr_mad_challenges_are_shown() {
     let env = Env::new();
-    // Two experts who never change their answer, three followers who start wrong.
+    // Two experts who never change their answer, three followers who start wrong (a mixed
+    // team from the sim's presets, the followers' accuracy and distractor overridden).
     let mut cfg = String::from("[debate]\nanswer = \"numeric\"\ngold = \"408\"\n");
+    let follower = "{ preset = \"follower\", accuracy = 0.0, distractors = [\"418\"] }";
     for (i, sim) in [
-        "{ accuracy = 1.0, alpha = 0.0 }",
-        "{ accuracy = 1.0, alpha = 0.0 }",
-        "{ accuracy = 0.0, distractors = [\"418\"], alpha = 1.0, beta = 5.0 }",
-        "{ accuracy = 0.0, distractors = [\"418\"], alpha = 1.0, beta = 5.0 }",
-        "{ accuracy = 0.0, distractors = [\"418\"], alpha = 1.0, beta = 5.0 }",
+        "{ preset = \"expert\" }",
+        "{ preset = \"expert\" }",
+        follower,
+        follower,
+        follower,
     ]
     .iter()
     .enumerate()
