@@ -4,10 +4,12 @@
 # run it again with the same store and it continues where it stopped (finished debates are read
 # back, and the request cache answers any call already made).
 #   results/gsm8k-30/run.sh            # store: results/gsm8k-30.db (not committed)
-# Three benchmarks share the store, so round 0 is generated once per question and reused by every
+# Four benchmarks share the store, so round 0 is generated once per question and reused by every
 # debating protocol through the request cache, and som's first debate round is free-mad-c's:
-#   gsm8k-30-r1       cot, cot-sc and every one-round debate, including FREE-MAD under its three
-#                     prompts (the real-model conformity measurement of results/sim/beta-fit.md);
+#   gsm8k-30-beta     FREE-MAD under its three prompts (free-mad-n, free-mad-c, free-mad-neutral),
+#                     one round: the real-model conformity measurement of results/sim/beta-fit.md,
+#                     first because it is the smallest;
+#   gsm8k-30-rest-r1  cot, cot-sc and the other one-round debates;
 #   gsm8k-30-som-r2   som with two rounds;
 #   gsm8k-30-fmn4-r1  free-mad-n with four agents, one round: FREE-MAD's equal-budget row, whose
 #                     output tokens match som's two rounds with three agents.
@@ -17,8 +19,8 @@ moot=${MOOT:-target/release/moot}
 [[ -x $moot ]] || cargo build --release -p moot
 export MOOT_STORE=${MOOT_STORE:-results/gsm8k-30.db}
 common=(--dataset gsm8k --limit 30 --seed 41 --concurrency "${CONCURRENCY:-2}" --config results/gsm8k-30.toml)
-"$moot" bench "${common[@]}" --rounds 1 --run gsm8k-30-r1 \
-  --protocol cot,cot-sc,free-mad-n,free-mad-c,free-mad-neutral,mad-m2,svr-mad
+"$moot" bench "${common[@]}" --rounds 1 --run gsm8k-30-beta --protocol free-mad-n,free-mad-c,free-mad-neutral
+"$moot" bench "${common[@]}" --rounds 1 --run gsm8k-30-rest-r1 --protocol cot,cot-sc,mad-m2,svr-mad
 "$moot" bench "${common[@]}" --rounds 2 --run gsm8k-30-som-r2 --protocol som
 "$moot" bench "${common[@]}" --rounds 1 --agents 4 --run gsm8k-30-fmn4-r1 --protocol free-mad-n
-"$moot" report gsm8k-30-r1 gsm8k-30-som-r2 gsm8k-30-fmn4-r1 --out results/gsm8k-30
+"$moot" report gsm8k-30-beta gsm8k-30-rest-r1 gsm8k-30-som-r2 gsm8k-30-fmn4-r1 --out results/gsm8k-30

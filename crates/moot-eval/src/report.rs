@@ -577,6 +577,7 @@ mod tests {
             flips_correct_to_incorrect: 0,
             flips_incorrect_to_correct: 0,
             adoption: Default::default(),
+            round_gold_share: vec![],
             rules: Vec::new(),
         }
     }

@@ -71,6 +71,9 @@ pub struct ProtocolSummary {
     /// Items where no agent held the gold answer in that round (log-likelihood −∞, left out of
     /// the mean above).
     pub round_gold_absent: Vec<usize>,
+    /// Share of responding agents holding the gold answer in each round, over all items: the
+    /// agents' individual accuracy (round 0: before any agent read another).
+    pub round_gold_share: Vec<f64>,
     /// Mean tokens (input and output, cache hits included) per item spent through each round:
     /// what stopping the protocol after that round would have cost.
     pub round_tokens: Vec<f64>,
@@ -257,6 +260,8 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
     let (mut ll_sum, mut ll_seen, mut absent) =
         (Vec::<f64>::new(), Vec::<usize>::new(), Vec::<usize>::new());
     let mut tokens = Vec::<f64>::new();
+    // Per round: agents holding gold, agents that responded.
+    let mut holding = Vec::<(usize, usize)>::new();
     let mut rules: Vec<RuleAccuracy> = Vec::new();
     for r in mine {
         let Some(item) = items.iter().find(|i| i.id == r.item_id) else {
@@ -302,8 +307,13 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
                 ll_seen.push(0);
                 absent.push(0);
                 tokens.push(0.0);
+                holding.push((0, 0));
             }
             seen[round] += 1;
+            for cell in t.round(round).filter(|c| c.responded()) {
+                holding[round].0 += usize::from(is_gold(cell.answer()));
+                holding[round].1 += 1;
+            }
             entropy[round] += round_entropy(&t, round);
             through_round += spent[round];
             tokens[round] += through_round as f64;
@@ -370,6 +380,10 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
             .map(|(&l, &n)| (n > 0).then(|| l / n as f64))
             .collect(),
         round_gold_absent: absent,
+        round_gold_share: holding
+            .iter()
+            .map(|&(gold, responded)| gold as f64 / responded.max(1) as f64)
+            .collect(),
         round_tokens: tokens
             .iter()
             .zip(&seen)
