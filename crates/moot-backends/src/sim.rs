@@ -136,9 +136,12 @@ pub struct SimAgent {
     pub recency: f64,
 }
 
+/// Builds one preset agent.
+pub type MakeAgent = fn() -> SimAgent;
+
 /// Named population members, for mixing teams in configuration (`sim = { preset = "expert" }`,
 /// any field overriding the preset's).
-pub const PRESETS: &[(&str, fn() -> SimAgent)] = &[
+pub const PRESETS: &[(&str, MakeAgent)] = &[
     // Always right and never moved: SVR-MAD's correct minority.
     ("expert", || SimAgent {
         accuracy: 1.0,

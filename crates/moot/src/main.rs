@@ -71,6 +71,9 @@ enum Command {
     /// Fetch and list embedded models.
     #[command(subcommand)]
     Model(cmd::model::Command),
+    /// Sweep simulated debates over a grid of parameters: each arm's accuracy per cell, paired
+    /// tests, and a Markdown report with CSV and an SVG heat map or line plot.
+    Sweep(cmd::sweep::Args),
     /// Serve the web dashboard, the JSON API and an OpenAI-compatible endpoint whose models are
     /// debate teams.
     Serve(cmd::serve::Args),
@@ -114,6 +117,8 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Extract(args) => cmd::extract::run(args),
         Command::Config(c) => cmd::config::run(c),
         Command::Model(c) => cmd::model::run(c),
+        // Simulated debates against an in-memory store: no store is opened.
+        Command::Sweep(args) => cmd::sweep::run(args, &prepare::runtime()?),
         Command::Health(args) => cmd::health::run(args, &prepare::runtime()?),
         // `decide` reads a store only for `--run`, so it opens one only then.
         Command::Decide(args) => cmd::decide::run(args, |run_id: &str| {

@@ -14,4 +14,5 @@ pub mod serve;
 pub mod show;
 pub mod status;
 pub mod store;
+pub mod sweep;
 pub mod work;

@@ -1,0 +1,27 @@
+//! `moot sweep`: research claims tested over parameter space, not at single points.
+//!
+//! A [`SweepSpec`] (TOML) names a simulated team, the arms to compare (protocol, options,
+//! decision rule) and one or two axes over sim, team or fault parameters. Every cell of the grid
+//! runs the same seeded debates under every arm through the real engine
+//! ([`moot_engine::Debate`], an in-memory store, no cache) — arms sharing a protocol and options
+//! share its debates and are decided under each arm's rule — and each cell gets each arm's
+//! accuracy with a 95% Wilson interval and the compared pair's exact McNemar test. The report
+//! ([`SweepReport`]) is Markdown with a summary computed from the cells, a CSV table and an SVG:
+//! a heat map of the difference over two axes, or accuracy lines with whiskers over one.
+//!
+//! Modules, in the order data flows: `spec` (the TOML and its grid of cells), `run` (debates),
+//! `stats` (per cell and over the grid), `svg` and `report` (outputs). Only the `moot` binary
+//! imports this crate.
+
+mod error;
+pub mod report;
+pub mod run;
+pub mod spec;
+pub mod stats;
+pub mod svg;
+
+pub use error::SweepError;
+pub use report::{SweepReport, Written};
+pub use run::{run_plan, ArmData, CellData, RunOptions};
+pub use spec::{Plan, SweepSpec, GOLD, QUESTION};
+pub use stats::{CellStats, Verdict};

@@ -1,0 +1,304 @@
+//! Running a sweep: every cell's debates, each distinct protocol once per seed, through the
+//! real engine against an in-memory store, a bounded number at a time on tokio's workers.
+//!
+//! Debate `s` of a cell gives agent `i` the sim model seed `100·s + i` and the debate seed `s`
+//! (as the engine's mechanism tests do), so every arm and every cell sees the same seeds: arm
+//! comparisons in a cell are paired, and so are cells that differ only in a parameter.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::{self, StreamExt};
+use moot_backends::sim::{SimAgent, SimModel};
+use moot_backends::LanguageModel;
+use moot_core::answer::{is_correct, Answer, AnswerKind, ExtractContext};
+use moot_core::chat::SamplingParams;
+use moot_core::debate::DebateSpec;
+use moot_core::decision::DecisionConfig;
+use moot_core::protocol::build_protocol;
+use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
+use moot_store::MemoryStore;
+
+use crate::error::SweepError;
+use crate::spec::{Group, Plan, GOLD, QUESTION};
+
+/// How to run a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Debates in flight at once (at least 1).
+    pub concurrency: usize,
+}
+
+/// One arm in one cell: whether each seed's decision was gold, and the cost of its debates.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ArmData {
+    /// Indexed by seed.
+    pub correct: Vec<bool>,
+    /// Sum over seeds of the debate's NComm (pairwise context transfers).
+    pub ncomm: u64,
+    /// Sum over seeds of the calls made to a model.
+    pub calls: u64,
+}
+
+/// One cell's results, per arm in spec order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellData {
+    pub x: f64,
+    pub y: Option<f64>,
+    pub arms: Vec<ArmData>,
+}
+
+/// Sim agents answer at once: the deadlines never matter, and every agent is waited for.
+fn engine_config(agents: usize) -> EngineConfig {
+    EngineConfig {
+        soft_timeout: Duration::from_secs(60),
+        hard_timeout: Duration::from_secs(120),
+        min_agents: agents,
+        max_concurrent_calls: 8,
+        cache: false,
+        cache_max_entries: None,
+        budget: Default::default(),
+        reask: true,
+    }
+}
+
+/// The debate of `group` among `team` with `seed`, ready to run, and its default rule.
+fn debate<'s>(
+    group: &Group,
+    team: &[SimAgent],
+    rounds: usize,
+    seed: u64,
+    store: &'s MemoryStore,
+) -> Result<(Debate<'s>, &'static str), String> {
+    let protocol = build_protocol(&group.protocol, &group.options).map_err(|e| e.to_string())?;
+    let rule = protocol.default_rule();
+    let (n, rounds) = protocol.shape(team.len(), rounds);
+    let agents = team
+        .iter()
+        .take(n)
+        .enumerate()
+        .map(|(i, a)| EngineAgent {
+            model: Arc::new(SimModel::new(
+                a.clone(),
+                GOLD,
+                AnswerKind::Numeric,
+                seed * 100 + i as u64,
+            )) as Arc<dyn LanguageModel>,
+            params: SamplingParams::default(),
+        })
+        .collect::<Vec<_>>();
+    let spec = DebateSpec::with_agents(QUESTION, AnswerKind::Numeric, agents.len(), rounds, seed);
+    let d = Debate::new(
+        format!("sweep-{}-s{seed}", group.protocol),
+        spec,
+        protocol,
+        agents,
+        engine_config(n.min(team.len())),
+        store,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((d, rule))
+}
+
+/// Whether `group` can debate among `team` (the protocol's checks of team size and options),
+/// without running anything.
+pub(crate) fn check(group: &Group, team: &[SimAgent], rounds: usize) -> Result<(), String> {
+    let store = MemoryStore::default();
+    debate(group, team, rounds, 0, &store).map(|_| ())
+}
+
+/// One finished debate: the cell and group it belongs to, its seed, and what it produced.
+struct Done {
+    cell: usize,
+    group: usize,
+    seed: usize,
+    /// Per arm of the cell: whether the arm's rule decided gold (arms of other groups: unused).
+    correct: Vec<bool>,
+    ncomm: u64,
+    calls: u64,
+}
+
+async fn run_one(
+    plan: Arc<Plan>,
+    cell: usize,
+    group: usize,
+    seed: usize,
+) -> Result<Done, SweepError> {
+    let c = &plan.cells[cell];
+    let where_ = || {
+        let mut at = format!("{} = {}", plan.x.name, c.x);
+        if let (Some(y), Some(v)) = (&plan.y, c.y) {
+            at.push_str(&format!(", {} = {v}", y.name));
+        }
+        format!("{} at {at}, seed {seed}", c.groups[group].protocol)
+    };
+    let store = MemoryStore::default();
+    let (mut d, rule) = debate(&c.groups[group], &c.team, c.rounds, seed as u64, &store)
+        .map_err(|e| SweepError::Debate(format!("{}: {e}", where_())))?;
+    let failed = |e: moot_engine::EngineError| SweepError::Debate(format!("{}: {e}", where_()));
+    d.create(rule, serde_json::json!({}))
+        .await
+        .map_err(failed)?;
+    let r = d
+        .run(rule, &DecisionConfig::default(), &NoObserver)
+        .await
+        .map_err(failed)?;
+    let gold = Answer::parse(AnswerKind::Numeric, GOLD, &ExtractContext::default());
+    let correct = plan
+        .arms
+        .iter()
+        .map(|arm| decided_gold(&r, arm.rule, gold.as_ref()))
+        .collect();
+    Ok(Done {
+        cell,
+        group,
+        seed,
+        correct,
+        ncomm: r.ncomm(),
+        calls: r.records.iter().filter(|c| !c.skipped).count() as u64,
+    })
+}
+
+fn decided_gold(r: &DebateResult, rule: &str, gold: Option<&Answer>) -> bool {
+    let answer = r
+        .decisions
+        .iter()
+        .find(|d| d.rule == rule)
+        .and_then(|d| d.answer.as_ref());
+    gold.is_some_and(|g| is_correct(answer, g))
+}
+
+/// Runs every debate of `plan`; `progress(done, total)` hears each finished debate.
+///
+/// Debates run as tokio tasks, at most `concurrency` at a time, so they use every worker thread
+/// of a multi-threaded runtime. The results do not depend on the order they finish in.
+pub async fn run_plan(
+    plan: &Plan,
+    options: RunOptions,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<Vec<CellData>, SweepError> {
+    let plan = Arc::new(plan.clone());
+    let mut data: Vec<CellData> = plan
+        .cells
+        .iter()
+        .map(|c| CellData {
+            x: c.x,
+            y: c.y,
+            arms: vec![
+                ArmData {
+                    correct: vec![false; plan.debates],
+                    ..ArmData::default()
+                };
+                plan.arms.len()
+            ],
+        })
+        .collect();
+    let jobs: Vec<(usize, usize, usize)> = plan
+        .cells
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, c)| {
+            (0..plan.debates).flat_map(move |s| (0..c.groups.len()).map(move |g| (ci, g, s)))
+        })
+        .collect();
+    let total = jobs.len();
+    let mut running = stream::iter(jobs.into_iter().map(|(cell, group, seed)| {
+        let plan = Arc::clone(&plan);
+        tokio::spawn(run_one(plan, cell, group, seed))
+    }))
+    .buffer_unordered(options.concurrency.max(1));
+    let mut finished = 0;
+    while let Some(joined) = running.next().await {
+        let done = joined.map_err(|e| SweepError::Task(e.to_string()))??;
+        let cell = &plan.cells[done.cell];
+        for (arm, d) in data[done.cell].arms.iter_mut().enumerate() {
+            if cell.arm_group[arm] == done.group {
+                d.correct[done.seed] = done.correct[arm];
+                d.ncomm += done.ncomm;
+                d.calls += done.calls;
+            }
+        }
+        finished += 1;
+        progress(finished, total);
+    }
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::SweepSpec;
+
+    /// Three agents, α = 1, one distractor, two rounds.
+    fn spec(accuracy: f64, debates: usize, x: &str, arms: &str) -> Plan {
+        let text = format!(
+            "title = \"t\"\ndebates = {debates}\nrounds = 2\nagents = 3\n\
+             [agent]\naccuracy = {accuracy}\nalpha = 1.0\ndistractors = [\"418\"]\n{arms}\n{x}\n"
+        );
+        SweepSpec::parse(&text, "t").unwrap().plan(None).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn arms_sharing_a_protocol_share_its_debates_and_results_are_paired_by_seed() {
+        let plan = spec(
+            0.45,
+            40,
+            "[x]\nparam = \"beta_conform\"\nvalues = [-2, 4]",
+            "[[arms]]\nlabel = \"score\"\nprotocol = \"free-mad-c\"\nrule = \"free-mad\"\n\
+             [[arms]]\nlabel = \"last\"\nprotocol = \"free-mad-c\"\nrule = \"majority-last\"\n\
+             [[arms]]\nlabel = \"n\"\nprotocol = \"free-mad-n\"",
+        );
+        let mut seen = Vec::new();
+        let data = run_plan(&plan, RunOptions { concurrency: 3 }, |d, t| {
+            seen.push((d, t))
+        })
+        .await
+        .unwrap();
+        // Two protocols × 2 cells × 40 seeds.
+        assert_eq!(seen.len(), 160);
+        assert_eq!(seen.last(), Some(&(160, 160)));
+        assert_eq!(data.len(), 2);
+        for c in &data {
+            // Shared debates: the same NComm and calls for both free-mad-c arms.
+            assert_eq!(c.arms[0].ncomm, c.arms[1].ncomm);
+            assert_eq!(c.arms[0].calls, c.arms[1].calls);
+            assert!(c.arms[0].calls > 0);
+            assert!(c.arms.iter().all(|a| a.correct.len() == 40));
+        }
+        // Concurrency does not change the outcome.
+        let again = run_plan(&plan, RunOptions { concurrency: 1 }, |_, _| {})
+            .await
+            .unwrap();
+        assert_eq!(again, data);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformity_to_a_wrong_plurality_costs_som_and_leaves_free_mad_n_alone() {
+        // som's prompt urges agreement, so its agents follow `beta_conform`; free-mad-n's urges
+        // critique and reads `beta_anti`, which the axis leaves alone. With gold a minority
+        // (accuracy 0.35, one distractor), strong conformity locks in round 0's wrong
+        // pluralities. Measured over seeds 0..60: som right in 24 (β = −2) and 14 (β = 4).
+        let plan = spec(
+            0.35,
+            60,
+            "[x]\nparam = \"beta_conform\"\nvalues = [-2, 4]",
+            "[[arms]]\nlabel = \"som\"\nprotocol = \"som\"\nrule = \"majority-last\"\n\
+             [[arms]]\nlabel = \"n\"\nprotocol = \"free-mad-n\"\nrule = \"majority-last\"",
+        );
+        let data = run_plan(&plan, RunOptions { concurrency: 2 }, |_, _| {})
+            .await
+            .unwrap();
+        let right =
+            |cell: usize, arm: usize| data[cell].arms[arm].correct.iter().filter(|&&b| b).count();
+        assert_eq!(
+            data[0].arms[1], data[1].arms[1],
+            "free-mad-n does not read beta_conform"
+        );
+        assert!(
+            right(0, 0) >= right(1, 0) + 5,
+            "som: {} vs {}",
+            right(0, 0),
+            right(1, 0)
+        );
+    }
+}
