@@ -15,7 +15,7 @@ common=(--dataset gsm8k --limit 1000 --seed 41 --concurrency 8)
 
 run() { # name, then bench arguments
   local name=$1; shift
-  { echo "\$ moot bench ${common[*]} $*"; echo; "$moot" bench "${common[@]}" --run "$name" "$@" 2>/dev/null; } > "$out/$name.md"
+  { echo "\$ moot bench ${common[*]} $*"; echo; "$moot" bench "${common[@]}" --run "$name" "$@"; } > "$out/$name.md"
   echo "wrote $out/$name.md"
 }
 
