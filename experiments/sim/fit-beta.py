@@ -48,8 +48,9 @@ def wilson(k, n, z=1.96):
     return (max(0.0, c - h), min(1.0, c + h))
 
 
-def moot_json(moot, args, env=None):
-    out = subprocess.run([moot, *args, "--json"], check=True, capture_output=True, text=True, env=env)
+def moot_json(moot, args):
+    """Runs moot with `args` (which ask for JSON) and parses what it prints."""
+    out = subprocess.run([moot, *args], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
@@ -76,7 +77,7 @@ def sim_adoption(moot, accuracy, betas, protocols):
         report = moot_json(
             moot,
             ["--store", "memory:", "bench", "--dataset", "gsm8k", "--limit", str(SIM_DEBATES),
-             "--seed", "41", "--config", path, "--protocol", ",".join(protocols), "--rounds", "1"],
+             "--seed", "41", "--config", path, "--protocol", ",".join(protocols), "--rounds", "1", "--json"],
         )
     finally:
         os.unlink(path)
@@ -111,7 +112,9 @@ def main():
     ap.add_argument("--out", default="results/sim/beta-fit.md")
     args = ap.parse_args()
 
-    real = protocols_of(moot_json(args.moot, ["--store", args.store, "report", args.bench]))
+    real = protocols_of(
+        moot_json(args.moot, ["--store", args.store, "report", args.bench, "--format", "json"])
+    )
     missing = [p for p, _, _ in PROMPTS if p not in real]
     if missing:
         sys.exit(f"benchmark {args.bench} has no {', '.join(missing)}")
