@@ -9,10 +9,12 @@
 //! ([`SweepReport`]) is Markdown with a summary computed from the cells, a CSV table and an SVG:
 //! a heat map of the difference over two axes, or accuracy lines with whiskers over one.
 //!
-//! Modules, in the order data flows: `spec` (the TOML and its grid of cells), `run` (debates),
+//! Modules, in the order data flows: `debate` (one simulated debate, built), `spec` (the TOML and
+//! its grid of cells, each checked by building its debates), `run` (debates),
 //! `stats` (per cell and over the grid), `svg` and `report` (outputs). Only the `moot` binary
 //! imports this crate.
 
+mod debate;
 mod error;
 pub mod report;
 pub mod run;

@@ -6,17 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::error::SweepError;
 use crate::run::CellData;
 use crate::spec::{Plan, GOLD, QUESTION};
-use crate::stats::{cell_stats, number, summary, CellStats};
+use crate::stats::{cell_stats, number, p_value, summary, CellStats};
 use crate::svg;
-
-/// A p-value as reports print it: three decimals, or scientific below 0.001.
-pub fn p_value(p: f64) -> String {
-    if p >= 0.001 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.1e}")
-    }
-}
 
 /// A finished sweep, ready to write.
 #[derive(Debug, Clone)]

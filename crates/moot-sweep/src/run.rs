@@ -6,21 +6,16 @@
 //! comparisons in a cell are paired, and so are cells that differ only in a parameter.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
-use moot_backends::sim::{SimAgent, SimModel};
-use moot_backends::LanguageModel;
 use moot_core::answer::{is_correct, Answer, AnswerKind, ExtractContext};
-use moot_core::chat::SamplingParams;
-use moot_core::debate::DebateSpec;
 use moot_core::decision::DecisionConfig;
-use moot_core::protocol::build_protocol;
-use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
+use moot_engine::{DebateResult, NoObserver};
 use moot_store::MemoryStore;
 
+use crate::debate::{debate, GOLD};
 use crate::error::SweepError;
-use crate::spec::{Group, Plan, GOLD, QUESTION};
+use crate::spec::Plan;
 
 /// How to run a plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,65 +41,6 @@ pub struct CellData {
     pub x: f64,
     pub y: Option<f64>,
     pub arms: Vec<ArmData>,
-}
-
-/// Sim agents answer at once: the deadlines never matter, and every agent is waited for.
-fn engine_config(agents: usize) -> EngineConfig {
-    EngineConfig {
-        soft_timeout: Duration::from_secs(60),
-        hard_timeout: Duration::from_secs(120),
-        min_agents: agents,
-        max_concurrent_calls: 8,
-        cache: false,
-        cache_max_entries: None,
-        budget: Default::default(),
-        reask: true,
-    }
-}
-
-/// The debate of `group` among `team` with `seed`, ready to run, and its default rule.
-fn debate<'s>(
-    group: &Group,
-    team: &[SimAgent],
-    rounds: usize,
-    seed: u64,
-    store: &'s MemoryStore,
-) -> Result<(Debate<'s>, &'static str), String> {
-    let protocol = build_protocol(&group.protocol, &group.options).map_err(|e| e.to_string())?;
-    let rule = protocol.default_rule();
-    let (n, rounds) = protocol.shape(team.len(), rounds);
-    let agents = team
-        .iter()
-        .take(n)
-        .enumerate()
-        .map(|(i, a)| EngineAgent {
-            model: Arc::new(SimModel::new(
-                a.clone(),
-                GOLD,
-                AnswerKind::Numeric,
-                seed * 100 + i as u64,
-            )) as Arc<dyn LanguageModel>,
-            params: SamplingParams::default(),
-        })
-        .collect::<Vec<_>>();
-    let spec = DebateSpec::with_agents(QUESTION, AnswerKind::Numeric, agents.len(), rounds, seed);
-    let d = Debate::new(
-        format!("sweep-{}-s{seed}", group.protocol),
-        spec,
-        protocol,
-        agents,
-        engine_config(n.min(team.len())),
-        store,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok((d, rule))
-}
-
-/// Whether `group` can debate among `team` (the protocol's checks of team size and options),
-/// without running anything.
-pub(crate) fn check(group: &Group, team: &[SimAgent], rounds: usize) -> Result<(), String> {
-    let store = MemoryStore::default();
-    debate(group, team, rounds, 0, &store).map(|_| ())
 }
 
 /// One finished debate: the cell and group it belongs to, its seed, and what it produced.

@@ -43,10 +43,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SweepError;
 
-/// The question every simulated debate asks (the sim does not read it).
-pub const QUESTION: &str = "What is 17 * 24?";
-/// Its gold answer, which every simulated agent is told.
-pub const GOLD: &str = "408";
+pub use crate::debate::{Group, GOLD, QUESTION};
 /// At most this many agents: agent `i` of debate `s` gets model seed `100·s + i`, so more would
 /// share seeds across debates.
 pub const MAX_AGENTS: usize = 100;
@@ -289,13 +286,6 @@ impl Axis {
             name,
         })
     }
-}
-
-/// One protocol with its options: arms that share one share its debates.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    pub protocol: String,
-    pub options: ProtocolOptions,
 }
 
 /// One arm, resolved.
@@ -645,7 +635,7 @@ impl SweepSpec {
             let index = match groups.iter().position(|g| g == &group) {
                 Some(index) => index,
                 None => {
-                    crate::run::check(&group, &team, rounds).map_err(|message| {
+                    crate::debate::check(&group, &team, rounds).map_err(|message| {
                         SweepError::invalid(format!("arms[{i}]"), format!("at {}: {message}", at()))
                     })?;
                     groups.push(group);

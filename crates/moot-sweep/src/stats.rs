@@ -304,6 +304,15 @@ pub fn summary(plan: &Plan, stats: &[CellStats]) -> String {
     s
 }
 
+/// A p-value as reports print it: three decimals, or scientific below 0.001.
+pub fn p_value(p: f64) -> String {
+    if p >= 0.001 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.1e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

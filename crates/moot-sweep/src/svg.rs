@@ -132,7 +132,7 @@ pub fn heat_map(plan: &Plan, stats: &[CellStats]) -> String {
             c.only_first,
             second,
             c.only_second,
-            crate::report::p_value(c.p_value)
+            crate::stats::p_value(c.p_value)
         );
         line(format!(
             r##"<rect class="cell" x="{px:.1}" y="{py:.1}" width="{cw:.1}" height="{ch:.1}" fill="rgb({r},{g},{b})" stroke="#FFFFFF" stroke-width="1"><title>{}</title></rect>"##,
