@@ -5,7 +5,9 @@
 # back, and the request cache answers any call already made).
 #   results/gsm8k-30/run.sh            # store: results/gsm8k-30.db (not committed)
 # Four benchmarks share the store, so round 0 is generated once per question and reused by every
-# debating protocol through the request cache, and som's first debate round is free-mad-c's:
+# debating protocol through the request cache, and som's first debate round is free-mad-c's (one
+# debate at a time: two debates of one item started together would each sample their own round
+# 0, as the first 21 questions of gsm8k-30-beta did at CONCURRENCY=2):
 #   gsm8k-30-beta     FREE-MAD under its three prompts (free-mad-n, free-mad-c, free-mad-neutral),
 #                     one round: the real-model conformity measurement of results/sim/beta-fit.md,
 #                     first because it is the smallest;
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/../.."
 moot=${MOOT:-target/release/moot}
 [[ -x $moot ]] || cargo build --release -p moot
 export MOOT_STORE=${MOOT_STORE:-results/gsm8k-30.db}
-common=(--dataset gsm8k --limit 30 --seed 41 --concurrency "${CONCURRENCY:-2}" --config results/gsm8k-30.toml)
+common=(--dataset gsm8k --limit 30 --seed 41 --concurrency "${CONCURRENCY:-1}" --config results/gsm8k-30.toml)
 "$moot" bench "${common[@]}" --rounds 1 --run gsm8k-30-beta --protocol free-mad-n,free-mad-c,free-mad-neutral
 "$moot" bench "${common[@]}" --rounds 1 --run gsm8k-30-rest-r1 --protocol cot,cot-sc,mad-m2,svr-mad
 "$moot" bench "${common[@]}" --rounds 2 --run gsm8k-30-som-r2 --protocol som

@@ -157,6 +157,22 @@ pub const PRESETS: &[(&str, MakeAgent)] = &[
         }
         .with_beta_everywhere(5.0)
     }),
+    // The embedded default model (Qwen2.5-Coder-0.5B, temperature 0.7) on GSM8K, fitted by
+    // experiments/sim/fit-beta.py from its measured adoption of a peer's different answer under
+    // the three prompts (results/sim/beta-fit.md, 20 questions so far): it conforms strongly,
+    // and the critique prompt barely changes that; it re-samples every round (α = 1), is right
+    // 14% of the time alone, and its wrong answers rarely coincide.
+    ("qwen-0.5b-like", || SimAgent {
+        accuracy: 0.14,
+        distractors: ["100001", "100002", "100003", "100004", "100005", "100006"]
+            .map(String::from)
+            .to_vec(),
+        beta: 3.68,
+        beta_conform: 3.2,
+        beta_anti: 2.91,
+        alpha: 1.0,
+        ..SimAgent::default()
+    }),
     // An agent without peers' influence: it answers as it would alone.
     ("independent", || {
         SimAgent {
@@ -861,6 +877,8 @@ mod tests {
             (0.2, 5.0, 1.0)
         );
         assert_eq!(read("{}").unwrap(), SimAgent::default());
+        let qwen = read(r#"{"preset": "qwen-0.5b-like"}"#).unwrap();
+        assert_eq!((qwen.alpha, qwen.distractors.len()), (1.0, 6));
         let e = read(r#"{"preset": "genius"}"#).unwrap_err().to_string();
         assert!(
             e.contains("unknown sim preset \"genius\"") && e.contains("follower"),
