@@ -8,7 +8,7 @@ moot=${MOOT:-target/release/moot}
 [[ -x $moot ]] || cargo build --release -p moot
 names=("$@")
 if [[ ${#names[@]} -eq 0 ]]; then
-  names=(free-mad-score free-mad-team anti-vs-conform cut-off malicious masking madc svr)
+  names=(free-mad-score free-mad-team anti-vs-conform cut-off malicious masking madc svr qwen-like)
 fi
 for name in "${names[@]}"; do
   start=$SECONDS
