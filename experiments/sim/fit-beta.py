@@ -150,9 +150,9 @@ def main():
         f"Real model: benchmark `{args.bench}` ({items} GSM8K items that all three prompts finished; "
         "three agents on the embedded Qwen2.5-Coder-0.5B, temperature 0.7, one debate round). "
         "`results/gsm8k-30/run.sh` makes it. Round 0 is shared between prompts only where the "
-        "request cache served it: two debates of one item that start together (the benchmark "
-        "ran two at a time) each sample their own, so each rate below is measured on its own "
-        "round 0 and the rates are not paired agent by agent. An agent is *exposed* in round 1 when some peer's round-0 answer differs from "
+        "request cache served it: two debates of one item that start together (the first 21 "
+        "questions ran two at a time) each sample their own, so the rates below are not paired "
+        "agent by agent. An agent is *exposed* in round 1 when some peer's round-0 answer differs from "
         "its own; it *adopts* when its round-1 answer is one of those different answers.",
         "",
         f"Round-0 individual accuracy: {accuracy:.3f}.",

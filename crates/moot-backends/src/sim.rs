@@ -159,17 +159,17 @@ pub const PRESETS: &[(&str, MakeAgent)] = &[
     }),
     // The embedded default model (Qwen2.5-Coder-0.5B, temperature 0.7) on GSM8K, fitted by
     // experiments/sim/fit-beta.py from its measured adoption of a peer's different answer under
-    // the three prompts (results/sim/beta-fit.md, 20 questions so far): it conforms strongly,
-    // and the critique prompt barely changes that; it re-samples every round (α = 1), is right
-    // 14% of the time alone, and its wrong answers rarely coincide.
+    // the three prompts (results/sim/beta-fit.md, 30 questions): it conforms strongly, and the
+    // critique prompt lowers that only a little; it re-samples every round (α = 1), is right 14%
+    // of the time alone, and its wrong answers rarely coincide.
     ("qwen-0.5b-like", || SimAgent {
         accuracy: 0.14,
         distractors: ["100001", "100002", "100003", "100004", "100005", "100006"]
             .map(String::from)
             .to_vec(),
-        beta: 3.68,
-        beta_conform: 3.2,
-        beta_anti: 2.91,
+        beta: 4.17,
+        beta_conform: 4.17,
+        beta_anti: 2.86,
         alpha: 1.0,
         ..SimAgent::default()
     }),
