@@ -62,11 +62,11 @@ async fn run_one(
 ) -> Result<Done, SweepError> {
     let c = &plan.cells[cell];
     let where_ = || {
-        let mut at = format!("{} = {}", plan.x.name, c.x);
-        if let (Some(y), Some(v)) = (&plan.y, c.y) {
-            at.push_str(&format!(", {} = {v}", y.name));
-        }
-        format!("{} at {at}, seed {seed}", c.groups[group].protocol)
+        format!(
+            "{} at {}, seed {seed}",
+            c.groups[group].protocol,
+            plan.coordinates(c.x, c.y)
+        )
     };
     let store = MemoryStore::default();
     let (mut d, rule) = debate(&c.groups[group], &c.team, c.rounds, seed as u64, &store)

@@ -328,9 +328,28 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A cell's coordinates: `beta_conform = 2, accuracy = 0.4`.
+    pub fn coordinates(&self, x: f64, y: Option<f64>) -> String {
+        let mut s = format!("{} = {}", self.x.name, number(x));
+        if let (Some(axis), Some(v)) = (&self.y, y) {
+            s.push_str(&format!(", {} = {}", axis.name, number(v)));
+        }
+        s
+    }
+
     /// Debates the sweep runs: cells × distinct protocols × seeds.
     pub fn total_debates(&self) -> usize {
         self.cells.iter().map(|c| c.groups.len()).sum::<usize>() * self.debates
+    }
+}
+
+/// A number as written in a spec: `3`, `0.35`, `-2`.
+pub fn number(v: f64) -> String {
+    if v == 0.0 {
+        // No "-0".
+        "0".into()
+    } else {
+        format!("{v}")
     }
 }
 

@@ -5,6 +5,7 @@
 use moot_eval::summary::{mcnemar_exact, wilson};
 
 use crate::run::CellData;
+pub use crate::spec::number;
 use crate::spec::Plan;
 
 /// The significance level of the verdicts.
@@ -132,16 +133,6 @@ pub fn holm(p_values: &[f64], alpha: f64) -> Vec<bool> {
     keep
 }
 
-/// A number as written in a spec: `3`, `0.35`, `-2`.
-pub fn number(v: f64) -> String {
-    if v == 0.0 {
-        // No "-0".
-        "0".into()
-    } else {
-        format!("{v}")
-    }
-}
-
 /// Runs of consecutive indices, as `a to b` (or `a` alone) over `values`.
 fn runs(indices: &[usize], values: &[f64]) -> String {
     let mut parts = Vec::new();
@@ -199,15 +190,6 @@ fn places(plan: &Plan, cells: &[&(usize, &CellStats)]) -> String {
             parts.join("; ")
         }
     }
-}
-
-/// A cell's coordinates: `beta_conform = 2, accuracy = 0.4`.
-pub fn at(plan: &Plan, c: &CellStats) -> String {
-    let mut s = format!("{} = {}", plan.x.name, number(c.x));
-    if let (Some(y), Some(v)) = (&plan.y, c.y) {
-        s.push_str(&format!(", {} = {}", y.name, number(v)));
-    }
-    s
 }
 
 /// The summary paragraph, computed from the cells.
@@ -296,9 +278,9 @@ pub fn summary(plan: &Plan, stats: &[CellStats]) -> String {
         s.push_str(&format!(
             " The difference ranges from {:+.3} ({}) to {:+.3} ({}).",
             lo.difference,
-            at(plan, lo),
+            plan.coordinates(lo.x, lo.y),
             hi.difference,
-            at(plan, hi)
+            plan.coordinates(hi.x, hi.y)
         ));
     }
     s
