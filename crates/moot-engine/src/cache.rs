@@ -54,10 +54,17 @@ pub fn request_key(backend: &str, request: &CompletionRequest, sample: usize) ->
     hex
 }
 
-/// The answer stored under `key`, if there is one this version can read.
-pub(crate) async fn cached(store: &dyn Store, key: &str) -> Option<Completion> {
-    let stored = store.cache_get(key).await.ok().flatten()?;
-    serde_json::from_value(stored).ok()
+/// The answers stored under `keys`, in their order: `None` where there is none this version
+/// can read, and for every key when the lookup fails (which only loses a saving). One query
+/// for a round's calls, not one each.
+pub(crate) async fn cached(store: &dyn Store, keys: &[&str]) -> Vec<Option<Completion>> {
+    match store.cache_get_many(keys).await {
+        Ok(found) if found.len() == keys.len() => found
+            .into_iter()
+            .map(|stored| stored.and_then(|v| serde_json::from_value(v).ok()))
+            .collect(),
+        _ => keys.iter().map(|_| None).collect(),
+    }
 }
 
 /// The cache entry of `completion` under `key`, redacted like everything else the debate

@@ -10,7 +10,7 @@ use moot_core::decision::{Decision, DecisionConfig};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
 use moot_core::redact::Redactor;
 use moot_sandbox::Sandbox;
-use moot_store::{CallRecord, DecisionRecord, RunRecord, RunStatus, Store};
+use moot_store::{CallRecord, DecisionRecord, RunOutcome, RunRecord, RunStatus, Store};
 use tokio::time::Instant;
 
 use crate::budget::debate_spent;
@@ -246,27 +246,33 @@ impl<'a> Debate<'a> {
         debate_spent(&self.config.budget, self.started.elapsed(), used)
     }
 
-    /// Records every rule's decision and the chosen rule's answer, and marks the run done.
+    /// Records every rule's decision and the chosen rule's answer, and marks the run done, in
+    /// one write.
     async fn finish(&self, rule: &str, decisions: &[Decision]) -> Result<(), EngineError> {
         let at = timestamp();
-        for d in decisions {
-            self.store
-                .record_decision(&DecisionRecord {
-                    run_id: self.run_id.clone(),
-                    rule: d.rule.to_string(),
-                    answer: d.answer.as_ref().map(|a| a.canonical().to_string()),
-                    decision: decision_json(d),
-                    decided_at: at.clone(),
-                })
-                .await?;
-        }
         let answer = decisions
             .iter()
             .find(|d| d.rule == rule)
             .and_then(|d| d.answer.as_ref())
             .map(|a| a.canonical().to_string());
+        let decisions = decisions
+            .iter()
+            .map(|d| DecisionRecord {
+                run_id: self.run_id.clone(),
+                rule: d.rule.to_string(),
+                answer: d.answer.as_ref().map(|a| a.canonical().to_string()),
+                decision: decision_json(d),
+                decided_at: at.clone(),
+            })
+            .collect();
         self.store
-            .finish_run(&self.run_id, RunStatus::Done, answer.as_deref(), &at)
+            .record_outcome(RunOutcome {
+                run_id: self.run_id.clone(),
+                status: RunStatus::Done,
+                answer,
+                finished_at: at,
+                decisions,
+            })
             .await?;
         Ok(())
     }

@@ -58,10 +58,8 @@ pub(crate) async fn run_round(
     let mut run = RoundRun::new(context, round, &calls);
     let turns = Arc::new(Semaphore::new(run.config.max_concurrent_calls.max(1)));
     let mut pending = FuturesUnordered::new();
-    for call in calls {
-        if let Some(ask) = run.start(call).await? {
-            pending.push(ask.run(turns.clone()).boxed());
-        }
+    for ask in run.start(calls).await {
+        pending.push(ask.run(turns.clone()).boxed());
     }
     // Calls answered from the cache or refused before asking, written together.
     run.flush().await?;
@@ -130,44 +128,59 @@ impl<'d> RoundRun<'d> {
         }
     }
 
-    /// What asking `call` takes, or `None` when it was settled without asking (its prompt over
-    /// budget, or its request answered from the cache).
-    async fn start(&mut self, mut call: PlannedCall) -> Result<Option<Ask>, EngineError> {
-        if let Err(reason) = fit_prompt(&self.config.budget, &mut call) {
-            self.tally.failed_permanently += 1;
-            self.finish(call, CallEnd::refused(reason));
-            return Ok(None);
+    /// What asking each of `calls` takes; calls settled without asking (a prompt over budget,
+    /// a request answered from the cache) are noted as ended instead.
+    async fn start(&mut self, calls: Vec<PlannedCall>) -> Vec<Ask> {
+        let mut requests = Vec::with_capacity(calls.len());
+        for mut call in calls {
+            if let Err(reason) = fit_prompt(&self.config.budget, &mut call) {
+                self.tally.failed_permanently += 1;
+                self.finish(call, CallEnd::refused(reason));
+                continue;
+            }
+            let agent = &self.log.agents[call.agent];
+            let request = request_for(self.log.spec, agent, &call);
+            let key = request_key(&agent.model.name(), &request, call.agent);
+            self.request_keys.insert(call.key(), key);
+            requests.push((call, request));
         }
-        let agent = &self.log.agents[call.agent];
-        let request = request_for(self.log.spec, agent, &call);
-        let model = agent.model.clone();
-        let key = call.key();
         // The cache is read and written here and in `answered`, never inside the call
         // futures: a future holding a database connection while it is not being polled would
         // starve the store writes this task awaits.
-        let asked_for = request_key(&model.name(), &request, call.agent);
-        self.request_keys.insert(key, asked_for.clone());
-        if self.config.cache {
-            if let Some(c) = cached(self.log.store, &asked_for).await {
+        let hits = if self.config.cache {
+            let keys: Vec<&str> = requests
+                .iter()
+                .filter_map(|(call, _)| self.request_keys.get(&call.key()))
+                .map(String::as_str)
+                .collect();
+            cached(self.log.store, &keys).await
+        } else {
+            Vec::new()
+        };
+        let mut hits = hits.into_iter();
+        let mut asks = Vec::with_capacity(requests.len());
+        for (call, request) in requests {
+            if let Some(c) = hits.next().flatten() {
                 self.responded += 1;
                 self.finish(call, CallEnd::cached(c));
-                return Ok(None);
+                continue;
             }
+            let key = call.key();
+            asks.push(Ask {
+                key,
+                model: self.log.agents[call.agent].model.clone(),
+                request,
+                reask: Reask::for_call(
+                    self.config.reask,
+                    self.log.spec,
+                    &call,
+                    crate::reask::previous_answer(self.log.transcript, call.round, call.agent),
+                ),
+                time_limit: self.config.budget.max_call_time,
+            });
+            self.waiting.insert(key, call);
         }
-        let ask = Ask {
-            key,
-            model,
-            request,
-            reask: Reask::for_call(
-                self.config.reask,
-                self.log.spec,
-                &call,
-                crate::reask::previous_answer(self.log.transcript, call.round, call.agent),
-            ),
-            time_limit: self.config.budget.max_call_time,
-        };
-        self.waiting.insert(key, call);
-        Ok(Some(ask))
+        asks
     }
 
     /// Records calls as they come back until the round may proceed or must stop.

@@ -631,6 +631,159 @@ pub(crate) async fn check_batch_contract(store: std::sync::Arc<dyn Store>) {
     assert_eq!(store.cache_get("k5").await.unwrap(), None);
 }
 
+/// Checks a store against the outcome part of the [`Store`] contract: an outcome records its
+/// decisions and finishes its run as one-by-one recording would, all or nothing; outcomes
+/// recorded at once with other debates' batches are all kept, and one outcome's error fails
+/// only that outcome.
+#[cfg(test)]
+pub(crate) async fn check_outcome_contract(store: std::sync::Arc<dyn Store>) {
+    use crate::records::{CallBatch, DecisionRecord, RunOutcome};
+    fn decision(run: &str, rule: &str, answer: &str) -> DecisionRecord {
+        DecisionRecord {
+            run_id: run.into(),
+            rule: rule.into(),
+            answer: Some(answer.into()),
+            decision: serde_json::json!({"rule": rule, "scores": {answer: 1.5}}),
+            decided_at: "t3".into(),
+        }
+    }
+    fn outcome(run: &str, answer: &str) -> RunOutcome {
+        RunOutcome {
+            run_id: run.into(),
+            status: RunStatus::Done,
+            answer: Some(answer.into()),
+            finished_at: "t3".into(),
+            decisions: vec![
+                decision(run, "majority-last", answer),
+                decision(run, "free-mad", answer),
+            ],
+        }
+    }
+    store.create_run(&running_run("o1")).await.unwrap();
+    // A decision recorded before (a resumed debate's) is replaced.
+    store
+        .record_decision(&decision("o1", "free-mad", "3"))
+        .await
+        .unwrap();
+    store.record_outcome(outcome("o1", "7")).await.unwrap();
+    assert_eq!(
+        store.decisions("o1").await.unwrap(),
+        vec![
+            decision("o1", "free-mad", "7"),
+            decision("o1", "majority-last", "7")
+        ]
+    );
+    let run = store.run("o1").await.unwrap();
+    assert_eq!(
+        (
+            run.status,
+            run.answer.as_deref(),
+            run.finished_at.as_deref()
+        ),
+        (RunStatus::Done, Some("7"), Some("t3"))
+    );
+    // The outcome of a run the store does not have is refused whole.
+    let unknown = RunOutcome {
+        decisions: vec![decision("nope", "free-mad", "7")],
+        ..outcome("nope", "7")
+    };
+    assert!(matches!(
+        store.record_outcome(unknown).await,
+        Err(StoreError::RunNotFound(_))
+    ));
+    assert_eq!(store.decisions("nope").await.unwrap(), vec![]);
+    // Outcomes and batches recorded at the same moment (which SQLite commits together) are all
+    // kept, but for the outcome of the unknown run.
+    for t in 0..12 {
+        store
+            .create_run(&running_run(&format!("o{}", t + 10)))
+            .await
+            .unwrap();
+    }
+    let tasks = (0..12u32).map(|t| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let run = format!("o{}", t + 10);
+            if t % 2 == 0 {
+                let batch = CallBatch {
+                    calls: vec![full_call(&run, 0, 0, Some("Final answer: 7"))],
+                    cache: vec![],
+                };
+                store.record_batch(&batch).await.is_ok()
+            } else {
+                let run = if t == 7 { "nope".to_string() } else { run };
+                store.record_outcome(outcome(&run, "7")).await.is_ok()
+            }
+        })
+    });
+    let mut written = Vec::new();
+    for t in tasks.collect::<Vec<_>>() {
+        written.push(t.await.unwrap());
+    }
+    assert_eq!(written, (0..12).map(|t| t != 7).collect::<Vec<_>>());
+    for t in 0..12u32 {
+        let run = format!("o{}", t + 10);
+        let finished = store.run(&run).await.unwrap().status == RunStatus::Done;
+        assert_eq!(finished, t % 2 == 1 && t != 7, "{run}");
+        let decided = store.decisions(&run).await.unwrap().len();
+        assert_eq!(decided, if finished { 2 } else { 0 }, "{run}");
+        let calls = store.calls(&run).await.unwrap().len();
+        assert_eq!(calls, usize::from(t % 2 == 0), "{run}");
+    }
+}
+
+/// Checks the parts of the batch contract that multi-row statements could break: one batch
+/// recording the same call twice (each recording applies in order) and batches longer than
+/// one statement holds, and looking up many cached responses at once.
+#[cfg(test)]
+pub(crate) async fn check_large_batch_contract(store: &dyn Store) {
+    use crate::records::CallBatch;
+    store.create_run(&running_run("l1")).await.unwrap();
+    let unanswered = full_call("l1", 0, 0, None);
+    let answered = full_call("l1", 0, 0, Some("Final answer: 7"));
+    let later = full_call("l1", 0, 0, Some("Final answer: 8"));
+    let twice = CallBatch {
+        calls: vec![unanswered, answered.clone(), later],
+        cache: vec![
+            ("dup".into(), serde_json::json!(1)),
+            ("dup".into(), serde_json::json!(2)),
+        ],
+    };
+    store.record_batch(&twice).await.unwrap();
+    assert_eq!(store.calls("l1").await.unwrap(), vec![answered]);
+    assert_eq!(
+        store.cache_get("dup").await.unwrap(),
+        Some(serde_json::json!(1))
+    );
+    let many = 1_203u32;
+    let large = CallBatch {
+        calls: (0..many)
+            .map(|a| full_call("l1", 1, a, Some("Final answer: 7")))
+            .collect(),
+        cache: (0..many)
+            .map(|a| (format!("many{a}"), serde_json::json!(a)))
+            .collect(),
+    };
+    store.record_batch(&large).await.unwrap();
+    let stored = store.calls("l1").await.unwrap();
+    assert_eq!(stored.len(), many as usize + 1);
+    assert_eq!(stored.last(), large.calls.last());
+    let mut keys: Vec<String> = (0..many).rev().map(|a| format!("many{a}")).collect();
+    keys.insert(7, "absent".into());
+    keys.push("many3".into());
+    let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let found = store.cache_get_many(&key_refs).await.unwrap();
+    assert_eq!(found.len(), keys.len(), "one answer per key, in order");
+    for (key, value) in keys.iter().zip(&found) {
+        let expected = key
+            .strip_prefix("many")
+            .and_then(|n| n.parse::<u32>().ok())
+            .map(|n| serde_json::json!(n));
+        assert_eq!(value, &expected, "{key}");
+    }
+    assert_eq!(store.cache_get_many(&[]).await.unwrap(), vec![]);
+}
+
 /// Every contract check above, on stores `fresh` makes (one per check, so they don't meet).
 #[cfg(test)]
 pub(crate) async fn check_whole_contract<F, Fut>(fresh: F)
@@ -646,4 +799,6 @@ where
     check_job_contract(fresh().await.as_ref()).await;
     check_concurrent_claims(fresh().await, 6).await;
     check_batch_contract(fresh().await).await;
+    check_outcome_contract(fresh().await).await;
+    check_large_batch_contract(fresh().await.as_ref()).await;
 }

@@ -28,7 +28,7 @@ pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord, DecisionRecord, JobCounts,
-    JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    JobState, RunFilter, RunOutcome, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -13,8 +13,8 @@ use crate::error::StoreError;
 use crate::queries::lease_ms;
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord,
-    WorkerRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    ValidationRecord, WorkerRecord,
 };
 use crate::store::Store;
 
@@ -167,6 +167,25 @@ impl Store for MemoryStore {
         })
     }
 
+    /// All or nothing: the run is checked before anything is written. The decisions are moved
+    /// in, not copied.
+    async fn record_outcome(&self, outcome: RunOutcome) -> Result<(), StoreError> {
+        self.with(|i| {
+            let run = i
+                .runs
+                .get_mut(&outcome.run_id)
+                .ok_or_else(|| StoreError::RunNotFound(outcome.run_id.clone()))?;
+            run.status = outcome.status;
+            run.answer = outcome.answer;
+            run.finished_at = Some(outcome.finished_at);
+            let decisions = i.decisions.entry(outcome.run_id).or_default();
+            for d in outcome.decisions {
+                decisions.insert(d.rule.clone(), d);
+            }
+            Ok(())
+        })
+    }
+
     async fn finish_run(
         &self,
         id: &str,
@@ -274,6 +293,18 @@ impl Store for MemoryStore {
 
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
         self.with(|i| Ok(i.cache.get(key).map(|(_, v)| v.clone())))
+    }
+
+    async fn cache_get_many(
+        &self,
+        keys: &[&str],
+    ) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
+        self.with(|i| {
+            Ok(keys
+                .iter()
+                .map(|k| i.cache.get(*k).map(|(_, v)| v.clone()))
+                .collect())
+        })
     }
 
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError> {

@@ -20,11 +20,11 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::access::Access;
 use crate::error::{database_message, StoreError};
-use crate::queries::{delegate_store, lease_ms, store_queries, Dialect};
+use crate::queries::{delegate_store, lease_ms, store_queries, Dialect, Rows};
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord,
-    WorkerRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    ValidationRecord, WorkerRecord,
 };
 use crate::rows::{
     all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,
@@ -240,7 +240,19 @@ impl PostgresStore {
     /// A batch in one transaction; concurrent debates' batches commit side by side (PostgreSQL
     /// runs many transactions at once, so there is nothing to gain by grouping them).
     async fn write_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
-        self.queries.record_batch(batch).await
+        let mut rows = Rows::default();
+        rows.add_batch(batch);
+        self.queries.write_rows(&rows).await
+    }
+
+    /// An outcome in one transaction, as a batch is.
+    async fn write_outcome(&self, outcome: RunOutcome) -> Result<(), StoreError> {
+        self.queries
+            .write_rows(&Rows {
+                outcomes: vec![&outcome],
+                ..Rows::default()
+            })
+            .await
     }
 
     /// Opens the store at `url` for `access` (see [`Access`]): reading needs a store there and

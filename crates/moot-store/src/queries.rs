@@ -22,63 +22,92 @@ pub(crate) struct Dialect {
     pub answer_contains_2: &'static str,
 }
 
+/// The columns of a call's row, in the order [`bind_call!`] binds them.
+macro_rules! call_columns {
+    () => {
+        "run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
+         messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
+         processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
+         notes_json, ncomm, cached, retries_json, request_key"
+    };
+}
+
+/// What recording a call that is already there does: a call with a response is kept as first
+/// recorded (`WHERE calls.status <> 'ok'`), so two workers that both finished a call record it
+/// once; anything else is replaced.
+macro_rules! call_upsert {
+    () => {
+        " ON CONFLICT (run_id, round, agent, slot) DO UPDATE SET
+           agent_id = excluded.agent_id, backend = excluded.backend, mode = excluded.mode,
+           template = excluded.template, template_hash = excluded.template_hash,
+           messages_json = excluded.messages_json, peers_json = excluded.peers_json,
+           status = excluded.status, response_text = excluded.response_text,
+           answer = excluded.answer, error = excluded.error, finish = excluded.finish,
+           input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+           processed_input_tokens = excluded.processed_input_tokens,
+           logprob_tokens = excluded.logprob_tokens, logprob_mean = excluded.logprob_mean,
+           logprob_min = excluded.logprob_min, perplexity = excluded.perplexity,
+           latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
+           notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
+           retries_json = excluded.retries_json, request_key = excluded.request_key
+         WHERE calls.status <> 'ok'"
+    };
+}
+
+/// Binds call `$c`'s values, in [`call_columns!`]' order, with `$bind`: `bind` on a query,
+/// `push_bind` on a row of a multi-row insert.
+macro_rules! bind_call {
+    ($target:expr, $c:expr, $bind:ident) => {{
+        let c: &CallRecord = $c;
+        $target
+            .$bind(&c.run_id)
+            .$bind(i64::from(c.round))
+            .$bind(i64::from(c.agent))
+            .$bind(&c.slot)
+            .$bind(&c.agent_id)
+            .$bind(&c.backend)
+            .$bind(&c.mode)
+            .$bind(&c.template)
+            .$bind(&c.template_hash)
+            .$bind(json_text(&c.messages))
+            .$bind(serde_json::to_string(&c.peers).unwrap_or_else(|_| "[]".into()))
+            .$bind(call_status(c))
+            .$bind(&c.response_text)
+            .$bind(&c.answer)
+            .$bind(&c.error)
+            .$bind(&c.finish)
+            .$bind(c.input_tokens as i64)
+            .$bind(c.output_tokens as i64)
+            .$bind(c.processed_input_tokens.map(|v| v as i64))
+            .$bind(c.logprob_tokens.map(|v| v as i64))
+            .$bind(c.logprob_mean)
+            .$bind(c.logprob_min)
+            .$bind(c.perplexity)
+            .$bind(c.latency_ms as i64)
+            .$bind(&c.recorded_at)
+            .$bind(json_text(&c.notes))
+            .$bind(i64::from(c.ncomm))
+            .$bind(i64::from(c.cached))
+            .$bind(json_text(&c.retries))
+            .$bind(&c.request_key)
+    }};
+}
+
 /// The statement that records call `$c` (a `&CallRecord`), for any pool or transaction.
 macro_rules! insert_call {
-    ($c:expr) => {{
-        let c: &CallRecord = $c;
-        sqlx::query(
-            "INSERT INTO calls (run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
-               messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
-               processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-               notes_json, ncomm, cached, retries_json, request_key)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
-               $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
-             ON CONFLICT (run_id, round, agent, slot) DO UPDATE SET
-               agent_id = excluded.agent_id, backend = excluded.backend, mode = excluded.mode,
-               template = excluded.template, template_hash = excluded.template_hash,
-               messages_json = excluded.messages_json, peers_json = excluded.peers_json,
-               status = excluded.status, response_text = excluded.response_text,
-               answer = excluded.answer, error = excluded.error, finish = excluded.finish,
-               input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-               processed_input_tokens = excluded.processed_input_tokens,
-               logprob_tokens = excluded.logprob_tokens, logprob_mean = excluded.logprob_mean,
-               logprob_min = excluded.logprob_min, perplexity = excluded.perplexity,
-               latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
-               notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
-               retries_json = excluded.retries_json, request_key = excluded.request_key
-             WHERE calls.status <> 'ok'",
+    ($c:expr) => {
+        crate::queries::bind_call!(
+            sqlx::query(concat!(
+                "INSERT INTO calls (",
+                crate::queries::call_columns!(),
+                ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)",
+                crate::queries::call_upsert!()
+            )),
+            $c,
+            bind
         )
-        .bind(&c.run_id)
-        .bind(i64::from(c.round))
-        .bind(i64::from(c.agent))
-        .bind(&c.slot)
-        .bind(&c.agent_id)
-        .bind(&c.backend)
-        .bind(&c.mode)
-        .bind(&c.template)
-        .bind(&c.template_hash)
-        .bind(json_text(&c.messages))
-        .bind(serde_json::to_string(&c.peers).unwrap_or_else(|_| "[]".into()))
-        .bind(call_status(c))
-        .bind(&c.response_text)
-        .bind(&c.answer)
-        .bind(&c.error)
-        .bind(&c.finish)
-        .bind(c.input_tokens as i64)
-        .bind(c.output_tokens as i64)
-        .bind(c.processed_input_tokens.map(|v| v as i64))
-        .bind(c.logprob_tokens.map(|v| v as i64))
-        .bind(c.logprob_mean)
-        .bind(c.logprob_min)
-        .bind(c.perplexity)
-        .bind(c.latency_ms as i64)
-        .bind(&c.recorded_at)
-        .bind(json_text(&c.notes))
-        .bind(i64::from(c.ncomm))
-        .bind(i64::from(c.cached))
-        .bind(json_text(&c.retries))
-        .bind(&c.request_key)
-    }};
+    };
 }
 
 /// The statement that caches `$response` under `$key` unless the key is taken.
@@ -93,6 +122,35 @@ macro_rules! insert_cached {
         .bind(json_text(response))
         .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
     }};
+}
+
+/// Rows per multi-row `INSERT`: a call binds 30 parameters, and SQLite allows 32,766 a
+/// statement (PostgreSQL 65,535).
+pub(crate) const ROWS_PER_INSERT: usize = 500;
+
+/// Whether no two of `keys` are equal. PostgreSQL refuses an `INSERT … ON CONFLICT DO UPDATE`
+/// that would update one row twice, so rows with a repeated key go one statement each.
+pub(crate) fn distinct<K: std::hash::Hash + Eq>(keys: impl IntoIterator<Item = K>) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    keys.into_iter().all(|k| seen.insert(k))
+}
+
+use crate::records::{CallBatch, CallRecord, RunOutcome};
+
+/// The writes a transaction makes together: calls, cached responses and finished runs.
+#[derive(Default)]
+pub(crate) struct Rows<'a> {
+    pub calls: Vec<&'a CallRecord>,
+    pub cache: Vec<(&'a str, &'a serde_json::Value)>,
+    pub outcomes: Vec<&'a RunOutcome>,
+}
+
+impl<'a> Rows<'a> {
+    pub(crate) fn add_batch(&mut self, batch: &'a CallBatch) {
+        self.calls.extend(&batch.calls);
+        self.cache
+            .extend(batch.cache.iter().map(|(k, v)| (k.as_str(), v)));
+    }
 }
 
 /// Expands to `impl $queries { … }`: every query of the store, writes on the pool in
@@ -128,29 +186,85 @@ macro_rules! store_queries {
                 Ok(())
             }
 
-            /// Every call and cache entry of `calls` and `cache` in one transaction: all or
-            /// nothing, and one commit however many rows.
-            async fn record_rows(
-                &self,
-                calls: &[&CallRecord],
-                cache: &[(&str, &serde_json::Value)],
-            ) -> Result<(), StoreError> {
+            /// Every row of `rows` in one transaction: all or nothing, and one commit however
+            /// many rows. Rows of a kind go in multi-row statements.
+            async fn write_rows(&self, rows: &crate::queries::Rows<'_>) -> Result<(), StoreError> {
+                use crate::queries::{distinct, ROWS_PER_INSERT};
                 let mut tx = self.pool.begin().await?;
-                for c in calls {
-                    crate::queries::insert_call!(c).execute(&mut *tx).await?;
+                if distinct(rows.calls.iter().map(|c| (&c.run_id, c.round, c.agent, &c.slot))) {
+                    for chunk in rows.calls.chunks(ROWS_PER_INSERT) {
+                        let mut q = sqlx::QueryBuilder::new(concat!(
+                            "INSERT INTO calls (",
+                            crate::queries::call_columns!(),
+                            ") "
+                        ));
+                        q.push_values(chunk, |mut row, c| {
+                            crate::queries::bind_call!(row, c, push_bind);
+                        });
+                        q.push(crate::queries::call_upsert!());
+                        q.build().execute(&mut *tx).await?;
+                    }
+                } else {
+                    for c in &rows.calls {
+                        crate::queries::insert_call!(c).execute(&mut *tx).await?;
+                    }
                 }
-                for (key, response) in cache {
-                    crate::queries::insert_cached!(key, response).execute(&mut *tx).await?;
+                let created_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
+                for chunk in rows.cache.chunks(ROWS_PER_INSERT) {
+                    let mut q = sqlx::QueryBuilder::new(
+                        "INSERT INTO cache (key, response_json, created_at) ",
+                    );
+                    q.push_values(chunk, |mut row, (key, response)| {
+                        row.push_bind(*key)
+                            .push_bind(json_text(response))
+                            .push_bind(&created_at);
+                    });
+                    q.push(" ON CONFLICT (key) DO NOTHING");
+                    q.build().execute(&mut *tx).await?;
+                }
+                // Runs first: an unknown run is then refused as one, not as a decision whose
+                // run is missing.
+                for o in &rows.outcomes {
+                    let done = sqlx::query(
+                        "UPDATE runs SET status = $1, answer = $2, finished_at = $3 WHERE id = $4",
+                    )
+                    .bind(o.status.as_str())
+                    .bind(&o.answer)
+                    .bind(&o.finished_at)
+                    .bind(&o.run_id)
+                    .execute(&mut *tx)
+                    .await?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::RunNotFound(o.run_id.clone()));
+                    }
+                }
+                let decisions: Vec<&DecisionRecord> =
+                    rows.outcomes.iter().flat_map(|o| &o.decisions).collect();
+                let groups: Vec<&[&DecisionRecord]> =
+                    if distinct(decisions.iter().map(|d| (&d.run_id, &d.rule))) {
+                        decisions.chunks(ROWS_PER_INSERT).collect()
+                    } else {
+                        decisions.chunks(1).collect()
+                    };
+                for chunk in groups {
+                    let mut q = sqlx::QueryBuilder::new(
+                        "INSERT INTO decisions (run_id, rule, answer, decision_json, decided_at) ",
+                    );
+                    q.push_values(chunk, |mut row, d| {
+                        row.push_bind(&d.run_id)
+                            .push_bind(&d.rule)
+                            .push_bind(&d.answer)
+                            .push_bind(json_text(&d.decision))
+                            .push_bind(&d.decided_at);
+                    });
+                    q.push(
+                        " ON CONFLICT (run_id, rule) DO UPDATE SET answer = excluded.answer,
+                           decision_json = excluded.decision_json, decided_at = excluded.decided_at",
+                    );
+                    q.build().execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(())
-            }
-
-            async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
-                let calls: Vec<&CallRecord> = batch.calls.iter().collect();
-                let cache: Vec<(&str, &serde_json::Value)> =
-                    batch.cache.iter().map(|(k, v)| (k.as_str(), v)).collect();
-                self.record_rows(&calls, &cache).await
             }
 
             async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
@@ -351,6 +465,33 @@ macro_rules! store_queries {
                 text.map(|t| parse_json(key, "cached response", &t)).transpose()
             }
 
+            async fn cache_get_many(
+                &self,
+                keys: &[&str],
+            ) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
+                let mut found = std::collections::HashMap::new();
+                for chunk in keys.chunks(crate::queries::ROWS_PER_INSERT) {
+                    let mut q =
+                        sqlx::QueryBuilder::new("SELECT key, response_json FROM cache WHERE key IN (");
+                    let mut list = q.separated(", ");
+                    for key in chunk {
+                        list.push_bind(*key);
+                    }
+                    q.push(")");
+                    let rows: Vec<(String, String)> =
+                        q.build_query_as().fetch_all(&self.read).await?;
+                    found.extend(rows);
+                }
+                keys.iter()
+                    .map(|key| {
+                        found
+                            .get(*key)
+                            .map(|text| parse_json(key, "cached response", text))
+                            .transpose()
+                    })
+                    .collect()
+            }
+
             async fn cache_put(
                 &self,
                 key: &str,
@@ -543,7 +684,7 @@ macro_rules! store_queries {
     };
 }
 
-pub(crate) use {insert_cached, insert_call, store_queries};
+pub(crate) use {bind_call, call_columns, call_upsert, insert_cached, insert_call, store_queries};
 
 /// Expands to `impl Store for $store`: each method checks that a write is allowed
 /// (`self.writable()`), runs the query of `self.queries` and names the store in errors about it
@@ -582,6 +723,12 @@ macro_rules! delegate_store {
             ) -> Result<(), StoreError> {
                 self.writable()?;
                 self.located(self.queries.finish_run(id, status, answer, at).await)
+            }
+
+            async fn record_outcome(&self, outcome: RunOutcome) -> Result<(), StoreError> {
+                self.writable()?;
+                let written = self.write_outcome(outcome).await;
+                self.located(written)
             }
 
             async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
@@ -633,6 +780,13 @@ macro_rules! delegate_store {
 
             async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {
                 self.located(self.queries.cache_get(key).await)
+            }
+
+            async fn cache_get_many(
+                &self,
+                keys: &[&str],
+            ) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
+                self.located(self.queries.cache_get_many(keys).await)
             }
 
             async fn cache_put(

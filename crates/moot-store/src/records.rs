@@ -118,6 +118,18 @@ fn answer_slot() -> String {
     "answer".into()
 }
 
+/// How a debate ended: every rule's decision, and the run's status and chosen answer, recorded
+/// together by [`Store::record_outcome`](crate::Store::record_outcome).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub run_id: String,
+    pub status: RunStatus,
+    pub answer: Option<String>,
+    pub finished_at: String,
+    /// Each for `run_id`.
+    pub decisions: Vec<DecisionRecord>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecisionRecord {
     pub run_id: String,

@@ -21,11 +21,11 @@ use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
 
 use crate::access::Access;
 use crate::error::{database_message, StoreError};
-use crate::queries::{delegate_store, lease_ms, store_queries, Dialect};
+use crate::queries::{delegate_store, lease_ms, store_queries, Dialect, Rows};
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunRecord, RunStatus, ValidationRecord,
-    WorkerRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    ValidationRecord, WorkerRecord,
 };
 use crate::rows::{
     all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,
@@ -50,10 +50,10 @@ pub struct SqliteStore {
     group: Arc<GroupCommit>,
 }
 
-/// Call batches recorded at the same moment by concurrent debates, committed together. SQLite
-/// commits one transaction at a time and a commit costs far more than a row, so whoever gets
-/// the turn writes everything queued meanwhile in one transaction; the others find their batch
-/// already written when their turn comes.
+/// Call batches and outcomes recorded at the same moment by concurrent debates, committed
+/// together. SQLite commits one transaction at a time and a commit costs far more than a row,
+/// so whoever gets the turn writes everything queued meanwhile in one transaction; the others
+/// find their write already done when their turn comes.
 #[derive(Debug, Default)]
 struct GroupCommit {
     queue: std::sync::Mutex<Vec<Queued>>,
@@ -62,8 +62,24 @@ struct GroupCommit {
 
 #[derive(Debug)]
 struct Queued {
-    batch: CallBatch,
+    write: Write,
     written: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// What a debate queues for the next group commit.
+#[derive(Debug, Clone)]
+enum Write {
+    Calls(CallBatch),
+    Outcome(RunOutcome),
+}
+
+impl Write {
+    fn add_to<'a>(&'a self, rows: &mut Rows<'a>) {
+        match self {
+            Write::Calls(batch) => rows.add_batch(batch),
+            Write::Outcome(outcome) => rows.outcomes.push(outcome),
+        }
+    }
 }
 
 /// The queries behind [`Store`], whose errors [`SqliteStore`] locates (names the store in).
@@ -510,11 +526,19 @@ delegate_store!(SqliteStore);
 impl SqliteStore {
     /// Writes `batch` with whatever other debates queued at the same time (see [`GroupCommit`]).
     async fn write_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+        self.write_grouped(Write::Calls(batch.clone())).await
+    }
+
+    /// Writes `outcome` with whatever other debates queued at the same time.
+    async fn write_outcome(&self, outcome: RunOutcome) -> Result<(), StoreError> {
+        self.write_grouped(Write::Outcome(outcome)).await
+    }
+
+    async fn write_grouped(&self, write: Write) -> Result<(), StoreError> {
         let (written, result) = tokio::sync::oneshot::channel();
-        self.group.lock_queue().push(Queued {
-            batch: batch.clone(),
-            written,
-        });
+        // Kept to write alone if the writer that takes it from the queue is cancelled.
+        let own = write.clone();
+        self.group.lock_queue().push(Queued { write, written });
         {
             let _turn = self.group.turn.lock().await;
             let queued = std::mem::take(&mut *self.group.lock_queue());
@@ -524,33 +548,38 @@ impl SqliteStore {
         }
         match result.await {
             Ok(written) => written,
-            // The writer that took this batch was cancelled before it answered (its
-            // transaction rolled back): the batch is written here on its own.
-            Err(_) => self.queries.record_batch(batch).await,
+            // The writer that took this write was cancelled before it answered (its
+            // transaction rolled back): it is written here on its own.
+            Err(_) => self.write_alone(&own).await,
         }
     }
 
-    /// Commits `queued` in one transaction and tells each batch's debate. When it fails, each
-    /// batch is written again on its own, so one batch's error (a run that does not exist)
-    /// fails only its own debate.
+    async fn write_alone(&self, write: &Write) -> Result<(), StoreError> {
+        let mut rows = Rows::default();
+        write.add_to(&mut rows);
+        self.queries.write_rows(&rows).await
+    }
+
+    /// Commits `queued` in one transaction and tells each debate. When it fails, each write is
+    /// made again on its own, so one write's error (a run that does not exist) fails only its
+    /// own debate.
     async fn commit_together(&self, queued: Vec<Queued>) {
-        if let [only] = queued.as_slice() {
-            let written = self.queries.record_batch(&only.batch).await;
+        let mut rows = Rows::default();
+        for q in &queued {
+            q.write.add_to(&mut rows);
+        }
+        let together = self.queries.write_rows(&rows).await;
+        drop(rows);
+        if let [_] = queued.as_slice() {
             if let Some(q) = queued.into_iter().next() {
-                let _ = q.written.send(written);
+                let _ = q.written.send(together);
             }
             return;
         }
-        let calls: Vec<&CallRecord> = queued.iter().flat_map(|q| &q.batch.calls).collect();
-        let cache: Vec<(&str, &serde_json::Value)> = queued
-            .iter()
-            .flat_map(|q| q.batch.cache.iter().map(|(k, v)| (k.as_str(), v)))
-            .collect();
-        let together = self.queries.record_rows(&calls, &cache).await;
         for q in queued {
             let written = match &together {
                 Ok(()) => Ok(()),
-                Err(_) => self.queries.record_batch(&q.batch).await,
+                Err(_) => self.write_alone(&q.write).await,
             };
             let _ = q.written.send(written);
         }

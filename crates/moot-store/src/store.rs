@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::records::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord, DecisionRecord, JobCounts,
-    JobState, RunFilter, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    JobState, RunFilter, RunOutcome, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 
 #[async_trait]
@@ -36,6 +36,22 @@ pub trait Store: Send + Sync {
         answer: Option<&str>,
         at: &str,
     ) -> Result<(), StoreError>;
+    /// Records every decision of `outcome` as [`Store::record_decision`] does and finishes its
+    /// run as [`Store::finish_run`] does, together: SQLite and PostgreSQL in one transaction (a
+    /// run is never marked finished without its decisions, nor decided and still running), and
+    /// SQLite in the same commit as the writes of debates recording at the same moment.
+    async fn record_outcome(&self, outcome: RunOutcome) -> Result<(), StoreError> {
+        for decision in &outcome.decisions {
+            self.record_decision(decision).await?;
+        }
+        self.finish_run(
+            &outcome.run_id,
+            outcome.status,
+            outcome.answer.as_deref(),
+            &outcome.finished_at,
+        )
+        .await
+    }
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError>;
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError>;
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError>;
@@ -70,6 +86,18 @@ pub trait Store: Send + Sync {
     }
     /// A cached response by its request key.
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
+    /// The cached responses of `keys`, in their order (`None` where nothing is cached): what a
+    /// round's calls look up at once, one query instead of one a call.
+    async fn cache_get_many(
+        &self,
+        keys: &[&str],
+    ) -> Result<Vec<Option<serde_json::Value>>, StoreError> {
+        let mut found = Vec::with_capacity(keys.len());
+        for key in keys {
+            found.push(self.cache_get(key).await?);
+        }
+        Ok(found)
+    }
     /// Stores a response under its request key (the first one stored stays).
     async fn cache_put(&self, key: &str, response: &serde_json::Value) -> Result<(), StoreError>;
     /// Keeps the `keep` newest cached responses and removes the older ones (freemad's

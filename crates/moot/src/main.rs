@@ -16,6 +16,11 @@ use prepare::StoreArg;
 
 use std::process::ExitCode;
 
+/// Debates allocate and free many small strings and JSON values per call; glibc's malloc spent a
+/// third of a simulated benchmark consolidating and unlinking chunks (docs/performance.md §1).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
