@@ -397,7 +397,17 @@ impl LanguageModel for CliModel {
                 .stderr(Stdio::piped());
         });
         wrap.wrap(ProcessGroup::leader());
-        let child = wrap.spawn().map_err(|e| {
+        // Spawning (fork and exec) blocks for a millisecond or more on a busy machine. On the
+        // blocking pool, a round's agents start side by side instead of one after another on
+        // the thread that runs the debate, which would push the last agent's start, and so
+        // the round, back by the sum of the others' spawns. The group is guarded from the
+        // moment it exists: a call cancelled during its spawn kills it when the result is
+        // dropped.
+        let spawned =
+            tokio::task::spawn_blocking(move || wrap.spawn().map(|child| GroupGuard { child }))
+                .await
+                .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
+        let mut guard = spawned.map_err(|e| {
             let message = format!("cannot start {command:?}: {e}");
             match e.kind() {
                 // No such program, or not executable: the configuration is wrong, and asking
@@ -408,7 +418,6 @@ impl LanguageModel for CliModel {
                 _ => BackendError::Process(message),
             }
         })?;
-        let mut guard = GroupGuard { child };
         let stdin = guard
             .child
             .stdin()
