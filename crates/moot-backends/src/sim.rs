@@ -284,6 +284,9 @@ impl Default for SimAgent {
 #[derive(Debug, Clone)]
 pub struct SimModel {
     agent: SimAgent,
+    /// [`LanguageModel::name`], worked out once: every call asks for it (the request key, the
+    /// stored call) and it hashes every parameter.
+    name: String,
     gold: String,
     kind: AnswerKind,
     seed: u64,
@@ -370,6 +373,25 @@ fn chance(rng: &mut ChaCha8Rng, p: f64) -> bool {
     rng.random_bool(if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) })
 }
 
+/// The headline parameters, then a hash of all of them: the request cache keys on the model's
+/// name, so two agents that differ in any parameter must never share an answer.
+fn sim_name(agent: &SimAgent) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(serde_json::to_vec(agent).unwrap_or_default());
+    format!(
+        "sim:p={},beta={}/{}/{},alpha={},#{:02x}{:02x}{:02x}{:02x}",
+        agent.accuracy,
+        agent.beta_conform,
+        agent.beta,
+        agent.beta_anti,
+        agent.alpha,
+        digest[0],
+        digest[1],
+        digest[2],
+        digest[3]
+    )
+}
+
 impl SimModel {
     /// A simulated agent; `gold` is read under `kind` (so `"$18"` is the numeric 18).
     pub fn new(agent: SimAgent, gold: impl Into<String>, kind: AnswerKind, seed: u64) -> SimModel {
@@ -377,6 +399,7 @@ impl SimModel {
         let gold = Answer::parse(kind, &gold, &ExtractContext::default())
             .map_or(gold, |a| a.canonical().to_string());
         SimModel {
+            name: sim_name(&agent),
             agent,
             gold,
             kind,
@@ -640,23 +663,8 @@ fn last_user(request: &CompletionRequest) -> &str {
 
 #[async_trait]
 impl LanguageModel for SimModel {
-    /// The headline parameters, then a hash of all of them: the request cache keys on the
-    /// model's name, so two agents that differ in any parameter must never share an answer.
     fn name(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(serde_json::to_vec(&self.agent).unwrap_or_default());
-        format!(
-            "sim:p={},beta={}/{}/{},alpha={},#{:02x}{:02x}{:02x}{:02x}",
-            self.agent.accuracy,
-            self.agent.beta_conform,
-            self.agent.beta,
-            self.agent.beta_anti,
-            self.agent.alpha,
-            digest[0],
-            digest[1],
-            digest[2],
-            digest[3]
-        )
+        self.name.clone()
     }
 
     fn capabilities(&self) -> Capabilities {
