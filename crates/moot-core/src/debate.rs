@@ -22,6 +22,14 @@ pub struct AgentSpec {
     pub contract: ReplyContract,
 }
 
+/// An agent is named by its id: what topologies that seed on names (freemad's `k_reviewers`)
+/// read, without a list of the ids built for every agent's peers.
+impl AsRef<str> for AgentSpec {
+    fn as_ref(&self) -> &str {
+        &self.id
+    }
+}
+
 impl AgentSpec {
     /// An agent called `id` with no persona, on moot's contract.
     pub fn named(id: impl Into<String>) -> AgentSpec {

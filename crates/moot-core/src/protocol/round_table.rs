@@ -202,10 +202,7 @@ impl RoundTable {
             .map(|g| group_of(n, g, spec.seed));
         let mut candidates: Vec<usize> = match &groups {
             Some(_) => (0..n).filter(|&p| p != agent).collect(),
-            None => {
-                let ids: Vec<&str> = spec.agents.iter().map(|a| a.id.as_str()).collect();
-                self.topology.peers(agent, &ids, spec.seed)
-            }
+            None => self.topology.peers(agent, &spec.agents, spec.seed),
         };
         candidates.retain(|&p| Self::response(t, round - 1, p).is_some());
         if self.variant == Variant::S2Mad {
@@ -280,16 +277,23 @@ impl RoundTable {
             notes.masks = masks;
             items.retain(|(a, _, _)| kept.contains(a));
         }
-        let (order, consistency) =
-            speaking_order(self.ordering, spec, t, round, self.gold.as_deref());
-        // A fixed order keeps the order of a topology that has its own (freemad numbers peers
-        // in the order its k_reviewers drew them); `gather` lists the peers in that order.
-        if self.ordering != Ordering::Fixed || !self.topology.orders_peers() {
-            items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
-        }
         // MADC records its order every round, whatever the policy; other protocols only when an
         // ordering was asked for.
-        if self.ordering != Ordering::Fixed || self.variant == Variant::Madc {
+        let noted = self.ordering != Ordering::Fixed || self.variant == Variant::Madc;
+        if self.ordering == Ordering::Fixed && !noted {
+            // The fixed order is agent order, and a topology with an order of its own
+            // (freemad numbers peers in the order its k_reviewers drew them) keeps it, as
+            // `gather` lists it. Sorting by the agent itself, not by its place in a list of
+            // every agent, keeps a call's cost to its own peers in a large sparse debate.
+            if !self.topology.orders_peers() {
+                items.sort_by_key(|&(a, _, _)| a);
+            }
+        } else {
+            let (order, consistency) =
+                speaking_order(self.ordering, spec, t, round, self.gold.as_deref());
+            if self.ordering != Ordering::Fixed || !self.topology.orders_peers() {
+                items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
+            }
             notes.ordering = Some(OrderNote {
                 policy: self.ordering,
                 order,
