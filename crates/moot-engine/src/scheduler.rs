@@ -141,25 +141,21 @@ impl<'d> RoundRun<'d> {
             let agent = &self.log.agents[call.agent];
             let request = request_for(self.log.spec, agent, &call);
             let key = request_key(&agent.model.name(), &request, call.agent);
-            self.request_keys.insert(call.key(), key);
-            requests.push((call, request));
+            self.request_keys.insert(call.key(), key.clone());
+            requests.push((call, request, key));
         }
         // The cache is read and written here and in `answered`, never inside the call
         // futures: a future holding a database connection while it is not being polled would
         // starve the store writes this task awaits.
         let hits = if self.config.cache {
-            let keys: Vec<&str> = requests
-                .iter()
-                .filter_map(|(call, _)| self.request_keys.get(&call.key()))
-                .map(String::as_str)
-                .collect();
+            let keys: Vec<&str> = requests.iter().map(|(_, _, key)| key.as_str()).collect();
             cached(self.log.store, &keys).await
         } else {
             Vec::new()
         };
         let mut hits = hits.into_iter();
         let mut asks = Vec::with_capacity(requests.len());
-        for (call, request) in requests {
+        for (call, request, _) in requests {
             if let Some(c) = hits.next().flatten() {
                 self.responded += 1;
                 self.finish(call, CallEnd::cached(c));

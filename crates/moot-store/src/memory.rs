@@ -102,6 +102,24 @@ impl Inner {
         }
     }
 
+    /// Marks run `id` finished with `status` and `answer` at `at`.
+    fn finish(
+        &mut self,
+        id: &str,
+        status: RunStatus,
+        answer: Option<String>,
+        at: String,
+    ) -> Result<(), StoreError> {
+        let run = self
+            .runs
+            .get_mut(id)
+            .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
+        run.status = status;
+        run.answer = answer;
+        run.finished_at = Some(at);
+        Ok(())
+    }
+
     /// Caches `response` under `key` unless the key is taken.
     fn put_cached(&mut self, key: &str, response: &serde_json::Value) {
         let order = self.cache_stored;
@@ -171,13 +189,12 @@ impl Store for MemoryStore {
     /// in, not copied.
     async fn record_outcome(&self, outcome: RunOutcome) -> Result<(), StoreError> {
         self.with(|i| {
-            let run = i
-                .runs
-                .get_mut(&outcome.run_id)
-                .ok_or_else(|| StoreError::RunNotFound(outcome.run_id.clone()))?;
-            run.status = outcome.status;
-            run.answer = outcome.answer;
-            run.finished_at = Some(outcome.finished_at);
+            i.finish(
+                &outcome.run_id,
+                outcome.status,
+                outcome.answer,
+                outcome.finished_at,
+            )?;
             let decisions = i.decisions.entry(outcome.run_id).or_default();
             for d in outcome.decisions {
                 decisions.insert(d.rule.clone(), d);
@@ -193,16 +210,7 @@ impl Store for MemoryStore {
         answer: Option<&str>,
         at: &str,
     ) -> Result<(), StoreError> {
-        self.with(|i| {
-            let run = i
-                .runs
-                .get_mut(id)
-                .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
-            run.status = status;
-            run.answer = answer.map(String::from);
-            run.finished_at = Some(at.to_string());
-            Ok(())
-        })
+        self.with(|i| i.finish(id, status, answer.map(String::from), at.to_string()))
     }
 
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {

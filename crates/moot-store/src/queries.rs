@@ -8,6 +8,8 @@
 //! builders are typed by database, so the shared text is expanded once per pool type by
 //! [`store_queries!`] rather than written twice.
 
+use crate::records::{CallBatch, CallRecord, RunOutcome};
+
 /// The SQL fragments in which the two databases differ.
 pub(crate) struct Dialect {
     /// Milliseconds since the epoch on the database's clock.
@@ -110,17 +112,73 @@ macro_rules! insert_call {
     };
 }
 
+/// The start of an insert into the cache, and what it does with a key that is taken (the
+/// first response stored stays).
+macro_rules! cache_insert {
+    () => {
+        "INSERT INTO cache (key, response_json, created_at) "
+    };
+}
+macro_rules! cache_keep_first {
+    () => {
+        " ON CONFLICT (key) DO NOTHING"
+    };
+}
+
 /// The statement that caches `$response` under `$key` unless the key is taken.
 macro_rules! insert_cached {
     ($key:expr, $response:expr) => {{
         let (key, response): (&str, &serde_json::Value) = ($key, $response);
-        sqlx::query(
-            "INSERT INTO cache (key, response_json, created_at) VALUES ($1, $2, $3)
-             ON CONFLICT (key) DO NOTHING",
-        )
+        sqlx::query(concat!(
+            crate::queries::cache_insert!(),
+            "VALUES ($1, $2, $3)",
+            crate::queries::cache_keep_first!()
+        ))
         .bind(key)
         .bind(json_text(response))
         .bind(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string())
+    }};
+}
+
+/// The start of an insert of decisions, and what it does with a (run, rule) already decided:
+/// a resumed debate decides again, and the new decision replaces the old.
+macro_rules! decision_insert {
+    () => {
+        "INSERT INTO decisions (run_id, rule, answer, decision_json, decided_at) "
+    };
+}
+macro_rules! decision_upsert {
+    () => {
+        " ON CONFLICT (run_id, rule) DO UPDATE SET answer = excluded.answer,
+           decision_json = excluded.decision_json, decided_at = excluded.decided_at"
+    };
+}
+
+/// Binds decision `$d`'s values, in [`decision_insert!`]'s order, with `$bind` (as
+/// [`bind_call!`] does).
+macro_rules! bind_decision {
+    ($target:expr, $d:expr, $bind:ident) => {{
+        let d: &DecisionRecord = $d;
+        $target
+            .$bind(&d.run_id)
+            .$bind(&d.rule)
+            .$bind(&d.answer)
+            .$bind(json_text(&d.decision))
+            .$bind(&d.decided_at)
+    }};
+}
+
+/// The statement that finishes run `$id` with `$status`, `$answer` and `$at`; it changes no
+/// row when the run does not exist.
+macro_rules! finish_run {
+    ($id:expr, $status:expr, $answer:expr, $at:expr) => {{
+        let (id, status, answer, at): (&str, RunStatus, Option<&str>, &str) =
+            ($id, $status, $answer, $at);
+        sqlx::query("UPDATE runs SET status = $1, answer = $2, finished_at = $3 WHERE id = $4")
+            .bind(status.as_str())
+            .bind(answer)
+            .bind(at)
+            .bind(id)
     }};
 }
 
@@ -134,8 +192,6 @@ pub(crate) fn distinct<K: std::hash::Hash + Eq>(keys: impl IntoIterator<Item = K
     let mut seen = std::collections::HashSet::new();
     keys.into_iter().all(|k| seen.insert(k))
 }
-
-use crate::records::{CallBatch, CallRecord, RunOutcome};
 
 /// The writes a transaction makes together: calls, cached responses and finished runs.
 #[derive(Default)]
@@ -211,27 +267,24 @@ macro_rules! store_queries {
                 }
                 let created_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
                 for chunk in rows.cache.chunks(ROWS_PER_INSERT) {
-                    let mut q = sqlx::QueryBuilder::new(
-                        "INSERT INTO cache (key, response_json, created_at) ",
-                    );
+                    let mut q = sqlx::QueryBuilder::new(crate::queries::cache_insert!());
                     q.push_values(chunk, |mut row, (key, response)| {
                         row.push_bind(*key)
                             .push_bind(json_text(response))
                             .push_bind(&created_at);
                     });
-                    q.push(" ON CONFLICT (key) DO NOTHING");
+                    q.push(crate::queries::cache_keep_first!());
                     q.build().execute(&mut *tx).await?;
                 }
                 // Runs first: an unknown run is then refused as one, not as a decision whose
                 // run is missing.
                 for o in &rows.outcomes {
-                    let done = sqlx::query(
-                        "UPDATE runs SET status = $1, answer = $2, finished_at = $3 WHERE id = $4",
+                    let done = crate::queries::finish_run!(
+                        &o.run_id,
+                        o.status,
+                        o.answer.as_deref(),
+                        &o.finished_at
                     )
-                    .bind(o.status.as_str())
-                    .bind(&o.answer)
-                    .bind(&o.finished_at)
-                    .bind(&o.run_id)
                     .execute(&mut *tx)
                     .await?;
                     if done.rows_affected() == 0 {
@@ -247,20 +300,11 @@ macro_rules! store_queries {
                         decisions.chunks(1).collect()
                     };
                 for chunk in groups {
-                    let mut q = sqlx::QueryBuilder::new(
-                        "INSERT INTO decisions (run_id, rule, answer, decision_json, decided_at) ",
-                    );
+                    let mut q = sqlx::QueryBuilder::new(crate::queries::decision_insert!());
                     q.push_values(chunk, |mut row, d| {
-                        row.push_bind(&d.run_id)
-                            .push_bind(&d.rule)
-                            .push_bind(&d.answer)
-                            .push_bind(json_text(&d.decision))
-                            .push_bind(&d.decided_at);
+                        crate::queries::bind_decision!(row, d, push_bind);
                     });
-                    q.push(
-                        " ON CONFLICT (run_id, rule) DO UPDATE SET answer = excluded.answer,
-                           decision_json = excluded.decision_json, decided_at = excluded.decided_at",
-                    );
+                    q.push(crate::queries::decision_upsert!());
                     q.build().execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
@@ -268,16 +312,15 @@ macro_rules! store_queries {
             }
 
             async fn record_decision(&self, d: &DecisionRecord) -> Result<(), StoreError> {
-                sqlx::query(
-                    "INSERT INTO decisions (run_id, rule, answer, decision_json, decided_at) VALUES ($1, $2, $3, $4, $5)
-                     ON CONFLICT (run_id, rule) DO UPDATE SET answer = excluded.answer,
-                       decision_json = excluded.decision_json, decided_at = excluded.decided_at",
+                crate::queries::bind_decision!(
+                    sqlx::query(concat!(
+                        crate::queries::decision_insert!(),
+                        "VALUES ($1, $2, $3, $4, $5)",
+                        crate::queries::decision_upsert!()
+                    )),
+                    d,
+                    bind
                 )
-                .bind(&d.run_id)
-                .bind(&d.rule)
-                .bind(&d.answer)
-                .bind(json_text(&d.decision))
-                .bind(&d.decided_at)
                 .execute(&self.pool)
                 .await?;
                 Ok(())
@@ -290,15 +333,9 @@ macro_rules! store_queries {
                 answer: Option<&str>,
                 at: &str,
             ) -> Result<(), StoreError> {
-                let done = sqlx::query(
-                    "UPDATE runs SET status = $1, answer = $2, finished_at = $3 WHERE id = $4",
-                )
-                .bind(status.as_str())
-                .bind(answer)
-                .bind(at)
-                .bind(id)
-                .execute(&self.pool)
-                .await?;
+                let done = crate::queries::finish_run!(id, status, answer, at)
+                    .execute(&self.pool)
+                    .await?;
                 if done.rows_affected() == 0 {
                     return Err(StoreError::RunNotFound(id.to_string()));
                 }
@@ -684,7 +721,10 @@ macro_rules! store_queries {
     };
 }
 
-pub(crate) use {bind_call, call_columns, call_upsert, insert_cached, insert_call, store_queries};
+pub(crate) use {
+    bind_call, bind_decision, cache_insert, cache_keep_first, call_columns, call_upsert,
+    decision_insert, decision_upsert, finish_run, insert_cached, insert_call, store_queries,
+};
 
 /// Expands to `impl Store for $store`: each method checks that a write is allowed
 /// (`self.writable()`), runs the query of `self.queries` and names the store in errors about it

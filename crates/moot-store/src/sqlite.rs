@@ -62,12 +62,14 @@ struct GroupCommit {
 
 #[derive(Debug)]
 struct Queued {
-    write: Write,
+    /// Shared with the debate that queued it, which writes it alone if the writer that took
+    /// it is cancelled.
+    write: Arc<Write>,
     written: tokio::sync::oneshot::Sender<Result<(), StoreError>>,
 }
 
 /// What a debate queues for the next group commit.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Write {
     Calls(CallBatch),
     Outcome(RunOutcome),
@@ -536,9 +538,11 @@ impl SqliteStore {
 
     async fn write_grouped(&self, write: Write) -> Result<(), StoreError> {
         let (written, result) = tokio::sync::oneshot::channel();
-        // Kept to write alone if the writer that takes it from the queue is cancelled.
-        let own = write.clone();
-        self.group.lock_queue().push(Queued { write, written });
+        let write = Arc::new(write);
+        self.group.lock_queue().push(Queued {
+            write: Arc::clone(&write),
+            written,
+        });
         {
             let _turn = self.group.turn.lock().await;
             let queued = std::mem::take(&mut *self.group.lock_queue());
@@ -550,7 +554,7 @@ impl SqliteStore {
             Ok(written) => written,
             // The writer that took this write was cancelled before it answered (its
             // transaction rolled back): it is written here on its own.
-            Err(_) => self.write_alone(&own).await,
+            Err(_) => self.write_alone(&write).await,
         }
     }
 
