@@ -483,6 +483,31 @@ const COLOURS: [(u8, u8, u8); 10] = [
     (23, 190, 207),
 ];
 
+/// The chart corner for the legend with the fewest points under it, so that it hides no
+/// result: small models' accuracies sit low, where a fixed lower-right legend covered the
+/// costliest protocols' points. Ties keep the order below (lower right first).
+fn legend_corner(x_range: &std::ops::Range<f64>, lines: &[Line]) -> SeriesLabelPosition {
+    let mid_x = (x_range.start + x_range.end) / 2.0;
+    let mut counts = [0usize; 4];
+    for (_, _, points) in lines {
+        for &(x, y) in points {
+            counts[usize::from(y >= 0.5) * 2 + usize::from(x < mid_x)] += 1;
+        }
+    }
+    // Index: bit 1 = upper half, bit 0 = left half.
+    let corners = [
+        (0, SeriesLabelPosition::LowerRight),
+        (2, SeriesLabelPosition::UpperRight),
+        (1, SeriesLabelPosition::LowerLeft),
+        (3, SeriesLabelPosition::UpperLeft),
+    ];
+    // `min_by_key` keeps the first of equal minima.
+    corners
+        .into_iter()
+        .min_by_key(|(quadrant, _)| counts[*quadrant])
+        .map_or(SeriesLabelPosition::LowerRight, |(_, corner)| corner)
+}
+
 /// A line chart of accuracy (0–1) against `x`, one line with markers per protocol.
 fn plot(
     caption: &str,
@@ -491,6 +516,7 @@ fn plot(
     lines: &[Line],
 ) -> Result<String, PlotError> {
     let err = |e: &dyn std::fmt::Display| PlotError(e.to_string());
+    let corner = legend_corner(&x_range, lines);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (720, 440)).into_drawing_area();
@@ -536,7 +562,7 @@ fn plot(
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(corner)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()
@@ -679,5 +705,27 @@ mod tests {
             COLOURS[0].0, COLOURS[0].1, COLOURS[0].2
         );
         assert!(!rounds.contains(&first));
+    }
+
+    #[test]
+    fn legend_goes_to_the_corner_with_fewest_points() {
+        let line = |points: &[(f64, f64)]| -> Line { (String::new(), 0, points.to_vec()) };
+        let corner = |points: &[(f64, f64)]| legend_corner(&(0.0..100.0), &[line(points)]);
+        use SeriesLabelPosition::*;
+        // Nothing plotted, or points everywhere alike: the usual lower right.
+        assert_eq!(corner(&[]), LowerRight);
+        assert_eq!(
+            corner(&[(10.0, 0.2), (90.0, 0.2), (10.0, 0.8), (90.0, 0.8)]),
+            LowerRight
+        );
+        // A weak model's results all sit low (the GSM8K report on a 0.5B model): upper right.
+        assert_eq!(
+            corner(&[(10.0, 0.23), (50.0, 0.2), (90.0, 0.13)]),
+            UpperRight
+        );
+        // Low on the right, high on the left: lower left is the only free corner.
+        assert_eq!(corner(&[(90.0, 0.1), (10.0, 0.9), (80.0, 0.7)]), LowerLeft);
+        // Everything but the upper left is taken.
+        assert_eq!(corner(&[(90.0, 0.1), (10.0, 0.1), (80.0, 0.7)]), UpperLeft);
     }
 }
