@@ -277,10 +277,7 @@ impl RoundTable {
             notes.masks = masks;
             items.retain(|(a, _, _)| kept.contains(a));
         }
-        // MADC records its order every round, whatever the policy; other protocols only when an
-        // ordering was asked for.
-        let noted = self.ordering != Ordering::Fixed || self.variant == Variant::Madc;
-        if self.ordering == Ordering::Fixed && !noted {
+        if self.ordering == Ordering::Fixed {
             // The fixed order is agent order, and a topology with an order of its own
             // (freemad numbers peers in the order its k_reviewers drew them) keeps it, as
             // `gather` lists it. Sorting by the agent itself, not by its place in a list of
@@ -288,10 +285,13 @@ impl RoundTable {
             if !self.topology.orders_peers() {
                 items.sort_by_key(|&(a, _, _)| a);
             }
-        } else {
+        }
+        // MADC records its order every round, whatever the policy; other protocols only when an
+        // ordering was asked for.
+        if self.ordering != Ordering::Fixed || self.variant == Variant::Madc {
             let (order, consistency) =
                 speaking_order(self.ordering, spec, t, round, self.gold.as_deref());
-            if self.ordering != Ordering::Fixed || !self.topology.orders_peers() {
+            if self.ordering != Ordering::Fixed {
                 items.sort_by_key(|&(a, _, _)| order.iter().position(|&o| o == a));
             }
             notes.ordering = Some(OrderNote {
