@@ -97,6 +97,27 @@ pub struct TestSuite {
 }
 
 impl TestSuite {
+    /// A user's tests file: run after the solution.
+    pub fn user_tests(tests: &str) -> TestSuite {
+        TestSuite {
+            preamble: String::new(),
+            tests: tests.to_string(),
+        }
+    }
+
+    /// A dataset problem: the prompt's imports first, the tests' `check` called on the entry
+    /// point.
+    pub fn dataset(prompt: &str, _reference: &str, test: &str, entry_point: &str) -> TestSuite {
+        TestSuite {
+            preamble: prompt
+                .lines()
+                .filter(|l| l.starts_with("import ") || l.starts_with("from "))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+            tests: format!("{}\n\ncheck({entry_point})\n", test.trim_end()),
+        }
+    }
+
     /// The program the sandbox runs: preamble, solution, tests.
     pub fn program(&self, solution: &str) -> String {
         let mut out = String::new();

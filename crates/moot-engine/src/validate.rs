@@ -94,7 +94,7 @@ async fn check_one(
     if let Some(tests) = &spec.tests {
         if syntax.passed() && !checks.iter().any(|c| c.check == CheckKind::Tests) {
             let run = sandbox
-                .run_tests(&tests.program(program))
+                .run_tests(program, tests)
                 .await
                 .map_err(sandbox_error)?;
             checks.push(run);

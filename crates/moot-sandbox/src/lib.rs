@@ -193,8 +193,12 @@ impl Sandbox {
     /// Runs `program` (solution and tests together, see
     /// [`TestSuite::program`](moot_core::validation::TestSuite::program)); it passes when it
     /// runs to its end.
-    pub async fn run_tests(&self, program: &str) -> Result<Validation, SandboxError> {
-        let out = self.execute(program).await?;
+    pub async fn run_tests(
+        &self,
+        program: &str,
+        suite: &moot_core::validation::TestSuite,
+    ) -> Result<Validation, SandboxError> {
+        let out = self.execute(&suite.program(program)).await?;
         Ok(out.validation(CheckKind::Tests))
     }
 
