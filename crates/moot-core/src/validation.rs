@@ -47,6 +47,11 @@ pub enum Verdict {
     /// It exited with status 0 before the tests finished (an `exit()` in the solution): the
     /// tests did not all run, so it did not pass.
     ExitedEarly,
+    /// The tests needed something that does not cross between the program's process and the
+    /// tests' as a plain value (an object, a callback, a generator, an exception type of the
+    /// program's own, an argument changed in place that cannot be copied back): the grader
+    /// cannot tell, so it did not pass.
+    Unsupported,
 }
 
 impl Verdict {
@@ -59,6 +64,7 @@ impl Verdict {
             Verdict::Killed => "killed",
             Verdict::OutputLimit => "output limit",
             Verdict::ExitedEarly => "exited early",
+            Verdict::Unsupported => "unsupported",
         }
     }
 }
@@ -86,49 +92,64 @@ impl Validation {
     }
 }
 
-/// Tests for a program: `preamble` goes before the solution (imports the solution may assume,
-/// such as HumanEval's `from typing import List`), `tests` after it (assertions, or a
-/// `check(candidate)` and its call).
+/// Tests for a program. The program and the tests run in two processes that share nothing but
+/// plain values (see `moot-sandbox`): the program's process runs `preamble` and the program;
+/// the tests' process runs `reference` (trusted code: a dataset prompt's helpers and its
+/// reference solution), then `tests`, calling the program's functions through stand-ins.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestSuite {
+    /// Put before the program in its own process: imports its signature may assume, such as
+    /// HumanEval's `from typing import List`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub preamble: String,
+    /// Trusted code run in the tests' process before the tests. The names it defines are the
+    /// ones the tests see, never the program's (HumanEval/32's `poly` comes from here).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reference: String,
+    /// The program's function the tests reach as `candidate` (a dataset's entry point), and the
+    /// only name of the program's they see. `None`: every name the program defines is visible
+    /// to the tests under its own name (a user's tests file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate: Option<String>,
+    /// The tests: assertions, a `check(candidate)` and its call, or a unittest module.
     pub tests: String,
 }
 
 impl TestSuite {
-    /// A user's tests file: run after the solution.
+    /// A user's tests file: it sees every name the program defines (`assert add(2, 3) == 5`).
     pub fn user_tests(tests: &str) -> TestSuite {
         TestSuite {
-            preamble: String::new(),
             tests: tests.to_string(),
+            ..TestSuite::default()
         }
     }
 
-    /// A dataset problem: the prompt's imports first, the tests' `check` called on the entry
-    /// point.
-    pub fn dataset(prompt: &str, _reference: &str, test: &str, entry_point: &str) -> TestSuite {
+    /// A dataset problem given as HumanEval gives it: the prompt (signature, docstring and any
+    /// helpers), the reference solution's body, the tests' `check(candidate)` and the name of
+    /// the function under test. The prompt and the reference run on the tests' side, so the
+    /// helpers the tests call are the prompt's own; the program's process gets only the
+    /// prompt's imports.
+    pub fn dataset(prompt: &str, reference: &str, test: &str, entry_point: &str) -> TestSuite {
         TestSuite {
             preamble: prompt
                 .lines()
                 .filter(|l| l.starts_with("import ") || l.starts_with("from "))
                 .map(|l| format!("{l}\n"))
                 .collect(),
-            tests: format!("{}\n\ncheck({entry_point})\n", test.trim_end()),
+            reference: format!("{prompt}{reference}"),
+            candidate: Some(entry_point.to_string()),
+            tests: format!("{}\n\ncheck(candidate)\n", test.trim_end()),
         }
     }
 
-    /// The program the sandbox runs: preamble, solution, tests.
-    pub fn program(&self, solution: &str) -> String {
+    /// The source the program's process runs: the preamble, then the program.
+    pub fn program_source(&self, solution: &str) -> String {
         let mut out = String::new();
         if !self.preamble.trim().is_empty() {
             out.push_str(self.preamble.trim_end());
             out.push_str("\n\n");
         }
-        out.push_str(solution.trim_end());
-        out.push_str("\n\n\n");
-        out.push_str(self.tests.trim_end());
-        out.push('\n');
+        out.push_str(solution);
         out
     }
 }
@@ -170,20 +191,34 @@ mod tests {
     }
 
     #[test]
-    fn program_puts_preamble_solution_tests_in_order() {
-        let suite = TestSuite {
-            preamble: "from typing import List\n".into(),
-            tests: "assert f() == 1\n".into(),
-        };
-        assert_eq!(
-            suite.program("def f():\n    return 1\n"),
-            "from typing import List\n\ndef f():\n    return 1\n\n\nassert f() == 1\n"
+    fn a_dataset_problem_keeps_its_prompt_on_the_tests_side() {
+        let suite = TestSuite::dataset(
+            "from typing import List\n\ndef helper():\n    return 1\n\ndef f(xs: List[int]):\n    \"\"\"Doc.\"\"\"\n",
+            "    return helper()\n",
+            "\n\ndef check(candidate):\n    assert candidate([]) == 1\n\n",
+            "f",
         );
-        let bare = TestSuite {
-            preamble: String::new(),
-            tests: "assert True".into(),
-        };
-        assert!(bare.program("x = 1").starts_with("x = 1\n"));
+        assert_eq!(suite.preamble, "from typing import List\n");
+        assert!(suite.reference.contains("def helper()"));
+        assert!(suite
+            .reference
+            .ends_with("\"\"\"Doc.\"\"\"\n    return helper()\n"));
+        assert_eq!(suite.candidate.as_deref(), Some("f"));
+        assert!(suite
+            .tests
+            .ends_with("assert candidate([]) == 1\n\ncheck(candidate)\n"));
+        assert_eq!(
+            suite.program_source("def f(xs):\n    return 1\n"),
+            "from typing import List\n\ndef f(xs):\n    return 1\n"
+        );
+        let user = TestSuite::user_tests("assert f() == 1\n");
+        assert_eq!(user.program_source("x = 1"), "x = 1");
+        assert_eq!(user.candidate, None);
+        // Suites stored before the reference and candidate existed still read.
+        let old: TestSuite =
+            serde_json::from_str(r#"{"preamble":"import math\n","tests":"check(f)\n"}"#).unwrap();
+        assert_eq!(old.reference, "");
+        assert_eq!(old.candidate, None);
     }
 
     #[test]

@@ -153,7 +153,7 @@ pub fn validations_from(records: &[ValidationRecord]) -> Validations {
     out
 }
 
-const VERDICTS: [Verdict; 7] = [
+const VERDICTS: [Verdict; 8] = [
     Verdict::Passed,
     Verdict::Failed,
     Verdict::SyntaxError,
@@ -161,6 +161,7 @@ const VERDICTS: [Verdict; 7] = [
     Verdict::Killed,
     Verdict::OutputLimit,
     Verdict::ExitedEarly,
+    Verdict::Unsupported,
 ];
 
 /// The stored name of a verdict (its serde name).
@@ -173,6 +174,7 @@ fn verdict_name(v: Verdict) -> &'static str {
         Verdict::Killed => "killed",
         Verdict::OutputLimit => "output-limit",
         Verdict::ExitedEarly => "exited-early",
+        Verdict::Unsupported => "unsupported",
     }
 }
 

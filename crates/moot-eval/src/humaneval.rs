@@ -50,10 +50,16 @@ fn item(p: &Problem, number: &str) -> Item {
         // grades answers; the tests are).
         gold: format!("{}{}", p.prompt, p.canonical_solution),
         kind: AnswerKind::Code,
-        tests: Some(TestSuite {
-            preamble: imports(&p.prompt),
-            tests: format!("{}\n\ncheck({})\n", p.test.trim_end(), p.entry_point),
-        }),
+        // The prompt (with its helpers) and the reference solution run on the tests' side, so
+        // the helpers the tests call are the prompt's, never the program's; the program's
+        // process gets the prompt's imports, as HumanEval's own harness gives them by running
+        // the prompt before the completion.
+        tests: Some(TestSuite::dataset(
+            &p.prompt,
+            &p.canonical_solution,
+            &p.test,
+            &p.entry_point,
+        )),
     }
 }
 
@@ -65,17 +71,6 @@ fn question(prompt: &str, entry_point: &str) -> String {
          ```python\n{}\n```",
         prompt.trim_end()
     )
-}
-
-/// The prompt's import lines: solutions that give only the function still get the names its
-/// signature uses (`List` from `typing`), as HumanEval's own harness gives them by running the
-/// prompt before the completion.
-fn imports(prompt: &str) -> String {
-    prompt
-        .lines()
-        .filter(|l| l.starts_with("import ") || l.starts_with("from "))
-        .map(|l| format!("{l}\n"))
-        .collect()
 }
 
 #[cfg(test)]
@@ -92,7 +87,9 @@ mod tests {
         assert!(first.question.contains("has_close_elements"));
         let tests = first.tests.as_ref().unwrap();
         assert_eq!(tests.preamble, "from typing import List\n");
-        assert!(tests.tests.ends_with("check(has_close_elements)\n"));
+        assert!(tests.tests.ends_with("check(candidate)\n"));
+        assert_eq!(tests.candidate.as_deref(), Some("has_close_elements"));
+        assert_eq!(tests.reference, first.gold);
         assert_eq!(items[163].id, "humaneval/163");
         // The gold (the reference solution) reads as a code answer.
         for i in &items {

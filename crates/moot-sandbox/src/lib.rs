@@ -27,7 +27,13 @@ use moot_core::validation::{CheckKind, Validation, Verdict};
 use process_wrap::tokio::{ProcessGroup, TokioCommandWrap};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
+mod grader;
+
 const BOOTSTRAP: &str = include_str!("bootstrap.py");
+/// The program's side of the grader: the wire format, then the server of calls.
+const SERVE: &str = concat!(include_str!("wire.py"), include_str!("serve.py"));
+/// The tests' side of the grader: the wire format, then the judge.
+const JUDGE: &str = concat!(include_str!("wire.py"), include_str!("judge.py"));
 
 /// The uid a root user's sandboxes run as (`nobody`).
 const UNPRIVILEGED_UID: u32 = 65534;
@@ -47,6 +53,9 @@ pub struct Limits {
     pub tmp_bytes: u64,
     /// Standard output or error beyond this kills it.
     pub output_bytes: usize,
+    /// The largest message between a program and its tests (one call or one returned value,
+    /// as literal text).
+    pub message_bytes: usize,
 }
 
 impl Default for Limits {
@@ -58,6 +67,7 @@ impl Default for Limits {
             file_bytes: 16 << 20,
             tmp_bytes: 64 << 20,
             output_bytes: 64 << 10,
+            message_bytes: 16 << 20,
         }
     }
 }
@@ -190,25 +200,27 @@ impl Sandbox {
         Ok(out.validation(CheckKind::Syntax))
     }
 
-    /// Runs `program` (solution and tests together, see
-    /// [`TestSuite::program`](moot_core::validation::TestSuite::program)); it passes when it
-    /// runs to its end.
+    /// Grades `program` with `suite`: the program runs in one sandbox, the tests (and any
+    /// reference code) in another, and the tests call the program's functions across a channel
+    /// that carries only plain values. The verdict is the tests' process's, which the program
+    /// cannot reach: it passes when the tests run to their end without an error.
     pub async fn run_tests(
         &self,
         program: &str,
         suite: &moot_core::validation::TestSuite,
     ) -> Result<Validation, SandboxError> {
-        let out = self.execute(&suite.program(program)).await?;
-        Ok(out.validation(CheckKind::Tests))
+        grader::grade(self, program, suite).await
     }
 
-    /// Runs `program` as `__main__` and returns everything it produced.
+    /// Runs `program` as `__main__` in one sandbox and returns everything it produced. Not a
+    /// grader: a program that runs to its end "passes", and a program can fake that (it shares
+    /// its process with the bootstrap); [`Sandbox::run_tests`] is the grader.
     pub async fn execute(&self, program: &str) -> Result<RunOutput, SandboxError> {
         self.run(Mode::Run, program).await
     }
 
-    /// The arguments of `bwrap` for one run.
-    fn arguments(&self, mode: Mode) -> Vec<OsString> {
+    /// The arguments of `bwrap` that run the Python `script` with `args` in a fresh sandbox.
+    fn script_arguments(&self, script: &str, args: &[&str]) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
         push(&["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
@@ -223,9 +235,25 @@ impl Sandbox {
                 Err(_) => {}
             }
         }
+        // Every writable place is a tmpfs of its own, capped: /tmp, and /dev/shm (which would
+        // otherwise live on /dev's uncapped tmpfs); /dev itself is then made read-only (its
+        // device nodes still work).
         let tmp = self.limits.tmp_bytes.to_string();
         push(&[
-            "--proc", "/proc", "--dev", "/dev", "--size", &tmp, "--tmpfs", "/tmp",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            &tmp,
+            "--tmpfs",
+            "/tmp",
+            "--size",
+            &tmp,
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
         ]);
         push(&[
             "--unshare-all",
@@ -264,21 +292,30 @@ impl Sandbox {
         }
         a.push("--".into());
         a.push(self.python.clone().into());
-        a.extend(["-I", "-c", BOOTSTRAP, mode.word()].map(OsString::from));
+        a.extend(["-I", "-c", script].map(OsString::from));
+        a.extend(args.iter().map(OsString::from));
         a
     }
 
-    async fn run(&self, mode: Mode, program: &str) -> Result<RunOutput, SandboxError> {
-        let tag = format!("moot-{:016x}", rand::random::<u64>());
-        let started = Instant::now();
+    /// Starts `script` in a fresh sandbox, in a process group of its own, with its three
+    /// standard streams piped and no other descriptor of moot's.
+    fn spawn(&self, script: &str, args: &[&str]) -> Result<Spawned, SandboxError> {
         let mut wrap = TokioCommandWrap::with_new(&self.bwrap, |c| {
-            c.args(self.arguments(mode))
+            c.args(self.script_arguments(script, args))
                 .env_clear()
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             if let Some(uid) = self.run_as {
                 c.uid(uid).gid(uid);
+            }
+            // SAFETY: the closure runs in the forked child before exec and only makes
+            // async-signal-safe system calls (close_range, or fcntl as a fallback).
+            unsafe {
+                c.pre_exec(|| {
+                    close_inherited_descriptors();
+                    Ok(())
+                });
             }
         });
         wrap.wrap(ProcessGroup::leader());
@@ -290,6 +327,23 @@ impl Sandbox {
         let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
         let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
+        Ok(Spawned {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        })
+    }
+
+    async fn run(&self, mode: Mode, program: &str) -> Result<RunOutput, SandboxError> {
+        let tag = format!("moot-{:016x}", rand::random::<u64>());
+        let started = Instant::now();
+        let Spawned {
+            mut child,
+            stdin,
+            stdout,
+            stderr,
+        } = self.spawn(BOOTSTRAP, &[mode.word()])?;
         let input = format!("{tag}\n{program}");
         let cap = self.limits.output_bytes;
 
@@ -322,6 +376,45 @@ impl Sandbox {
             let _ = Box::into_pin(child.wait()).await;
         }
         classify(ended, &tag, elapsed, &self.limits)
+    }
+}
+
+/// A started sandbox and its standard streams.
+struct Spawned {
+    child: Box<dyn process_wrap::tokio::TokioChildWrapper>,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::process::ChildStdout,
+    stderr: tokio::process::ChildStderr,
+}
+
+/// Marks every descriptor above standard error close-on-exec, so that nothing moot inherited
+/// (a shell's `9<secret.txt`) or opened reaches a sandboxed program. Runs between fork and
+/// exec: system calls only.
+fn close_inherited_descriptors() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: plain system calls on descriptor numbers; no memory is touched.
+    unsafe {
+        let marked = libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        );
+        if marked != 0 {
+            // Kernels before 5.11: every descriptor below the limit, one by one.
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(1 << 20) as libc::c_int
+            } else {
+                4096
+            };
+            for fd in 3..top {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
     }
 }
 
@@ -484,7 +577,7 @@ mod tests {
     #[test]
     fn arguments_unshare_everything_and_limit_the_program() {
         let args: Vec<String> = sandbox()
-            .arguments(Mode::Run)
+            .script_arguments(BOOTSTRAP, &[Mode::Run.word()])
             .into_iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();

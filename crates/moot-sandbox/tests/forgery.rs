@@ -41,6 +41,7 @@ async fn grade(program: &str, suite: &TestSuite) -> Validation {
 /// `program` does not pass `suite`.
 async fn forgery_fails(what: &str, program: &str, suite: &TestSuite) {
     let v = grade(program, suite).await;
+    eprintln!("{what}: {} ({})", v.verdict, v.detail);
     assert_ne!(
         v.verdict,
         Verdict::Passed,

@@ -49,9 +49,10 @@ async fn a_solution_that_passes_its_tests_passes() {
     let suite = TestSuite {
         preamble: "from typing import List\n".into(),
         tests: "def check(candidate):\n    assert candidate([1, 2]) == 3\n\ncheck(total)\n".into(),
+        ..TestSuite::default()
     };
-    let program = suite.program("def total(xs: List[int]) -> int:\n    return sum(xs)\n");
-    let v = sandbox(quick()).run_tests(&program).await.unwrap();
+    let program = "def total(xs: List[int]) -> int:\n    return sum(xs)\n";
+    let v = sandbox(quick()).run_tests(program, &suite).await.unwrap();
     assert_eq!(v.check, CheckKind::Tests);
     assert_eq!(v.verdict, Verdict::Passed, "{v:?}");
     assert!(v.detail.is_empty());

@@ -179,6 +179,10 @@ impl Prepared {
         let any_code = items
             .iter()
             .any(|i| i.kind == moot_core::answer::AnswerKind::Code);
+        let tests_from = items
+            .iter()
+            .any(|i| i.tests.is_some())
+            .then(|| format!("the tests of --dataset {dataset}"));
         Ok(Prepared {
             name: args
                 .name
@@ -199,7 +203,11 @@ impl Prepared {
             redactor,
             options,
             agents,
-            sandbox: rt.block_on(crate::sandbox::for_code(&config, any_code))?,
+            sandbox: rt.block_on(crate::sandbox::for_code(
+                &config,
+                any_code,
+                tests_from.as_deref(),
+            ))?,
             items,
         })
     }

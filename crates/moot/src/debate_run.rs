@@ -41,6 +41,7 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     let sandbox = e.rt.block_on(crate::sandbox::for_code(
         &e.config,
         e.spec.kind == moot_core::answer::AnswerKind::Code,
+        e.spec.tests.as_ref().map(|_| "--tests"),
     ))?;
     let log =
         crate::run_log::RunLog::open(&e.config.logging, e.redactor.clone(), agent_ids.clone())?;

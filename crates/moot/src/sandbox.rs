@@ -12,9 +12,34 @@ use crate::input::InputError;
 /// The sandbox that checks a debate's code answers: `None` when no answer is code or
 /// `validation.sandbox` is off. It is started once here (an empty program), so that a machine
 /// without bubblewrap or user namespaces is told before any model is asked, not after.
-pub async fn for_code(config: &Config, has_code: bool) -> Result<Option<Arc<Sandbox>>> {
+///
+/// `tests` names where the debate's tests come from (`--tests FILE`, a dataset), if it has
+/// any. Tests, or `validation.require_passing`, with the sandbox off is an error: nothing
+/// could run them, and every program would silently count as failing (or, for
+/// require-passing, as passing unchecked).
+pub async fn for_code(
+    config: &Config,
+    has_code: bool,
+    tests: Option<&str>,
+) -> Result<Option<Arc<Sandbox>>> {
     let v = &config.validation;
-    if !has_code || !v.sandbox {
+    if !has_code {
+        return Ok(None);
+    }
+    if !v.sandbox {
+        let needs = match (tests, v.require_passing) {
+            (Some(tests), _) => Some(tests.to_string()),
+            (None, true) => Some("validation.require_passing (--require-passing)".to_string()),
+            (None, false) => None,
+        };
+        if let Some(needs) = needs {
+            return Err(InputError(format!(
+                "validation.sandbox = false, but {needs} needs the sandbox to run code answers: \
+                 set validation.sandbox = true (it needs bubblewrap; scripts/setup.sh installs \
+                 it), or drop {needs}"
+            ))
+            .into());
+        }
         return Ok(None);
     }
     let off = "or set validation.sandbox = false to compare code answers without running them";

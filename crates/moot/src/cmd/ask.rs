@@ -104,10 +104,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                     "--tests runs code answers, but the answer kind is {kind} (use --answer code)"
                 ));
             }
-            Some(TestSuite {
-                preamble: String::new(),
-                tests: text,
-            })
+            Some(TestSuite::user_tests(&text))
         }
         None => None,
     };

@@ -240,6 +240,7 @@ impl Runner for ServeRunner {
                     let sandbox = match crate::sandbox::for_code(
                         &config,
                         kind == moot_core::answer::AnswerKind::Code,
+                        None,
                     )
                     .await
                     {
