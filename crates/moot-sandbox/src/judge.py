@@ -106,7 +106,13 @@ def _judge():
         return type(name, (), methods)()
 
     header = _json.loads(replies.readline())
-    scope = {"__name__": "__main__", "__builtins__": _builtins}
+    # The tests run as the __main__ module, so that `unittest.main()` finds their test cases.
+    import types
+
+    main_module = types.ModuleType("__main__")
+    scope = main_module.__dict__
+    scope["__builtins__"] = _builtins
+    _sys.modules["__main__"] = main_module
     reference = header.get("reference") or ""
     if reference.strip():
         try:
@@ -155,12 +161,21 @@ def _judge():
             else:
                 scope[name] = stub(name, extra if type(extra) is str else "value")
 
+        # Tests written as a separate file import the program: `from solution import add`.
+        module = types.ModuleType("solution")
+        for name, (kind, _) in defined.items():
+            if name in scope:
+                setattr(module, name, scope[name])
+        _sys.modules["solution"] = module
+
     failure = None
     try:
         exec(compile(header.get("tests") or "", "tests.py", "exec"), scope)
     except SystemExit as e:
-        if e.code not in (None, 0, False):
-            failure = "the tests exited with status %s" % (e.code,)
+        # unittest.main() ends this way, with status False (0) or True (1).
+        code = int(e.code) if type(e.code) is bool else e.code
+        if code not in (None, 0):
+            failure = "the tests exited with status %s" % (code,)
     except (_Unsupported, _Broken):
         pass
     except BaseException as e:
