@@ -53,6 +53,9 @@ pub struct Limits {
     pub tmp_bytes: u64,
     /// Standard output or error beyond this kills it.
     pub output_bytes: usize,
+    /// CPU time of each process; `None`: the wall-clock timeout plus two seconds, so that the
+    /// wall clock normally ends a run first.
+    pub cpu: Option<Duration>,
     /// The largest message between a program and its tests (one call or one returned value,
     /// as literal text).
     pub message_bytes: usize,
@@ -67,6 +70,7 @@ impl Default for Limits {
             file_bytes: 16 << 20,
             tmp_bytes: 64 << 20,
             output_bytes: 64 << 10,
+            cpu: None,
             message_bytes: 16 << 20,
         }
     }
@@ -236,8 +240,8 @@ impl Sandbox {
             }
         }
         // Every writable place is a tmpfs of its own, capped: /tmp, and /dev/shm (which would
-        // otherwise live on /dev's uncapped tmpfs); /dev itself is then made read-only (its
-        // device nodes still work).
+        // otherwise live on /dev's uncapped tmpfs); /dev and the root are then made read-only
+        // (device nodes still work).
         let tmp = self.limits.tmp_bytes.to_string();
         push(&[
             "--proc",
@@ -254,6 +258,9 @@ impl Sandbox {
             "/dev/shm",
             "--remount-ro",
             "/dev",
+            // The root bubblewrap builds is a tmpfs too, writable and uncapped until now.
+            "--remount-ro",
+            "/",
         ]);
         push(&[
             "--unshare-all",
@@ -276,19 +283,22 @@ impl Sandbox {
             "--",
         ]);
         let l = &self.limits;
-        // CPU seconds: the wall-clock limit, rounded up, plus one; the wall clock normally
-        // ends it first.
-        let cpu = l.timeout.as_secs() + 2;
+        let cpu = match l.cpu {
+            Some(cpu) => cpu.as_secs().max(1),
+            None => l.timeout.as_secs() + 2,
+        };
         a.push(self.prlimit.clone().into());
-        for (name, value) in [
-            ("nproc", l.processes),
-            ("as", l.memory_bytes),
-            ("cpu", cpu),
-            ("fsize", l.file_bytes),
-            ("nofile", 256),
-            ("core", 0),
+        for (name, soft, hard) in [
+            ("nproc", l.processes, l.processes),
+            ("as", l.memory_bytes, l.memory_bytes),
+            // The hard limit a second later, so that SIGXCPU (which says why) comes before
+            // SIGKILL.
+            ("cpu", cpu, cpu + 1),
+            ("fsize", l.file_bytes, l.file_bytes),
+            ("nofile", 256, 256),
+            ("core", 0, 0),
         ] {
-            a.push(format!("--{name}={value}:{value}").into());
+            a.push(format!("--{name}={soft}:{hard}").into());
         }
         a.push("--".into());
         a.push(self.python.clone().into());

@@ -54,14 +54,21 @@ assert s[0] == math.inf and s[1] == -math.inf and math.isnan(s[2]) and math.copy
 assert echo([1, [2, [3, [4]]]]) == [1, [2, [3, [4]]]]
 assert echo(x=(1,)) == (1,)
 "#;
-    assert_eq!(verdict(program, tests).await, (Verdict::Passed, String::new()));
+    assert_eq!(
+        verdict(program, tests).await,
+        (Verdict::Passed, String::new())
+    );
 }
 
 #[tokio::test]
 async fn bool_stays_apart_from_int_and_tuple_from_list() {
     let (v, _) = verdict("def f():\n    return 1\n", "assert f() is True\n").await;
     assert_eq!(v, Verdict::Failed);
-    let (v, _) = verdict("def f():\n    return [1, 2]\n", "assert type(f()) is tuple\n").await;
+    let (v, _) = verdict(
+        "def f():\n    return [1, 2]\n",
+        "assert type(f()) is tuple\n",
+    )
+    .await;
     assert_eq!(v, Verdict::Failed);
     // Subclasses of the builtin types cross as the plain values they hold.
     let (v, d) = verdict(
@@ -76,7 +83,10 @@ async fn bool_stays_apart_from_int_and_tuple_from_list() {
 async fn builtin_exceptions_cross_and_the_programs_own_do_not() {
     let program = "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n\ndef look(d, k):\n    return d[k]\n";
     let tests = "try:\n    root(-1)\nexcept ValueError as e:\n    assert str(e) == 'negative'\nelse:\n    assert False\ntry:\n    look({}, 'k')\nexcept KeyError as e:\n    assert e.args == ('k',)\nassert root(4) == 2.0\n";
-    assert_eq!(verdict(program, tests).await, (Verdict::Passed, String::new()));
+    assert_eq!(
+        verdict(program, tests).await,
+        (Verdict::Passed, String::new())
+    );
 
     let (v, d) = verdict(
         "class Oops(Exception):\n    pass\ndef f():\n    raise Oops('x')\n",
@@ -96,11 +106,31 @@ async fn builtin_exceptions_cross_and_the_programs_own_do_not() {
 #[tokio::test]
 async fn what_does_not_cross_is_unsupported() {
     let cases = [
-        ("def f():\n    return (x for x in range(3))\n", "assert list(f()) == [0, 1, 2]\n", "generator"),
-        ("class Box:\n    pass\ndef f():\n    return Box()\n", "f()\n", "Box"),
-        ("def apply(fn, x):\n    return fn(x)\n", "assert apply(lambda v: v + 1, 1) == 2\n", "function"),
-        ("class Stack:\n    def __init__(self):\n        self.items = []\n", "s = Stack()\n", "Stack"),
-        ("import threading\nLOCK = threading.Lock()\n", "LOCK.acquire()\n", "LOCK"),
+        (
+            "def f():\n    return (x for x in range(3))\n",
+            "assert list(f()) == [0, 1, 2]\n",
+            "generator",
+        ),
+        (
+            "class Box:\n    pass\ndef f():\n    return Box()\n",
+            "f()\n",
+            "Box",
+        ),
+        (
+            "def apply(fn, x):\n    return fn(x)\n",
+            "assert apply(lambda v: v + 1, 1) == 2\n",
+            "function",
+        ),
+        (
+            "class Stack:\n    def __init__(self):\n        self.items = []\n",
+            "s = Stack()\n",
+            "Stack",
+        ),
+        (
+            "import threading\nLOCK = threading.Lock()\n",
+            "LOCK.acquire()\n",
+            "LOCK",
+        ),
     ];
     for (program, tests, named) in cases {
         let (v, d) = verdict(program, tests).await;
@@ -120,7 +150,10 @@ async fn what_does_not_cross_is_unsupported() {
 async fn arguments_changed_in_place_are_copied_back_where_that_is_exact() {
     let program = "def sort_in_place(xs):\n    xs.sort()\n\ndef add_key(d):\n    d['new'] = 1\n\ndef grow(rows):\n    rows[0].append(9)\n";
     let tests = "xs = [3, 1, 2]\nassert sort_in_place(xs) is None\nassert xs == [1, 2, 3]\nd = {}\nadd_key(d)\nassert d == {'new': 1}\n";
-    assert_eq!(verdict(program, tests).await, (Verdict::Passed, String::new()));
+    assert_eq!(
+        verdict(program, tests).await,
+        (Verdict::Passed, String::new())
+    );
     // A change inside a nested list cannot be copied back with the inner list's identity.
     let (v, d) = verdict(program, "row = [1]\ngrow([row])\n").await;
     assert_eq!(v, Verdict::Unsupported, "{d}");
@@ -131,7 +164,10 @@ async fn test_files_in_other_shapes() {
     let program = "def add(a, b):\n    return a + b\n\nif __name__ == '__main__':\n    print(add(int(input()), 1))\n";
     // A unittest module that imports the program as `solution`.
     let unit = "import unittest\nfrom solution import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\nif __name__ == '__main__':\n    unittest.main()\n";
-    assert_eq!(verdict(program, unit).await, (Verdict::Passed, String::new()));
+    assert_eq!(
+        verdict(program, unit).await,
+        (Verdict::Passed, String::new())
+    );
     let failing = unit.replace("5)", "6)");
     let (v, d) = verdict(program, &failing).await;
     assert_eq!(v, Verdict::Failed);
@@ -145,7 +181,10 @@ async fn test_files_in_other_shapes() {
     assert_eq!(v, Verdict::Failed, "{d}");
     // Names the program does not define are the tests' own NameError.
     let (v, d) = verdict("x = 1\n", "add(1, 2)\n").await;
-    assert_eq!((v, d.as_str()), (Verdict::Failed, "NameError: name 'add' is not defined"));
+    assert_eq!(
+        (v, d.as_str()),
+        (Verdict::Failed, "NameError: name 'add' is not defined")
+    );
 }
 
 #[tokio::test]
@@ -154,7 +193,10 @@ async fn syntax_errors_import_errors_and_early_exits() {
     assert_eq!(v, Verdict::SyntaxError);
     assert!(d.contains("line 1"), "{d}");
     let (v, d) = verdict("raise RuntimeError('at import')\n", "pass\n").await;
-    assert_eq!((v, d.as_str()), (Verdict::Failed, "RuntimeError: at import"));
+    assert_eq!(
+        (v, d.as_str()),
+        (Verdict::Failed, "RuntimeError: at import")
+    );
     let (v, _) = verdict("import sys\nsys.exit(0)\n", "pass\n").await;
     assert_eq!(v, Verdict::ExitedEarly);
     let (v, _) = verdict("def f():\n    import os\n    os._exit(0)\n", "f()\n").await;

@@ -1,5 +1,5 @@
 //! The sandbox against real bubblewrap: programs that pass and fail, and programs that try to
-//! escape — loop forever, fork without end, write outside their tmp, open a socket, eat memory,
+//! escape — loop forever, write outside their tmp, open a socket, eat memory,
 //! flood their output — each stopped and reported, with the host untouched.
 
 use std::time::{Duration, Instant};
@@ -25,23 +25,6 @@ async fn execute(program: &str) -> RunOutput {
         .execute(program)
         .await
         .expect("the sandbox runs")
-}
-
-/// Processes on the host whose command line holds `marker`.
-fn host_processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if cmdline.contains(marker) {
-                found.push(format!(
-                    "{}: {cmdline}",
-                    entry.file_name().to_string_lossy()
-                ));
-            }
-        }
-    }
-    found
 }
 
 #[tokio::test]
@@ -100,66 +83,12 @@ async fn an_exit_before_the_tests_end_does_not_pass() {
 
 #[tokio::test]
 async fn a_loop_that_never_ends_is_killed_at_the_timeout() {
-    let marker = "moot-test-endless-loop-7f3a";
     let started = Instant::now();
-    let out = execute(&format!("# {marker}\nwhile True:\n    pass\n")).await;
+    let out = execute("while True:\n    pass\n").await;
     let took = started.elapsed();
     assert_eq!(out.verdict, Verdict::TimedOut, "{out:?}");
     assert_eq!(out.detail, "killed after 3000 ms");
     assert!(took < Duration::from_secs(6), "took {took:?}");
-}
-
-#[tokio::test]
-async fn a_fork_bomb_hits_the_process_limit_and_nothing_survives() {
-    let marker = "moot-test-fork-bomb-c41d";
-    let program = format!(
-        r#"
-import os, time
-forked = 0
-while True:
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        os.execv("/usr/bin/python3", ["python3", "-c", "import time; time.sleep(600)", "{marker}"])
-    forked += 1
-print("forked", forked, flush=True)
-time.sleep(600)
-"#
-    );
-    let limits = Limits {
-        timeout: Duration::from_secs(3),
-        processes: 16,
-        ..Limits::default()
-    };
-    let out = sandbox(limits).execute(&program).await.unwrap();
-    assert_eq!(out.verdict, Verdict::TimedOut, "{out:?}");
-    // Killed: the output printed before the kill is not kept, but the limit held (the
-    // bootstrap, prlimit and the program count too).
-    // Every process the bomb started died with the sandbox.
-    std::thread::sleep(Duration::from_millis(300));
-    let left = host_processes_with(marker);
-    assert!(left.is_empty(), "still running: {left:?}");
-
-    // The same bomb with time to report: it could not start more than the limit.
-    let counting = program.replace("time.sleep(600)\n", "").replace(
-        "print(\"forked\", forked, flush=True)",
-        "print(\"forked\", forked, flush=True)\nassert forked < 16, forked",
-    );
-    let out = sandbox(Limits {
-        timeout: Duration::from_secs(3),
-        processes: 16,
-        ..Limits::default()
-    })
-    .execute(&counting)
-    .await
-    .unwrap();
-    assert_eq!(out.verdict, Verdict::Passed, "{out:?}");
-    assert!(out.stdout.starts_with("forked "), "{}", out.stdout);
-    std::thread::sleep(Duration::from_millis(300));
-    let left = host_processes_with(marker);
-    assert!(left.is_empty(), "still running: {left:?}");
 }
 
 #[tokio::test]
