@@ -48,6 +48,20 @@ impl FakeOpenAi {
 
     /// Answers each request after `latency(model)`.
     pub fn with_latency(latency: impl Fn(&str) -> Duration + Send + Sync + 'static) -> FakeOpenAi {
+        FakeOpenAi::serving(latency, arithmetic)
+    }
+
+    /// Answers each request at once with `content(prompt)`, the prompt being every message's
+    /// text joined by newlines.
+    pub fn answering(content: impl Fn(&str) -> String + Send + Sync + 'static) -> FakeOpenAi {
+        FakeOpenAi::serving(|_| Duration::ZERO, move |prompt, _| content(prompt))
+    }
+
+    /// Answers each request after `latency(model)` with `content(prompt, request key)`.
+    fn serving(
+        latency: impl Fn(&str) -> Duration + Send + Sync + 'static,
+        content: impl Fn(&str, u64) -> String + Send + Sync + 'static,
+    ) -> FakeOpenAi {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake model server");
         let url = format!(
             "http://127.0.0.1:{}/v1",
@@ -55,12 +69,14 @@ impl FakeOpenAi {
         );
         let state = Arc::new(State::default());
         let latency = Arc::new(latency);
+        let content = Arc::new(content);
         let shared = state.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
                 let state = shared.clone();
                 let latency = latency.clone();
+                let content = content.clone();
                 std::thread::spawn(move || {
                     let raw = read_http_request(&mut stream);
                     let text = String::from_utf8_lossy(&raw);
@@ -80,7 +96,7 @@ impl FakeOpenAi {
                     });
                     state.open.fetch_add(1, Ordering::SeqCst);
                     std::thread::sleep(latency(&model));
-                    let reply = reply_to(&request, key, body.len());
+                    let reply = reply_to(&request, key, body.len(), &*content);
                     let response = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
                         reply.len()
@@ -127,9 +143,13 @@ impl FakeOpenAi {
     }
 }
 
-/// The reply to `request`: `A * B = X. Final answer: X` for the last "What is A * B?" in its
-/// messages, X off by one when `key` says so.
-fn reply_to(request: &serde_json::Value, key: u64, body_len: usize) -> String {
+/// The reply to `request`, its content `content(prompt, key)`.
+fn reply_to(
+    request: &serde_json::Value,
+    key: u64,
+    body_len: usize,
+    content: &dyn Fn(&str, u64) -> String,
+) -> String {
     let prompt: String = request["messages"]
         .as_array()
         .map(|m| {
@@ -139,19 +159,7 @@ fn reply_to(request: &serde_json::Value, key: u64, body_len: usize) -> String {
                 .join("\n")
         })
         .unwrap_or_default();
-    let product = prompt.rfind("What is ").and_then(|at| {
-        let rest = &prompt[at + "What is ".len()..];
-        let (a, rest) = rest.split_once(" * ")?;
-        let b: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-        Some((a.trim().parse::<i64>().ok()?, b.parse::<i64>().ok()?))
-    });
-    let content = match product {
-        Some((a, b)) => {
-            let x = a * b + i64::from(key.is_multiple_of(4));
-            format!("{a} * {b} = {x}.\nFinal answer: {x}")
-        }
-        None => "I cannot tell.\nFinal answer: 0".to_string(),
-    };
+    let content = content(&prompt, key);
     serde_json::json!({
         "id": format!("fake-{key:x}"),
         "object": "chat.completion",
@@ -161,6 +169,24 @@ fn reply_to(request: &serde_json::Value, key: u64, body_len: usize) -> String {
         "usage": {"prompt_tokens": body_len / 4, "completion_tokens": 12, "total_tokens": body_len / 4 + 12},
     })
     .to_string()
+}
+
+/// `A * B = X. Final answer: X` for the last "What is A * B?" in the prompt, X off by one when
+/// `key` says so.
+fn arithmetic(prompt: &str, key: u64) -> String {
+    let product = prompt.rfind("What is ").and_then(|at| {
+        let rest = &prompt[at + "What is ".len()..];
+        let (a, rest) = rest.split_once(" * ")?;
+        let b: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        Some((a.trim().parse::<i64>().ok()?, b.parse::<i64>().ok()?))
+    });
+    match product {
+        Some((a, b)) => {
+            let x = a * b + i64::from(key.is_multiple_of(4));
+            format!("{a} * {b} = {x}.\nFinal answer: {x}")
+        }
+        None => "I cannot tell.\nFinal answer: 0".to_string(),
+    }
 }
 
 /// Reads one HTTP request from `stream`: the head, then the body by its content-length.
