@@ -51,4 +51,6 @@ pub use ids::{new_run_id, timestamp};
 pub use observer::{NoObserver, Observer, Observers};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
-pub use validate::{check_code_answers, stored_validations, validations_from};
+pub use validate::{
+    check_code_answers, regrade_run, stored_validations, validations_from, Regraded,
+};

@@ -104,6 +104,67 @@ async fn check_one(
     Ok(checks)
 }
 
+/// One program's tests check before and after [`regrade_run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Regraded {
+    /// The program (the answer's canonical text).
+    pub program: String,
+    /// Its stored tests check, if it had one.
+    pub before: Option<Validation>,
+    pub after: Validation,
+}
+
+impl Regraded {
+    /// Whether the verdict changed (a program checked for the first time counts as changed).
+    pub fn changed(&self) -> bool {
+        self.before.as_ref().map(|b| b.verdict) != Some(self.after.verdict)
+    }
+}
+
+/// Runs the tests check of every stored program of `run_id` that compiled again, with
+/// `tests` and the sandbox as it is now, and records each new verdict in place of the old one:
+/// for stores graded by an older grader (one a program could forge). Programs are checked two
+/// at a time, in the order of their text.
+pub async fn regrade_run(
+    sandbox: &Sandbox,
+    tests: &moot_core::validation::TestSuite,
+    run_id: &str,
+    store: &dyn Store,
+) -> Result<Vec<Regraded>, EngineError> {
+    let validations = stored_validations(store, run_id).await?;
+    let compiled: Vec<(String, Option<Validation>)> = validations
+        .iter()
+        .filter(|(_, checks)| {
+            checks
+                .iter()
+                .any(|c| c.check == CheckKind::Syntax && c.passed())
+        })
+        .map(|(program, checks)| {
+            let before = checks.iter().find(|c| c.check == CheckKind::Tests).cloned();
+            (program.clone(), before)
+        })
+        .collect();
+    let sandbox_error = |e: moot_sandbox::SandboxError| EngineError::Sandbox(e.to_string());
+    stream::iter(compiled)
+        .map(|(program, before)| async move {
+            let after = sandbox
+                .run_tests(&program, tests)
+                .await
+                .map_err(sandbox_error)?;
+            store
+                .record_validation(&to_record(run_id, &program, &after))
+                .await?;
+            Ok::<_, EngineError>(Regraded {
+                program,
+                before,
+                after,
+            })
+        })
+        .buffered(CONCURRENT_CHECKS)
+        .try_collect()
+        .await
+}
+
 fn to_record(run_id: &str, program: &str, v: &Validation) -> ValidationRecord {
     ValidationRecord {
         run_id: run_id.to_string(),

@@ -200,7 +200,8 @@ pub struct ValidationRecord {
     pub answer: String,
     /// `syntax` or `tests`.
     pub check: String,
-    /// `passed`, `failed`, `syntax-error`, `timed-out`, `killed`, `output-limit`, `exited-early`.
+    /// `passed`, `failed`, `syntax-error`, `timed-out`, `killed`, `output-limit`, `exited-early`,
+    /// `unsupported`.
     pub verdict: String,
     pub detail: String,
     pub elapsed_ms: u64,

@@ -63,6 +63,9 @@ enum Command {
     Report(cmd::report::Args),
     /// Decide a trajectory (or a stored run) under one decision rule or all of them.
     Decide(cmd::decide::Args),
+    /// Grade the stored programs of a run or a benchmark again with today's grader, record the
+    /// new verdicts and list the ones that changed.
+    Regrade(cmd::regrade::Args),
     /// Extract the final answer from one response read on stdin.
     Extract(cmd::extract::Args),
     /// Validate or print configuration files.
@@ -144,6 +147,9 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
             store_arg.with(Access::Create, |s, rt| cmd::import::run(args, s, rt))
         }
         Command::Show(args) => store_arg.with(Access::Read, |s, rt| cmd::show::run(args, s, rt)),
+        Command::Regrade(args) => {
+            store_arg.with(Access::Write, |s, rt| cmd::regrade::run(args, s, rt))
+        }
         Command::Report(args) => {
             store_arg.with(Access::Read, |s, rt| cmd::report::run(args, s, rt))
         }

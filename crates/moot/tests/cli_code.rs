@@ -349,3 +349,117 @@ fn humaneval_is_graded_by_its_tests() {
         "{text}"
     );
 }
+
+#[test]
+fn tests_or_require_passing_with_the_sandbox_off_are_refused() {
+    let env = Env::new();
+    let off = config(&env, &[RIGHT], "[validation]\nsandbox = false\n");
+    let tests = tests(&env);
+    let err = env.refused(&[
+        "ask",
+        "Write add(a, b).",
+        "--config",
+        &off,
+        "--tests",
+        &tests,
+    ]);
+    assert!(
+        err.contains("validation.sandbox = false") && err.contains("--tests"),
+        "{err}"
+    );
+    let err = env.refused(&[
+        "ask",
+        "Write add(a, b).",
+        "--config",
+        &off,
+        "--require-passing",
+    ]);
+    assert!(err.contains("validation.require_passing"), "{err}");
+    let in_config = config(
+        &env,
+        &[RIGHT],
+        "[validation]\nsandbox = false\nrequire_passing = true\n",
+    );
+    let err = env.refused(&["ask", "Write add(a, b).", "--config", &in_config]);
+    assert!(err.contains("validation.require_passing"), "{err}");
+    // A benchmark of a dataset with tests.
+    let sim_off = env.write(
+        "sim-off.toml",
+        "[validation]\nsandbox = false\n\n[[agents]]\nid = \"a\"\nbackend = \"sim\"\n",
+    );
+    let err = env.refused(&[
+        "bench",
+        "--sim",
+        "--config",
+        &sim_off.display().to_string(),
+        "--dataset",
+        "humaneval",
+        "--limit",
+        "2",
+        "--protocol",
+        "cot",
+        "--run",
+        "off",
+    ]);
+    assert!(
+        err.contains("validation.sandbox = false") && err.contains("humaneval"),
+        "{err}"
+    );
+}
+
+/// A program that forges its verdict under the single-process grader of moot 0.1 (it finds the
+/// bootstrap's reporting function through the garbage collector).
+const FORGED: &str = "import gc, os\nfor o in gc.get_objects():\n    if callable(o) and getattr(o, '__name__', '') == 'say':\n        o('finished')\nos._exit(0)";
+
+#[test]
+fn regrade_replaces_a_forged_stored_verdict_and_lists_it() {
+    let env = Env::new();
+    let cfg = config(&env, &[FORGED], "");
+    let tests = tests(&env);
+    let v = ask_with_tests(&env, &cfg, &tests);
+    let run = v["run_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        verdicts(&v, FORGED),
+        [
+            ("syntax".into(), "passed".into()),
+            ("tests".into(), "exited-early".into())
+        ]
+    );
+    // The store as the old grader left it: the forged program "passed".
+    let store = env.store();
+    let edit = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute(\"UPDATE validations SET verdict = 'passed', detail = '' WHERE check_kind = 'tests'\")\ndb.commit()\n",
+        ])
+        .arg(&store)
+        .status()
+        .unwrap();
+    assert!(edit.success());
+
+    let out = env.json(&["regrade", &run, "--json"]);
+    assert_eq!(out["debates"], 1);
+    assert_eq!(out["programs"], 1);
+    let changed = out["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "{out}");
+    assert_eq!(changed[0]["program"], FORGED);
+    assert_eq!(changed[0]["before"]["verdict"], "passed");
+    assert_eq!(changed[0]["after"]["verdict"], "exited-early");
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    let stored: Vec<&Value> = shown["validations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "tests")
+        .collect();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["verdict"], "exited-early");
+    // Nothing changes the second time.
+    let text = env.stdout(&["regrade", &run]);
+    assert!(
+        text.contains("regraded 1 programs of 1 debates: 0 verdicts changed"),
+        "{text}"
+    );
+    let err = env.refused(&["regrade", "no-such-run"]);
+    assert!(err.contains("no run or benchmark named"), "{err}");
+}

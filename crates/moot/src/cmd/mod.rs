@@ -8,6 +8,7 @@ pub mod extract;
 pub mod health;
 pub mod import;
 pub mod model;
+pub mod regrade;
 pub mod report;
 pub mod resume;
 pub mod serve;
