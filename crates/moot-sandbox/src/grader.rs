@@ -8,17 +8,18 @@
 //! markers on any descriptor, objects that lie about equality — it can only change the values
 //! it answers with.
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moot_core::validation::{CheckKind, TestSuite, Validation, Verdict};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
 
-use crate::{Sandbox, SandboxError, Spawned, JUDGE, SERVE};
+use crate::{
+    last_line, read_up_to, signal_detail, signal_of, Sandbox, SandboxError, Spawned, JUDGE, SERVE,
+};
 
 /// Grades `program` against `suite`; see the module's comment.
 pub(crate) async fn grade(
@@ -146,7 +147,7 @@ impl Side {
         let overflow = Arc::new(Flag::default());
         let flag = Arc::clone(&overflow);
         let stderr = tokio::spawn(async move {
-            let (text, over) = read_capped_flagging(stderr, cap).await;
+            let (text, over) = read_up_to(stderr, cap).await;
             if over {
                 flag.raise();
             }
@@ -214,19 +215,6 @@ impl Flag {
             notified.await;
         }
     }
-}
-
-/// Reads up to `cap` bytes, then drains and drops the rest; says whether there was more.
-async fn read_capped_flagging<R: AsyncRead + Unpin>(reader: R, cap: usize) -> (Vec<u8>, bool) {
-    let mut buf = Vec::new();
-    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-    let mut reader = reader;
-    let _ = (&mut reader).take(limit).read_to_end(&mut buf).await;
-    if buf.len() > cap {
-        buf.truncate(cap);
-        return (buf, true);
-    }
-    (buf, false)
 }
 
 /// How the program's process opened.
@@ -362,37 +350,6 @@ fn done(line: &str) -> (Verdict, String) {
         format!("the tests' process said {rest:?}")
     };
     (verdict, detail)
-}
-
-/// The signal that ended a process: its own, or bubblewrap's 128 + N.
-fn signal_of(status: &ExitStatus) -> Option<i32> {
-    status.signal().or_else(|| {
-        status
-            .code()
-            .filter(|c| (129..=192).contains(c))
-            .map(|c| c - 128)
-    })
-}
-
-fn signal_detail(sig: i32) -> String {
-    let why = match sig {
-        9 => " (SIGKILL)",
-        24 => " (SIGXCPU: CPU time limit)",
-        25 => " (SIGXFSZ: file size limit)",
-        11 => " (SIGSEGV)",
-        6 => " (SIGABRT)",
-        _ => "",
-    };
-    format!("signal {sig}{why}")
-}
-
-fn last_line(text: &str) -> String {
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .to_string()
 }
 
 /// The program's process ended before the tests did.

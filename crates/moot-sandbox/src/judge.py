@@ -27,24 +27,12 @@ class _Broken(BaseException):
     SystemExit, or sent what moot did not write."""
 
 
-def _one_line(text, limit=2000):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def _judge():
-    replies = _os.fdopen(_os.dup(0), "rb")
-    channel = _os.dup(1)
-    null = _os.open(_os.devnull, _os.O_RDWR)
-    _os.dup2(null, 0)
-    _os.dup2(2, 1)
-    _sys.stdin = open(_os.devnull)
+    replies, channel = _take_channel()
     state = {"unsupported": None, "broken": None, "ended": False}
 
     def send(line):
-        data = (line + "\n").encode("ascii", "backslashreplace")
-        while data:
-            data = data[_os.write(channel, data):]
+        _write_all(channel, (line + "\n").encode("ascii", "backslashreplace"))
 
     def finish(verdict, detail=""):
         _sys.stdout.flush()

@@ -443,14 +443,23 @@ enum Ended {
 struct Overflow(&'static str);
 
 async fn read_capped<R: AsyncRead + Unpin>(reader: R, cap: usize) -> Result<Vec<u8>, Overflow> {
+    match read_up_to(reader, cap).await {
+        (_, true) => Err(Overflow("output")),
+        (buf, false) => Ok(buf),
+    }
+}
+
+/// Reads up to `cap` bytes; says whether there was more (the rest is left unread). A read
+/// error ends the stream; what was read still counts.
+async fn read_up_to<R: AsyncRead + Unpin>(reader: R, cap: usize) -> (Vec<u8>, bool) {
     let mut buf = Vec::new();
     let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-    // A read error ends the stream; what was read still counts.
     let _ = reader.take(limit).read_to_end(&mut buf).await;
     if buf.len() > cap {
-        return Err(Overflow("output"));
+        buf.truncate(cap);
+        return (buf, true);
     }
-    Ok(buf)
+    (buf, false)
 }
 
 fn classify(
@@ -512,17 +521,8 @@ fn classify(
     if said.is_empty() && stderr.starts_with("bwrap:") {
         return Err(SandboxError::Start(stderr.trim().to_string()));
     }
-    use std::os::unix::process::ExitStatusExt;
-    let signal = status
-        .signal()
-        .or_else(|| code.filter(|c| (129..=192).contains(c)).map(|c| c - 128));
-    let last_line = stderr
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let signal = signal_of(&status);
+    let last_line = last_line(&stderr);
     match (code, signal) {
         (Some(0), _) => done(
             Verdict::ExitedEarly,
@@ -531,20 +531,7 @@ fn classify(
             stderr,
         ),
         (_, Some(sig)) if last_line.is_empty() || !last_line.contains("Error") => {
-            let why = match sig {
-                9 => " (SIGKILL)",
-                24 => " (SIGXCPU: CPU time limit)",
-                25 => " (SIGXFSZ: file size limit)",
-                11 => " (SIGSEGV)",
-                6 => " (SIGABRT)",
-                _ => "",
-            };
-            done(
-                Verdict::Killed,
-                format!("signal {sig}{why}"),
-                stdout,
-                stderr,
-            )
+            done(Verdict::Killed, signal_detail(sig), stdout, stderr)
         }
         (code, _) => {
             let detail = if last_line.is_empty() {
@@ -555,6 +542,40 @@ fn classify(
             done(Verdict::Failed, detail, stdout, stderr)
         }
     }
+}
+
+/// The signal that ended a process: its own, or bubblewrap's exit status 128 + N.
+fn signal_of(status: &ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal().or_else(|| {
+        status
+            .code()
+            .filter(|c| (129..=192).contains(c))
+            .map(|c| c - 128)
+    })
+}
+
+/// A signal by number, with why it was sent when a limit sends it.
+fn signal_detail(sig: i32) -> String {
+    let why = match sig {
+        9 => " (SIGKILL)",
+        24 => " (SIGXCPU: CPU time limit)",
+        25 => " (SIGXFSZ: file size limit)",
+        11 => " (SIGSEGV)",
+        6 => " (SIGABRT)",
+        _ => "",
+    };
+    format!("signal {sig}{why}")
+}
+
+/// The last line of `text` that is not blank, trimmed.
+fn last_line(text: &str) -> String {
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_string()
 }
 
 /// `name` on `PATH` (then in `/usr/bin`), as an executable file.

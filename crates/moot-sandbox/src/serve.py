@@ -23,11 +23,6 @@ import types as _types
 _MAX_VALUE_NAME = 1 << 16
 
 
-def _one_line(text, limit=2000):
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 def _describe(e):
     try:
         message = str(e)
@@ -38,17 +33,10 @@ def _describe(e):
 
 
 def _serve():
-    requests = _os.fdopen(_os.dup(0), "rb")
-    channel = _os.dup(1)
-    null = _os.open(_os.devnull, _os.O_RDWR)
-    _os.dup2(null, 0)
-    _os.dup2(2, 1)
-    _sys.stdin = open(_os.devnull)
+    requests, channel = _take_channel()
 
     def send(kind, payload):
-        data = (kind + " " + payload + "\n").encode("ascii", "backslashreplace")
-        while data:
-            data = data[_os.write(channel, data):]
+        _write_all(channel, (kind + " " + payload + "\n").encode("ascii", "backslashreplace"))
 
     size = int(requests.readline())
     source = requests.read(size).decode("utf-8", "replace")
