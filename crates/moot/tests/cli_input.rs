@@ -757,3 +757,22 @@ fn counts_of_one_take_the_singular() {
     assert!(stderr.contains("benchmark single: 1 item of "), "{stderr}");
     assert!(stdout.contains("Benchmark single: 1 item of "), "{stdout}");
 }
+
+#[test]
+fn negative_values_are_values_not_flags() {
+    let env = Env::new();
+    // A simulated team told the gold answer -7 answers it.
+    let v = env.json(&["ask", "What is 3 - 10?", "--sim", "--gold", "-7", "--json"]);
+    assert_eq!(v["answer"], "-7", "{v}");
+    let out = env
+        .moot()
+        .args(["extract", "--kind", "numeric", "--gold", "-7"])
+        .write_stdin("3 - 10 = -7.\nFinal answer: -7")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["correct"], true, "{v}");
+}

@@ -30,7 +30,8 @@ pub struct Args {
     #[arg(long = "option", short = 'o', value_name = "KEY=VALUE")]
     options_set: Vec<String>,
     /// The gold answer, when known (sim agents and truth-first/-last orderings need it).
-    #[arg(long)]
+    // A value, whatever it starts with: `--gold -7`.
+    #[arg(long, allow_hyphen_values = true)]
     gold: Option<String>,
     /// Debate among simulated agents (default parameters) instead of the configured or embedded
     /// ones; needs --gold.

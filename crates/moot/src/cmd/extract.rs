@@ -14,7 +14,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     options: Vec<String>,
     /// The gold answer; adds `"correct": true|false` to the output.
-    #[arg(long)]
+    // A value, whatever it starts with: `--gold -7`.
+    #[arg(long, allow_hyphen_values = true)]
     gold: Option<String>,
 }
 
