@@ -270,12 +270,12 @@ pub fn run(
     if args.detach {
         let (planned, added) = rt.block_on(plan_bench(&plan, store)).map_err(bench_error)?;
         if args.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"bench": name, "planned": planned, "added": added})
             );
         } else {
-            println!(
+            outln!(
                 "benchmark {name}: {} of {dataset_name} × {} planned ({} new); start workers with: moot work {name}",
                 plural(planned as usize, "debate"),
                 prepared.protocols.join(", "),
@@ -385,10 +385,10 @@ pub fn work(
         let mut value = serde_json::to_value(&summary).context("serialising the summary")?;
         value["seconds"] = serde_json::json!(seconds);
         value["bench"] = serde_json::json!(record.name);
-        println!("{value}");
+        outln!("{value}");
     } else {
         let c = summary.counts;
-        println!(
+        outln!(
             "worker {}: {} ({} taken over from workers that stopped), {} failed, {} lost to another worker, {} in {seconds:.1} s; benchmark {}: {} done, {} failed of {}",
             summary.worker,
             plural(summary.debates as usize, "debate"),
@@ -514,10 +514,10 @@ fn print_report(report: &Report, json: bool, throughput: &Throughput) -> Result<
     if json {
         let mut value = serde_json::to_value(report).context("serialising the report")?;
         value["throughput"] = serde_json::to_value(throughput).context("serialising the report")?;
-        println!("{value}");
+        outln!("{value}");
     } else {
-        print!("{}", report.markdown(&[]));
-        println!(
+        out!("{}", report.markdown(&[]));
+        outln!(
             "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
             throughput.seconds,
             throughput.calls,
@@ -526,7 +526,7 @@ fn print_report(report: &Report, json: bool, throughput: &Throughput) -> Result<
             throughput.us_per_call
         );
         if throughput.reused_debates > 0 {
-            println!(
+            outln!(
                 "({} debates read back or resumed from the store)",
                 throughput.reused_debates
             );

@@ -105,9 +105,9 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
         throughput,
     };
     if e.json {
-        println!("{}", summary.json());
+        outln!("{}", summary.json());
     } else {
-        print!("{}", summary.text());
+        out!("{}", summary.text());
     }
     if let Some(dir) = &e.config.output.transcript_dir {
         let path = e.rt.block_on(save_transcript(

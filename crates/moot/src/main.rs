@@ -1,5 +1,8 @@
 //! `moot`: the multi-agent debate engine's command-line interface. One module per subcommand.
 
+#[macro_use]
+mod output;
+
 mod backends;
 mod bench_report;
 mod bench_run;

@@ -28,7 +28,7 @@ pub fn run(cmd: Command) -> Result<()> {
             let size = DebateSize::of(&c);
             c.validate_size(&size)
                 .map_err(|e| InputError::from(e.in_file(file.display().to_string())))?;
-            println!(
+            outln!(
                 "{}: ok ({}, protocol {}, {})",
                 file.display(),
                 plural(
@@ -43,8 +43,8 @@ pub fn run(cmd: Command) -> Result<()> {
                 plural(c.debate.rounds, "debate round")
             );
         }
-        Command::Example => print!("{EXAMPLE}"),
-        Command::Convert { file } => print!("{}", convert(&file)?),
+        Command::Example => out!("{EXAMPLE}"),
+        Command::Convert { file } => out!("{}", convert(&file)?),
     }
     Ok(())
 }

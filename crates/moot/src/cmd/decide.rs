@@ -185,7 +185,7 @@ pub fn run(
     } else {
         decisions.into_iter().next().unwrap_or(Value::Null)
     };
-    println!("{out}");
+    outln!("{out}");
     Ok(())
 }
 

@@ -47,6 +47,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if let Some(gold) = &gold {
         out["correct"] = json!(is_correct(answer.as_ref(), gold));
     }
-    println!("{out}");
+    outln!("{out}");
     Ok(())
 }

@@ -53,9 +53,9 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
     for (i, agent) in config.agents.iter().enumerate() {
         let verdict = check(&config, i, agent, timeout, rt);
         match &verdict {
-            Ok(detail) => println!("{}: ok ({}: {detail})", agent.id, agent.backend.name()),
+            Ok(detail) => outln!("{}: ok ({}: {detail})", agent.id, agent.backend.name()),
             Err(problem) => {
-                println!("{}: FAILED ({}: {problem})", agent.id, agent.backend.name());
+                outln!("{}: FAILED ({}: {problem})", agent.id, agent.backend.name());
                 unhealthy.push(agent.id.clone());
             }
         }

@@ -27,7 +27,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         let id = run_id(&file);
         match rt.block_on(store.run(&id)) {
             Ok(_) => {
-                println!("{}: already imported as {id}", file.display());
+                outln!("{}: already imported as {id}", file.display());
                 continue;
             }
             Err(StoreError::RunNotFound(_)) => {}
@@ -41,7 +41,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         let imported = moot_freemad::import::import(&id, &source, &doc, &moot_engine::timestamp())
             .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
         rt.block_on(store_run(store, &imported))?;
-        println!("{}: imported as {id}", file.display());
+        outln!("{}: imported as {id}", file.display());
     }
     Ok(())
 }

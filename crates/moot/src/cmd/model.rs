@@ -36,7 +36,7 @@ pub fn run(cmd: Command) -> Result<()> {
             let path = ModelCache::from_env()?
                 .verify(model, &mut |m| eprintln!("{m}"))
                 .with_context(|| format!("pulling {}", model.name))?;
-            println!("{}", path.display());
+            outln!("{}", path.display());
         }
         Command::List => {
             let cache = ModelCache::from_env()?;
@@ -46,7 +46,7 @@ pub fn run(cmd: Command) -> Result<()> {
                     ModelStatus::Unverified => "unverified",
                     ModelStatus::Missing => "not pulled",
                 };
-                println!(
+                outln!(
                     "{:<20} {:>6} MB  {:<10}  {}",
                     m.name,
                     m.size / 1_000_000,

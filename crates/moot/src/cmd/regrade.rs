@@ -69,7 +69,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                     .before
                     .as_ref()
                     .map_or("not checked".to_string(), |b| b.verdict.to_string());
-                println!(
+                outln!(
                     "{}  {} -> {}{}  {}",
                     target.run.id,
                     before,
@@ -97,12 +97,12 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({"debates": targets.len(), "programs": programs, "changed": changed})
         );
     } else {
-        println!(
+        outln!(
             "regraded {programs} programs of {} debates: {} verdicts changed",
             targets.len(),
             changes.len()

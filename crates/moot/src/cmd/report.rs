@@ -79,7 +79,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let mut report = Report::new(infos, &results, &items);
     report.left_out = left_out;
     match &args.out {
-        None => print!("{}", render(&report, args.format, &[])?),
+        None => out!("{}", render(&report, args.format, &[])?),
         Some(dir) => write_report(&report, args.format, dir)?,
     }
     Ok(())

@@ -57,7 +57,7 @@ pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> R
             other => other.into(),
         })?;
         // The first line, for scripts and tests that start the server on port 0.
-        println!("moot serve: http://{addr}");
+        outln!("moot serve: http://{addr}");
         let app = Arc::new(moot_serve::App::new(store, runner, &options));
         moot_serve::serve(listener, moot_serve::router(app, &options))
             .await

@@ -39,9 +39,9 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             other => other.into(),
         })?;
     match args.format {
-        Format::Json => println!("{}", to_json(&run, &calls, &decisions, &checks)),
-        Format::Markdown => print!("{}", to_markdown(&run, &calls, &decisions, &checks)),
-        Format::Freemad => println!(
+        Format::Json => outln!("{}", to_json(&run, &calls, &decisions, &checks)),
+        Format::Markdown => out!("{}", to_markdown(&run, &calls, &decisions, &checks)),
+        Format::Freemad => outln!(
             "{}",
             serde_json::to_string_pretty(&crate::freemad_transcript::json(
                 &run,

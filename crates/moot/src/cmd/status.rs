@@ -91,11 +91,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             "total": counts.total(),
             "workers": statuses,
         });
-        println!("{value}");
+        outln!("{value}");
         return Ok(());
     }
     let total = counts.total().max(1);
-    println!(
+    outln!(
         "benchmark {} ({} × {}): {}{}",
         record.name,
         record.dataset,
@@ -104,7 +104,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         if worked { " planned" } else { " started" }
     );
     let line = |what: &str, n: u64, note: &str| {
-        println!(
+        outln!(
             "  {what:<8} {n:>6}  {:>5.1}%{note}",
             n as f64 * 100.0 / total as f64
         )
@@ -124,16 +124,22 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     line("failed", counts.failed, "");
     if statuses.is_empty() {
         if worked && !counts.settled() {
-            println!("no worker has started: moot work {}", record.name);
+            outln!("no worker has started: moot work {}", record.name);
         }
         return Ok(());
     }
-    println!(
+    outln!(
         "\n  {:<32} {:<8} {:>8} {:>8} {:>11} {:>8} {:>10}",
-        "worker", "state", "debates", "calls", "debates/min", "calls/s", "seen"
+        "worker",
+        "state",
+        "debates",
+        "calls",
+        "debates/min",
+        "calls/s",
+        "seen"
     );
     for s in &statuses {
-        println!(
+        outln!(
             "  {:<32} {:<8} {:>8} {:>8} {:>11.1} {:>8.2} {:>8.0} s ago",
             s.record.worker,
             s.state,

@@ -113,9 +113,9 @@ pub fn run(command: Command, rt: &tokio::runtime::Runtime) -> Result<()> {
     rt.block_on(from.close());
     let copied = result.context("copying")?;
     if json {
-        println!("{}", serde_json::to_string(&copied)?);
+        outln!("{}", serde_json::to_string(&copied)?);
     } else {
-        println!(
+        outln!(
             "copied {} ({}), {} ({} items, {} planned jobs) and {} from {} to {}{}",
             plural(copied.runs as usize, "run"),
             plural(copied.calls as usize, "call"),

@@ -77,7 +77,7 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
     let report = SweepReport::new(plan, &data, command_line(), text);
     let written = report.write(&args.out, &stem).map_err(error)?;
     for path in [&written.markdown, &written.csv, &written.svg] {
-        println!("{}", path.display());
+        outln!("{}", path.display());
     }
     Ok(())
 }
