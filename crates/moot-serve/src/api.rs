@@ -87,7 +87,12 @@ impl ListQuery {
             answer: keep(&self.answer),
             from: keep(&self.from),
             to: keep(&self.to),
-            offset: self.page.unwrap_or(1).saturating_sub(1) * PAGE_SIZE,
+            // A page past any count is empty, never page 1 again (no wrapping).
+            offset: self
+                .page
+                .unwrap_or(1)
+                .saturating_sub(1)
+                .saturating_mul(PAGE_SIZE),
             // One more than a page, to know whether a next page exists.
             limit: PAGE_SIZE + 1,
         }

@@ -28,6 +28,8 @@ pub struct ServeOptions {
     pub max_running: usize,
     /// The largest request body accepted.
     pub max_body_bytes: usize,
+    /// Host names served besides the bound address and `localhost` (`--allow-host`).
+    pub allow_hosts: Vec<String>,
 }
 
 impl Default for ServeOptions {
@@ -38,6 +40,7 @@ impl Default for ServeOptions {
             token: None,
             max_running: 4,
             max_body_bytes: 1 << 20,
+            allow_hosts: Vec::new(),
         }
     }
 }
@@ -47,6 +50,8 @@ pub struct App {
     pub store: Arc<dyn Store>,
     pub runner: Arc<dyn Runner>,
     pub token: Option<String>,
+    /// The names a request's `Host` may give.
+    pub hosts: crate::safety::HostPolicy,
     /// One permit per debate that may run.
     running: Arc<Semaphore>,
     max_running: usize,
@@ -59,6 +64,7 @@ impl App {
             store,
             runner,
             token: options.token.clone(),
+            hosts: crate::safety::HostPolicy::new(options.host, &options.allow_hosts),
             running: Arc::new(Semaphore::new(options.max_running)),
             max_running: options.max_running,
             templates: crate::templates::templates(),

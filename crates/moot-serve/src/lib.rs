@@ -8,7 +8,8 @@
 //! configuration); everything shown is read back from the store, so runs written by other moot
 //! processes show the same way, live ones included.
 //!
-//! Safety (`safety`): loopback unless a token is set; with a token, every route but `/health`
+//! Safety (`safety`): only Host names of this server are served (DNS rebinding), and no
+//! request from another site's page may change anything; loopback unless a token is set; with a token, every route but `/health`
 //! needs it; model text is escaped by the templates; a strict Content-Security-Policy; request
 //! bodies are capped; at most `max_running` debates run at once (429 with `Retry-After` past it).
 
@@ -58,7 +59,11 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
             app.clone(),
             safety::require_token,
         ))
-        .route("/health", get(|| async { "ok" }));
+        .route("/health", get(|| async { "ok" }))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            safety::check_host_and_origin,
+        ));
     safety::harden(routes, options.max_body_bytes).with_state(app)
 }
 

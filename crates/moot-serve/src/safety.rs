@@ -44,11 +44,14 @@ pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: 
     let Some(token) = app.token.as_deref() else {
         return next.run(request).await;
     };
+    // Auth schemes are case-insensitive (RFC 9110 §11.1): `bearer TOKEN` is as good.
     let bearer = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     let cookie = request
         .headers()
         .get_all(header::COOKIE)
@@ -72,7 +75,8 @@ pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: 
         if let Some(t) = query_token.filter(|t| same(t, token)) {
             let mut response = Response::new(Body::empty());
             *response.status_mut() = StatusCode::SEE_OTHER;
-            let path = request.uri().path().to_string();
+            // One leading slash: `//evil.example/` would send the browser to another site.
+            let path = format!("/{}", request.uri().path().trim_start_matches(['/', '\\']));
             if let Ok(v) = HeaderValue::from_str(&path) {
                 response.headers_mut().insert(header::LOCATION, v);
             }
@@ -90,6 +94,104 @@ pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: 
         "this server needs its token: Authorization: Bearer TOKEN (or open /?token=TOKEN once in a browser)\n",
     )
         .into_response()
+}
+
+/// The names the server answers to in a request's `Host`: the address it is bound to,
+/// `localhost` and the loopback addresses, and the hosts given with `--allow-host`. Any other
+/// name is a page elsewhere whose domain now resolves to this machine (DNS rebinding). Bound to
+/// every address (0.0.0.0 or ::), which needs a token, any name is served.
+#[derive(Debug, Clone)]
+pub struct HostPolicy {
+    any: bool,
+    names: Vec<String>,
+}
+
+impl HostPolicy {
+    pub fn new(bound: IpAddr, allowed: &[String]) -> HostPolicy {
+        let mut names: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        names.push(bound.to_string());
+        names.extend(allowed.iter().map(|h| host_name(h)));
+        HostPolicy {
+            any: bound.is_unspecified(),
+            names,
+        }
+    }
+
+    /// Whether a `Host` (or an origin's authority), with or without its port, names this server.
+    pub fn allows(&self, authority: &str) -> bool {
+        self.any || self.names.contains(&host_name(authority))
+    }
+}
+
+/// The host name of an authority (`name[:port]`, `[v6][:port]`), lower-cased, without a
+/// trailing dot.
+fn host_name(authority: &str) -> String {
+    let a = authority.trim();
+    let name = match a.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => match a.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => a,
+        },
+    };
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// Refuses a request whose `Host` does not name this server, and a request that changes
+/// something (any method but GET, HEAD and OPTIONS) sent by a page of another origin: its
+/// `Origin` is not this server's (or is `null`), or its `Sec-Fetch-Site` says cross-site or
+/// same-site. Clients that send neither (curl, OpenAI clients) are not browsers on another
+/// site and pass.
+pub async fn check_host_and_origin(
+    State(app): State<Arc<App>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    if let Some(host) = host {
+        if !app.hosts.allows(host) {
+            return refuse(format!(
+                "this server does not answer to the name {:?}; start it with --allow-host NAME to serve that name\n",
+                host_name(host)
+            ));
+        }
+    }
+    let changes = !matches!(
+        *request.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    );
+    if changes {
+        let fetch_site = headers
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        if fetch_site.is_some_and(|s| s != "same-origin" && s != "none") {
+            return refuse("requests from other sites may not change anything here\n".into());
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let same = origin
+                .to_str()
+                .ok()
+                .and_then(|o| o.split_once("://"))
+                .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
+                .is_some_and(|authority| match host {
+                    Some(host) => authority.eq_ignore_ascii_case(host.trim()),
+                    None => app.hosts.allows(authority),
+                });
+            if !same {
+                return refuse("requests from other sites may not change anything here\n".into());
+            }
+        }
+    }
+    next.run(request).await
+}
+
+fn refuse(message: String) -> Response {
+    (StatusCode::FORBIDDEN, message).into_response()
 }
 
 /// Compares without stopping at the first different byte, so timing does not tell how much of
@@ -133,6 +235,31 @@ mod tests {
         assert!(err.to_string().contains("--token"), "{err}");
         assert!(check_binding("0.0.0.0".parse().unwrap(), Some(" ")).is_err());
         assert!(check_binding("0.0.0.0".parse().unwrap(), Some("s3cret")).is_ok());
+    }
+
+    #[test]
+    fn hosts_are_named_by_their_name_whatever_the_port() {
+        let local = HostPolicy::new("127.0.0.1".parse().unwrap(), &["Moot.LAN:80".into()]);
+        for ok in [
+            "localhost",
+            "localhost:8001",
+            "LOCALHOST.",
+            "127.0.0.1:1",
+            "[::1]:8001",
+            "moot.lan",
+        ] {
+            assert!(local.allows(ok), "{ok}");
+        }
+        for no in [
+            "evil.example",
+            "evil.example:8001",
+            "127.0.0.1.evil.example",
+            "[::2]:1",
+            "",
+        ] {
+            assert!(!local.allows(no), "{no}");
+        }
+        assert!(HostPolicy::new("0.0.0.0".parse().unwrap(), &[]).allows("anything"));
     }
 
     #[test]

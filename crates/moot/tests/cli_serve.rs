@@ -771,3 +771,139 @@ async fn agents_are_picked_from_the_configuration_by_id() {
     let t = get_json(format!("{}/api/runs/{run}", s.url)).await;
     assert_eq!(t["view"]["agents"].as_array().unwrap().len(), 2);
 }
+
+/// DNS rebinding: a page on evil.example whose name now points at 127.0.0.1 reaches the server
+/// with `Host: evil.example`. Only the names of the bound address, `localhost` and hosts given
+/// with --allow-host are served.
+#[tokio::test]
+async fn a_foreign_host_is_not_served() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg, "--allow-host", "moot.lan"]);
+    let port = s.url.rsplit(':').next().unwrap().to_string();
+    let c = client();
+    for (host, status) in [
+        ("evil.example".to_string(), 403),
+        (format!("evil.example:{port}"), 403),
+        (format!("127.0.0.1.evil.example:{port}"), 403),
+        (format!("localhost:{port}"), 200),
+        (format!("LOCALHOST:{port}"), 200),
+        (format!("127.0.0.1:{port}"), 200),
+        (format!("moot.lan:{port}"), 200),
+    ] {
+        for path in ["/api/runs", "/", "/health"] {
+            let r = c
+                .get(format!("{}{path}", s.url))
+                .header("host", &host)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), status, "{path} with Host {host}");
+        }
+    }
+}
+
+/// A form posted from another site, or a script's request from another origin, does not start
+/// a debate on this machine's keys.
+#[tokio::test]
+async fn cross_site_requests_cannot_change_anything() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let c = no_redirects();
+    for (header, value) in [
+        ("origin", "https://evil.example"),
+        ("origin", "null"),
+        ("sec-fetch-site", "cross-site"),
+    ] {
+        let r = c
+            .post(format!("{}/new", s.url))
+            .header(header, value)
+            .form(&[("question", "What is 17 * 24?")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "/new with {header}: {value}");
+        let r = c
+            .post(format!("{}/api/runs", s.url))
+            .header(header, value)
+            .json(&json!({"question": "What is 17 * 24?"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403, "/api/runs with {header}: {value}");
+    }
+    let runs = get_json(format!("{}/api/runs", s.url)).await;
+    assert_eq!(runs["runs"].as_array().map(Vec::len), Some(0), "{runs}");
+    // The same origin, or a client that sends none (curl, an OpenAI client), may.
+    let r = c
+        .post(format!("{}/new", s.url))
+        .header("origin", &s.url)
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("question", "What is 17 * 24?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "What is 17 * 24?"}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+}
+
+#[tokio::test]
+async fn tokens_pages_and_redirects_at_their_edges() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg, "--token", "s3cret"]);
+    let c = no_redirects();
+    // HTTP's auth schemes are case-insensitive.
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let r = c
+            .get(format!("{}/api/runs", s.url))
+            .header("authorization", format!("{scheme} s3cret"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{scheme}");
+    }
+    // `//evil.example/` would be a redirect to another site.
+    let r = c
+        .get(format!("{}//evil.example/?token=s3cret", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        location.starts_with('/') && !location.starts_with("//"),
+        "{location}"
+    );
+    // A page past the end is empty, not page 1 again.
+    let r = c
+        .post(format!("{}/api/runs", s.url))
+        .bearer_auth("s3cret")
+        .json(&json!({"question": "What is 17 * 24?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    for page in ["2147483649", "4294967295"] {
+        let v: Value = c
+            .get(format!("{}/api/runs?page={page}", s.url))
+            .bearer_auth("s3cret")
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            v["runs"].as_array().map(Vec::len),
+            Some(0),
+            "page {page}: {v}"
+        );
+    }
+}

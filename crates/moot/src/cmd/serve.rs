@@ -36,6 +36,11 @@ pub struct Args {
     /// Debates running at once; more are refused with 429 and Retry-After.
     #[arg(long, default_value_t = 4, value_parser = crate::input::positive_count)]
     max_running: usize,
+    /// A host name to serve besides the bound address and localhost (repeatable): the name
+    /// clients use when the server sits behind one. Requests naming any other host are refused
+    /// (DNS rebinding).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
 }
 
 pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -45,6 +50,7 @@ pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> R
         port: args.port,
         token: args.token.filter(|t| !t.is_empty()),
         max_running: args.max_running,
+        allow_hosts: args.allow_hosts,
         ..ServeOptions::default()
     };
     let runner = Arc::new(ServeRunner {
