@@ -907,3 +907,37 @@ async fn tokens_pages_and_redirects_at_their_edges() {
         );
     }
 }
+
+/// The configuration checker does not tell a visitor which files exist on the server: a command
+/// that exists but cannot run and one that does not exist read the same.
+#[tokio::test]
+async fn the_config_checker_does_not_reveal_host_files() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let page_for = |command: &'static str| {
+        let url = format!("{}/config", s.url);
+        async move {
+            let text = format!(
+                "[security]\ncli_allowed_commands = [\"{command}\"]\n\n[[agents]]\nid = \"a\"\nbackend = \"cli\"\ncommand = \"{command}\"\n"
+            );
+            let r = client()
+                .post(url)
+                .form(&[("text", text.as_str())])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 422, "{command}");
+            r.text()
+                .await
+                .unwrap()
+                .replace(&command.replace('/', "&#x2f;"), "COMMAND")
+                .replace(command, "COMMAND")
+        }
+    };
+    let exists = page_for("/etc/passwd").await;
+    let missing = page_for("/no/such/file").await;
+    assert_eq!(exists, missing);
+    assert!(exists.contains("not usable"), "{exists}");
+    assert!(!exists.contains("not executable") && !exists.contains("does not exist"));
+}

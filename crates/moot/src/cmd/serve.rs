@@ -416,7 +416,7 @@ impl Runner for ServeRunner {
 
     fn check_config(&self, text: &str) -> Result<String, String> {
         let (c, dialect) =
-            moot_config::from_text(text, "the pasted configuration").map_err(|e| e.to_string())?;
+            moot_config::from_text(text, "the pasted configuration").map_err(on_the_server)?;
         let size = DebateSize::of(&c);
         c.validate_size(&size).map_err(|e| e.to_string())?;
         let from = match dialect {
@@ -430,4 +430,26 @@ impl Runner for ServeRunner {
             moot_core::text::plural(c.debate.rounds, "debate round")
         ))
     }
+}
+
+/// A configuration error as the server's checker says it. Whether a `cli` agent's command or
+/// working directory exists, and why it cannot run, would tell any visitor which files exist
+/// on this machine: the checker says only that it is not usable here.
+fn on_the_server(e: moot_config::ConfigError) -> String {
+    let host_path = e.key.ends_with(".working_dir")
+        || (e.key.ends_with(".command") && !e.message.contains("cli_allowed_commands"));
+    if !host_path {
+        return e.to_string();
+    }
+    let key = &e.key;
+    let what = if key.ends_with(".working_dir") {
+        "working directory"
+    } else {
+        "command"
+    };
+    let said = moot_config::ConfigError {
+        message: format!("{key}: the {what} is not usable on this server"),
+        ..e
+    };
+    said.to_string()
 }
