@@ -316,6 +316,29 @@ impl CliModel {
 /// Owns the spawned group; dropping it kills every process still in the group.
 struct GroupGuard {
     child: Box<dyn TokioChildWrapper>,
+    /// The group's id (its leader's pid), as listed in [`LIVE_GROUPS`].
+    group: Option<i32>,
+}
+
+/// The process groups of the agents running now, so that a signal that ends moot can end them
+/// first ([`kill_live_agents`]): each agent runs in a group of its own, which neither a
+/// terminal's Ctrl-C nor moot's own death reaches.
+static LIVE_GROUPS: std::sync::Mutex<std::collections::BTreeSet<i32>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<i32>> {
+    // A panic while the set was held leaves it as it was: still the right set.
+    LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl GroupGuard {
+    fn new(child: Box<dyn TokioChildWrapper>) -> GroupGuard {
+        let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+        if let Some(g) = group {
+            live_groups().insert(g);
+        }
+        GroupGuard { child, group }
+    }
 }
 
 impl Drop for GroupGuard {
@@ -324,6 +347,20 @@ impl Drop for GroupGuard {
         let _ = self.child.start_kill();
         // Reap the leader if it is already gone; otherwise tokio reaps it in the background.
         let _ = self.child.try_wait();
+        if let Some(g) = self.group {
+            live_groups().remove(&g);
+        }
+    }
+}
+
+/// Kills the process group of every agent running now (SIGKILL: the agent, and anything it
+/// started, ends at once). For a signal handler that is about to end moot.
+pub fn kill_live_agents() {
+    for &group in live_groups().iter() {
+        // SAFETY: killpg takes plain integers; an empty group fails with ESRCH, harmlessly.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
     }
 }
 
@@ -403,10 +440,9 @@ impl LanguageModel for CliModel {
         // the round, back by the sum of the others' spawns. The group is guarded from the
         // moment it exists: a call cancelled during its spawn kills it when the result is
         // dropped.
-        let spawned =
-            tokio::task::spawn_blocking(move || wrap.spawn().map(|child| GroupGuard { child }))
-                .await
-                .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
+        let spawned = tokio::task::spawn_blocking(move || wrap.spawn().map(GroupGuard::new))
+            .await
+            .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
         let mut guard = spawned.map_err(|e| {
             let message = format!("cannot start {command:?}: {e}");
             match e.kind() {

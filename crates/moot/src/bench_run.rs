@@ -403,6 +403,8 @@ pub fn work(
         );
     }
     if summary.stopped {
+        // Its debates were cancelled; no agent process of theirs may outlive the worker.
+        moot_backends::cli::kill_live_agents();
         // Not a success: a scheduler that restarts failed workers should start another.
         anyhow::bail!(
             "worker {} was stopped by a signal before benchmark {} was done; {} handed back for other workers to continue",

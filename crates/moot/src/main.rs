@@ -123,7 +123,29 @@ fn unusable_store_is_input(e: anyhow::Error) -> anyhow::Error {
     }
 }
 
+/// At SIGINT (Ctrl-C) or SIGTERM, kills the process group of every agent running, then ends
+/// moot as the signal would have. Agent CLIs run in groups of their own, which neither the
+/// terminal's Ctrl-C nor moot's death would reach: real ones would keep running (and spending)
+/// under init. `moot work` stops on these signals by itself (it hands its debates back), so it
+/// does not get this handler.
+fn end_agents_with_moot() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            moot_backends::cli::kill_live_agents();
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
 fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
+    if !matches!(cli.command, Command::Work(_)) {
+        end_agents_with_moot();
+    }
     match cli.command {
         Command::Extract(args) => cmd::extract::run(args),
         Command::Config(c) => cmd::config::run(c),
