@@ -17,9 +17,13 @@ use moot_core::validation::{CheckKind, TestSuite, Validation, Verdict};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::Notify;
 
-use crate::{
-    last_line, read_up_to, signal_detail, signal_of, Sandbox, SandboxError, Spawned, JUDGE, SERVE,
-};
+use crate::error::SandboxError;
+use crate::process::{last_line, read_up_to, signal_detail, signal_of, Sandbox, Spawned};
+
+/// The program's side: the wire format, then the server of calls.
+const SERVE: &str = concat!(include_str!("wire.py"), include_str!("serve.py"));
+/// The tests' side: the wire format, then the judge.
+const JUDGE: &str = concat!(include_str!("wire.py"), include_str!("judge.py"));
 
 /// Grades `program` against `suite`; see the module's comment.
 pub(crate) async fn grade(

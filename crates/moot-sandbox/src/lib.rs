@@ -18,73 +18,27 @@
 //! freemad's own "sandbox" is an in-process `exec` with a thread timeout, which cannot stop a
 //! runaway loop; this one stops it.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use moot_core::validation::{CheckKind, Validation, Verdict};
-use process_wrap::tokio::{ProcessGroup, TokioCommandWrap};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWriteExt};
 
+mod error;
 mod grader;
+mod limits;
+mod process;
+
+pub use error::SandboxError;
+pub use limits::Limits;
+pub use process::Sandbox;
+use process::{last_line, read_up_to, signal_detail, signal_of, Spawned};
 
 const BOOTSTRAP: &str = include_str!("bootstrap.py");
-/// The program's side of the grader: the wire format, then the server of calls.
-const SERVE: &str = concat!(include_str!("wire.py"), include_str!("serve.py"));
-/// The tests' side of the grader: the wire format, then the judge.
-const JUDGE: &str = concat!(include_str!("wire.py"), include_str!("judge.py"));
 
 /// The uid a root user's sandboxes run as (`nobody`).
 const UNPRIVILEGED_UID: u32 = 65534;
-
-/// What a sandboxed program may use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Wall-clock time before the sandbox is killed.
-    pub timeout: Duration,
-    /// Address space of each process (RLIMIT_AS).
-    pub memory_bytes: u64,
-    /// Processes (and threads) inside the sandbox at once.
-    pub processes: u64,
-    /// The largest file it may write (RLIMIT_FSIZE).
-    pub file_bytes: u64,
-    /// The size of its private `/tmp`.
-    pub tmp_bytes: u64,
-    /// Standard output or error beyond this kills it.
-    pub output_bytes: usize,
-    /// CPU time of each process; `None`: the wall-clock timeout plus two seconds, so that the
-    /// wall clock normally ends a run first.
-    pub cpu: Option<Duration>,
-    /// The largest message between a program and its tests (one call or one returned value,
-    /// as literal text).
-    pub message_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            timeout: Duration::from_secs(5),
-            memory_bytes: 512 << 20,
-            processes: 32,
-            file_bytes: 16 << 20,
-            tmp_bytes: 64 << 20,
-            output_bytes: 64 << 10,
-            cpu: None,
-            message_bytes: 16 << 20,
-        }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
-    #[error("{program} was not found: {hint}")]
-    Missing { program: String, hint: String },
-    #[error("the sandbox could not start: {0}")]
-    Start(String),
-    #[error("the sandbox failed: {0}")]
-    Io(String),
-}
 
 /// What a check is asked to do with the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,17 +79,6 @@ impl RunOutput {
             elapsed_ms: u64::try_from(self.elapsed.as_millis()).unwrap_or(u64::MAX),
         }
     }
-}
-
-/// A configured sandbox: the programs it uses and the limits it applies.
-#[derive(Debug, Clone)]
-pub struct Sandbox {
-    bwrap: PathBuf,
-    prlimit: PathBuf,
-    python: PathBuf,
-    limits: Limits,
-    /// The uid (and gid) to run as, when moot runs as root.
-    run_as: Option<u32>,
 }
 
 impl Sandbox {
@@ -223,128 +166,6 @@ impl Sandbox {
         self.run(Mode::Run, program).await
     }
 
-    /// The arguments of `bwrap` that run the Python `script` with `args` in a fresh sandbox.
-    fn script_arguments(&self, script: &str, args: &[&str]) -> Vec<OsString> {
-        let mut a: Vec<OsString> = Vec::new();
-        let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
-        push(&["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]);
-        // Merged-/usr systems link these into /usr; older ones have real directories.
-        for dir in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
-            match std::fs::read_link(dir) {
-                Ok(target) => {
-                    let target = target.to_string_lossy().into_owned();
-                    push(&["--symlink", &target, dir]);
-                }
-                Err(_) if Path::new(dir).is_dir() => push(&["--ro-bind", dir, dir]),
-                Err(_) => {}
-            }
-        }
-        // Every writable place is a tmpfs of its own, capped: /tmp, and /dev/shm (which would
-        // otherwise live on /dev's uncapped tmpfs); /dev and the root are then made read-only
-        // (device nodes still work).
-        let tmp = self.limits.tmp_bytes.to_string();
-        push(&[
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--size",
-            &tmp,
-            "--tmpfs",
-            "/tmp",
-            "--size",
-            &tmp,
-            "--tmpfs",
-            "/dev/shm",
-            "--remount-ro",
-            "/dev",
-            // The root bubblewrap builds is a tmpfs too, writable and uncapped until now.
-            "--remount-ro",
-            "/",
-        ]);
-        push(&[
-            "--unshare-all",
-            "--die-with-parent",
-            "--new-session",
-            "--hostname",
-            "moot-sandbox",
-            "--chdir",
-            "/tmp",
-            "--clearenv",
-            "--setenv",
-            "PATH",
-            "/usr/local/bin:/usr/bin:/bin",
-            "--setenv",
-            "HOME",
-            "/tmp",
-            "--setenv",
-            "LANG",
-            "C.UTF-8",
-            "--",
-        ]);
-        let l = &self.limits;
-        let cpu = match l.cpu {
-            Some(cpu) => cpu.as_secs().max(1),
-            None => l.timeout.as_secs() + 2,
-        };
-        a.push(self.prlimit.clone().into());
-        for (name, soft, hard) in [
-            ("nproc", l.processes, l.processes),
-            ("as", l.memory_bytes, l.memory_bytes),
-            // The hard limit a second later, so that SIGXCPU (which says why) comes before
-            // SIGKILL.
-            ("cpu", cpu, cpu + 1),
-            ("fsize", l.file_bytes, l.file_bytes),
-            ("nofile", 256, 256),
-            ("core", 0, 0),
-        ] {
-            a.push(format!("--{name}={soft}:{hard}").into());
-        }
-        a.push("--".into());
-        a.push(self.python.clone().into());
-        a.extend(["-I", "-c", script].map(OsString::from));
-        a.extend(args.iter().map(OsString::from));
-        a
-    }
-
-    /// Starts `script` in a fresh sandbox, in a process group of its own, with its three
-    /// standard streams piped and no other descriptor of moot's.
-    fn spawn(&self, script: &str, args: &[&str]) -> Result<Spawned, SandboxError> {
-        let mut wrap = TokioCommandWrap::with_new(&self.bwrap, |c| {
-            c.args(self.script_arguments(script, args))
-                .env_clear()
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            if let Some(uid) = self.run_as {
-                c.uid(uid).gid(uid);
-            }
-            // SAFETY: the closure runs in the forked child before exec and only makes
-            // async-signal-safe system calls (close_range, or fcntl as a fallback).
-            unsafe {
-                c.pre_exec(|| {
-                    close_inherited_descriptors();
-                    Ok(())
-                });
-            }
-        });
-        wrap.wrap(ProcessGroup::leader());
-        let mut child = wrap
-            .spawn()
-            .map_err(|e| SandboxError::Start(format!("{}: {e}", self.bwrap.display())))?;
-        let missing =
-            |what: &str| SandboxError::Io(format!("the sandbox's {what} was not captured"));
-        let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
-        let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
-        let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
-        Ok(Spawned {
-            child,
-            stdin,
-            stdout,
-            stderr,
-        })
-    }
-
     async fn run(&self, mode: Mode, program: &str) -> Result<RunOutput, SandboxError> {
         let tag = format!("moot-{:016x}", rand::random::<u64>());
         let started = Instant::now();
@@ -389,45 +210,6 @@ impl Sandbox {
     }
 }
 
-/// A started sandbox and its standard streams.
-struct Spawned {
-    child: Box<dyn process_wrap::tokio::TokioChildWrapper>,
-    stdin: tokio::process::ChildStdin,
-    stdout: tokio::process::ChildStdout,
-    stderr: tokio::process::ChildStderr,
-}
-
-/// Marks every descriptor above standard error close-on-exec, so that nothing moot inherited
-/// (a shell's `9<secret.txt`) or opened reaches a sandboxed program. Runs between fork and
-/// exec: system calls only.
-fn close_inherited_descriptors() {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: plain system calls on descriptor numbers; no memory is touched.
-    unsafe {
-        let marked = libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_uint,
-            libc::c_uint::MAX,
-            CLOSE_RANGE_CLOEXEC,
-        );
-        if marked != 0 {
-            // Kernels before 5.11: every descriptor below the limit, one by one.
-            let mut limit = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                limit.rlim_cur.min(1 << 20) as libc::c_int
-            } else {
-                4096
-            };
-            for fd in 3..top {
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-            }
-        }
-    }
-}
-
 /// How the sandbox's process ended, before it is read as a verdict.
 enum Ended {
     Exited {
@@ -447,19 +229,6 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: R, cap: usize) -> Result<Vec<
         (_, true) => Err(Overflow("output")),
         (buf, false) => Ok(buf),
     }
-}
-
-/// Reads up to `cap` bytes; says whether there was more (the rest is left unread). A read
-/// error ends the stream; what was read still counts.
-async fn read_up_to<R: AsyncRead + Unpin>(reader: R, cap: usize) -> (Vec<u8>, bool) {
-    let mut buf = Vec::new();
-    let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-    let _ = reader.take(limit).read_to_end(&mut buf).await;
-    if buf.len() > cap {
-        buf.truncate(cap);
-        return (buf, true);
-    }
-    (buf, false)
 }
 
 fn classify(
@@ -542,40 +311,6 @@ fn classify(
             done(Verdict::Failed, detail, stdout, stderr)
         }
     }
-}
-
-/// The signal that ended a process: its own, or bubblewrap's exit status 128 + N.
-fn signal_of(status: &ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status.signal().or_else(|| {
-        status
-            .code()
-            .filter(|c| (129..=192).contains(c))
-            .map(|c| c - 128)
-    })
-}
-
-/// A signal by number, with why it was sent when a limit sends it.
-fn signal_detail(sig: i32) -> String {
-    let why = match sig {
-        9 => " (SIGKILL)",
-        24 => " (SIGXCPU: CPU time limit)",
-        25 => " (SIGXFSZ: file size limit)",
-        11 => " (SIGSEGV)",
-        6 => " (SIGABRT)",
-        _ => "",
-    };
-    format!("signal {sig}{why}")
-}
-
-/// The last line of `text` that is not blank, trimmed.
-fn last_line(text: &str) -> String {
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .to_string()
 }
 
 /// `name` on `PATH` (then in `/usr/bin`), as an executable file.

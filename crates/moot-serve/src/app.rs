@@ -51,7 +51,7 @@ pub struct App {
     pub runner: Arc<dyn Runner>,
     pub token: Option<String>,
     /// The names a request's `Host` may give.
-    pub hosts: crate::safety::HostPolicy,
+    pub hosts: crate::hosts::HostPolicy,
     /// One permit per debate that may run.
     running: Arc<Semaphore>,
     max_running: usize,
@@ -64,7 +64,7 @@ impl App {
             store,
             runner,
             token: options.token.clone(),
-            hosts: crate::safety::HostPolicy::new(options.host, &options.allow_hosts),
+            hosts: crate::hosts::HostPolicy::new(options.host, &options.allow_hosts),
             running: Arc::new(Semaphore::new(options.max_running)),
             max_running: options.max_running,
             templates: crate::templates::templates(),

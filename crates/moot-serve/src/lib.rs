@@ -17,6 +17,7 @@ mod api;
 mod app;
 mod benches;
 mod error;
+mod hosts;
 mod openai;
 mod pages;
 mod runner;

@@ -1,0 +1,41 @@
+//! What a sandboxed program may use.
+
+use std::time::Duration;
+
+/// What a sandboxed program may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock time before the sandbox is killed.
+    pub timeout: Duration,
+    /// Address space of each process (RLIMIT_AS).
+    pub memory_bytes: u64,
+    /// Processes (and threads) inside the sandbox at once.
+    pub processes: u64,
+    /// The largest file it may write (RLIMIT_FSIZE).
+    pub file_bytes: u64,
+    /// The size of its private `/tmp`.
+    pub tmp_bytes: u64,
+    /// Standard output or error beyond this kills it.
+    pub output_bytes: usize,
+    /// CPU time of each process; `None`: the wall-clock timeout plus two seconds, so that the
+    /// wall clock normally ends a run first.
+    pub cpu: Option<Duration>,
+    /// The largest message between a program and its tests (one call or one returned value,
+    /// as literal text).
+    pub message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            timeout: Duration::from_secs(5),
+            memory_bytes: 512 << 20,
+            processes: 32,
+            file_bytes: 16 << 20,
+            tmp_bytes: 64 << 20,
+            output_bytes: 64 << 10,
+            cpu: None,
+            message_bytes: 16 << 20,
+        }
+    }
+}
