@@ -276,10 +276,11 @@ pub fn run(
             );
         } else {
             outln!(
-                "benchmark {name}: {} of {dataset_name} × {} planned ({} new); start workers with: moot work {name}",
+                "benchmark {name}: {} of {dataset_name} × {} planned ({} new); start workers with: moot work {}",
                 plural(planned as usize, "debate"),
                 prepared.protocols.join(", "),
-                added
+                added,
+                moot::input::shell_word(&name)
             );
         }
         return Ok(());

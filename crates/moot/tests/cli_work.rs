@@ -757,3 +757,49 @@ fn a_worker_stopped_by_sigterm_hands_its_debates_back_at_once() {
     let report = |store: &str| json_on(&env, store, &["report", "b", "--format", "json"]);
     assert_eq!(comparable(report(&many)), comparable(report(&one)));
 }
+
+/// The hints that name a benchmark for the shell quote it, so that pasting them runs `moot
+/// work` on that benchmark and nothing else.
+#[test]
+fn hints_quote_the_benchmark_name_for_the_shell() {
+    let env = Env::new();
+    let dataset = arith_dataset(&env, 1);
+    let name = "g1'; touch pwned; echo '$(id)";
+    let store = env.dir.path().join("hint.db").display().to_string();
+    let hints = [
+        on(
+            &env,
+            &store,
+            &[
+                "bench",
+                "--sim",
+                "--dataset",
+                &dataset,
+                "--protocol",
+                "cot",
+                "--run",
+                name,
+                "--detach",
+            ],
+        ),
+        on(&env, &store, &["bench", "status", name]),
+    ];
+    for hint in hints {
+        let at = hint
+            .find("moot work ")
+            .unwrap_or_else(|| panic!("no hint in {hint}"));
+        let command = hint[at..].lines().next().unwrap().trim_end();
+        // The shell reads the hint's argument back as exactly the name.
+        let out = Command::new("sh")
+            .current_dir(env.dir.path())
+            .arg("-c")
+            .arg(format!(
+                "printf '%s' {}",
+                command.trim_start_matches("moot work ")
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), name, "{command}");
+        assert!(!env.dir.path().join("pwned").exists(), "{command}");
+    }
+}

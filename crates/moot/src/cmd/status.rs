@@ -124,7 +124,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     line("failed", counts.failed, "");
     if statuses.is_empty() {
         if worked && !counts.settled() {
-            outln!("no worker has started: moot work {}", record.name);
+            outln!(
+                "no worker has started: moot work {}",
+                moot::input::shell_word(&record.name)
+            );
         }
         return Ok(());
     }
