@@ -8,6 +8,10 @@ use crate::names::{AnswerSetting, ProtocolName, TieBreakSetting};
 /// The seed of every debate when none is configured (and of `moot bench`'s item draw).
 pub const DEFAULT_SEED: u64 = 41;
 
+/// The largest question (in bytes) a debate takes unless `debate.max_question_bytes` says
+/// otherwise: every prompt of every call carries it, and every call is stored.
+pub const DEFAULT_MAX_QUESTION_BYTES: usize = 64 << 10;
+
 /// Debate rounds after round 0 when none are configured: one exchange, the papers' cheapest
 /// setting that still debates.
 pub const DEFAULT_ROUNDS: usize = 1;
@@ -47,6 +51,8 @@ pub struct DebateSection {
     pub gold: Option<String>,
     /// Ask an agent once more, for its final line only, when its answer cannot be read.
     pub reask: bool,
+    /// The largest question, in bytes.
+    pub max_question_bytes: usize,
 }
 
 impl Default for DebateSection {
@@ -69,11 +75,28 @@ impl Default for DebateSection {
             normalize: false,
             gold: None,
             reask: engine.reask,
+            max_question_bytes: DEFAULT_MAX_QUESTION_BYTES,
         }
     }
 }
 
 impl DebateSection {
+    /// `question` is within `debate.max_question_bytes`: checked before anything is built or
+    /// stored for it.
+    pub fn check_question(&self, question: &str) -> Result<(), ConfigError> {
+        if question.len() <= self.max_question_bytes {
+            return Ok(());
+        }
+        invalid(
+            "debate.max_question_bytes",
+            format!(
+                "the question is {} bytes, more than debate.max_question_bytes = {} (every call carries it, and every call is stored); raise debate.max_question_bytes to debate it",
+                question.len(),
+                self.max_question_bytes
+            ),
+        )
+    }
+
     /// The checks of this section alone (the debate's size is checked apart, see
     /// [`crate::DebateSize`]).
     pub fn validate(&self) -> Result<(), ConfigError> {

@@ -174,6 +174,12 @@ impl Prepared {
             Some(given) => given,
             None => load_items(args)?,
         };
+        if let Some(longest) = items.iter().max_by_key(|i| i.question.len()) {
+            config
+                .debate
+                .check_question(&longest.question)
+                .map_err(|e| InputError(format!("item {}: {e}", longest.id)))?;
+        }
         let agents = Agents::for_items(&config, args.seed, &items)?;
         let (rule, decision) = config.decision().map_err(InputError::from)?;
         let any_code = items

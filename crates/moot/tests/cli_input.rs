@@ -776,3 +776,29 @@ fn negative_values_are_values_not_flags() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["correct"], true, "{v}");
 }
+
+#[test]
+fn questions_past_the_size_cap_are_refused_before_any_call() {
+    let env = Env::new();
+    // Past the default cap (64 KiB), within what one argument may carry (128 KiB).
+    let big = "x".repeat(100_000);
+    let err = env.refused(&["ask", &big, "--sim", "--gold", "1"]);
+    assert!(
+        err.contains("debate.max_question_bytes") && err.contains("65536") && err.len() < 1000,
+        "{}",
+        &err[..err.len().min(1000)]
+    );
+    // The cap is a setting.
+    let cfg = env.write("big.toml", "[debate]\nmax_question_bytes = 200000\n");
+    let v = env.json(&[
+        "ask",
+        &big,
+        "--sim",
+        "--gold",
+        "1",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(v["run_id"].is_string());
+}

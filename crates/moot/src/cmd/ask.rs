@@ -88,6 +88,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let redactor = team.assemble(&mut config)?;
     config.validate_settings().map_err(InputError::from)?;
     config.check_gold().map_err(InputError::from)?;
+    config
+        .debate
+        .check_question(&args.question)
+        .map_err(InputError::from)?;
     let protocol = config.build_protocol().map_err(InputError::from)?;
     let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
     config.agents.truncate(agents);

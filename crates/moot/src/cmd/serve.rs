@@ -130,6 +130,10 @@ impl ServeRunner {
         let redactor = team.assemble(&mut config).map_err(|e| e.to_string())?;
         config.validate_settings().map_err(|e| e.to_string())?;
         config.check_gold().map_err(|e| e.to_string())?;
+        config
+            .debate
+            .check_question(&req.question)
+            .map_err(|e| e.to_string())?;
         Ok((config, redactor))
     }
 }
