@@ -507,6 +507,46 @@ pub(crate) async fn check_job_contract(store: &dyn Store) {
     assert!(store.bench_workers("none").await.unwrap().is_empty());
 }
 
+/// Checks that of many claims of one worker name at once exactly one wins, that a live holder
+/// keeps it, and that an exited or silent holder's name can be taken again.
+#[cfg(test)]
+pub(crate) async fn check_worker_claims(store: std::sync::Arc<dyn Store>) {
+    planned_bench(store.as_ref(), "w", 1).await;
+    planned_bench(store.as_ref(), "v", 1).await;
+    let lease = 60_000;
+    let claims: Vec<_> = (0..8)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.claim_worker("w", "same", lease).await })
+        })
+        .collect();
+    let mut won = 0;
+    for c in claims {
+        if c.await.unwrap().unwrap() {
+            won += 1;
+        }
+    }
+    assert_eq!(won, 1, "one of eight simultaneous claims wins");
+    assert!(!store.claim_worker("w", "same", lease).await.unwrap());
+    assert!(store.claim_worker("w", "other", lease).await.unwrap());
+    assert!(store.claim_worker("v", "same", lease).await.unwrap());
+    // An exited holder gives its name up; so does one not seen within the lease.
+    let named = |workers: Vec<WorkerRecord>| {
+        workers
+            .into_iter()
+            .find(|w| w.worker == "same")
+            .expect("the worker")
+    };
+    let mut exited = named(store.bench_workers("w").await.unwrap());
+    exited.exited = true;
+    store.record_worker(&exited).await.unwrap();
+    assert!(store.claim_worker("w", "same", lease).await.unwrap());
+    tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+    assert!(store.claim_worker("w", "same", 10).await.unwrap());
+    let w = named(store.bench_workers("w").await.unwrap());
+    assert_eq!((w.debates, w.exited), (0, false));
+}
+
 /// Checks that workers claiming at the same time never get the same job: `tasks` claimers on
 /// `store` until nothing is left, each job claimed exactly once.
 #[cfg(test)]
@@ -798,6 +838,7 @@ where
     check_cache_contract(fresh().await.as_ref()).await;
     check_job_contract(fresh().await.as_ref()).await;
     check_concurrent_claims(fresh().await, 6).await;
+    check_worker_claims(fresh().await).await;
     check_batch_contract(fresh().await).await;
     check_outcome_contract(fresh().await).await;
     check_large_batch_contract(fresh().await.as_ref()).await;

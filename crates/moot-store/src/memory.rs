@@ -480,6 +480,42 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn claim_worker(
+        &self,
+        bench: &str,
+        worker: &str,
+        lease_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.with(|i| {
+            let now = now_ms();
+            let fresh = WorkerRecord {
+                bench: bench.to_string(),
+                worker: worker.to_string(),
+                started_at: now,
+                last_seen: now,
+                debates: 0,
+                calls: 0,
+                output_tokens: 0,
+                exited: false,
+            };
+            match i
+                .workers
+                .iter_mut()
+                .find(|w| w.bench == bench && w.worker == worker)
+            {
+                Some(w) if !w.exited && now - w.last_seen < lease_ms => Ok(false),
+                Some(w) => {
+                    *w = fresh;
+                    Ok(true)
+                }
+                None => {
+                    i.workers.push(fresh);
+                    Ok(true)
+                }
+            }
+        })
+    }
+
     async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {
         self.with(|i| {
             Ok(sorted_where(

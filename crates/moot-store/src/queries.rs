@@ -708,6 +708,32 @@ macro_rules! store_queries {
                 Ok(())
             }
 
+            async fn claim_worker(
+                &self,
+                bench: &str,
+                worker: &str,
+                lease_ms: i64,
+            ) -> Result<bool, StoreError> {
+                // One upsert whose update only happens when the holder is gone: the database
+                // serialises two claims, and the second sees the first's row.
+                let sql = format!(
+                    "INSERT INTO bench_workers (bench, worker, started_at, last_seen, debates, calls, output_tokens, state)
+                     VALUES ($1, $2, {now}, {now}, 0, 0, 0, 'working')
+                     ON CONFLICT (bench, worker) DO UPDATE SET started_at = excluded.started_at,
+                       last_seen = excluded.last_seen, debates = 0, calls = 0, output_tokens = 0,
+                       state = 'working'
+                     WHERE bench_workers.state = 'exited' OR bench_workers.last_seen < {now} - $3",
+                    now = $dialect.now_ms
+                );
+                let done = sqlx::query(&sql)
+                    .bind(bench)
+                    .bind(worker)
+                    .bind(lease_ms)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
             async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {
                 let rows = sqlx::query(
                     "SELECT * FROM bench_workers WHERE bench = $1 ORDER BY started_at, worker",
@@ -894,6 +920,16 @@ macro_rules! delegate_store {
             async fn record_worker(&self, worker: &WorkerRecord) -> Result<(), StoreError> {
                 self.writable()?;
                 self.located(self.queries.record_worker(worker).await)
+            }
+
+            async fn claim_worker(
+                &self,
+                bench: &str,
+                worker: &str,
+                lease_ms: i64,
+            ) -> Result<bool, StoreError> {
+                self.writable()?;
+                self.located(self.queries.claim_worker(bench, worker, lease_ms).await)
             }
 
             async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError> {

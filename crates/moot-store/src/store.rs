@@ -140,6 +140,16 @@ pub trait Store: Send + Sync {
     /// Records a worker's totals (`started_at`/`last_seen` are set by the store's clock: the
     /// first record starts the worker, every record is a sighting).
     async fn record_worker(&self, worker: &WorkerRecord) -> Result<(), StoreError>;
+    /// Takes the name `worker` for `bench`, unless a live worker holds it: one that has not
+    /// exited and was seen less than `lease_ms` ago. The store decides in one statement, so of
+    /// two processes starting under one name at once exactly one gets it. `false`: it is held.
+    /// A taken name starts afresh (started now, no totals).
+    async fn claim_worker(
+        &self,
+        bench: &str,
+        worker: &str,
+        lease_ms: i64,
+    ) -> Result<bool, StoreError>;
     /// A benchmark's workers, by when they started.
     async fn bench_workers(&self, bench: &str) -> Result<Vec<WorkerRecord>, StoreError>;
     /// Every cached response with its key, oldest first (for copying a store).

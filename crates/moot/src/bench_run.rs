@@ -286,7 +286,7 @@ pub fn run(
                 plural(planned as usize, "debate"),
                 prepared.protocols.join(", "),
                 added,
-                moot::input::shell_word(&name)
+                moot::input::shell_word(name)
             );
         }
         return Ok(());

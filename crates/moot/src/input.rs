@@ -140,6 +140,15 @@ pub fn read_stdin(what: &str) -> anyhow::Result<String> {
     Ok(utf8_text(&format!("{what} on stdin"), bytes)?)
 }
 
+/// `word` as the shell reads it back: quoted when it holds anything but plain characters, so
+/// that a hint naming it (`moot work NAME`) can be pasted as it is. A NUL, which no shell word
+/// can hold, is shown escaped.
+pub fn shell_word(word: &str) -> String {
+    shlex::try_quote(word)
+        .map(|q| q.into_owned())
+        .unwrap_or_else(|_| format!("{word:?}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,13 +181,4 @@ mod tests {
         assert_eq!(count("two"), Err("expected a whole number".into()));
         assert_eq!(count("99999999999999999999999"), Err("is too large".into()));
     }
-}
-
-/// `word` as the shell reads it back: quoted when it holds anything but plain characters, so
-/// that a hint naming it (`moot work NAME`) can be pasted as it is. A NUL, which no shell word
-/// can hold, is shown escaped.
-pub fn shell_word(word: &str) -> String {
-    shlex::try_quote(word)
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| format!("{word:?}"))
 }

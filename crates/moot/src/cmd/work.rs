@@ -74,18 +74,19 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         return bad_input("--worker-id must not be empty");
     }
     // Two live processes under one name would renew each other's leases: a dead one's debates
-    // would never be taken over.
-    let now = rt.block_on(store.job_counts(&record.name))?.now_ms;
-    let lease_ms = args.lease.as_millis() as i64;
-    if let Some(live) = rt
-        .block_on(store.bench_workers(&record.name))?
-        .into_iter()
-        .find(|w| w.worker == worker && !w.exited && now - w.last_seen < lease_ms)
-    {
+    // would never be taken over. The store decides who has the name, in one statement, so two
+    // workers started at once under one name cannot both pass.
+    let lease_ms = i64::try_from(args.lease.as_millis()).unwrap_or(i64::MAX);
+    if !rt.block_on(store.claim_worker(&record.name, &worker, lease_ms))? {
+        let now = rt.block_on(store.job_counts(&record.name))?.now_ms;
+        let seen = rt
+            .block_on(store.bench_workers(&record.name))?
+            .into_iter()
+            .find(|w| w.worker == worker)
+            .map_or(0, |w| (now - w.last_seen) / 1000);
         return bad_input(format!(
-            "worker {worker:?} is already working benchmark {} (seen {} s ago): give each worker its own --worker-id",
+            "worker {worker:?} is already working benchmark {} (seen {seen} s ago): give each worker its own --worker-id",
             record.name,
-            (now - live.last_seen) / 1000
         ));
     }
     crate::bench_run::work(
