@@ -21,6 +21,8 @@ pub enum StoreLocation {
     Postgres(String),
     /// `memory:`: nothing leaves the process (benchmarks of the engine itself, throwaway runs).
     Memory,
+    /// A spec moot will not open, and why (said without the spec, which may hold a password).
+    Refused(String),
 }
 
 impl StoreLocation {
@@ -33,12 +35,23 @@ impl StoreLocation {
             path: PathBuf::from(p),
             default: false,
         };
-        if let Some(p) = spec.strip_prefix("sqlite://") {
+        // URL schemes are case-insensitive (RFC 3986 §3.1): `POSTGRES://` is PostgreSQL, not a
+        // file of that name.
+        let scheme = |prefix: &str| {
+            spec.get(..prefix.len())
+                .filter(|head| head.eq_ignore_ascii_case(prefix))
+                .map(|_| &spec[prefix.len()..])
+        };
+        if let Some(p) = scheme("sqlite://") {
             sqlite(p)
-        } else if let Some(p) = spec.strip_prefix("sqlite:") {
+        } else if let Some(p) = scheme("sqlite:") {
             sqlite(p)
-        } else if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        } else if scheme("postgres://").is_some() || scheme("postgresql://").is_some() {
             StoreLocation::Postgres(spec.to_string())
+        } else if is_keyword_connection_string(spec) {
+            StoreLocation::Refused(
+                "a key=value connection string (host=… dbname=…) is not a store moot opens: give a postgres://USER:PASSWORD@HOST:PORT/DBNAME URL (percent-encode special characters in the password), or a SQLite file path".into(),
+            )
         } else {
             sqlite(spec)
         }
@@ -79,6 +92,7 @@ impl StoreLocation {
                 "memory: keeps nothing between commands, so there is nothing to read".into(),
             )),
             StoreLocation::Memory => Ok(Box::new(MemoryStore::default())),
+            StoreLocation::Refused(why) => Err(StoreError::Location(why.clone())),
         }
     }
 
@@ -86,4 +100,17 @@ impl StoreLocation {
     pub async fn open_read_only(&self) -> Result<Box<dyn Store>, StoreError> {
         self.open(Access::Read).await
     }
+}
+
+/// Whether `spec` reads as libpq's `key=value …` connection string (`host=db dbname=moot
+/// password=…`) rather than a file name: a known keyword followed by `=`, at the start or after
+/// a space. Taken for a file, it would put its password in a file's name.
+fn is_keyword_connection_string(spec: &str) -> bool {
+    const KEYWORDS: [&str; 9] = [
+        "host", "hostaddr", "port", "dbname", "user", "password", "sslmode", "passfile", "options",
+    ];
+    spec.split_whitespace().any(|word| {
+        word.split_once('=')
+            .is_some_and(|(k, _)| KEYWORDS.iter().any(|kw| k.eq_ignore_ascii_case(kw)))
+    })
 }

@@ -104,10 +104,9 @@ pub fn redact_url(url: &str) -> String {
     let mut shown = url.to_string();
     if let Some(scheme_end) = shown.find("://") {
         let rest = scheme_end + 3;
-        let authority_end = shown[rest..]
-            .find(['/', '?'])
-            .map_or(shown.len(), |i| rest + i);
-        if let Some(at) = shown[rest..authority_end].rfind('@') {
+        // The user part ends at the last `@`: a password may hold `/`, `?` or `#` unescaped,
+        // so the authority's end cannot be found first. Hiding too much is the safe mistake.
+        if let Some(at) = shown[rest..].rfind('@') {
             let userinfo = &shown[rest..rest + at];
             if let Some(colon) = userinfo.find(':') {
                 shown.replace_range(rest + colon + 1..rest + at, "***");
@@ -261,7 +260,14 @@ impl PostgresStore {
     pub async fn open_with(url: &str, access: Access) -> Result<PostgresStore, StoreError> {
         let shown = redact_url(url);
         let mut options = PgConnectOptions::from_str(url).map_err(|e| {
-            StoreError::Location(format!("{shown}: not a usable PostgreSQL URL: {e}"))
+            // The parser's own words may quote the URL: said only when they hold no secret.
+            let why = e.to_string();
+            let why = if redact_url(&why) == why && !why.contains(url) {
+                format!(": {why}")
+            } else {
+                String::new()
+            };
+            StoreError::Location(format!("{shown}: not a usable PostgreSQL URL{why}"))
         })?;
         options = options.application_name("moot");
         if access == Access::Read {
@@ -405,6 +411,12 @@ mod tests {
             "postgres://a:***@db/x?options=-c%20x"
         );
         assert_eq!(redact_url("postgres://db/x"), "postgres://db/x");
+        // Unescaped `/`, `?` and `@` in a password.
+        assert_eq!(
+            redact_url("postgres://moot:hun/ter?2@db/x"),
+            "postgres://moot:***@db/x"
+        );
+        assert_eq!(redact_url("POSTGRES://u:p@w@db/x"), "POSTGRES://u:***@db/x");
     }
 
     #[tokio::test]

@@ -1100,5 +1100,18 @@ mod tests {
         ));
         assert_eq!(StoreLocation::parse("memory:"), StoreLocation::Memory);
         assert_eq!(StoreLocation::parse("memory"), file("memory"));
+        assert!(matches!(
+            StoreLocation::parse("POSTGRESQL://u@h/db"),
+            StoreLocation::Postgres(_)
+        ));
+        assert_eq!(StoreLocation::parse("SQLITE:a.db"), file("a.db"));
+        for libpq in ["host=db dbname=moot password=x", "password='x' dbname=m"] {
+            assert!(
+                matches!(StoreLocation::parse(libpq), StoreLocation::Refused(ref why) if !why.contains('x')),
+                "{libpq}"
+            );
+        }
+        // A file whose name merely holds `=` is still a file.
+        assert_eq!(StoreLocation::parse("runs=2.db"), file("runs=2.db"));
     }
 }

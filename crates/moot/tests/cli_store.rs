@@ -368,3 +368,59 @@ fn reading_a_store_leaves_its_file_as_it_was() {
         "a reader changed the store"
     );
 }
+
+/// A store spec with a password never shows it: not for a password with `/` or `?` in it, not
+/// for an upper-case scheme, and a libpq `key=value` string is refused rather than taken for a
+/// file name (which would put the password in a file's name).
+#[test]
+fn passwords_in_store_specs_never_show() {
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for spec in [
+        format!("postgres://moot:hun/ter?2@127.0.0.1:{port}/moot"),
+        format!("POSTGRES://moot:hunter2@127.0.0.1:{port}/moot"),
+        format!("PostgreSQL://moot:hunter2@127.0.0.1:{port}/moot"),
+        format!("host=127.0.0.1 port={port} password=hunter2 dbname=moot"),
+        "password='hunter2' dbname=moot".to_string(),
+    ] {
+        let out = env
+            .moot()
+            .current_dir(env.dir.path())
+            .args([
+                "ask",
+                "What is 2 + 2?",
+                "--sim",
+                "--gold",
+                "4",
+                "--store",
+                &spec,
+            ])
+            .assert()
+            .failure()
+            .get_output()
+            .clone();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !said.contains("hunter2") && !said.contains("ter?2"),
+            "{spec}: {said}"
+        );
+        let files: Vec<String> = std::fs::read_dir(env.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            files
+                .iter()
+                .all(|f| !f.contains("hunter2") && !f.contains("password")),
+            "{spec}: {files:?}"
+        );
+    }
+}
