@@ -156,6 +156,11 @@ impl Prepared {
             ..Overrides::default()
         }
         .apply(&mut config)?;
+        // The cache setting changes which calls reach the model: it is stored with the
+        // benchmark (and so with a detached plan, which workers follow).
+        if args.no_cache {
+            config.cache.benchmarks = false;
+        }
         let names: Vec<&str> = args.protocols.iter().map(ProtocolName::as_str).collect();
         let options = ProtocolsOptions::check(&config, &names)?;
         let team = TeamRequest {
@@ -200,7 +205,7 @@ impl Prepared {
             seed: args.seed,
             rounds: config.debate.rounds,
             engine: moot_engine::EngineConfig {
-                cache: !args.no_cache,
+                cache: config.cache.benchmarks,
                 ..config.engine()
             },
             decision,

@@ -803,3 +803,83 @@ fn hints_quote_the_benchmark_name_for_the_shell() {
         assert!(!env.dir.path().join("pwned").exists(), "{command}");
     }
 }
+
+/// `--no-cache` given when planning is part of the plan: workers follow it, so a worked
+/// benchmark asks the model exactly as often as the same benchmark run by one process; a
+/// worker flag that contradicts the plan is refused.
+#[test]
+fn settings_that_change_results_travel_with_the_plan() {
+    let env = Env::new();
+    let dataset = arith_dataset(&env, 4);
+    let run = |extra: &[&str], work: bool| {
+        let server = FakeOpenAi::start(Duration::ZERO);
+        let team = env.write("team.toml", &server.team(3, 1));
+        let store = env
+            .dir
+            .path()
+            .join(format!(
+                "s{}.db",
+                server.url.rsplit(':').next().unwrap().replace("/v1", "")
+            ))
+            .display()
+            .to_string();
+        let mut args = vec![
+            "bench",
+            "--config",
+            team.to_str().unwrap(),
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som,free-mad-n",
+            "--run",
+            "nc",
+        ];
+        args.extend_from_slice(extra);
+        on(&env, &store, &args);
+        if work {
+            on(&env, &store, &["work", "nc", "--worker-id", "w1"]);
+        }
+        server.seen().len()
+    };
+    let one_process = run(&["--no-cache"], false);
+    let worked = run(&["--no-cache", "--detach"], true);
+    assert_eq!(worked, one_process, "requests seen by the model server");
+    // Caching makes a difference here, or the comparison above would prove nothing.
+    assert!(run(&["--detach"], true) < one_process);
+    assert!(run(&[], false) < one_process);
+
+    // A plan with the cache on, and a worker that asks for none.
+    let server = FakeOpenAi::start(Duration::ZERO);
+    let team = env.write("team.toml", &server.team(3, 1));
+    let store = env.dir.path().join("contra.db").display().to_string();
+    on(
+        &env,
+        &store,
+        &[
+            "bench",
+            "--config",
+            team.to_str().unwrap(),
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som",
+            "--run",
+            "c",
+            "--detach",
+        ],
+    );
+    let out = env
+        .moot()
+        .env("MOOT_STORE", &store)
+        .args(["work", "c", "--no-cache"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--no-cache") && err.contains("planned"),
+        "{err}"
+    );
+    assert_eq!(server.seen().len(), 0);
+}

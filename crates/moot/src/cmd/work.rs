@@ -69,6 +69,19 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         }
         other => other?,
     };
+    // Settings that change results are the plan's: a worker may not contradict them.
+    let planned_cache = record
+        .config
+        .get("cache")
+        .and_then(|c| c.get("benchmarks"))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(true);
+    if args.no_cache && planned_cache {
+        return bad_input(format!(
+            "benchmark {} was planned with the request cache on; a worker cannot turn it off (--no-cache) without changing its results: plan it with --no-cache instead",
+            record.name
+        ));
+    }
     let worker = args.worker_id.unwrap_or_else(default_worker_id);
     if worker.trim().is_empty() {
         return bad_input("--worker-id must not be empty");
