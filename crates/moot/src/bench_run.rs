@@ -347,6 +347,13 @@ pub fn work(
             record.name
         )
     })?;
+    // Settings that change results are the plan's: a worker may not contradict them.
+    if request.no_cache && config.cache.benchmarks {
+        return bad_input(format!(
+            "benchmark {} was planned with the request cache on; a worker cannot turn it off (--no-cache) without changing its results: plan it with --no-cache instead",
+            record.name
+        ));
+    }
     let jobs = rt.block_on(store.bench_jobs(&record.name))?;
     if jobs.is_empty() {
         return bad_input(format!(
@@ -378,6 +385,8 @@ pub fn work(
     let prepared = Prepared::new(&args, config, Some((record.dataset.clone(), items)), rt)?;
     let factory = |p: &str, item: &Item| prepared.options.build(p, item);
     let plan = prepared.plan(&factory, request.worker.concurrency);
+    // Taken last, once nothing else can refuse this worker: a refused one holds no name.
+    claim_worker_name(&record.name, &request.worker, store, rt)?;
     let bar = WorkProgress::new(jobs.len() as u64, &request.worker.worker, request.json);
     let started = Instant::now();
     let summary = rt
@@ -426,6 +435,32 @@ pub fn work(
         );
     }
     Ok(())
+}
+
+/// Takes the worker's name for the benchmark `bench`. Two live processes under one name would
+/// renew each other's leases: a dead one's debates would never be taken over. The store decides
+/// who has the name, in one statement, so two workers started at once under one name cannot
+/// both pass.
+fn claim_worker_name(
+    bench: &str,
+    worker: &WorkerOptions,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let name = &worker.worker;
+    let lease_ms = i64::try_from(worker.lease.as_millis()).unwrap_or(i64::MAX);
+    if rt.block_on(store.claim_worker(bench, name, lease_ms))? {
+        return Ok(());
+    }
+    let now = rt.block_on(store.job_counts(bench))?.now_ms;
+    let seen = rt
+        .block_on(store.bench_workers(bench))?
+        .into_iter()
+        .find(|w| &w.worker == name)
+        .map_or(0, |w| (now - w.last_seen) / 1000);
+    bad_input(format!(
+        "worker {name:?} is already working benchmark {bench} (seen {seen} s ago): give each worker its own --worker-id"
+    ))
 }
 
 /// A future that completes at SIGTERM (what Kubernetes, Slurm and `kill` send to stop a

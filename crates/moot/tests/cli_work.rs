@@ -833,11 +833,19 @@ fn settings_that_change_results_travel_with_the_plan() {
             "som,free-mad-n",
             "--run",
             "nc",
+            // One debate at a time: which requests the cache answers then does not depend on
+            // which of two concurrent debates asks first.
+            "--concurrency",
+            "1",
         ];
         args.extend_from_slice(extra);
         on(&env, &store, &args);
         if work {
-            on(&env, &store, &["work", "nc", "--worker-id", "w1"]);
+            on(
+                &env,
+                &store,
+                &["work", "nc", "--worker-id", "w1", "--concurrency", "1"],
+            );
         }
         server.seen().len()
     };
@@ -882,4 +890,7 @@ fn settings_that_change_results_travel_with_the_plan() {
         "{err}"
     );
     assert_eq!(server.seen().len(), 0);
+    // A refused worker holds no name.
+    let status = json_on(&env, &store, &["bench", "status", "c", "--json"]);
+    assert_eq!(status["workers"], serde_json::json!([]), "{status}");
 }

@@ -69,38 +69,9 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         }
         other => other?,
     };
-    // Settings that change results are the plan's: a worker may not contradict them.
-    let planned_cache = record
-        .config
-        .get("cache")
-        .and_then(|c| c.get("benchmarks"))
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(true);
-    if args.no_cache && planned_cache {
-        return bad_input(format!(
-            "benchmark {} was planned with the request cache on; a worker cannot turn it off (--no-cache) without changing its results: plan it with --no-cache instead",
-            record.name
-        ));
-    }
     let worker = args.worker_id.unwrap_or_else(default_worker_id);
     if worker.trim().is_empty() {
         return bad_input("--worker-id must not be empty");
-    }
-    // Two live processes under one name would renew each other's leases: a dead one's debates
-    // would never be taken over. The store decides who has the name, in one statement, so two
-    // workers started at once under one name cannot both pass.
-    let lease_ms = i64::try_from(args.lease.as_millis()).unwrap_or(i64::MAX);
-    if !rt.block_on(store.claim_worker(&record.name, &worker, lease_ms))? {
-        let now = rt.block_on(store.job_counts(&record.name))?.now_ms;
-        let seen = rt
-            .block_on(store.bench_workers(&record.name))?
-            .into_iter()
-            .find(|w| w.worker == worker)
-            .map_or(0, |w| (now - w.last_seen) / 1000);
-        return bad_input(format!(
-            "worker {worker:?} is already working benchmark {} (seen {seen} s ago): give each worker its own --worker-id",
-            record.name,
-        ));
     }
     crate::bench_run::work(
         &record,
