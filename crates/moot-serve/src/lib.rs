@@ -8,10 +8,11 @@
 //! configuration); everything shown is read back from the store, so runs written by other moot
 //! processes show the same way, live ones included.
 //!
-//! Safety (`safety`): only Host names of this server are served (DNS rebinding), and no
-//! request from another site's page may change anything; loopback unless a token is set; with a token, every route but `/health`
-//! needs it; model text is escaped by the templates; a strict Content-Security-Policy; request
-//! bodies are capped; at most `max_running` debates run at once (429 with `Retry-After` past it).
+//! Safety (`safety`, `hosts`): only Host names of this server are served (DNS rebinding), and
+//! no request from another site's page may change anything; loopback unless a token is set;
+//! with a token, every route but `/health` needs it; model text is escaped by the templates; a
+//! strict Content-Security-Policy; request bodies are capped; at most `max_running` debates run
+//! at once (429 with `Retry-After` past it).
 
 mod api;
 mod app;

@@ -9,9 +9,31 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use moot_config::{AnswerSetting, Config, DebateSize, ProtocolName};
 use moot_core::redact::Redactor;
-use moot_store::{Access, Store, StoreError, StoreLocation};
+use moot_store::{Access, BenchRecord, RunRecord, Store, StoreError, StoreLocation};
 
 use crate::input::InputError;
+
+/// What a name given to `resume` or `regrade` stands for in the store.
+pub enum Named {
+    Run(RunRecord),
+    Bench(BenchRecord),
+}
+
+/// The run named `name`, else the benchmark of that name; neither is an input error that says
+/// so.
+pub async fn run_or_bench(store: &dyn Store, name: &str) -> Result<Named> {
+    match store.run(name).await {
+        Ok(run) => Ok(Named::Run(run)),
+        Err(StoreError::RunNotFound(_)) => match store.bench(name).await {
+            Ok(bench) => Ok(Named::Bench(bench)),
+            Err(StoreError::BenchNotFound(_)) => {
+                Err(InputError(format!("no run or benchmark named {name:?} in the store")).into())
+            }
+            Err(e) => Err(e.into()),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// The async runtime every command that touches the store or a backend runs on.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -8,10 +8,11 @@ use anyhow::{Context, Result};
 use moot_config::Config;
 use moot_core::debate::DebateSpec;
 use moot_core::validation::TestSuite;
-use moot_store::{RunRecord, Store, StoreError};
+use moot_store::{RunRecord, Store};
 use serde_json::json;
 
 use crate::input::{bad_input, InputError};
+use crate::prepare::{run_or_bench, Named};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -125,30 +126,20 @@ fn first_line(program: &str) -> &str {
 /// tests it is graded by: a benchmark's dataset's tests as moot builds them today (so suites
 /// stored by an older moot get the reference code on the tests' side), else the run's own.
 async fn targets(args: &Args, store: &dyn Store) -> Result<Vec<Target>> {
-    let runs = match store.run(&args.run).await {
-        Ok(run) => vec![(run, None)],
-        Err(StoreError::RunNotFound(_)) => match store.bench(&args.run).await {
-            Ok(bench) => {
-                let dataset = dataset_tests(&bench.dataset, args.data_dir.clone());
-                store
-                    .bench_runs(&bench.name)
-                    .await?
-                    .into_iter()
-                    .map(|(link, run)| {
-                        let tests = dataset.get(&link.item_id).cloned();
-                        (run, tests)
-                    })
-                    .collect()
-            }
-            Err(StoreError::BenchNotFound(_)) => {
-                return bad_input(format!(
-                    "no run or benchmark named {:?} in the store",
-                    args.run
-                ))
-            }
-            Err(e) => return Err(e.into()),
-        },
-        Err(e) => return Err(e.into()),
+    let runs = match run_or_bench(store, &args.run).await? {
+        Named::Run(run) => vec![(run, None)],
+        Named::Bench(bench) => {
+            let dataset = dataset_tests(&bench.dataset, args.data_dir.clone());
+            store
+                .bench_runs(&bench.name)
+                .await?
+                .into_iter()
+                .map(|(link, run)| {
+                    let tests = dataset.get(&link.item_id).cloned();
+                    (run, tests)
+                })
+                .collect()
+        }
     };
     let mut targets = Vec::new();
     for (run, from_dataset) in runs {

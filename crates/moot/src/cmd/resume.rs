@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use moot_core::debate::DebateSpec;
-use moot_store::{BenchRecord, CallRecord, RunRecord, RunStatus, Store, StoreError};
+use moot_store::{BenchRecord, RunStatus, Store};
 
 use moot_config::Config;
 
@@ -11,6 +11,7 @@ use crate::backends;
 use crate::bench_run::BenchRequest;
 use crate::debate_run::{execute, Execution};
 use crate::input::{bad_input, InputError};
+use crate::prepare::{run_or_bench, Named};
 use crate::report::Progress;
 
 #[derive(Debug, clap::Args)]
@@ -31,36 +32,12 @@ pub struct Args {
     no_cache: bool,
 }
 
-/// What `moot resume` was given the name of.
-enum Interrupted {
-    Run(RunRecord, Vec<CallRecord>),
-    Bench(BenchRecord),
-}
-
-/// The run named `name` with its stored calls, else the benchmark of that name.
-async fn find(store: &dyn Store, name: &str) -> Result<Interrupted, StoreError> {
-    match store.run(name).await {
-        Ok(run) => Ok(Interrupted::Run(run, store.calls(name).await?)),
-        Err(StoreError::RunNotFound(_)) => match store.bench(name).await {
-            Ok(bench) => Ok(Interrupted::Bench(bench)),
-            Err(StoreError::BenchNotFound(_)) => Err(StoreError::RunNotFound(name.to_string())),
-            Err(e) => Err(e),
-        },
-        Err(e) => Err(e),
-    }
-}
-
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let found = match rt.block_on(find(store, &args.run)) {
-        Err(StoreError::RunNotFound(name)) => {
-            return bad_input(format!("no run or benchmark named {name:?} in the store"))
-        }
-        other => other?,
+    let run = match rt.block_on(run_or_bench(store, &args.run))? {
+        Named::Run(run) => run,
+        Named::Bench(bench) => return resume_bench(args, &bench, store, rt),
     };
-    let (run, calls) = match found {
-        Interrupted::Run(run, calls) => (run, calls),
-        Interrupted::Bench(bench) => return resume_bench(args, &bench, store, rt),
-    };
+    let calls = rt.block_on(store.calls(&run.id))?;
     if run.status == RunStatus::Done {
         return bad_input(format!(
             "run {} is already finished (answer: {}); see `moot show {}`",
