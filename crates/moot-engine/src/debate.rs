@@ -10,7 +10,9 @@ use moot_core::decision::{Decision, DecisionConfig};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
 use moot_core::redact::Redactor;
 use moot_sandbox::Sandbox;
-use moot_store::{CallRecord, DecisionRecord, RunOutcome, RunRecord, RunStatus, Store};
+use moot_store::{
+    CallRecord, DecisionRecord, RunOutcome, RunRecord, RunStatus, Store, RUN_HEARTBEAT,
+};
 use tokio::time::Instant;
 
 use crate::budget::debate_spent;
@@ -125,13 +127,32 @@ impl<'a> Debate<'a> {
             status: RunStatus::Running,
             answer: None,
             finished_at: None,
+            silent_ms: None,
+            owner: None,
         };
         self.store.create_run(&run).await?;
         Ok(())
     }
 
     /// Runs rounds until the protocol is done, then decides under every rule and records it.
+    /// Meanwhile the store hears every [`RUN_HEARTBEAT`] that the debate's process is alive, so
+    /// a run whose process died shows as interrupted rather than running forever.
     pub async fn run(
+        &mut self,
+        rule: &'static str,
+        decision_config: &DecisionConfig,
+        observer: &dyn Observer,
+    ) -> Result<DebateResult, EngineError> {
+        let store = self.store;
+        let run_id = self.run_id.clone();
+        tokio::select! {
+            biased;
+            result = self.run_to_decision(rule, decision_config, observer) => result,
+            never = keep_alive(store, &run_id) => match never {},
+        }
+    }
+
+    async fn run_to_decision(
         &mut self,
         rule: &'static str,
         decision_config: &DecisionConfig,
@@ -335,5 +356,15 @@ fn check_logprobs(
             agents[i].model.name()
         ))),
         None => Ok(()),
+    }
+}
+
+/// Tells `store` every [`RUN_HEARTBEAT`] that run `run_id`'s process is alive, until dropped. A
+/// beat that fails is not the debate's failure (its own writes report a lost store); the next
+/// one tries again.
+async fn keep_alive(store: &dyn Store, run_id: &str) -> std::convert::Infallible {
+    loop {
+        let _ = store.beat_run(run_id).await;
+        tokio::time::sleep(RUN_HEARTBEAT).await;
     }
 }

@@ -118,6 +118,7 @@ pub async fn work(
         calls: counter.calls.load(Ordering::Relaxed),
         output_tokens: summary.output_tokens,
         exited,
+        owner: None,
     };
     store.record_worker(&report(&summary, false)).await?;
     let mut running = FuturesUnordered::new();
@@ -174,7 +175,11 @@ pub async fn work(
                 break;
             }
         };
+        // A finished debate is reported at once: a worker killed right after it still shows
+        // the debates it did.
+        let mut report_now = false;
         if let Some(finished) = finished {
+            report_now = true;
             let (job, end) = finished?;
             held.retain(|h| !(h.protocol == job.protocol && h.item_id == job.item_id));
             match end {
@@ -206,7 +211,7 @@ pub async fn work(
                 JobEnd::Lost => summary.lost += 1,
             }
         }
-        if last_beat.elapsed() >= options.poll {
+        if report_now || last_beat.elapsed() >= options.poll {
             let beat = report(&summary, false);
             alongside(&mut running, &mut ended, store.record_worker(&beat)).await?;
             last_beat = Instant::now();

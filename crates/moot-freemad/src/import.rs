@@ -111,6 +111,8 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
             status: RunStatus::Done,
             answer: doc["final_solution"].as_str().map(str::to_string),
             finished_at: Some(at.to_string()),
+            silent_ms: None,
+            owner: None,
         },
         calls,
     })

@@ -10,7 +10,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::Stream;
-use moot_store::{CallRecord, RunFilter, RunStatus, StoreError};
+use moot_store::{CallCursor, CallRecord, RunFilter, RunStatus, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -116,7 +116,7 @@ pub async fn list(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
 fn run_summary(r: &moot_store::RunRecord) -> Value {
     json!({
         "id": r.id, "created_at": r.created_at, "question": r.question,
-        "protocol": r.protocol, "rule": r.rule, "status": r.status.as_str(),
+        "protocol": r.protocol, "rule": r.rule, "status": r.shown_status(),
         "answer": r.answer, "finished_at": r.finished_at,
     })
 }
@@ -161,9 +161,13 @@ fn call_event(c: &CallRecord) -> Value {
     })
 }
 
-/// `GET /api/runs/ID/events`: an `event: call` per completed call (those already stored come
-/// first), then `event: done` with the decision. Read from the store, so a run another moot
-/// process is running can be followed too.
+/// `GET /api/runs/ID/events`: an `event: call` per call (those already stored come first, then
+/// each new one as it is recorded, in the order they were written), then an `event: done` with
+/// the run's status (`done`, `failed`, or `interrupted` when its process is gone) and answer.
+///
+/// A follower reads only what is new: one call at a time from where it stands (a store
+/// cursor), so following a large run costs one call's memory and one indexed read per call,
+/// however many calls came before; the run itself is read only when nothing new is there.
 async fn events(
     app: Arc<App>,
     id: String,
@@ -172,59 +176,66 @@ async fn events(
     struct Follow {
         app: Arc<App>,
         id: String,
-        sent: std::collections::HashSet<(u32, u32, String)>,
-        queue: std::collections::VecDeque<Event>,
+        cursor: CallCursor,
         done: bool,
     }
     let state = Follow {
         app,
         id,
-        sent: Default::default(),
-        queue: Default::default(),
+        cursor: CallCursor::start(),
         done: false,
     };
     let stream = futures::stream::unfold(state, |mut f| async move {
+        if f.done {
+            return None;
+        }
+        let failed = |f: &mut Follow, e: StoreError| {
+            f.done = true;
+            Event::default().event("error").data(e.to_string())
+        };
         loop {
-            if let Some(e) = f.queue.pop_front() {
-                return Some((Ok(e), f));
+            match f.app.store.calls_after(&f.id, &f.cursor, 1).await {
+                Ok(mut next) => {
+                    if let Some((cursor, call)) = next.pop() {
+                        f.cursor = cursor;
+                        let event = Event::default()
+                            .event("call")
+                            .data(call_event(&call).to_string());
+                        return Some((Ok(event), f));
+                    }
+                }
+                Err(e) => {
+                    let event = failed(&mut f, e);
+                    return Some((Ok(event), f));
+                }
             }
-            if f.done {
-                return None;
-            }
-            let (run, calls) = match (f.app.store.run(&f.id).await, f.app.store.calls(&f.id).await)
-            {
-                (Ok(r), Ok(c)) => (r, c),
-                (Err(e), _) | (_, Err(e)) => {
-                    f.done = true;
-                    f.queue
-                        .push_back(Event::default().event("error").data(e.to_string()));
-                    continue;
+            // Nothing new. A finished run writes no more calls, but may have written some
+            // between the read above and this one: the next pass sends them, then `done`.
+            let run = match f.app.store.run(&f.id).await {
+                Ok(run) => run,
+                Err(e) => {
+                    let event = failed(&mut f, e);
+                    return Some((Ok(event), f));
                 }
             };
-            // The store lists calls by position; new ones are those not sent yet, in the order
-            // they were recorded.
-            let mut ordered = calls;
-            ordered.sort_by(|a, b| a.recorded_at.cmp(&b.recorded_at));
-            for c in ordered {
-                if f.sent.insert((c.round, c.agent, c.slot.clone())) {
-                    f.queue.push_back(
-                        Event::default()
-                            .event("call")
-                            .data(call_event(&c).to_string()),
-                    );
-                }
-            }
-            if run.status != RunStatus::Running {
-                f.done = true;
-                f.queue.push_back(Event::default().event("done").data(
-                    json!({"run_id": run.id, "status": run.status.as_str(), "answer": run.answer, "rule": run.rule})
-                        .to_string(),
-                ));
+            if run.status == RunStatus::Running && !run.interrupted() {
+                tokio::time::sleep(POLL).await;
                 continue;
             }
-            if f.queue.is_empty() {
-                tokio::time::sleep(POLL).await;
+            match f.app.store.calls_after(&f.id, &f.cursor, 1).await {
+                Ok(next) if !next.is_empty() => continue,
+                Ok(_) => {}
+                Err(e) => {
+                    let event = failed(&mut f, e);
+                    return Some((Ok(event), f));
+                }
             }
+            f.done = true;
+            let event = Event::default().event("done").data(
+                json!({"run_id": run.id, "status": run.shown_status(), "answer": run.answer, "rule": run.rule})
+                    .to_string(),
+            );
+            return Some((Ok(event), f));
         }
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))

@@ -210,7 +210,7 @@ fn usage(o: &Outcome) -> Value {
 }
 
 fn moot_field(o: &Outcome) -> Value {
-    json!({"answer": o.run.answer, "rule": o.run.rule, "run_id": o.run.id, "protocol": o.run.protocol, "status": o.run.status.as_str()})
+    json!({"answer": o.run.answer, "rule": o.run.rule, "run_id": o.run.id, "protocol": o.run.protocol, "status": o.run.shown_status()})
 }
 
 /// `POST /v1/chat/completions`.

@@ -71,7 +71,7 @@ pub async fn runs(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
             protocol: r.protocol.clone(),
             question_short: shorten(&r.question, 90),
             answer_short: r.answer.as_deref().map_or("—".into(), |a| shorten(a, 40)),
-            status: r.status.as_str().into(),
+            status: r.shown_status().into(),
         })
         .collect();
     let mut kept = Vec::new();

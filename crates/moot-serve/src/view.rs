@@ -215,7 +215,7 @@ pub fn run_view(
         question: run.question.clone(),
         protocol: run.protocol.clone(),
         rule: run.rule.clone(),
-        status: run.status.as_str().into(),
+        status: run.shown_status().into(),
         created_at: run.created_at.clone(),
         finished_at: run.finished_at.clone(),
         answer_label: run.answer.as_deref().map(label),
@@ -443,6 +443,8 @@ mod tests {
             status: RunStatus::Done,
             answer: Some("408".into()),
             finished_at: None,
+            silent_ms: None,
+            owner: None,
         }
     }
 

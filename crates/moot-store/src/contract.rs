@@ -60,6 +60,8 @@ pub(crate) fn running_run(id: &str) -> RunRecord {
         status: RunStatus::Running,
         answer: None,
         finished_at: None,
+        silent_ms: None,
+        owner: None,
     }
 }
 
@@ -353,6 +355,89 @@ pub(crate) async fn check_call_contract(store: &dyn Store) {
     ));
 }
 
+/// Checks a store against the following part of the [`Store`] contract: calls come back in the
+/// order they were written, from where a follower stands, and a run's owner is heard from.
+#[cfg(test)]
+pub(crate) async fn check_follow_contract(store: &dyn Store) {
+    use crate::records::{CallBatch, CallCursor};
+    store.create_run(&running_run("f1")).await.unwrap();
+    let start = CallCursor::start();
+    assert!(store
+        .calls_after("f1", &start, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let places = |found: &[(CallCursor, CallRecord)]| -> Vec<(u32, u32)> {
+        found.iter().map(|(_, c)| (c.round, c.agent)).collect()
+    };
+    // A round written as one batch, then a later call, then an earlier place written last.
+    store
+        .record_batch(&CallBatch {
+            calls: vec![
+                full_call("f1", 0, 1, Some("Final answer: 1")),
+                full_call("f1", 0, 0, Some("Final answer: 2")),
+            ],
+            cache: vec![],
+        })
+        .await
+        .unwrap();
+    store
+        .record_call(&full_call("f1", 1, 0, Some("Final answer: 3")))
+        .await
+        .unwrap();
+    store
+        .record_call(&full_call("f1", 0, 2, None))
+        .await
+        .unwrap();
+    let first = store.calls_after("f1", &start, 1).await.unwrap();
+    assert_eq!(places(&first), vec![(0, 0)], "one at a time when asked so");
+    let rest = store.calls_after("f1", &first[0].0, 10).await.unwrap();
+    assert_eq!(
+        places(&rest),
+        vec![(0, 1), (1, 0), (0, 2)],
+        "in the order written (a batch by place), not by place"
+    );
+    assert_eq!(rest[2].1, full_call("f1", 0, 2, None), "the whole call");
+    let last = rest[2].0.clone();
+    assert!(store.calls_after("f1", &last, 10).await.unwrap().is_empty());
+    // A completed call written again is not news; a missing one answered is.
+    store
+        .record_call(&full_call("f1", 0, 0, Some("Final answer: 9")))
+        .await
+        .unwrap();
+    assert!(store.calls_after("f1", &last, 10).await.unwrap().is_empty());
+    let answered = full_call("f1", 0, 2, Some("Final answer: 4"));
+    store.record_call(&answered).await.unwrap();
+    let news = store.calls_after("f1", &last, 10).await.unwrap();
+    assert_eq!(news.len(), 1);
+    assert_eq!(news[0].1, answered);
+    assert!(news[0].0 > last);
+    assert!(store
+        .calls_after("other", &start, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    // The owner of a new run was just heard from; beats keep it so; a finished run is not
+    // interrupted, whatever its silence.
+    let run = store.run("f1").await.unwrap();
+    let silent = run.silent_ms.expect("a new run has a heartbeat");
+    assert!((0..5_000).contains(&silent), "silent for {silent} ms");
+    assert!(!run.interrupted());
+    assert_eq!(run.shown_status(), "running");
+    store.beat_run("f1").await.unwrap();
+    store.beat_run("nope").await.unwrap();
+    let listed = store
+        .list_runs(&crate::records::RunFilter::newest(5))
+        .await
+        .unwrap();
+    assert!(listed[0].silent_ms.is_some_and(|ms| ms < 5_000));
+    store
+        .finish_run("f1", RunStatus::Done, Some("4"), "t")
+        .await
+        .unwrap();
+    assert_eq!(store.run("f1").await.unwrap().shown_status(), "done");
+}
+
 /// A benchmark named `name` with `jobs` planned jobs (`q0`, `q1`, … under `som`).
 #[cfg(test)]
 async fn planned_bench(store: &dyn Store, name: &str, jobs: u32) -> Vec<BenchJobRecord> {
@@ -483,6 +568,7 @@ pub(crate) async fn check_job_contract(store: &dyn Store) {
         calls: debates * 3,
         output_tokens: debates * 100,
         exited,
+        owner: None,
     };
     store
         .record_worker(&worker("alice", 0, false))
@@ -504,6 +590,12 @@ pub(crate) async fn check_job_contract(store: &dyn Store) {
     );
     assert!(workers[0].started_at > 1_700_000_000_000);
     assert!(workers[0].last_seen >= workers[0].started_at);
+    // The store names the process that wrote the record: this one, which is not gone.
+    assert!(workers[1]
+        .owner
+        .as_deref()
+        .is_some_and(|o| o.ends_with(&format!("/{}", std::process::id()))));
+    assert!(!workers[1].gone());
     assert!(store.bench_workers("none").await.unwrap().is_empty());
 }
 
@@ -832,6 +924,7 @@ where
     Fut: std::future::Future<Output = std::sync::Arc<dyn Store>>,
 {
     check_call_contract(fresh().await.as_ref()).await;
+    check_follow_contract(fresh().await.as_ref()).await;
     check_bench_contract(fresh().await.as_ref()).await;
     check_validation_contract(fresh().await.as_ref()).await;
     check_list_contract(fresh().await.as_ref()).await;

@@ -14,6 +14,7 @@ mod contract;
 mod error;
 mod location;
 mod memory;
+mod owner;
 mod postgres;
 mod queries;
 mod records;
@@ -27,8 +28,9 @@ pub use location::StoreLocation;
 pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord, DecisionRecord, JobCounts,
-    JobState, RunFilter, RunOutcome, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    ValidationRecord, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -12,8 +12,8 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::queries::lease_ms;
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
+    CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
     ValidationRecord, WorkerRecord,
 };
 use crate::store::Store;
@@ -33,6 +33,11 @@ struct Inner {
     runs: HashMap<String, RunRecord>,
     /// Per run, its calls in (round, agent, slot) order.
     calls: HashMap<String, BTreeMap<CallPlace, CallRecord>>,
+    /// Per run, the order its calls were written in (see [`Store::calls_after`]): each call's
+    /// number, and the last number given.
+    call_seqs: HashMap<String, (i64, HashMap<CallPlace, i64>)>,
+    /// Per run, when its owner last said it was alive (ms since the epoch).
+    heartbeats: HashMap<String, i64>,
     /// Per run, its decisions by rule.
     decisions: HashMap<String, BTreeMap<String, DecisionRecord>>,
     /// Per run, its checks by (answer, check).
@@ -94,11 +99,36 @@ impl Inner {
     /// Records a call of a run that exists; a call with a response stays as first recorded
     /// (see [`Store::record_call`]).
     fn put_call(&mut self, call: &CallRecord) {
+        let seq = self.next_seq(&call.run_id);
+        self.put_call_as(call, seq);
+    }
+
+    /// The number the run's next write takes: one more than its last (see
+    /// [`Store::calls_after`]).
+    fn next_seq(&self, run: &str) -> i64 {
+        self.call_seqs.get(run).map_or(0, |(last, _)| *last) + 1
+    }
+
+    /// Records `call` as [`Inner::put_call`] does, as write number `seq` of its run (the calls
+    /// of one batch share a number, as in the databases).
+    fn put_call_as(&mut self, call: &CallRecord, seq: i64) {
         let calls = self.calls.entry(call.run_id.clone()).or_default();
         let place = (call.round, call.agent, call.slot.clone());
         let answered = |c: &CallRecord| c.response_text.is_some() && !c.skipped;
         if !calls.get(&place).is_some_and(answered) {
-            calls.insert(place, call.clone());
+            calls.insert(place.clone(), call.clone());
+            let (last, seqs) = self.call_seqs.entry(call.run_id.clone()).or_default();
+            *last = (*last).max(seq);
+            seqs.insert(place, seq);
+        }
+    }
+
+    /// Run `run` as a read returns it: with how long its owner has been silent.
+    fn as_read(&self, run: &RunRecord) -> RunRecord {
+        RunRecord {
+            silent_ms: self.heartbeats.get(&run.id).map(|at| now_ms() - at),
+            owner: Some(crate::owner::this_process().to_string()),
+            ..run.clone()
         }
     }
 
@@ -144,6 +174,7 @@ impl Store for MemoryStore {
     async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         self.with(|i| {
             i.runs.insert(run.id.clone(), run.clone());
+            i.heartbeats.insert(run.id.clone(), now_ms());
             Ok(())
         })
     }
@@ -165,8 +196,9 @@ impl Store for MemoryStore {
             if let Some(c) = batch.calls.iter().find(|c| !i.runs.contains_key(&c.run_id)) {
                 return Err(StoreError::RunNotFound(c.run_id.clone()));
             }
-            for call in &batch.calls {
-                i.put_call(call);
+            let seqs: Vec<i64> = batch.calls.iter().map(|c| i.next_seq(&c.run_id)).collect();
+            for (call, seq) in batch.calls.iter().zip(seqs) {
+                i.put_call_as(call, seq);
             }
             for (key, response) in &batch.cache {
                 i.put_cached(key, response);
@@ -217,13 +249,57 @@ impl Store for MemoryStore {
         self.with(|i| {
             i.runs
                 .get(id)
-                .cloned()
+                .map(|r| i.as_read(r))
                 .ok_or_else(|| StoreError::RunNotFound(id.to_string()))
         })
     }
 
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
         self.with(|i| Ok(values_of(&i.calls, id)))
+    }
+
+    async fn calls_after(
+        &self,
+        id: &str,
+        after: &CallCursor,
+        limit: u32,
+    ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError> {
+        self.with(|i| {
+            let (Some(calls), Some((_, seqs))) = (i.calls.get(id), i.call_seqs.get(id)) else {
+                return Ok(Vec::new());
+            };
+            let mut found: Vec<(CallCursor, &CallRecord)> = calls
+                .iter()
+                .map(|(place, call)| {
+                    let cursor = CallCursor {
+                        seq: seqs.get(place).copied().unwrap_or(0),
+                        round: place.0,
+                        agent: place.1,
+                        slot: place.2.clone(),
+                    };
+                    (cursor, call)
+                })
+                .filter(|(cursor, _)| cursor > after)
+                .collect();
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(found
+                .into_iter()
+                .take(limit as usize)
+                .map(|(cursor, call)| (cursor, call.clone()))
+                .collect())
+        })
+    }
+
+    async fn beat_run(&self, id: &str) -> Result<(), StoreError> {
+        self.with(|i| {
+            if i.runs
+                .get(id)
+                .is_some_and(|r| r.status == RunStatus::Running)
+            {
+                i.heartbeats.insert(id.to_string(), now_ms());
+            }
+            Ok(())
+        })
     }
 
     async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
@@ -252,7 +328,7 @@ impl Store for MemoryStore {
                 .into_iter()
                 .skip(filter.offset as usize)
                 .take(filter.limit as usize)
-                .cloned()
+                .map(|r| i.as_read(r))
                 .collect())
         })
     }
@@ -467,12 +543,14 @@ impl Store for MemoryStore {
                     *w = WorkerRecord {
                         started_at: w.started_at,
                         last_seen: now,
+                        owner: Some(crate::owner::this_process().to_string()),
                         ..worker.clone()
                     }
                 }
                 None => i.workers.push(WorkerRecord {
                     started_at: now,
                     last_seen: now,
+                    owner: Some(crate::owner::this_process().to_string()),
                     ..worker.clone()
                 }),
             }
@@ -497,6 +575,7 @@ impl Store for MemoryStore {
                 calls: 0,
                 output_tokens: 0,
                 exited: false,
+                owner: Some(crate::owner::this_process().to_string()),
             };
             match i
                 .workers

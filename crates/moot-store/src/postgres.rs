@@ -20,10 +20,10 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::access::Access;
 use crate::error::{database_message, StoreError};
-use crate::queries::{delegate_store, lease_ms, store_queries, Dialect, Rows};
+use crate::queries::{delegate_store, lease_ms, run_columns, store_queries, Dialect, Rows};
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
+    CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
     ValidationRecord, WorkerRecord,
 };
 use crate::rows::{

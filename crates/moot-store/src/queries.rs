@@ -30,7 +30,15 @@ macro_rules! call_columns {
         "run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
          messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
          processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-         notes_json, ncomm, cached, retries_json, request_key"
+         notes_json, ncomm, cached, retries_json, request_key, seq"
+    };
+}
+
+/// A call's `seq` (see migrations/sqlite/20261127000008_follow.sql): the run's highest plus one,
+/// with the run id bound where this ends.
+macro_rules! next_seq {
+    () => {
+        "(SELECT COALESCE(MAX(s.seq), 0) + 1 FROM calls s WHERE s.run_id = "
     };
 }
 
@@ -51,7 +59,8 @@ macro_rules! call_upsert {
            logprob_min = excluded.logprob_min, perplexity = excluded.perplexity,
            latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
            notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
-           retries_json = excluded.retries_json, request_key = excluded.request_key
+           retries_json = excluded.retries_json, request_key = excluded.request_key,
+           seq = excluded.seq
          WHERE calls.status <> 'ok'"
     };
 }
@@ -103,7 +112,9 @@ macro_rules! insert_call {
                 "INSERT INTO calls (",
                 crate::queries::call_columns!(),
                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)",
+                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, ",
+                crate::queries::next_seq!(),
+                "$1))",
                 crate::queries::call_upsert!()
             )),
             $c,
@@ -182,7 +193,13 @@ macro_rules! finish_run {
     }};
 }
 
-/// Rows per multi-row `INSERT`: a call binds 30 parameters, and SQLite allows 32,766 a
+/// A run's columns as runs are read: every stored one, and `silent_ms`, how long ago (on the
+/// database's clock `now_ms`) its owner last said it was alive.
+pub(crate) fn run_columns(now_ms: &str) -> String {
+    format!("*, {now_ms} - heartbeat_ms AS silent_ms")
+}
+
+/// Rows per multi-row `INSERT`: a call binds 31 parameters, and SQLite allows 32,766 a
 /// statement (PostgreSQL 65,535).
 pub(crate) const ROWS_PER_INSERT: usize = 500;
 
@@ -216,10 +233,13 @@ macro_rules! store_queries {
     ($queries:ty, $dialect:expr) => {
         impl $queries {
             async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-                sqlx::query(
-                    "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                )
+                // A new run's owner is alive: it is writing it.
+                let sql = format!(
+                    "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at, heartbeat_ms, owner)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {}, $11)",
+                    $dialect.now_ms
+                );
+                sqlx::query(&sql)
                 .bind(&run.id)
                 .bind(&run.created_at)
                 .bind(&run.question)
@@ -230,6 +250,7 @@ macro_rules! store_queries {
                 .bind(run.status.as_str())
                 .bind(&run.answer)
                 .bind(&run.finished_at)
+                .bind(crate::owner::this_process())
                 .execute(&self.pool)
                 .await?;
                 Ok(())
@@ -256,6 +277,9 @@ macro_rules! store_queries {
                         ));
                         q.push_values(chunk, |mut row, c| {
                             crate::queries::bind_call!(row, c, push_bind);
+                            row.push(crate::queries::next_seq!())
+                                .push_bind_unseparated(&c.run_id)
+                                .push_unseparated(")");
                         });
                         q.push(crate::queries::call_upsert!());
                         q.build().execute(&mut *tx).await?;
@@ -343,7 +367,8 @@ macro_rules! store_queries {
             }
 
             async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {
-                let row = sqlx::query("SELECT * FROM runs WHERE id = $1")
+                let sql = format!("SELECT {} FROM runs WHERE id = $1", run_columns($dialect.now_ms));
+                let row = sqlx::query(&sql)
                     .bind(id)
                     .fetch_optional(&self.read)
                     .await?
@@ -359,6 +384,51 @@ macro_rules! store_queries {
                 .fetch_all(&self.read)
                 .await?;
                 all(&rows, call_from_row)
+            }
+
+            async fn calls_after(
+                &self,
+                id: &str,
+                after: &CallCursor,
+                limit: u32,
+            ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError> {
+                let rows = sqlx::query(
+                    "SELECT * FROM calls WHERE run_id = $1 AND (seq, round, agent, slot) > ($2, $3, $4, $5)
+                     ORDER BY seq, round, agent, slot LIMIT $6",
+                )
+                .bind(id)
+                .bind(after.seq)
+                .bind(i64::from(after.round))
+                .bind(i64::from(after.agent))
+                .bind(&after.slot)
+                .bind(i64::from(limit))
+                .fetch_all(&self.read)
+                .await?;
+                rows.iter()
+                    .map(|row| {
+                        let call = call_from_row(row)?;
+                        let cursor = CallCursor {
+                            seq: row.opt_int("seq")?.unwrap_or(0),
+                            round: call.round,
+                            agent: call.agent,
+                            slot: call.slot.clone(),
+                        };
+                        Ok((cursor, call))
+                    })
+                    .collect()
+            }
+
+            async fn beat_run(&self, id: &str) -> Result<(), StoreError> {
+                let sql = format!(
+                    "UPDATE runs SET heartbeat_ms = {}, owner = $2 WHERE id = $1 AND status = 'running'",
+                    $dialect.now_ms
+                );
+                sqlx::query(&sql)
+                    .bind(id)
+                    .bind(crate::owner::this_process())
+                    .execute(&self.pool)
+                    .await?;
+                Ok(())
             }
 
             async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {
@@ -402,12 +472,13 @@ macro_rules! store_queries {
                 // Each filter is bound, never spliced in; an absent one matches everything.
                 // `to` is a prefix bound: `2026-11-23` keeps the whole day (RunFilter::matches).
                 let sql = format!(
-                    "SELECT * FROM runs
+                    "SELECT {} FROM runs
                      WHERE ($1 IS NULL OR protocol = $1)
                        AND ({})
                        AND ($3 IS NULL OR created_at >= $3)
                        AND ($4 IS NULL OR created_at < $4 OR substr(created_at, 1, length($4)) = $4)
                      ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6",
+                    run_columns($dialect.now_ms),
                     $dialect.answer_contains_2
                 );
                 let rows = sqlx::query(&sql)
@@ -689,11 +760,12 @@ macro_rules! store_queries {
 
             async fn record_worker(&self, w: &WorkerRecord) -> Result<(), StoreError> {
                 let sql = format!(
-                    "INSERT INTO bench_workers (bench, worker, started_at, last_seen, debates, calls, output_tokens, state)
-                     VALUES ($1, $2, {now}, {now}, $3, $4, $5, $6)
+                    "INSERT INTO bench_workers (bench, worker, started_at, last_seen, debates, calls, output_tokens, state, owner)
+                     VALUES ($1, $2, {now}, {now}, $3, $4, $5, $6, $7)
                      ON CONFLICT (bench, worker) DO UPDATE SET last_seen = excluded.last_seen,
                        debates = excluded.debates, calls = excluded.calls,
-                       output_tokens = excluded.output_tokens, state = excluded.state",
+                       output_tokens = excluded.output_tokens, state = excluded.state,
+                       owner = excluded.owner",
                     now = $dialect.now_ms
                 );
                 sqlx::query(&sql)
@@ -703,6 +775,7 @@ macro_rules! store_queries {
                     .bind(w.calls as i64)
                     .bind(w.output_tokens as i64)
                     .bind(if w.exited { "exited" } else { "working" })
+                    .bind(crate::owner::this_process())
                     .execute(&self.pool)
                     .await?;
                 Ok(())
@@ -717,11 +790,11 @@ macro_rules! store_queries {
                 // One upsert whose update only happens when the holder is gone: the database
                 // serialises two claims, and the second sees the first's row.
                 let sql = format!(
-                    "INSERT INTO bench_workers (bench, worker, started_at, last_seen, debates, calls, output_tokens, state)
-                     VALUES ($1, $2, {now}, {now}, 0, 0, 0, 'working')
+                    "INSERT INTO bench_workers (bench, worker, started_at, last_seen, debates, calls, output_tokens, state, owner)
+                     VALUES ($1, $2, {now}, {now}, 0, 0, 0, 'working', $4)
                      ON CONFLICT (bench, worker) DO UPDATE SET started_at = excluded.started_at,
                        last_seen = excluded.last_seen, debates = 0, calls = 0, output_tokens = 0,
-                       state = 'working'
+                       state = 'working', owner = excluded.owner
                      WHERE bench_workers.state = 'exited' OR bench_workers.last_seen < {now} - $3",
                     now = $dialect.now_ms
                 );
@@ -729,6 +802,7 @@ macro_rules! store_queries {
                     .bind(bench)
                     .bind(worker)
                     .bind(lease_ms)
+                    .bind(crate::owner::this_process())
                     .execute(&self.pool)
                     .await?;
                 Ok(done.rows_affected() == 1)
@@ -749,7 +823,8 @@ macro_rules! store_queries {
 
 pub(crate) use {
     bind_call, bind_decision, cache_insert, cache_keep_first, call_columns, call_upsert,
-    decision_insert, decision_upsert, finish_run, insert_cached, insert_call, store_queries,
+    decision_insert, decision_upsert, finish_run, insert_cached, insert_call, next_seq,
+    store_queries,
 };
 
 /// Expands to `impl Store for $store`: each method checks that a write is allowed
@@ -803,6 +878,20 @@ macro_rules! delegate_store {
 
             async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError> {
                 self.located(self.queries.calls(id).await)
+            }
+
+            async fn calls_after(
+                &self,
+                id: &str,
+                after: &CallCursor,
+                limit: u32,
+            ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError> {
+                self.located(self.queries.calls_after(id, after, limit).await)
+            }
+
+            async fn beat_run(&self, id: &str) -> Result<(), StoreError> {
+                self.writable()?;
+                self.located(self.queries.beat_run(id).await)
             }
 
             async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError> {

@@ -41,6 +41,69 @@ pub struct RunRecord {
     pub status: RunStatus,
     pub answer: Option<String>,
     pub finished_at: Option<String>,
+    /// How long ago, when the run was read, its owner last said it was alive (on the store's
+    /// clock); `None` for a run never heard from (written before moot kept heartbeats). Not
+    /// written: the store sets it on every run it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent_ms: Option<i64>,
+    /// The process that last said it runs the debate (see `owner.rs`); set by the store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// How often the process running a debate tells the store it is alive.
+pub const RUN_HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long a running debate may be silent before it counts as interrupted: several missed
+/// heartbeats, so a busy database or a paused process is not taken for a dead one.
+pub const RUN_SILENCE_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl RunRecord {
+    /// Still marked running, but with no live owner: its process died or lost the store
+    /// (`moot resume` continues it). Known at once on the owner's machine; elsewhere once the
+    /// owner has been silent past [`RUN_SILENCE_LIMIT`].
+    pub fn interrupted(&self) -> bool {
+        self.status == RunStatus::Running
+            && (self
+                .silent_ms
+                .is_none_or(|ms| ms > RUN_SILENCE_LIMIT.as_millis() as i64)
+                || self
+                    .owner
+                    .as_deref()
+                    .is_some_and(crate::owner::gone_from_this_machine))
+    }
+
+    /// Its status as shown to people and API clients: `interrupted` for a run without a live
+    /// owner, otherwise the stored status.
+    pub fn shown_status(&self) -> &'static str {
+        if self.interrupted() {
+            "interrupted"
+        } else {
+            self.status.as_str()
+        }
+    }
+}
+
+/// Where a follower of a run's calls stands: just after the call written as `seq` at
+/// (`round`, `agent`, `slot`). Calls are read back in this order, which is the order they were
+/// written in; [`CallCursor::start`] is before every call.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallCursor {
+    pub seq: i64,
+    pub round: u32,
+    pub agent: u32,
+    pub slot: String,
+}
+
+impl CallCursor {
+    pub fn start() -> CallCursor {
+        CallCursor {
+            seq: -1,
+            round: 0,
+            agent: 0,
+            slot: String::new(),
+        }
+    }
 }
 
 /// Writes that land together (in one transaction where the store has them): calls that
@@ -368,4 +431,59 @@ pub struct WorkerRecord {
     pub output_tokens: u64,
     /// The worker exited cleanly (a killed worker stays `false` and stops being seen).
     pub exited: bool,
+    /// The worker's process (see `owner.rs`); set by the store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+impl WorkerRecord {
+    /// Its process ended without exiting cleanly (killed, crashed), as far as this machine can
+    /// tell: only a worker of this machine is ever known to be gone, others fall silent.
+    pub fn gone(&self) -> bool {
+        !self.exited
+            && self
+                .owner
+                .as_deref()
+                .is_some_and(crate::owner::gone_from_this_machine)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_running_run_is_interrupted_once_silent_past_the_limit_or_never_heard_from() {
+        let limit = RUN_SILENCE_LIMIT.as_millis() as i64;
+        let run = |status, silent_ms| RunRecord {
+            status,
+            silent_ms,
+            ..crate::contract::running_run("r")
+        };
+        for (status, silent, interrupted, shown) in [
+            (RunStatus::Running, Some(0), false, "running"),
+            (RunStatus::Running, Some(limit), false, "running"),
+            (RunStatus::Running, Some(limit + 1), true, "interrupted"),
+            (RunStatus::Running, None, true, "interrupted"),
+            (RunStatus::Done, Some(limit * 10), false, "done"),
+            (RunStatus::Failed, None, false, "failed"),
+        ] {
+            let r = run(status, silent);
+            assert_eq!(r.interrupted(), interrupted, "{status:?} silent {silent:?}");
+            assert_eq!(r.shown_status(), shown);
+        }
+        // A process of this machine that is gone has interrupted its run at once; this one
+        // has not.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        let here = crate::owner::this_process();
+        let (machine, _) = here.rsplit_once('/').unwrap();
+        let owned_by = |owner: String| RunRecord {
+            silent_ms: Some(0),
+            owner: Some(owner),
+            ..crate::contract::running_run("r")
+        };
+        assert!(owned_by(format!("{machine}/{}", child.id())).interrupted());
+        assert!(!owned_by(here.to_string()).interrupted());
+    }
 }

@@ -96,6 +96,8 @@ pub(crate) fn run_from_row(row: &impl Columns) -> Result<RunRecord, StoreError> 
         status,
         answer: row.opt_text("answer")?,
         finished_at: row.opt_text("finished_at")?,
+        silent_ms: row.opt_int("silent_ms")?,
+        owner: row.opt_text("owner")?,
         id,
     })
 }
@@ -228,6 +230,7 @@ pub(crate) fn worker_from_row(row: &impl Columns) -> Result<WorkerRecord, StoreE
         calls: u64_or_zero(row, "calls")?,
         output_tokens: u64_or_zero(row, "output_tokens")?,
         exited: row.text("state")? == "exited",
+        owner: row.opt_text("owner")?,
     })
 }
 

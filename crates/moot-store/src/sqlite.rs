@@ -21,10 +21,10 @@ use sqlx::{ConnectOptions, Connection, SqliteConnection, SqlitePool};
 
 use crate::access::Access;
 use crate::error::{database_message, StoreError};
-use crate::queries::{delegate_store, lease_ms, store_queries, Dialect, Rows};
+use crate::queries::{delegate_store, lease_ms, run_columns, store_queries, Dialect, Rows};
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
+    CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
     ValidationRecord, WorkerRecord,
 };
 use crate::rows::{
@@ -620,6 +620,8 @@ mod tests {
             status: RunStatus::Running,
             answer: None,
             finished_at: None,
+            silent_ms: None,
+            owner: None,
         }
     }
 
@@ -698,6 +700,45 @@ mod tests {
         for status in [RunStatus::Running, RunStatus::Done, RunStatus::Failed] {
             assert_eq!(RunStatus::parse(status.as_str()), Some(status));
         }
+    }
+
+    #[tokio::test]
+    async fn a_run_silent_past_the_limit_is_interrupted_until_its_owner_beats_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        assert_eq!(store.run("r1").await.unwrap().shown_status(), "running");
+        // As the store would look had another machine's process written the run and stopped
+        // a minute ago (its process cannot be looked up from here).
+        let mut conn = raw(&path).await;
+        sqlx::raw_sql(
+            "UPDATE runs SET heartbeat_ms = heartbeat_ms - 60000, owner = 'elsewhere/boot/1' WHERE id = 'r1';",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        let silent = store.run("r1").await.unwrap();
+        assert!(
+            silent.silent_ms.is_some_and(|ms| ms >= 60_000),
+            "{silent:?}"
+        );
+        assert_eq!(silent.shown_status(), "interrupted");
+        // Ten seconds of silence elsewhere is still a live run.
+        sqlx::raw_sql("UPDATE runs SET heartbeat_ms = heartbeat_ms + 50000 WHERE id = 'r1';")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(store.run("r1").await.unwrap().shown_status(), "running");
+        // Resumed: the new owner beats.
+        sqlx::raw_sql("UPDATE runs SET heartbeat_ms = heartbeat_ms - 50000 WHERE id = 'r1';")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        store.beat_run("r1").await.unwrap();
+        let beaten = store.run("r1").await.unwrap();
+        assert_eq!(beaten.shown_status(), "running");
+        assert_eq!(beaten.owner.as_deref(), Some(crate::owner::this_process()));
     }
 
     #[tokio::test]

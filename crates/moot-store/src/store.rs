@@ -4,8 +4,9 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallRecord, DecisionRecord, JobCounts,
-    JobState, RunFilter, RunOutcome, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
+    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    ValidationRecord, WorkerRecord,
 };
 
 #[async_trait]
@@ -54,6 +55,19 @@ pub trait Store: Send + Sync {
     }
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError>;
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError>;
+    /// At most `limit` of run `id`'s calls written after `after`, in the order they were
+    /// written, each with the cursor to continue from: what a follower of a live run reads, so
+    /// it never reads a call twice nor holds more than `limit` at once. A call written again
+    /// (replaced) comes again.
+    async fn calls_after(
+        &self,
+        id: &str,
+        after: &CallCursor,
+        limit: u32,
+    ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError>;
+    /// Notes, on the store's clock, that the process running debate `id` is alive (see
+    /// [`RunRecord::interrupted`]); a finished run is left as it is.
+    async fn beat_run(&self, id: &str) -> Result<(), StoreError>;
     async fn decisions(&self, id: &str) -> Result<Vec<DecisionRecord>, StoreError>;
     /// Records a check of a code answer; the same run, answer and check again replaces it.
     async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError>;

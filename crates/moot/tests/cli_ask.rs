@@ -274,19 +274,48 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // moot names the run on stderr before its first round.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut run = String::new();
+    while run.is_empty() {
+        let mut line = String::new();
+        assert!(
+            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
+            "no run id on stderr"
+        );
+        run = line.strip_prefix("run ").unwrap_or("").trim().to_string();
+    }
     wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
-    // Round 0 is stored; the process dies in the middle of round 1.
-    child.kill().unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let run = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("run "))
-        .unwrap_or_else(|| panic!("no run id in {stderr}"))
-        .trim()
-        .to_string();
+    // While its process lives, the run is running, and resuming it (a second process asking
+    // the same calls) is refused.
     let shown = env.json(&["show", &run, "--format", "json"]);
     assert_eq!(shown["run"]["status"], "running");
+    let refused = env
+        .moot()
+        .args(["resume", &run])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let refused = String::from_utf8_lossy(&refused);
+    assert!(
+        refused.contains("is still running") && refused.contains("ask its calls twice"),
+        "{refused}"
+    );
+    // Round 0 is stored; the process dies in the middle of round 1.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(stderr);
+    // Its owner is gone: interrupted at once (on this machine), with the way on.
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    assert_eq!(shown["run"]["status"], "interrupted");
+    let page = env.stdout(&["show", &run]);
+    assert!(page.contains("status: interrupted"), "{page}");
+    assert!(
+        page.contains(&format!("`moot resume {run}` continues it")),
+        "{page}"
+    );
     assert_eq!(
         shown["calls"].as_array().unwrap().len(),
         2,

@@ -941,3 +941,194 @@ async fn the_config_checker_does_not_reveal_host_files() {
     assert!(exists.contains("not usable"), "{exists}");
     assert!(!exists.contains("not executable") && !exists.contains("does not exist"));
 }
+
+/// The server process's CPU time so far (user + system), in clock ticks, and its peak resident
+/// memory in kB.
+fn cpu_ticks_and_peak_kb(pid: u32) -> (u64, u64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    // After the command name: state is field 3 of stat(5), utime 14 and stime 15.
+    let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let peak = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    (ticks, peak)
+}
+
+/// Issue 31 item 3: four followers of a large live run (1,500 calls of 20 kB) each get every
+/// call once, in the order written, and then cost the server only what is new: while ten more
+/// calls arrive one by one, the server uses a small share of one core and its memory stays far
+/// below the run's size times the followers (before, each follower reread every call every
+/// 150 ms: 100% CPU and gigabytes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_of_a_large_live_run_are_sent_only_what_is_new() {
+    const STORED: u32 = 1_500;
+    const MORE: u32 = 10;
+    let env = Env::new();
+    let store = moot_store::StoreLocation::parse(&env.store().display().to_string())
+        .open(moot_store::Access::Create)
+        .await
+        .unwrap();
+    let run: moot_store::RunRecord = serde_json::from_value(json!({
+        "id": "big", "created_at": "2026-11-26T00:00:00Z", "question": "q", "protocol": "som",
+        "rule": "majority-last", "spec": {}, "config": {}, "status": "running",
+    }))
+    .unwrap();
+    store.create_run(&run).await.unwrap();
+    let padding = "x".repeat(20_000);
+    let call = |n: u32| -> moot_store::CallRecord {
+        serde_json::from_value(json!({
+            "run_id": "big", "round": n / 3, "agent": n % 3, "agent_id": format!("a{}", n % 3),
+            "backend": "scripted", "mode": "answer", "template": "t", "template_hash": "h",
+            "messages": [{"role": "user", "content": padding}], "peers": [],
+            "response_text": format!("Final answer: {n}"), "answer": n.to_string(),
+            "input_tokens": 1, "output_tokens": 1, "latency_ms": 1,
+            "recorded_at": "2026-11-26T00:00:01Z",
+        }))
+        .unwrap()
+    };
+    for chunk in (0..STORED).collect::<Vec<_>>().chunks(100) {
+        let batch = moot_store::CallBatch {
+            calls: chunk.iter().map(|&n| call(n)).collect(),
+            cache: vec![],
+        };
+        store.record_batch(&batch).await.unwrap();
+    }
+    let s = serve(&env, &[]);
+    let pid = s.child.id();
+    // Each follower reports the answer of every call event it reads, and ends at `done`.
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Option<u32>)>();
+    let mut followers = Vec::new();
+    for f in 0..4 {
+        let url = format!("{}/api/runs/big/events", s.url);
+        let seen = seen_tx.clone();
+        followers.push(tokio::spawn(async move {
+            let mut response = reqwest::Client::new().get(url).send().await.unwrap();
+            let mut buffer = String::new();
+            let mut answers = Vec::new();
+            while let Some(chunk) = response.chunk().await.unwrap() {
+                buffer.push_str(&String::from_utf8_lossy(&chunk));
+                while let Some(end) = buffer.find("\n\n") {
+                    let block: String = buffer.drain(..end + 2).collect();
+                    if block.contains("event: done") {
+                        return answers;
+                    }
+                    if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                        if block.contains("event: call") {
+                            let v: Value = serde_json::from_str(data).unwrap();
+                            let answer: u32 = v["answer"].as_str().unwrap().parse().unwrap();
+                            answers.push(answer);
+                            seen.send((f, Some(answer))).unwrap();
+                        }
+                    }
+                }
+            }
+            answers
+        }));
+    }
+    drop(seen_tx);
+    // Every follower has caught up with the stored calls.
+    let mut counts = [0u32; 4];
+    while counts.iter().any(|&c| c < STORED) {
+        let (f, _) = seen_rx.recv().await.unwrap();
+        counts[f] += 1;
+    }
+    let (ticks_before, _) = cpu_ticks_and_peak_kb(pid);
+    let watched = std::time::Instant::now();
+    for n in STORED..STORED + MORE {
+        store.record_call(&call(n)).await.unwrap();
+        let mut got = 0;
+        while got < 4 {
+            if let (_, Some(a)) = seen_rx.recv().await.unwrap() {
+                assert_eq!(a, n, "a new call, once, to each follower");
+                got += 1;
+            }
+        }
+    }
+    let (ticks_after, peak_kb) = cpu_ticks_and_peak_kb(pid);
+    let wall = watched.elapsed().as_secs_f64();
+    let ticks_per_second = 100.0; // USER_HZ on Linux
+    let cpu = (ticks_after - ticks_before) as f64 / ticks_per_second;
+    store
+        .finish_run("big", moot_store::RunStatus::Done, Some("7"), "t")
+        .await
+        .unwrap();
+    for follower in followers {
+        let answers = follower.await.unwrap();
+        assert_eq!(answers, (0..STORED + MORE).collect::<Vec<_>>());
+    }
+    eprintln!("following: {cpu:.2} s CPU over {wall:.2} s, peak {peak_kb} kB");
+    assert!(
+        cpu < 0.5 * wall.max(1.0),
+        "the server used {cpu:.2} s of CPU in {wall:.2} s while four followers waited for ten calls"
+    );
+    assert!(
+        peak_kb < 200_000,
+        "the server's memory peaked at {peak_kb} kB for a 30 MB run"
+    );
+}
+
+/// Issue 31 item 4: a run whose process was killed is shown as interrupted (not running for
+/// ever), on the page with `moot resume` as the way on, in the API, and at the end of its
+/// events.
+#[tokio::test]
+async fn a_run_whose_process_died_is_shown_interrupted_with_resume_as_the_way_on() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let dir = env.dir.path().display().to_string();
+    let agent = common::script(
+        &env,
+        "agent.sh",
+        &format!("#!/bin/sh\ncat > /dev/null\ntouch {dir}/asked\nsleep 60\n"),
+    );
+    let a = agent.display();
+    let cfg = env.write(
+        "slow.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 90000\nhard_timeout_ms = 120000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{a}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{a}\"\n"
+        ),
+    );
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .args(["ask", "What is 17 * 24?", "--config", cfg.to_str().unwrap()])
+        .env("MOOT_STORE", env.store())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut run = String::new();
+    while run.is_empty() {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no run id");
+        run = line.strip_prefix("run ").unwrap_or("").trim().to_string();
+    }
+    common::wait_for(&env.dir.path().join("asked"), Duration::from_secs(60));
+    let s = serve(&env, &[]);
+    let live = get_json(format!("{}/api/runs/{run}", s.url)).await;
+    assert_eq!(live["run"]["status"], "running", "{live}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let gone = get_json(format!("{}/api/runs/{run}", s.url)).await;
+    assert_eq!(gone["run"]["status"], "interrupted", "{gone}");
+    let listed = get_json(format!("{}/api/runs", s.url)).await;
+    assert_eq!(listed["runs"][0]["status"], "interrupted", "{listed}");
+    let ev = events(&s, &run).await;
+    let (last, data) = ev.last().unwrap();
+    assert_eq!(
+        (last.as_str(), &data["status"]),
+        ("done", &json!("interrupted"))
+    );
+    let page = get_text(format!("{}/runs/{run}", s.url)).await;
+    assert!(page.contains("class=\"status interrupted\""), "{page}");
+    assert!(page.contains(&format!("moot resume {run}")), "{page}");
+    // SIGKILL reaches moot alone (nothing can catch it); its agents are ended here.
+    let _ = Command::new("pkill").args(["-f", &a.to_string()]).status();
+}

@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use moot_core::debate::DebateSpec;
-use moot_store::{BenchRecord, RunStatus, Store};
+use moot_store::{BenchRecord, RunRecord, RunStatus, Store, RUN_SILENCE_LIMIT};
 
 use moot_config::Config;
 
@@ -45,6 +45,9 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             run.answer.as_deref().unwrap_or("none"),
             run.id
         ));
+    }
+    if run.status == RunStatus::Running && !run.interrupted() {
+        return bad_input(still_running(&run));
     }
     let config: Config = serde_json::from_value(run.config.clone())
         .with_context(|| format!("run {}: the stored configuration is unreadable", run.id))?;
@@ -106,4 +109,19 @@ fn resume_bench(
         args.json,
     )?;
     crate::bench_run::run(request, config, store, rt)
+}
+
+/// Why a run whose owner is alive is not resumed: a second process would ask its calls again.
+fn still_running(run: &RunRecord) -> String {
+    let heard = run.silent_ms.map_or(String::new(), |ms| {
+        format!(", heard from {:.1} s ago", ms as f64 / 1000.0)
+    });
+    format!(
+        "run {} is still running (process {}{heard}); resuming it now would ask its calls twice. \
+         It can be resumed once that process has stopped (from another machine, after {} s \
+         without a heartbeat)",
+        run.id,
+        run.owner.as_deref().unwrap_or("unknown"),
+        RUN_SILENCE_LIMIT.as_secs()
+    )
 }

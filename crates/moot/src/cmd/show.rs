@@ -59,8 +59,10 @@ pub fn to_json(
     decisions: &[DecisionRecord],
     checks: &[ValidationRecord],
 ) -> serde_json::Value {
+    let mut shown = serde_json::to_value(run).unwrap_or_default();
+    shown["status"] = json!(run.shown_status());
     json!({
-        "run": run,
+        "run": shown,
         "calls": calls,
         "decisions": decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
         "validations": checks,
@@ -136,7 +138,7 @@ pub fn to_markdown(
         "- protocol: `{}` · rule: `{}` · status: {} · answer: **{}**\n- created: {}{}\n\n",
         run.protocol,
         run.rule,
-        run.status.as_str(),
+        run.shown_status(),
         run.answer
             .as_deref()
             .map_or("(none)".to_string(), |a| programs.name(a)),
@@ -146,6 +148,12 @@ pub fn to_markdown(
             .map(|f| format!(" · finished: {f}"))
             .unwrap_or_default()
     ));
+    if run.interrupted() {
+        out.push_str(&format!(
+            "The process running this debate stopped before it finished; `moot resume {}` continues it.\n\n",
+            crate::input::shell_word(&run.id)
+        ));
+    }
     let made = calls.iter().filter(|c| !c.skipped).count();
     let ncomm: u64 = calls.iter().map(|c| u64::from(c.ncomm)).sum();
     let (input, output) = calls.iter().fold((0, 0), |(i, o), c| {

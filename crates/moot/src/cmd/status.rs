@@ -24,7 +24,8 @@ const SILENT_AFTER_MS: i64 = 120_000;
 struct WorkerStatus<'a> {
     #[serde(flatten)]
     record: &'a WorkerRecord,
-    /// `working`, `exited`, or `silent` (not seen for two minutes).
+    /// `working`, `exited`, `gone` (its process on this machine ended without exiting: killed
+    /// or crashed), or `silent` (not seen for two minutes: gone, or cut off from the store).
     state: &'static str,
     seen_ms_ago: i64,
     debates_per_minute: f64,
@@ -38,6 +39,8 @@ fn worker_status(w: &WorkerRecord, now_ms: i64) -> WorkerStatus<'_> {
         record: w,
         state: if w.exited {
             "exited"
+        } else if w.gone() {
+            "gone"
         } else if seen_ms_ago > SILENT_AFTER_MS {
             "silent"
         } else {
