@@ -5,7 +5,8 @@ use moot_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("store: {0}")]
+    /// The store's own message names the store.
+    #[error(transparent)]
     Store(#[from] StoreError),
     /// The configuration cannot run as given (agents that do not fit the protocol, deadlines
     /// in the wrong order, a backend without what the protocol needs): the user's to fix.

@@ -39,9 +39,11 @@ pub type ProtocolFactory<'a> =
 
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
-    #[error("store: {0}")]
+    /// Transparent: the message is the store's (which names the store) or the engine's, said
+    /// once (`{0}` with a source would say it again after a colon in `{:#}`).
+    #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
+    #[error(transparent)]
     Engine(#[from] EngineError),
     #[error("{0}")]
     Config(String),
@@ -402,4 +404,35 @@ pub async fn load_bench(
         results,
         unfinished,
     })
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    /// The chain `{:#}` prints: each error's message, then its source's, and so on.
+    fn chain(e: &dyn std::error::Error) -> Vec<String> {
+        let mut links = vec![e.to_string()];
+        let mut source = e.source();
+        while let Some(s) = source {
+            links.push(s.to_string());
+            source = s.source();
+        }
+        links
+    }
+
+    #[test]
+    fn a_lost_store_is_said_once_through_the_engine_and_the_benchmark() {
+        let lost = StoreError::Unreachable {
+            store: "postgres://moot@db/bench".into(),
+            reason: "no connection within 10 s".into(),
+        };
+        let e = BenchError::from(EngineError::from(lost));
+        let links = chain(&e);
+        let said = links.join(": ");
+        assert_eq!(said.matches("cannot be reached").count(), 1, "{said}");
+        for pair in links.windows(2) {
+            assert!(!pair[0].contains(&pair[1]), "{links:?}");
+        }
+    }
 }

@@ -26,8 +26,9 @@ pub enum LocalError {
     },
     #[error("chat template: {0}")]
     Template(String),
+    // Not a `#[source]`: the message holds it already, and `{:#}` would say it twice.
     #[error("starting the model thread: {0}")]
-    Spawn(#[source] std::io::Error),
+    Spawn(std::io::Error),
     #[error("the model thread stopped while loading")]
     WorkerStopped,
 }

@@ -42,12 +42,14 @@ pub struct RunRecord {
     pub answer: Option<String>,
     pub finished_at: Option<String>,
     /// How long ago, when the run was read, its owner last said it was alive (on the store's
-    /// clock); `None` for a run never heard from (written before moot kept heartbeats). Not
-    /// written: the store sets it on every run it reads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// clock); `None` for a run never heard from (written before moot kept heartbeats). Set
+    /// by the store on every run it reads; not part of the record's JSON (it changes from one
+    /// read to the next: what is shown of it is [`RunRecord::shown_status`]).
+    #[serde(skip)]
     pub silent_ms: Option<i64>,
-    /// The process that last said it runs the debate (see `owner.rs`); set by the store.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The process that last said it runs the debate (see `owner.rs`); set by the store, and
+    /// not part of the record's JSON either.
+    #[serde(skip)]
     pub owner: Option<String>,
 }
 

@@ -32,7 +32,7 @@ pub enum SweepError {
     /// A plot could not be drawn.
     #[error("plot: {0}")]
     Plot(String),
-    #[error("csv: {0}")]
+    #[error(transparent)]
     Csv(#[from] csv::Error),
 }
 

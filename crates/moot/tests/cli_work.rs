@@ -622,11 +622,19 @@ fn workers_that_lose_the_database_stop_cleanly_and_a_new_one_finishes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    // The database goes while debates run: once the worker's first request reached the model
+    // (it claimed a debate and recorded its start), not after a guessed delay.
+    let before = model.seen().len();
+    let started = Instant::now();
+    while model.seen().len() == before {
+        assert!(started.elapsed() < Duration::from_secs(30), "no request");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     server.stop();
     let out = running.wait_with_output().unwrap();
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
+    assert_eq!(e.matches("cannot be reached").count(), 1, "said once: {e}");
     assert!(
         e.contains(&format!(
             "the store {} cannot be reached",
@@ -893,4 +901,88 @@ fn settings_that_change_results_travel_with_the_plan() {
     // A refused worker holds no name.
     let status = json_on(&env, &store, &["bench", "status", "c", "--json"]);
     assert_eq!(status["workers"], serde_json::json!([]), "{status}");
+}
+
+/// Issue 31 item 11: a worker killed with SIGKILL (nothing it can catch) right after finishing
+/// a debate shows in `bench status` as gone, with that debate counted, not as a worker still
+/// working that did nothing.
+#[test]
+fn a_killed_worker_shows_as_gone_with_the_debates_it_finished() {
+    let env = Env::new();
+    let model = FakeOpenAi::start(Duration::from_millis(200));
+    let team = env.write("team.toml", &model.team(3, 1));
+    let dataset = arith_dataset(&env, 6);
+    let store = env.store().display().to_string();
+    team_bench(&env, &team, &dataset, &store, &["--detach"]);
+    let mut first = worker(
+        &store,
+        "b",
+        "doomed",
+        &["--concurrency", "1", "--lease", "10m", "--no-cache"],
+    );
+    let started = Instant::now();
+    let status = || json_on(&env, &store, &["bench", "status", "b", "--json"]);
+    while status()["counts"]["done"].as_u64().unwrap() < 1 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no debate done"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let after = status();
+    let done = after["counts"]["done"].as_u64().unwrap();
+    let shown = &after["workers"][0];
+    assert_eq!(shown["worker"], "doomed", "{after}");
+    assert_eq!(shown["state"], "gone", "{after}");
+    assert_eq!(shown["debates"].as_u64(), Some(done), "{after}");
+    let text = on(&env, &store, &["bench", "status", "b"]);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("doomed") && l.contains(" gone ")),
+        "{text}"
+    );
+}
+
+/// Issue 31 item 6: `moot resume` of a benchmark planned for workers, beside a live worker,
+/// works it as one more worker: the model server sees every request of the benchmark once
+/// (before, resuming beside a worker asked everything twice), and both processes did debates.
+#[test]
+fn resuming_a_detached_benchmark_beside_a_live_worker_asks_nothing_twice() {
+    let env = Env::new();
+    let model = FakeOpenAi::start(Duration::from_millis(150));
+    let team = env.write("team.toml", &model.team(2, 1));
+    let dataset = arith_dataset(&env, 8);
+    let store = env.store().display().to_string();
+    team_bench(&env, &team, &dataset, &store, &["--detach"]);
+    let live = worker(&store, "b", "live", &["--concurrency", "1", "--no-cache"]);
+    // The worker is under way: its first request reached the model.
+    let started = Instant::now();
+    while model.seen().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "no request");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let resumed = env
+        .moot()
+        .env("MOOT_STORE", &store)
+        .args(["resume", "b", "--json", "--concurrency", "1"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let resumed: Value = serde_json::from_slice(&resumed.stdout).unwrap();
+    let live = finished(live);
+    let repeated: Vec<_> = counts(&model.seen())
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .collect();
+    assert!(repeated.is_empty(), "requests asked twice: {repeated:?}");
+    assert_eq!(model.seen().len(), 8 * 4, "8 items × 2 agents × 2 rounds");
+    let (a, b) = (
+        live["debates"].as_u64().unwrap(),
+        resumed["debates"].as_u64().unwrap(),
+    );
+    assert_eq!(a + b, 8, "{live} {resumed}");
+    assert!(a > 0 && b > 0, "both worked: {live} {resumed}");
 }

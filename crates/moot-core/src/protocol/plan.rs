@@ -105,9 +105,9 @@ pub enum ProtocolError {
         protocol: &'static str,
         applies: String,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Topology(#[from] TopologyError),
-    #[error("{0}")]
+    #[error(transparent)]
     Faults(#[from] FaultsError),
     #[error("{0}")]
     Invalid(String),

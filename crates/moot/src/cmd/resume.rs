@@ -6,9 +6,10 @@ use moot_core::debate::DebateSpec;
 use moot_store::{BenchRecord, RunRecord, RunStatus, Store, RUN_SILENCE_LIMIT};
 
 use moot_config::Config;
+use moot_eval::work::WorkerOptions;
 
 use crate::backends;
-use crate::bench_run::BenchRequest;
+use crate::bench_run::{BenchRequest, WorkRequest};
 use crate::debate_run::{execute, Execution};
 use crate::input::{bad_input, InputError};
 use crate::prepare::{run_or_bench, Named};
@@ -97,6 +98,47 @@ fn resume_bench(
     })?;
     if args.concurrency == 0 {
         return bad_input("--concurrency must be at least 1");
+    }
+    // A benchmark planned for workers is resumed as one more worker: its debates are claimed
+    // under leases, so one a live worker holds is never run twice (nor its calls asked twice).
+    if rt.block_on(store.job_counts(&bench.name))?.total() > 0 {
+        let worker = super::work::default_worker_id();
+        if !args.json {
+            eprintln!(
+                "resuming benchmark {} as worker {worker} (it was planned for moot work: debates other workers hold are left to them)",
+                bench.name
+            );
+        }
+        return crate::bench_run::work(
+            bench,
+            WorkRequest {
+                worker: WorkerOptions {
+                    worker,
+                    concurrency: args.concurrency,
+                    lease: super::work::DEFAULT_LEASE,
+                    poll: super::work::DEFAULT_POLL,
+                    progress: !args.json,
+                },
+                data_dir: args.data_dir,
+                no_cache: args.no_cache,
+                json: args.json,
+            },
+            store,
+            rt,
+        );
+    }
+    // Run by one process: refused while that process still runs one of its debates.
+    let live = rt
+        .block_on(store.bench_runs(&bench.name))?
+        .into_iter()
+        .map(|(_, run)| run)
+        .find(|run| run.status == RunStatus::Running && !run.interrupted());
+    if let Some(run) = live {
+        return bad_input(format!(
+            "benchmark {} is still being run: {}",
+            bench.name,
+            still_running(&run)
+        ));
     }
     if !args.json {
         eprintln!("resuming benchmark {}", bench.name);

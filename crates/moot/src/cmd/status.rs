@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use moot_core::text::plural;
-use moot_store::{JobCounts, RunStatus, Store, StoreError, WorkerRecord};
+use moot_store::{JobCounts, JobState, RunStatus, Store, StoreError, WorkerRecord};
 
 use crate::input::bad_input;
 
@@ -79,7 +79,20 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         counts = rt.block_on(counts_from_runs(store, &args.name))?;
         counts.now_ms = now_ms;
     }
-    let workers = rt.block_on(store.bench_workers(&args.name))?;
+    let mut workers = rt.block_on(store.bench_workers(&args.name))?;
+    if worked {
+        // The jobs say who finished what; a worker's own totals lag behind by up to a write
+        // (one killed between finishing a debate and reporting it would undercount).
+        let mut finished = std::collections::HashMap::new();
+        for job in rt.block_on(store.bench_jobs(&args.name))? {
+            if let (JobState::Done, Some(worker)) = (job.state, job.worker) {
+                *finished.entry(worker).or_insert(0u64) += 1;
+            }
+        }
+        for w in &mut workers {
+            w.debates = finished.get(&w.worker).copied().unwrap_or(0);
+        }
+    }
     let statuses: Vec<WorkerStatus> = workers
         .iter()
         .map(|w| worker_status(w, counts.now_ms))

@@ -49,8 +49,13 @@ fn duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The lease and poll of a worker started without `--lease` / `--poll` (the flags' defaults
+/// say the same), and of `moot resume` on a benchmark planned for workers.
+pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_POLL: Duration = Duration::from_secs(2);
+
 /// `HOST:PID`: unique among the live workers of one machine, and says where a worker runs.
-fn default_worker_id() -> String {
+pub(crate) fn default_worker_id() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .map(|h| h.trim().to_string())
@@ -90,4 +95,25 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         store,
         rt,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_flags_defaults_are_the_constants() {
+        let cli = Cli::try_parse_from(["moot-work", "b"]).unwrap();
+        assert_eq!(
+            (cli.args.lease, cli.args.poll),
+            (DEFAULT_LEASE, DEFAULT_POLL)
+        );
+    }
 }
