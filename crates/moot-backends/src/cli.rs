@@ -55,6 +55,43 @@ const STDERR_TAIL: usize = 500;
 /// before the rest of its group is killed.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
 
+/// Which environment a `cli` agent gets (`security.cli_env`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CliEnv {
+    /// [`BASE_ENV`] and the variables `env_allow` names, nothing else: an agent sees no secret
+    /// it was not given (moot's own configurations).
+    #[default]
+    Clear,
+    /// moot's whole environment, as freemad passes it: agent CLIs authenticated by environment
+    /// variables work as they did under freemad (freemad configurations).
+    Inherit,
+}
+
+impl CliEnv {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CliEnv::Clear => "clear",
+            CliEnv::Inherit => "inherit",
+        }
+    }
+
+    /// What an agent gets under this policy, in words (`moot health`).
+    pub fn describe(self, allow: &[String]) -> String {
+        match self {
+            CliEnv::Inherit => "inherit: cli agents get moot's whole environment".to_string(),
+            CliEnv::Clear if allow.is_empty() => {
+                format!("clear: cli agents get {} only", BASE_ENV.join(", "))
+            }
+            CliEnv::Clear => format!(
+                "clear: cli agents get {} and {} only",
+                BASE_ENV.join(", "),
+                allow.join(", ")
+            ),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CliConfig {
     /// The program: a name looked up on `PATH`, or a path.
@@ -71,7 +108,9 @@ pub struct CliConfig {
     pub allowed_commands: Vec<String>,
     /// Cap on each of stdout and stderr, in bytes.
     pub max_output_bytes: usize,
-    /// Environment variables passed through besides [`BASE_ENV`].
+    /// Which environment the agent gets.
+    pub env: CliEnv,
+    /// Environment variables passed through besides [`BASE_ENV`] (with [`CliEnv::Clear`]).
     pub env_allow: Vec<String>,
     /// Cap on the prompt sent on stdin, in bytes (freemad's `max_requirement_size`); a longer
     /// prompt is refused before anything is spawned.
@@ -94,6 +133,7 @@ impl CliConfig {
             args_after_mode: Vec::new(),
             allowed_commands: Vec::new(),
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            env: CliEnv::Clear,
             env_allow: Vec::new(),
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             working_dir: None,
@@ -298,8 +338,14 @@ impl CliModel {
         &self.config
     }
 
-    /// The environment the agent gets: [`BASE_ENV`] and `env_allow`, as far as they are set here.
+    /// The environment the agent gets: all of this process's with [`CliEnv::Inherit`];
+    /// otherwise [`BASE_ENV`] and `env_allow`, as far as they are set here.
     fn child_env(&self) -> Vec<(String, OsString)> {
+        if self.config.env == CliEnv::Inherit {
+            return std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v)))
+                .collect();
+        }
         let mut names: Vec<&str> = BASE_ENV.to_vec();
         for name in &self.config.env_allow {
             if !names.contains(&name.as_str()) {

@@ -257,7 +257,7 @@ fn env_of(text: &str) -> Vec<(String, String)> {
 }
 
 #[tokio::test]
-async fn the_environment_is_cleared() {
+async fn the_environment_is_cleared_or_inherited_as_configured() {
     let s = Scripts::new();
     // `env` runs as a separate program, so this is what the agent process received (sh itself
     // may add PWD, SHLVL, _ and OLDPWD to what it exports).
@@ -289,7 +289,31 @@ async fn the_environment_is_cleared() {
     let c = run(&CliModel::new(config).unwrap(), ask("x"))
         .await
         .unwrap();
-    assert!(env_of(&c.text).contains(&(name.to_string(), ours)));
+    assert!(env_of(&c.text).contains(&(name.to_string(), ours.clone())));
+
+    // Inheriting (freemad's way), the agent gets every variable of ours, listed or not.
+    let config = CliConfig {
+        env: moot_backends::cli::CliEnv::Inherit,
+        ..s.config("env3.sh", body, &[])
+    };
+    let c = run(&CliModel::new(config).unwrap(), ask("x"))
+        .await
+        .unwrap();
+    let got = env_of(&c.text);
+    assert!(got.contains(&(name.to_string(), ours)));
+    for (key, value) in std::env::vars_os() {
+        let (Some(key), Some(value)) = (key.to_str(), value.to_str()) else {
+            continue;
+        };
+        let (key, value) = (key.to_string(), value.to_string());
+        // The shell may rewrite its own bookkeeping variables.
+        if !shell_added.contains(&key.as_str()) && !value.contains('\n') {
+            assert!(
+                got.contains(&(key.clone(), value)),
+                "{key} was not inherited"
+            );
+        }
+    }
 }
 
 fn read_pid(path: &Path) -> Option<u32> {

@@ -136,19 +136,22 @@ impl Config {
     }
 
     /// What removes secrets from stored and printed text: the built-in patterns, the configured
-    /// ones, and the values of the API keys the agents name (when set).
+    /// ones, the values of the API keys the agents name, and the values of every variable of
+    /// moot's environment whose name says it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`,
+    /// `*PASSWORD*`: what an agent that inherits the environment could echo back).
     pub fn redactor(&self) -> Result<moot_core::redact::Redactor, ConfigError> {
-        let secrets = self
-            .agents
-            .iter()
-            .filter_map(|a| match &a.backend {
-                Backend::OpenAi { http, .. } | Backend::Anthropic { http } => {
-                    http.api_key_env.as_deref()
-                }
-                _ => None,
-            })
-            .filter_map(|var| std::env::var(var).ok())
-            .collect();
+        let named = self.agents.iter().filter_map(|a| match &a.backend {
+            Backend::OpenAi { http, .. } | Backend::Anthropic { http } => {
+                http.api_key_env.as_deref()
+            }
+            _ => None,
+        });
+        let mut secrets: Vec<String> = named.filter_map(|var| std::env::var(var).ok()).collect();
+        // `vars_os`: a variable that is not Unicode is skipped, not a panic.
+        secrets.extend(std::env::vars_os().filter_map(|(name, value)| {
+            let name = name.to_str()?;
+            moot_core::redact::names_a_secret(name).then(|| value.into_string().ok())?
+        }));
         moot_core::redact::Redactor::new(&self.security.redact, secrets)
             .map_err(|e| ConfigError::new("security.redact", format!("security.redact: {e}")))
     }
@@ -347,6 +350,7 @@ impl Config {
         c.mode_arg = *mode_arg;
         c.args_after_mode = args_after_mode.clone();
         c.allowed_commands = security.cli_allowed_commands.clone();
+        c.env = security.cli_env;
         c.env_allow = security.cli_env_allow.clone();
         c.max_output_bytes = security.cli_max_output_bytes;
         c.max_input_bytes = security.cli_max_input_bytes;

@@ -9,7 +9,12 @@ use crate::error::{invalid, ConfigError};
 pub struct SecuritySection {
     /// Commands `cli` agents may run (exact string or the same resolved file).
     pub cli_allowed_commands: Vec<String>,
-    /// Environment variables passed to `cli` agents besides PATH, HOME and LANG.
+    /// The environment `cli` agents get: `clear` (PATH, HOME, LANG and `cli_env_allow`; moot's
+    /// default) or `inherit` (moot's whole environment, as freemad does; a freemad
+    /// configuration's default).
+    pub cli_env: moot_backends::cli::CliEnv,
+    /// Environment variables passed to `cli` agents besides PATH, HOME and LANG (with
+    /// `cli_env = "clear"`).
     pub cli_env_allow: Vec<String>,
     /// Regular expressions of secrets to remove from everything stored or printed, besides the
     /// built-in ones (`sk-…` keys, `Bearer …` tokens, …) and the API keys agents name.
@@ -25,6 +30,7 @@ impl Default for SecuritySection {
     fn default() -> Self {
         SecuritySection {
             cli_allowed_commands: Vec::new(),
+            cli_env: moot_backends::cli::CliEnv::Clear,
             cli_env_allow: Vec::new(),
             redact: Vec::new(),
             cli_max_output_bytes: moot_backends::cli::DEFAULT_MAX_OUTPUT_BYTES,

@@ -40,6 +40,17 @@ static DEFAULT_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// would destroy it, and a key that short protects nothing.
 pub const MIN_SECRET_LEN: usize = 8;
 
+/// Whether an environment variable named `name` holds a secret by its name: `*_KEY`,
+/// `*_TOKEN`, `*_SECRET` or anything with `PASSWORD` (any case), e.g. `OPENAI_API_KEY`,
+/// `GH_TOKEN`, `PGPASSWORD`.
+pub fn names_a_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["_KEY", "_TOKEN", "_SECRET"]
+        .iter()
+        .any(|end| upper.ends_with(end))
+        || upper.contains("PASSWORD")
+}
+
 #[derive(Debug, Clone)]
 pub struct Redactor {
     patterns: Vec<Regex>,
@@ -120,6 +131,28 @@ impl Redactor {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn variables_named_as_secrets_are_told_apart_from_others() {
+        for name in [
+            "OPENAI_API_KEY",
+            "gh_token",
+            "AWS_SECRET",
+            "PGPASSWORD",
+            "db_password_file",
+        ] {
+            assert!(names_a_secret(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "KEYBOARD",
+            "TOKENIZERS_PARALLELISM",
+            "SECRETARY",
+        ] {
+            assert!(!names_a_secret(name), "{name}");
+        }
+    }
 
     #[test]
     fn common_key_formats_are_redacted() {

@@ -333,3 +333,96 @@ fn decide_run_uses_the_runs_own_settings() {
     ]);
     assert_ne!(defaults["scores"], stored["scores"]);
 }
+
+/// Issue 31 item 15: a freemad configuration's agents get moot's whole environment, as under
+/// freemad (an agent CLI authenticated by a variable works); moot's own configurations keep it
+/// clear. `config convert` writes the policy it used, `moot health` says which applies, and the
+/// value of a variable named like a secret never reaches the store.
+#[test]
+fn freemad_configurations_pass_the_environment_and_moots_keep_it_clear() {
+    let env = Env::new();
+    let dir = env.dir.path().display().to_string();
+    // The agent notes what it was given and echoes the token back, as a careless CLI might.
+    let agent = script(
+        &env,
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nprintf '%s' \"$AGENT_LOGIN_TOKEN\" > {dir}/seen-$$\necho \"SOLUTION: 408\"\necho \"REASONING: logged in as $AGENT_LOGIN_TOKEN\"\n"
+        ),
+    );
+    let a = agent.display().to_string();
+    let freemad = env.write(
+        "freemad.yaml",
+        &format!(
+            "agents:\n  - id: one\n    type: claude_code\n    cli_command: \"{a}\"\n    timeout: 30\n  - id: two\n    type: openai_codex\n    cli_command: \"{a}\"\n    timeout: 30\nsecurity:\n  cli_allowed_commands:\n    - \"{a}\"\nbudget:\n  max_total_time_sec: 60\n"
+        ),
+    );
+    let secret = "tok-3f9a61c2e8b74d05";
+    let seen = || -> Vec<String> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(env.dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seen-")
+            {
+                found.push(std::fs::read_to_string(&path).unwrap());
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+        found
+    };
+    let ask = |config: &Path| {
+        let out = env
+            .moot()
+            .env("AGENT_LOGIN_TOKEN", secret)
+            .args(["ask", "What is 17 * 24?", "--json", "--rounds", "0"])
+            .args(["--config", config.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["run_id"].as_str().unwrap().to_string()
+    };
+    let run = ask(&freemad);
+    assert_eq!(
+        seen(),
+        vec![secret.to_string(); 2],
+        "both agents inherited it"
+    );
+    let shown = env.stdout(&["show", &run, "--format", "json"]);
+    assert!(shown.contains("logged in as [REDACTED]"), "{shown}");
+    assert!(!shown.contains(secret), "the secret was stored");
+    let health = env
+        .moot()
+        .env("AGENT_LOGIN_TOKEN", secret)
+        .args(["health", "--config", freemad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let health = String::from_utf8_lossy(&health.stdout);
+    assert_eq!(seen(), vec![secret.to_string(); 2], "probed with it too");
+    assert!(
+        health.contains("environment: inherit: cli agents get moot's whole environment"),
+        "{health}"
+    );
+    // Converted, the policy is written down; a moot configuration without it is clear.
+    let converted = env.stdout(&["config", "convert", freemad.to_str().unwrap()]);
+    assert!(converted.contains("cli_env = \"inherit\""), "{converted}");
+    let cleared = env.write(
+        "cleared.toml",
+        &converted.replace("cli_env = \"inherit\"", "cli_env = \"clear\""),
+    );
+    ask(&cleared);
+    assert_eq!(seen(), vec![String::new(); 2], "neither agent got it");
+    let health = env.stdout(&["health", "--config", cleared.to_str().unwrap()]);
+    assert!(
+        health.contains("environment: clear: cli agents get PATH, HOME, LANG only"),
+        "{health}"
+    );
+}

@@ -74,7 +74,11 @@ backend = "sim"
     );
     assert_eq!(code, Some(1), "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines.len(), 6, "{out}");
+    assert_eq!(
+        lines[5],
+        "environment: clear: cli agents get PATH, HOME, LANG only"
+    );
     assert!(
         lines[0].starts_with("good: ok (cli: answered in") && lines[0].ends_with("\"ready\")"),
         "{out}"
@@ -96,7 +100,7 @@ backend = "sim"
 }
 
 #[test]
-fn a_freemad_configuration_is_checked_as_freemad_health_would() {
+fn a_freemad_configurations_agents_are_probed_with_the_arguments_freemad_gives_them() {
     let env = Env::new();
     let d = env.dir.path();
     let agent = agent(

@@ -791,13 +791,16 @@ impl FreemadConfig {
         let s = &self.security;
         let out = &mut config.security;
         out.cli_allowed_commands = s.cli_allowed_commands.clone();
+        // freemad passes its whole environment to agents; so does moot for its configurations
+        // (an agent CLI authenticated by an environment variable works as it did).
+        out.cli_env = moot_backends::cli::CliEnv::Inherit;
         out.redact = s.redact_patterns.clone();
         // freemad counts characters; a character is at most 4 bytes of UTF-8.
         out.cli_max_input_bytes = s.max_requirement_size.saturating_mul(4);
         out.cli_max_output_bytes = s.max_solution_size.saturating_mul(4);
         notes.push(Note {
             key: "security".into(),
-            message: "max_requirement_size and max_solution_size are caps in characters in freemad (it truncates); moot refuses a prompt or output over 4 bytes per character. Agents get an emptied environment (PATH, HOME, LANG) where freemad passes its whole environment".into(),
+            message: "max_requirement_size and max_solution_size are caps in characters in freemad (it truncates); moot refuses a prompt or output over 4 bytes per character. Agents get moot's whole environment, as in freemad (cli_env = \"inherit\"; \"clear\" gives them PATH, HOME, LANG and cli_env_allow only); values of variables named *_KEY, *_TOKEN, *_SECRET or *PASSWORD* are redacted from everything stored or printed".into(),
         });
         if s.api_key_source.is_some() || s.api_key_name.is_some() {
             notes.push(Note {

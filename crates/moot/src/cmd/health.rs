@@ -60,6 +60,20 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
             }
         }
     }
+    // After the agents' lines, which scripts read one per agent.
+    if config
+        .agents
+        .iter()
+        .any(|a| matches!(a.backend, moot_config::Backend::Cli { .. }))
+    {
+        outln!(
+            "environment: {}",
+            config
+                .security
+                .cli_env
+                .describe(&config.security.cli_env_allow)
+        );
+    }
     if unhealthy.is_empty() {
         Ok(())
     } else {
