@@ -12,7 +12,8 @@
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, RwLock};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -34,9 +35,70 @@ impl Limits {
     }
 }
 
+/// A rate allowance shared beyond this process: by every moot process working one store, so
+/// that N workers together keep an agent's `requests_per_minute` and `tokens_per_minute`
+/// instead of N times them. moot-backends does not know the store; the binary hands one in
+/// with [`share_across_processes`]. `max_in_flight` stays per process (a cap on this
+/// process's open connections, not an account's budget).
+#[async_trait]
+pub trait SharedAllowance: Send + Sync {
+    /// Takes `cost` from allowance `key`, which refills at one second a second and whose debt
+    /// may run at most `tolerance` ahead (the burst): `Ok(None)` when taken, `Ok(Some(wait))`
+    /// when nothing was taken and it could be after `wait`.
+    async fn take(
+        &self,
+        key: &str,
+        cost: Duration,
+        tolerance: Duration,
+    ) -> Result<Option<Duration>, String>;
+}
+
+static ACROSS_PROCESSES: LazyLock<RwLock<Option<Arc<dyn SharedAllowance>>>> =
+    LazyLock::new(|| RwLock::new(None));
+
+/// Makes every rate limit of this process draw on `allowance` (the store's), or, with `None`,
+/// on this process's own limiters again.
+pub fn share_across_processes(allowance: Option<Arc<dyn SharedAllowance>>) {
+    if let Ok(mut across) = ACROSS_PROCESSES.write() {
+        *across = allowance;
+    }
+}
+
+fn across_processes() -> Option<Arc<dyn SharedAllowance>> {
+    ACROSS_PROCESSES.read().ok().and_then(|a| a.clone())
+}
+
+/// How long a take that has to wait sleeps at most before asking again: other processes may
+/// take meanwhile, and the answer was only an estimate.
+const LONGEST_WAIT: Duration = Duration::from_secs(2);
+
+/// Waits until `units` of a `per_minute` limit with bursts of `burst` are taken from the
+/// allowance `key` shared across processes. `false`: the shared allowance failed (the store is
+/// unreachable), and the caller falls back to this process's own limiter.
+async fn take_across(
+    across: &dyn SharedAllowance,
+    key: &str,
+    units: u32,
+    per_minute: NonZeroU32,
+    burst: NonZeroU32,
+) -> bool {
+    let unit = Duration::from_secs(60) / per_minute.get();
+    let cost = unit * units;
+    let tolerance = unit * burst.get();
+    loop {
+        match across.take(key, cost, tolerance).await {
+            Ok(None) => return true,
+            Ok(Some(wait)) => tokio::time::sleep(wait.min(LONGEST_WAIT)).await,
+            Err(_) => return false,
+        }
+    }
+}
+
 /// The limiters of one (provider, model).
 #[derive(Debug)]
 pub struct SharedLimits {
+    /// The (provider, model) these are for (a model's [`LanguageModel::name`]).
+    key: String,
     limits: Limits,
     requests: Option<DefaultDirectRateLimiter>,
     /// The limiter and its burst.
@@ -45,8 +107,9 @@ pub struct SharedLimits {
 }
 
 impl SharedLimits {
-    fn new(limits: Limits) -> SharedLimits {
+    fn new(key: &str, limits: Limits) -> SharedLimits {
         SharedLimits {
+            key: key.to_string(),
             limits,
             requests: limits
                 .requests_per_minute
@@ -66,8 +129,13 @@ impl SharedLimits {
 
 /// `n` per minute, refilled continuously, with a burst of one second's share.
 fn per_minute(n: NonZeroU32) -> (Quota, NonZeroU32) {
-    let burst = NonZeroU32::new(n.get().div_ceil(60)).unwrap_or(NonZeroU32::MIN);
+    let burst = per_minute_burst(n);
     (Quota::per_minute(n).allow_burst(burst), burst)
+}
+
+/// One second's share of `n` a minute (at least one).
+fn per_minute_burst(n: NonZeroU32) -> NonZeroU32 {
+    NonZeroU32::new(n.get().div_ceil(60)).unwrap_or(NonZeroU32::MIN)
 }
 
 static REGISTRY: LazyLock<Mutex<HashMap<String, Arc<SharedLimits>>>> =
@@ -87,7 +155,7 @@ pub fn shared(key: &str, limits: Limits) -> Result<Arc<SharedLimits>, BackendErr
             existing.limits
         ))),
         None => {
-            let entry = Arc::new(SharedLimits::new(limits));
+            let entry = Arc::new(SharedLimits::new(key, limits));
             registry.insert(key.to_string(), entry.clone());
             Ok(entry)
         }
@@ -131,13 +199,32 @@ impl LanguageModel for LimitedModel {
             Some(s) => Some(s.acquire().await.map_err(|_| BackendError::Cancelled)?),
             None => None,
         };
-        if let Some(r) = &self.shared.requests {
-            r.until_ready().await;
+        let across = across_processes();
+        let shared = &self.shared;
+        if let (Some(r), Some(per_minute)) = (&shared.requests, shared.limits.requests_per_minute) {
+            let burst = per_minute_burst(per_minute);
+            let key = format!("{}#requests", shared.key);
+            let taken = match &across {
+                Some(a) => take_across(a.as_ref(), &key, 1, per_minute, burst).await,
+                None => false,
+            };
+            if !taken {
+                r.until_ready().await;
+            }
         }
-        if let Some((limiter, burst)) = &self.shared.tokens {
+        if let (Some((limiter, burst)), Some(per_minute)) =
+            (&shared.tokens, shared.limits.tokens_per_minute)
+        {
+            let key = format!("{}#tokens", shared.key);
             let mut owed = estimated_tokens(&request);
             while owed > 0 {
                 let part = owed.min(burst.get());
+                if let Some(a) = &across {
+                    if take_across(a.as_ref(), &key, part, per_minute, *burst).await {
+                        owed -= part;
+                        continue;
+                    }
+                }
                 let n = NonZeroU32::new(part).unwrap_or(NonZeroU32::MIN);
                 // A part never exceeds the burst, so the limiter always has the capacity.
                 limiter
@@ -260,5 +347,87 @@ mod tests {
         }
         // Two at a time, a second each.
         assert_eq!(started.elapsed(), Duration::from_secs(2));
+    }
+
+    /// A shared allowance that answers for one key only: other tests' limiters, running in
+    /// this process at the same time, get an error and keep their own.
+    struct Across {
+        key_prefix: String,
+        takes: Mutex<Vec<(String, Duration, Duration)>>,
+        /// How many takes succeed before it says wait.
+        budget: Mutex<u32>,
+        failing: bool,
+    }
+
+    #[async_trait]
+    impl SharedAllowance for Across {
+        async fn take(
+            &self,
+            key: &str,
+            cost: Duration,
+            tolerance: Duration,
+        ) -> Result<Option<Duration>, String> {
+            if self.failing || !key.starts_with(&self.key_prefix) {
+                return Err("not mine".into());
+            }
+            self.takes
+                .lock()
+                .unwrap()
+                .push((key.to_string(), cost, tolerance));
+            let mut budget = self.budget.lock().unwrap();
+            if *budget == 0 {
+                *budget = 1;
+                return Ok(Some(Duration::from_millis(5)));
+            }
+            *budget -= 1;
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn limits_draw_on_the_allowance_shared_across_processes_and_fall_back_without_it() {
+        let key = "limits-test:across";
+        let across = Arc::new(Across {
+            key_prefix: key.to_string(),
+            takes: Mutex::new(Vec::new()),
+            budget: Mutex::new(2),
+            failing: false,
+        });
+        share_across_processes(Some(across.clone()));
+        let limits = Limits {
+            requests_per_minute: NonZeroU32::new(120),
+            tokens_per_minute: NonZeroU32::new(6000),
+            ..Limits::default()
+        };
+        let (inner, model) = limited(key, limits);
+        // 400 characters and 50 tokens of completion: 150 tokens, in parts of the 100-token
+        // burst.
+        model.complete(request(400, 50)).await.unwrap();
+        share_across_processes(None);
+        assert_eq!(inner.requests().len(), 1);
+        let takes = across.takes.lock().unwrap().clone();
+        let ms = Duration::from_millis;
+        assert_eq!(
+            takes,
+            vec![
+                (format!("{key}#requests"), ms(500), ms(1000)),
+                (format!("{key}#tokens"), ms(1000), ms(1000)),
+                // The allowance said wait: asked again.
+                (format!("{key}#tokens"), ms(500), ms(1000)),
+                (format!("{key}#tokens"), ms(500), ms(1000)),
+            ]
+        );
+        // An allowance that fails (the store is gone) leaves the process's own limits.
+        let failing = Arc::new(Across {
+            key_prefix: key.to_string(),
+            takes: Mutex::new(Vec::new()),
+            budget: Mutex::new(0),
+            failing: true,
+        });
+        share_across_processes(Some(failing));
+        let (inner, model) = limited("limits-test:across-failing", limits);
+        model.complete(request(4, 0)).await.unwrap();
+        share_across_processes(None);
+        assert_eq!(inner.requests().len(), 1);
     }
 }

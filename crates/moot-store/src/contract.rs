@@ -438,6 +438,50 @@ pub(crate) async fn check_follow_contract(store: &dyn Store) {
     assert_eq!(store.run("f1").await.unwrap().shown_status(), "done");
 }
 
+/// Checks a store's shared rate allowances: a burst is taken, the next take waits for its
+/// share, keys are apart, and takes at once never overdraw.
+#[cfg(test)]
+pub(crate) async fn check_allowance_contract(store: std::sync::Arc<dyn Store>) {
+    // Ten seconds a unit, a burst of three: the numbers dwarf the time the test takes.
+    let (cost, tolerance) = (10_000_000, 30_000_000);
+    for n in 0..3 {
+        assert_eq!(
+            store.take_allowance("k", cost, tolerance).await.unwrap(),
+            None,
+            "take {n}"
+        );
+    }
+    let wait = store
+        .take_allowance("k", cost, tolerance)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        (std::time::Duration::from_secs(9)..=std::time::Duration::from_secs(10)).contains(&wait),
+        "{wait:?}"
+    );
+    assert_eq!(
+        store
+            .take_allowance("other", cost, tolerance)
+            .await
+            .unwrap(),
+        None
+    );
+    let takes: Vec<_> = (0..12)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.take_allowance("race", cost, 5 * cost).await })
+        })
+        .collect();
+    let mut taken = 0;
+    for t in takes {
+        if t.await.unwrap().unwrap().is_none() {
+            taken += 1;
+        }
+    }
+    assert_eq!(taken, 5, "twelve takes at once from a burst of five");
+}
+
 /// A benchmark named `name` with `jobs` planned jobs (`q0`, `q1`, … under `som`).
 #[cfg(test)]
 async fn planned_bench(store: &dyn Store, name: &str, jobs: u32) -> Vec<BenchJobRecord> {
@@ -935,4 +979,5 @@ where
     check_batch_contract(fresh().await).await;
     check_outcome_contract(fresh().await).await;
     check_large_batch_contract(fresh().await.as_ref()).await;
+    check_allowance_contract(fresh().await).await;
 }

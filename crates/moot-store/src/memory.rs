@@ -38,6 +38,8 @@ struct Inner {
     call_seqs: HashMap<String, (i64, HashMap<CallPlace, i64>)>,
     /// Per run, when its owner last said it was alive (ms since the epoch).
     heartbeats: HashMap<String, i64>,
+    /// Rate allowances by key: their arrival times (µs since the epoch).
+    allowances: HashMap<String, i64>,
     /// Per run, its decisions by rule.
     decisions: HashMap<String, BTreeMap<String, DecisionRecord>>,
     /// Per run, its checks by (answer, check).
@@ -287,6 +289,28 @@ impl Store for MemoryStore {
                 .take(limit as usize)
                 .map(|(cursor, call)| (cursor, call.clone()))
                 .collect())
+        })
+    }
+
+    async fn take_allowance(
+        &self,
+        key: &str,
+        cost_us: i64,
+        tolerance_us: i64,
+    ) -> Result<Option<std::time::Duration>, StoreError> {
+        self.with(|i| {
+            let now = now_ms().saturating_mul(1_000);
+            let tat = i.allowances.get(key).copied().unwrap_or(now).max(now);
+            if tat + cost_us - now <= tolerance_us {
+                i.allowances.insert(key.to_string(), tat + cost_us);
+                Ok(None)
+            } else {
+                Ok(Some(crate::queries::allowance_wait(
+                    tat - now,
+                    cost_us,
+                    tolerance_us,
+                )))
+            }
         })
     }
 

@@ -70,6 +70,9 @@ const POSTGRES: Dialect = Dialect {
                  (SELECT stored FROM cache ORDER BY created_at DESC, stored DESC OFFSET $1)",
     cache_entries: "SELECT key, response_json FROM cache ORDER BY created_at, stored",
     answer_contains_2: "$2::text IS NULL OR strpos(lower(answer), lower($2::text)) > 0",
+    // The statement's clock, not the transaction's: a take is its own statement either way.
+    now_us: "(extract(epoch from clock_timestamp()) * 1000000)::bigint",
+    greater: "GREATEST",
 };
 
 #[derive(Debug, Clone)]

@@ -22,6 +22,10 @@ pub(crate) struct Dialect {
     pub cache_entries: &'static str,
     /// `$1 IS NULL OR` the run's answer contains `$1`, ignoring ASCII case.
     pub answer_contains_2: &'static str,
+    /// Microseconds since the epoch on the database's clock.
+    pub now_us: &'static str,
+    /// The larger of two values (`MAX(a, b)` in SQLite, `GREATEST(a, b)` in PostgreSQL).
+    pub greater: &'static str,
 }
 
 /// The columns of a call's row, in the order [`bind_call!`] binds them.
@@ -191,6 +195,20 @@ macro_rules! finish_run {
             .bind(at)
             .bind(id)
     }};
+}
+
+/// How long until an allowance whose arrival time is `ahead_us` ahead of now can pay
+/// `cost_us` within `tolerance_us` (at least a millisecond: the clock the store reads has no
+/// finer steps).
+pub(crate) fn allowance_wait(
+    ahead_us: i64,
+    cost_us: i64,
+    tolerance_us: i64,
+) -> std::time::Duration {
+    let wait_us = ahead_us
+        .saturating_add(cost_us)
+        .saturating_sub(tolerance_us);
+    std::time::Duration::from_micros(wait_us.max(1_000) as u64)
 }
 
 /// A run's columns as runs are read: every stored one, and `silent_ms`, how long ago (on the
@@ -416,6 +434,45 @@ macro_rules! store_queries {
                         Ok((cursor, call))
                     })
                     .collect()
+            }
+
+            async fn take_allowance(
+                &self,
+                key: &str,
+                cost_us: i64,
+                tolerance_us: i64,
+            ) -> Result<Option<std::time::Duration>, StoreError> {
+                // GCRA in one statement: the allowance's arrival time moves on by the cost,
+                // unless that would put it more than the tolerance ahead of now.
+                let sql = format!(
+                    "INSERT INTO rate_allowances (key, tat_us) VALUES ($1, {now} + $2)
+                     ON CONFLICT (key) DO UPDATE SET tat_us = {greater}(rate_allowances.tat_us, {now}) + $2
+                     WHERE {greater}(rate_allowances.tat_us, {now}) + $2 - {now} <= $3",
+                    now = $dialect.now_us,
+                    greater = $dialect.greater
+                );
+                let taken = sqlx::query(&sql)
+                    .bind(key)
+                    .bind(cost_us)
+                    .bind(tolerance_us)
+                    .execute(&self.pool)
+                    .await?;
+                if taken.rows_affected() == 1 {
+                    return Ok(None);
+                }
+                let sql = format!(
+                    "SELECT tat_us - {} AS ahead_us FROM rate_allowances WHERE key = $1",
+                    $dialect.now_us
+                );
+                let ahead = sqlx::query(&sql)
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await?
+                    .map(|row| row.opt_int("ahead_us"))
+                    .transpose()?
+                    .flatten()
+                    .unwrap_or(0);
+                Ok(Some(crate::queries::allowance_wait(ahead, cost_us, tolerance_us)))
             }
 
             async fn beat_run(&self, id: &str) -> Result<(), StoreError> {
@@ -887,6 +944,20 @@ macro_rules! delegate_store {
                 limit: u32,
             ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError> {
                 self.located(self.queries.calls_after(id, after, limit).await)
+            }
+
+            async fn take_allowance(
+                &self,
+                key: &str,
+                cost_us: i64,
+                tolerance_us: i64,
+            ) -> Result<Option<std::time::Duration>, StoreError> {
+                self.writable()?;
+                self.located(
+                    self.queries
+                        .take_allowance(key, cost_us, tolerance_us)
+                        .await,
+                )
             }
 
             async fn beat_run(&self, id: &str) -> Result<(), StoreError> {

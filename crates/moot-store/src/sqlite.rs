@@ -517,6 +517,8 @@ const SQLITE: Dialect = Dialect {
                  (SELECT rowid FROM cache ORDER BY created_at DESC, rowid DESC LIMIT -1 OFFSET $1)",
     cache_entries: "SELECT key, response_json FROM cache ORDER BY created_at, rowid",
     answer_contains_2: "$2 IS NULL OR instr(lower(answer), lower($2)) > 0",
+    now_us: "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)",
+    greater: "MAX",
 };
 
 const SQLITE_NOW_MS: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";

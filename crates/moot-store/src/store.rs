@@ -65,6 +65,17 @@ pub trait Store: Send + Sync {
         after: &CallCursor,
         limit: u32,
     ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError>;
+    /// Takes `cost_us` from the rate allowance `key` shared by every process using this store:
+    /// a GCRA bucket on the store's clock that refills a microsecond a microsecond and lets
+    /// its arrival time run at most `tolerance_us` ahead of now (the burst). `None`: taken;
+    /// otherwise nothing is taken and the wait until it could be is returned. Processes taking
+    /// at once never overdraw it (one conditional write).
+    async fn take_allowance(
+        &self,
+        key: &str,
+        cost_us: i64,
+        tolerance_us: i64,
+    ) -> Result<Option<std::time::Duration>, StoreError>;
     /// Notes, on the store's clock, that the process running debate `id` is alive (see
     /// [`RunRecord::interrupted`]); a finished run is left as it is.
     async fn beat_run(&self, id: &str) -> Result<(), StoreError>;

@@ -54,12 +54,16 @@ impl StoreArg {
     /// Opens the store for what the command does with it: reading commands never create or
     /// change a store (see [`Access`]).
     fn open(&self, access: Access, rt: &tokio::runtime::Runtime) -> Result<Box<dyn Store>> {
-        let location = match self.spec.as_deref() {
-            Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
-            _ => StoreLocation::default_location().map_err(|e| self.error(e))?,
-        };
+        let location = self.location()?;
         rt.block_on(location.open(access))
             .map_err(|e| self.error(e))
+    }
+
+    fn location(&self) -> Result<StoreLocation> {
+        Ok(match self.spec.as_deref() {
+            Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
+            _ => StoreLocation::default_location().map_err(|e| self.error(e))?,
+        })
     }
 
     /// The store opened for `access`, to share across a long-running server's tasks.
@@ -68,7 +72,22 @@ impl StoreArg {
         access: Access,
         rt: &tokio::runtime::Runtime,
     ) -> Result<Arc<dyn Store>> {
-        Ok(Arc::from(self.open(access, rt)?))
+        let store: Arc<dyn Store> = Arc::from(self.open(access, rt)?);
+        self.share_rate_limits(access, &store);
+        Ok(store)
+    }
+
+    /// Makes this process's rate limits draw on the store's allowances, shared with every other
+    /// process recording to the same store (workers of one benchmark above all), when the
+    /// command records and the store outlives the process; an in-memory store has no one to
+    /// share with.
+    fn share_rate_limits(&self, access: Access, store: &Arc<dyn Store>) {
+        let lasting = !matches!(self.location(), Ok(StoreLocation::Memory));
+        if access != Access::Read && lasting {
+            moot_backends::limits::share_across_processes(Some(Arc::new(StoreAllowance(
+                store.clone(),
+            ))));
+        }
     }
 
     /// Runs `command` on the store opened for `access` and a runtime, then closes the store (so
@@ -79,8 +98,10 @@ impl StoreArg {
         command: impl FnOnce(&dyn Store, &tokio::runtime::Runtime) -> Result<T>,
     ) -> Result<T> {
         let rt = runtime()?;
-        let store = self.open(access, &rt)?;
+        let store: Arc<dyn Store> = Arc::from(self.open(access, &rt)?);
+        self.share_rate_limits(access, &store);
         let result = command(store.as_ref(), &rt);
+        moot_backends::limits::share_across_processes(None);
         rt.block_on(store.close());
         result
     }
@@ -182,5 +203,24 @@ impl TeamRequest {
             moot_config::resize(&config.agents, count)
         };
         Ok(redactor)
+    }
+}
+
+/// A store's rate allowances as the backends' [`moot_backends::limits::SharedAllowance`].
+struct StoreAllowance(Arc<dyn Store>);
+
+#[async_trait::async_trait]
+impl moot_backends::limits::SharedAllowance for StoreAllowance {
+    async fn take(
+        &self,
+        key: &str,
+        cost: std::time::Duration,
+        tolerance: std::time::Duration,
+    ) -> Result<Option<std::time::Duration>, String> {
+        let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
+        self.0
+            .take_allowance(key, micros(cost), micros(tolerance))
+            .await
+            .map_err(|e| e.to_string())
     }
 }

@@ -986,3 +986,66 @@ fn resuming_a_detached_benchmark_beside_a_live_worker_asks_nothing_twice() {
     assert_eq!(a + b, 8, "{live} {resumed}");
     assert!(a > 0 && b > 0, "both worked: {live} {resumed}");
 }
+
+/// Issue 31 item 8: four workers together keep an agent's `requests_per_minute`, shared through
+/// the store, instead of four times it. 600 a minute is ten a second in bursts of ten, so in any
+/// second the model server sees at most 20 requests per model (the burst and a second's
+/// share); four workers each keeping the limit alone would send up to 80.
+#[test]
+fn four_workers_together_keep_an_agents_requests_per_minute() {
+    let env = Env::new();
+    let model = FakeOpenAi::start(Duration::from_millis(1));
+    let team = model.team(2, 1).replace(
+        "stream = false\n",
+        "stream = false\nrequests_per_minute = 600\n",
+    );
+    let team = env.write("team.toml", &team);
+    let dataset = arith_dataset(&env, 16);
+    let store = env.store().display().to_string();
+    team_bench(&env, &team, &dataset, &store, &["--detach"]);
+    let workers: Vec<Child> = (0..4)
+        .map(|w| {
+            worker(
+                &store,
+                "b",
+                &format!("w{w}"),
+                &["--concurrency", "4", "--poll", "100ms", "--no-cache"],
+            )
+        })
+        .collect();
+    let summaries: Vec<Value> = workers.into_iter().map(finished).collect();
+    let debates: u64 = summaries
+        .iter()
+        .map(|s| s["debates"].as_u64().unwrap())
+        .sum();
+    assert_eq!(debates, 16, "{summaries:?}");
+    let seen = model.seen();
+    assert_eq!(seen.len(), 64, "16 items × 2 agents × 2 rounds");
+    for name in ["fake-a", "fake-b"] {
+        let mut at: Vec<Instant> = seen
+            .iter()
+            .filter(|s| s.model == name)
+            .map(|s| s.at)
+            .collect();
+        at.sort();
+        let busiest = at
+            .iter()
+            .map(|&start| {
+                at.iter()
+                    .filter(|&&t| t >= start && t < start + Duration::from_secs(1))
+                    .count()
+            })
+            .max()
+            .unwrap();
+        assert!(
+            busiest <= 21,
+            "{name}: {busiest} requests in one second under a limit of 600 a minute"
+        );
+        let span = *at.last().unwrap() - at[0];
+        // 32 requests at ten a second after a burst of ten take at least 2.1 s.
+        assert!(
+            span >= Duration::from_millis(2_000),
+            "{name}: all in {span:?}"
+        );
+    }
+}
