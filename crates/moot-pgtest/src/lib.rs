@@ -727,7 +727,17 @@ mod tests {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        // Stopped once the query runs (the server says so), not after a guessed delay: a
+        // psql still connecting when the server stops would fail for another reason.
+        let started = Instant::now();
+        let running = "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(60)'";
+        while server.psql(&db, running).trim() != "1" {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the query never ran"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let stopped = Instant::now();
         server.stop();
         let busy_status = busy.wait().unwrap();
@@ -770,8 +780,8 @@ mod tests {
 
     #[test]
     fn a_server_outlives_the_thread_that_started_it() {
+        // `join` returns once the starting thread has ended.
         let server = std::thread::spawn(PgServer::start).join().unwrap();
-        std::thread::sleep(Duration::from_millis(200));
         let db = database_name(&server.fresh_database()).to_string();
         assert_eq!(server.psql(&db, "SELECT 1").trim(), "1");
     }

@@ -437,11 +437,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_server_that_is_not_there_is_unreachable() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // Bound, never listening: it refuses, and nothing else can take it meanwhile.
+        let refusing = tokio::net::TcpSocket::new_v4().unwrap();
+        refusing
+            .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+            .unwrap();
+        let port = refusing.local_addr().unwrap().port();
         let url = format!("postgres://moot:pw@127.0.0.1:{port}/moot");
         let e = PostgresStore::open_with(&url, Access::Create)
             .await

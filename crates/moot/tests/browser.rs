@@ -54,32 +54,35 @@ fn fake_model(delay: Duration) -> String {
     url
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// chromedriver on a free port, ready for sessions.
+/// chromedriver on a port of its choosing (`--port=0`), read from the line it announces once
+/// it is ready for sessions: no port chosen here, released and raced for.
 fn chromedriver() -> (Killed, String) {
-    let port = free_port();
-    let child = Command::new("chromedriver")
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
+    use std::io::BufRead;
+    let mut child = Command::new("chromedriver")
+        .arg("--port=0")
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("chromedriver (Debian: chromium-driver; scripts/setup.sh installs it)");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (Killed(child), format!("http://127.0.0.1:{port}"))
+    let stdout = child.stdout.take().expect("chromedriver's stdout");
+    let child = Killed(child);
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let port = loop {
+        let line = lines
+            .next()
+            .expect("chromedriver ended before announcing its port")
+            .expect("chromedriver's output");
+        if let Some(rest) = line.split("started successfully on port ").nth(1) {
+            break rest
+                .trim_end_matches('.')
+                .trim()
+                .parse::<u16>()
+                .expect("a port");
+        }
+    };
+    // Its later lines go nowhere; reading them keeps chromedriver from blocking on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, format!("http://127.0.0.1:{port}"))
 }
 
 async fn wait_for(

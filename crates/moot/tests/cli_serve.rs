@@ -301,10 +301,27 @@ async fn bodies_and_running_debates_are_capped() {
     .await;
     assert_eq!(r.status(), 429);
     assert_eq!(r.headers()["retry-after"], "5");
-    // Once the first is done, a slot is free again.
+    // Once the first is done, a slot is free again: the server says so as soon as the debate's
+    // task has let go of it, which follows its `done` (asked again until then, never after a
+    // guessed delay).
     events(&s, &first).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    start(&s, "And 5 + 6?").await;
+    let freed = std::time::Instant::now();
+    loop {
+        let r = post_json(
+            format!("{}/api/runs", s.url),
+            &json!({"question": "And 5 + 6?"}),
+        )
+        .await;
+        if r.status() == 202 {
+            break;
+        }
+        assert_eq!(r.status(), 429);
+        assert!(
+            freed.elapsed() < Duration::from_secs(10),
+            "the slot stayed taken"
+        );
+        tokio::task::yield_now().await;
+    }
     // Bad requests name their field.
     let r = post_json(
         format!("{}/api/runs", s.url),
@@ -379,8 +396,12 @@ async fn the_openai_endpoint_answers_as_a_model_would() {
             .unwrap()
             > 0
     );
-    // Progress came first, as comments a client skips.
-    assert!(text.contains(": moot run "), "{text}");
+    // Progress came first, as comments a client skips: before any data.
+    let progress = text
+        .find(": moot run ")
+        .unwrap_or_else(|| panic!("no progress: {text}"));
+    let first_data = text.find("data: ").unwrap();
+    assert!(progress < first_data, "{text}");
 
     let r = post_json(
         format!("{}/v1/chat/completions", s.url),
@@ -614,7 +635,7 @@ async fn faults_and_options_given_to_the_api_show_on_the_run_page() {
     let env = Env::new();
     let cfg = team(&env, "Final answer: 418", "");
     let s = serve(&env, &["--config", &cfg]);
-    let r = post_json(format!("{}/api/runs", s.url), &json!({"question": "What is 17 * 24?", "rounds": 2, "options": {"faults.cut_off": "0.67", "topology": "ring"}})).await;
+    let r = post_json(format!("{}/api/runs", s.url), &json!({"question": "What is 17 * 24?", "rounds": 2, "agents": 5, "options": {"faults.cut_off": "0.67", "topology": "ring"}})).await;
     assert_eq!(r.status(), 202);
     let run = r.json::<Value>().await.unwrap()["run_id"]
         .as_str()
@@ -626,6 +647,19 @@ async fn faults_and_options_given_to_the_api_show_on_the_run_page() {
     let html = get_text(format!("{}/runs/{run}", s.url)).await;
     assert!(html.contains("Faults injected"), "no faults section");
     assert!(html.contains("cut off"), "no cut-off fault");
+    // The ring was used: of five agents, each reads its two neighbours on the ring (or, cut
+    // off, none), where all-to-all would show each the other four.
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    let peers: Vec<usize> = shown["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["round"].as_u64() > Some(0))
+        .map(|c| c["peers"].as_array().unwrap().len())
+        .collect();
+    assert!(!peers.is_empty());
+    assert!(peers.iter().all(|&n| n <= 2), "{peers:?}");
+    assert!(peers.contains(&2), "{peers:?}");
 }
 
 #[tokio::test]

@@ -375,11 +375,7 @@ fn reading_a_store_leaves_its_file_as_it_was() {
 #[test]
 fn passwords_in_store_specs_never_show() {
     let env = Env::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (_refusing, port) = common::refusing_port();
     for spec in [
         format!("postgres://moot:hun/ter?2@127.0.0.1:{port}/moot"),
         format!("POSTGRES://moot:hunter2@127.0.0.1:{port}/moot"),

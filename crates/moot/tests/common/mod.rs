@@ -239,3 +239,15 @@ pub fn arith_bench(env: &Env, n: usize) {
         "arith",
     ]);
 }
+
+/// A port of 127.0.0.1 that refuses connections for as long as the returned socket lives: bound
+/// but not listening, so no other process can take it meanwhile (a port found free, released
+/// and then used could have been).
+pub fn refusing_port() -> (tokio::net::TcpSocket, u16) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("bind a port");
+    let port = socket.local_addr().expect("its address").port();
+    (socket, port)
+}
