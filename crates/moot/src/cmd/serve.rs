@@ -166,31 +166,68 @@ fn pick_agents(config: &Config, ids: &[String]) -> Result<Vec<moot_config::Agent
     Ok(picked)
 }
 
-/// A team of the configured size on `model` at the configured upstream.
+/// The longest model name a request may give.
+const MAX_MODEL_NAME: usize = 128;
+
+/// Whether `model` is a plain model name: 1 to [`MAX_MODEL_NAME`] characters of letters,
+/// digits and `. _ : / + -` (what model names use: `qwen2.5-coder:0.5b`,
+/// `meta-llama/Llama-3.1-8B-Instruct`), not starting with a separator, and no `..`. A request
+/// names a model; it never writes configuration.
+fn check_model_name(model: &str) -> Result<(), String> {
+    let plain = !model.is_empty()
+        && model.len() <= MAX_MODEL_NAME
+        && model
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && !model.contains("..")
+        && model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:/+-".contains(c));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "model: not a model name (1 to {MAX_MODEL_NAME} letters, digits and . _ : / + -, starting with a letter or digit)"
+        ))
+    }
+}
+
+/// A team of the configured size on `model` at the configured upstream, built as values: the
+/// request's model name is a checked plain name that goes into a field, never into text that
+/// is parsed as configuration.
 fn upstream_team(
     config: &Config,
     model: &str,
     agents: Option<usize>,
 ) -> Result<Vec<moot_config::AgentConfig>, String> {
+    check_model_name(model)?;
     let url = config.serve.upstream.as_deref().ok_or_else(|| {
         format!("model moot/…/{model}: this server has no upstream (set [serve] upstream in its configuration)")
     })?;
     let n = agents.unwrap_or(DebateSize::of(config).agents);
-    let key = config
-        .serve
-        .upstream_api_key_env
-        .as_deref()
-        .map(|k| format!("api_key_env = {k:?}\n"))
-        .unwrap_or_default();
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "[[agents]]\nid = \"{model}-{i}\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = {model:?}\n{key}\n"
-            )
-        })
-        .collect();
-    let parsed: Config =
-        toml::from_str(&text).map_err(|e| format!("model {model:?}: {}", e.message()))?;
+    let agent = |i: usize| {
+        let mut table = toml::Table::new();
+        let mut put = |key: &str, value: &str| {
+            table.insert(key.to_string(), toml::Value::String(value.to_string()));
+        };
+        put("id", &format!("{model}-{i}"));
+        put("backend", "openai");
+        put("base_url", url);
+        put("model", model);
+        if let Some(key) = &config.serve.upstream_api_key_env {
+            put("api_key_env", key);
+        }
+        toml::Value::Table(table)
+    };
+    let mut root = toml::Table::new();
+    root.insert(
+        "agents".to_string(),
+        toml::Value::Array((0..n).map(agent).collect()),
+    );
+    let parsed: Config = toml::Value::Table(root)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("model {model:?}: {}", e.message()))?;
     Ok(parsed.agents)
 }
 
