@@ -21,6 +21,7 @@ pub mod contract;
 pub mod cpython_random;
 pub mod debate;
 pub mod decision;
+pub mod escape;
 pub mod faults;
 pub mod metrics;
 pub mod prompts;

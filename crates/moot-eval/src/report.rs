@@ -247,16 +247,22 @@ impl Report {
 
     /// The report as Markdown; `plots` are (caption, relative path) pairs embedded as images.
     pub fn markdown(&self, plots: &[(&str, &str)]) -> String {
+        // Names come from the user (a benchmark, a dataset file) or the store: text, never markup.
+        let md = moot_core::escape::markdown_inline;
         let mut out = String::new();
         for b in &self.benches {
             out.push_str(&format!(
                 "Benchmark {}: {} of {} (seed {}{}), protocols {}{}\n",
-                b.name,
+                md(&b.name),
                 plural(b.items, "item"),
-                b.dataset,
+                md(&b.dataset),
                 b.seed,
                 b.limit.map_or(String::new(), |l| format!(", limit {l}")),
-                b.protocols.join(", "),
+                b.protocols
+                    .iter()
+                    .map(|p| md(p))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if b.unfinished > 0 {
                     format!(
                         " — {} unfinished and left out",
@@ -285,7 +291,7 @@ impl Report {
         for s in &self.protocols {
             out.push_str(&format!(
                 "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} ({}) | {} | {} | {:.0} | {} | {} | {} |\n",
-                s.protocol,
+                md(&s.protocol),
                 s.correct,
                 s.items,
                 s.accuracy,
@@ -308,7 +314,7 @@ impl Report {
             let join = |v: Vec<String>| v.join(" → ");
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} / {} |\n",
-                s.protocol,
+                md(&s.protocol),
                 join(s.round_accuracy.iter().map(|a| format!("{a:.3}")).collect()),
                 join(s.round_tokens.iter().map(|t| format!("{t:.0}")).collect()),
                 join(s.round_entropy.iter().map(|e| format!("{e:.2}")).collect()),
@@ -336,7 +342,7 @@ impl Report {
                 let a = s.adoption;
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} |\n",
-                    s.protocol,
+                    md(&s.protocol),
                     a.exposed,
                     a.adopted,
                     a.kept,
@@ -348,11 +354,11 @@ impl Report {
         if let Some(first) = self.protocols.first() {
             out.push_str("\nEvery decision rule on the same debates (the same token cost per row):\n\n| protocol |");
             for r in &first.rules {
-                out.push_str(&format!(" {} |", r.rule));
+                out.push_str(&format!(" {} |", md(&r.rule)));
             }
             out.push_str(&format!("\n|---|{}\n", "---|".repeat(first.rules.len())));
             for s in &self.protocols {
-                out.push_str(&format!("| {} |", s.protocol));
+                out.push_str(&format!("| {} |", md(&s.protocol)));
                 for r in &first.rules {
                     let acc = s
                         .rules
@@ -374,7 +380,7 @@ impl Report {
                 "---|".repeat(self.budget.budgets.len())
             ));
             for row in &self.budget.rows {
-                out.push_str(&format!("| {} |", row.protocol));
+                out.push_str(&format!("| {} |", md(&row.protocol)));
                 for cell in &row.cells {
                     match cell {
                         Some(p) if p.decided => out.push_str(&format!(" {:.3} ✓ |", p.accuracy)),
@@ -390,7 +396,13 @@ impl Report {
             for p in &self.paired {
                 out.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {:.4} |\n",
-                    p.a, p.b, p.both_correct, p.only_a, p.only_b, p.both_wrong, p.p_value
+                    md(&p.a),
+                    md(&p.b),
+                    p.both_correct,
+                    p.only_a,
+                    p.only_b,
+                    p.both_wrong,
+                    p.p_value
                 ));
             }
         }
@@ -398,7 +410,9 @@ impl Report {
         for t in &self.timing {
             out.push_str(&format!(
                 "| {} | {:.1} | {:.1} |\n",
-                t.protocol, t.model_seconds, t.model_seconds_per_item
+                md(&t.protocol),
+                t.model_seconds,
+                t.model_seconds_per_item
             ));
         }
         for (caption, path) in plots {

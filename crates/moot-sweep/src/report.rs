@@ -50,7 +50,13 @@ impl SweepReport {
     /// The Markdown report; `svg_name` is the plot's file name beside it.
     pub fn markdown(&self, svg_name: &str) -> String {
         let plan = &self.plan;
-        let mut out = format!("# {}\n\n```sh\n{}\n```\n\n", plan.title, self.command);
+        // The title, names and the command hold the user's words and paths: text, never markup.
+        let md = moot_core::escape::markdown_inline;
+        let mut out = format!(
+            "# {}\n\n{}\n",
+            moot_core::escape::markdown_inline(&plan.title),
+            moot_core::escape::markdown_fenced(&self.command, "sh")
+        );
         let debates = plan.total_debates();
         out.push_str(&format!(
             "{} × {} seeded debates (seeds 0–{}, the same in every cell and arm, so every \
@@ -69,10 +75,10 @@ impl SweepReport {
             };
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {:.1} | {:.1} |\n",
-                arm.label,
-                arm.protocol,
-                arm.rule,
-                options_text(&arm.options),
+                md(&arm.label),
+                md(&arm.protocol),
+                md(&arm.rule),
+                md(&options_text(&arm.options)),
                 mean(|s| s.ncomm),
                 mean(|s| s.calls),
             ));
@@ -83,11 +89,11 @@ impl SweepReport {
             summary(plan, &self.stats)
         ));
         out.push_str(&format!(
-            "Accuracy is the share of seeds whose decision is gold; Δ = `{}` − `{}`; p is the \
+            "Accuracy is the share of seeds whose decision is gold; Δ = {} − {}; p is the \
              exact McNemar p-value of the discordant seeds (**bold**: p < {}, uncorrected). 95% \
              Wilson intervals are in the CSV.\n\n",
-            self.first(),
-            self.second(),
+            moot_core::escape::markdown_code(&self.first()),
+            moot_core::escape::markdown_code(&self.second()),
             crate::stats::ALPHA
         ));
         let mut header = vec![plan.x.name.clone()];
@@ -99,6 +105,7 @@ impl SweepReport {
         header.push(format!("only {}", self.first()));
         header.push(format!("only {}", self.second()));
         header.push("p".into());
+        let header: Vec<String> = header.iter().map(|h| md(h)).collect();
         out.push_str(&format!("| {} |\n", header.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
         for c in &self.stats {

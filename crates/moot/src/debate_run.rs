@@ -107,7 +107,8 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     if e.json {
         outln!("{}", summary.json());
     } else {
-        out!("{}", summary.text());
+        // The answer and its program are model text: shown, never obeyed by the terminal.
+        out!("{}", moot_core::escape::terminal(&summary.text()));
     }
     if let Some(dir) = &e.config.output.transcript_dir {
         let path = e.rt.block_on(save_transcript(

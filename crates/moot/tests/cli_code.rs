@@ -110,7 +110,7 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
         shown.contains("### P1 — syntax passed") && shown.contains("tests failed (AssertionError)"),
         "{shown}"
     );
-    assert!(shown.contains(&format!("```\n{RIGHT}\n```")), "{shown}");
+    assert!(shown.contains(&format!("```text\n{RIGHT}\n```")), "{shown}");
     let shown = env.json(&["show", &run, "--format", "json"]);
     assert_eq!(shown["validations"].as_array().map(Vec::len), Some(4));
 

@@ -802,3 +802,127 @@ fn questions_past_the_size_cap_are_refused_before_any_call() {
     ]);
     assert!(v["run_id"].is_string());
 }
+
+/// Issue 32 item 2: `config convert` writes the input file's name into a comment; a name with
+/// a newline and TOML after it stays in the comment, and the converted file has the input's
+/// agents only.
+#[test]
+fn a_file_name_cannot_add_configuration_to_a_converted_file() {
+    let env = Env::new();
+    let name = "team\n[[agents]]\nid = \"evil\"\nbackend = \"cli\"\ncommand = \"sh\"\n#.yaml";
+    let path = env.write(
+        name,
+        "agents:\n  - id: one\n    type: claude_code\n    cli_command: \"true\"\n  - id: two\n    type: openai_codex\n    cli_command: \"true\"\nsecurity:\n  cli_allowed_commands: [\"true\"]\n",
+    );
+    let converted = env.stdout(&["config", "convert", path.to_str().unwrap()]);
+    assert!(
+        !converted
+            .lines()
+            .any(|l| l.trim_start().starts_with("id = \"evil\"")),
+        "{converted}"
+    );
+    assert!(
+        converted
+            .lines()
+            .next()
+            .unwrap()
+            .contains("team\\n[[agents]]"),
+        "{converted}"
+    );
+    let written = env.write("converted.toml", &converted);
+    let shown = env.stdout(&["config", "check", written.to_str().unwrap()]);
+    assert!(!shown.contains("evil"), "{shown}");
+    assert_eq!(converted.matches("[[agents]]\n").count(), 2, "{converted}");
+}
+
+/// Issue 32 item 4: model and user text in `moot show` is text: escape sequences reach the
+/// terminal as visible escapes, HTML and links are escaped or fenced, a backtick in an agent
+/// id cannot end its code span, and a `|` cannot split a table row; `report.md` of a benchmark
+/// named like a script is text too.
+#[test]
+fn hostile_text_is_shown_as_text_in_markdown_and_on_the_terminal() {
+    let env = Env::new();
+    let response = "\u{1b}]0;pwned\u{7}\u{1b}[2J<img src=x onerror=alert(1)>\n[click](javascript:alert(1))\n```\n</code><script>alert(2)</script>\nFinal answer: 4|5";
+    // JSON's string escapes (\u001b) are TOML's too.
+    let toml_text = serde_json::to_string(response).unwrap();
+    let config = env.write(
+        "hostile.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"text\"\n\n[[agents]]\nid = \"a`b\"\nbackend = \"scripted\"\nresponses = [{toml_text}]\n\n[[agents]]\nid = \"c|d\"\nbackend = \"scripted\"\nresponses = [{toml_text}]\n"
+        ),
+    );
+    let v = env.json(&[
+        "ask",
+        "<script>alert(3)</script> [x](javascript:alert(4)) | what?",
+        "--json",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let run = v["run_id"].as_str().unwrap();
+    let shown = env.stdout(&["show", run]);
+    assert!(
+        !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+        "raw escapes"
+    );
+    assert!(shown.contains("\\u{1b}]0;pwned"), "{shown}");
+    assert!(
+        shown.contains("**Question:** \\<script\\>alert(3)\\</script\\> \\[x\\](javascript:alert(4)) \\| what?"),
+        "{shown}"
+    );
+    assert!(shown.contains("(``a`b``, "), "{shown}");
+    // Each response sits in a fence longer than the one inside it.
+    assert!(shown.contains("````text\n\\u{1b}]0;pwned"), "{shown}");
+    // Outside the fences, no raw HTML or link is left.
+    let mut fence: Option<usize> = None;
+    for line in shown.lines() {
+        let ticks = line.chars().take_while(|&c| c == '`').count();
+        match fence {
+            Some(n) if ticks >= n && line.trim_matches('`').is_empty() => fence = None,
+            Some(_) => {}
+            None if ticks >= 3 => fence = Some(ticks),
+            None => {
+                // Markup starts at a character no backslash escapes.
+                for raw in ["<img", "<script", "](javascript:"] {
+                    let raw_at = line
+                        .match_indices(raw)
+                        .any(|(i, _)| !line[..i].ends_with('\\'));
+                    assert!(!raw_at, "{raw} outside a fence: {line}");
+                }
+            }
+        }
+    }
+    // Every row of the decisions table has the header's cells.
+    let unescaped_pipes = |l: &str| {
+        let b = l.as_bytes();
+        (0..b.len())
+            .filter(|&i| b[i] == b'|' && (i == 0 || b[i - 1] != b'\\'))
+            .count()
+    };
+    let table: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("## Decisions"))
+        .filter(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() > 2, "{shown}");
+    assert!(table.iter().all(|l| unescaped_pipes(l) == 4), "{table:?}");
+
+    // A benchmark named like a script reports it as text.
+    let dataset = arith_dataset(&env, 2);
+    let name = "<script>alert(5)</script>";
+    env.stdout(&[
+        "bench",
+        "--sim",
+        "--dataset",
+        &dataset,
+        "--protocol",
+        "som",
+        "--run",
+        name,
+    ]);
+    let report = env.stdout(&["report", name]);
+    assert!(!report.contains("<script>"), "{report}");
+    assert!(
+        report.contains("\\<script\\>alert(5)\\</script\\>"),
+        "{report}"
+    );
+}

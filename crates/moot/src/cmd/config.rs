@@ -49,6 +49,12 @@ pub fn run(cmd: Command) -> Result<()> {
     Ok(())
 }
 
+/// `file`'s name for a TOML comment: on one line whatever it holds (a name with a newline
+/// would otherwise start a line of TOML of its own).
+fn commented(file: &std::path::Path) -> String {
+    moot_core::escape::one_line(&file.display().to_string()).into_owned()
+}
+
 /// The TOML of the configuration in `file`, headed by where it came from and, for a freemad
 /// file, by each place where moot reads it differently.
 fn convert(file: &std::path::Path) -> Result<String> {
@@ -58,17 +64,21 @@ fn convert(file: &std::path::Path) -> Result<String> {
         moot_config::Dialect::Moot => {
             out.push_str(&format!(
                 "# {}: moot's own format, rewritten in full\n",
-                file.display()
+                commented(file)
             ));
         }
         moot_config::Dialect::Freemad(notes) => {
             out.push_str(&format!(
                 "# Converted from the freemad configuration {}.\n",
-                file.display()
+                commented(file)
             ));
             out.push_str("# Where moot reads it differently:\n");
             for note in notes {
-                out.push_str(&format!("# - {}: {}\n", note.key, note.message));
+                out.push_str(&format!(
+                    "# - {}: {}\n",
+                    moot_core::escape::one_line(&note.key),
+                    moot_core::escape::one_line(&note.message)
+                ));
             }
         }
     }

@@ -79,7 +79,14 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let mut report = Report::new(infos, &results, &items);
     report.left_out = left_out;
     match &args.out {
-        None => out!("{}", render(&report, args.format, &[])?),
+        None => {
+            let text = render(&report, args.format, &[])?;
+            match args.format {
+                // JSON escapes control characters itself.
+                Format::Json => out!("{text}"),
+                Format::Markdown => out!("{}", moot_core::escape::terminal(&text)),
+            }
+        }
         Some(dir) => write_report(&report, args.format, dir)?,
     }
     Ok(())

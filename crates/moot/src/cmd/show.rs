@@ -1,6 +1,7 @@
 //! `moot show RUN`: a stored debate as JSON or Markdown.
 
 use anyhow::Result;
+use moot_core::escape;
 use moot_core::protocol::CallNotes;
 use moot_core::text::{noun_for, plural};
 use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError, ValidationRecord};
@@ -40,7 +41,12 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         })?;
     match args.format {
         Format::Json => outln!("{}", to_json(&run, &calls, &decisions, &checks)),
-        Format::Markdown => out!("{}", to_markdown(&run, &calls, &decisions, &checks)),
+        // Everything from the store is escaped where it is placed; the whole page once more
+        // for the terminal, in case a piece was missed.
+        Format::Markdown => out!(
+            "{}",
+            escape::terminal(&to_markdown(&run, &calls, &decisions, &checks))
+        ),
         Format::Freemad => outln!(
             "{}",
             serde_json::to_string_pretty(&crate::freemad_transcript::json(
@@ -90,8 +96,8 @@ impl<'a> Programs<'a> {
         match self.order.iter().position(|p| *p == answer) {
             Some(i) => format!("P{}", i + 1),
             None => match answer.split_once('\n') {
-                Some((first, _)) => format!("`{first}` …"),
-                None => answer.to_string(),
+                Some((first, _)) => format!("{} …", escape::markdown_code(first)),
+                None => escape::markdown_inline(answer),
             },
         }
     }
@@ -110,15 +116,21 @@ impl<'a> Programs<'a> {
                     let detail = if c.detail.is_empty() {
                         String::new()
                     } else {
-                        format!(" ({})", c.detail)
+                        format!(" ({})", escape::markdown_inline(&c.detail))
                     };
-                    format!("{} {}{detail}, {} ms", c.check, c.verdict, c.elapsed_ms)
+                    format!(
+                        "{} {}{detail}, {} ms",
+                        escape::markdown_inline(&c.check),
+                        escape::markdown_inline(&c.verdict),
+                        c.elapsed_ms
+                    )
                 })
                 .collect();
             out.push_str(&format!(
-                "### P{} — {}\n\n```\n{program}\n```\n\n",
+                "### P{} — {}\n\n{}\n",
                 i + 1,
-                verdicts.join(" · ")
+                verdicts.join(" · "),
+                escape::markdown_block(program)
             ));
         }
     }
@@ -132,26 +144,39 @@ pub fn to_markdown(
 ) -> String {
     let programs = Programs::new(calls, checks);
     let mut out = String::new();
-    out.push_str(&format!("# Run {}\n\n", run.id));
-    out.push_str(&format!("**Question:** {}\n\n", run.question));
+    out.push_str(&format!("# Run {}\n\n", escape::markdown_inline(&run.id)));
+    if run.question.contains('\n') {
+        out.push_str(&format!(
+            "**Question:**\n\n{}\n",
+            escape::markdown_block(&run.question)
+        ));
+    } else {
+        out.push_str(&format!(
+            "**Question:** {}\n\n",
+            escape::markdown_inline(&run.question)
+        ));
+    }
     out.push_str(&format!(
-        "- protocol: `{}` · rule: `{}` · status: {} · answer: **{}**\n- created: {}{}\n\n",
-        run.protocol,
-        run.rule,
+        "- protocol: {} · rule: {} · status: {} · answer: **{}**\n- created: {}{}\n\n",
+        escape::markdown_code(&run.protocol),
+        escape::markdown_code(&run.rule),
         run.shown_status(),
         run.answer
             .as_deref()
             .map_or("(none)".to_string(), |a| programs.name(a)),
-        run.created_at,
+        escape::markdown_inline(&run.created_at),
         run.finished_at
             .as_deref()
-            .map(|f| format!(" · finished: {f}"))
+            .map(|f| format!(" · finished: {}", escape::markdown_inline(f)))
             .unwrap_or_default()
     ));
     if run.interrupted() {
         out.push_str(&format!(
-            "The process running this debate stopped before it finished; `moot resume {}` continues it.\n\n",
-            crate::input::shell_word(&run.id)
+            "The process running this debate stopped before it finished; {} continues it.\n\n",
+            escape::markdown_code(&format!(
+                "moot resume {}",
+                crate::input::shell_word(&run.id)
+            ))
         ));
     }
     let made = calls.iter().filter(|c| !c.skipped).count();
@@ -164,8 +189,10 @@ pub fn to_markdown(
         plural(made, "model call"),
         calls.len() - made
     ));
-    let rounds = calls.iter().map(|c| c.round).max().map_or(0, |r| r + 1);
-    for round in 0..rounds {
+    // The rounds that have calls, not every number up to the largest: a stored round number
+    // is data, and one row claiming round 1,000,000,000 must not make a billion sections.
+    let rounds: std::collections::BTreeSet<u32> = calls.iter().map(|c| c.round).collect();
+    for round in rounds {
         let in_round: Vec<&CallRecord> = calls.iter().filter(|c| c.round == round).collect();
         let challenges = in_round.iter().any(|c| c.slot.starts_with("challenge:"));
         if challenges {
@@ -195,14 +222,20 @@ pub fn to_markdown(
                 .as_object()
                 .map(|m| {
                     m.iter()
-                        .map(|(k, v)| format!("{}: {v}", programs.name(k)))
+                        .map(|(k, v)| {
+                            format!(
+                                "{}: {}",
+                                programs.name(k),
+                                escape::markdown_inline(&v.to_string())
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 })
                 .unwrap_or_default();
             out.push_str(&format!(
                 "| {} | {} | {} |\n",
-                d.rule,
+                escape::markdown_inline(&d.rule),
                 d.answer
                     .as_deref()
                     .map_or("(none)".to_string(), |a| programs.name(a)),
@@ -231,29 +264,30 @@ fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
         ("judge", Some(author)) => {
             let label = moot_core::protocol::JudgeLabel::describe(c.response_text.as_deref());
             format!(
-                "#### Agent {} judges agent {}'s response — {label}",
+                "#### Agent {} judges agent {}'s response — {}",
                 c.agent + 1,
-                author + 1
+                author + 1,
+                escape::markdown_inline(&label.to_string())
             )
         }
         ("challenge", Some(challenger)) => format!(
-            "### Agent {} (`{}`) challenged by agent {} — answer: {answer}",
+            "### Agent {} ({}) challenged by agent {} — answer: {answer}",
             c.agent + 1,
-            c.agent_id,
+            escape::markdown_code(&c.agent_id),
             challenger + 1
         ),
         _ => format!(
-            "### Agent {} (`{}`, {}) — answer: {answer}",
+            "### Agent {} ({}, {}) — answer: {answer}",
             c.agent + 1,
-            c.agent_id,
-            c.backend
+            escape::markdown_code(&c.agent_id),
+            escape::markdown_inline(&c.backend)
         ),
     };
     out.push_str(&format!("{heading}\n\n"));
     if c.skipped {
         out.push_str(&format!(
             "_Not asked: {}_\n\n",
-            c.error.as_deref().unwrap_or("skipped by the protocol")
+            escape::markdown_inline(c.error.as_deref().unwrap_or("skipped by the protocol"))
         ));
         return;
     }
@@ -271,8 +305,8 @@ fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
         )
     };
     out.push_str(&format!(
-        "{} · {} ms · {} in / {} out tokens{} · NComm {}{} · prompt `{}` ({})\n\n",
-        c.mode,
+        "{} · {} ms · {} in / {} out tokens{} · NComm {}{} · prompt {} ({})\n\n",
+        escape::markdown_inline(&c.mode),
         c.latency_ms,
         c.input_tokens,
         c.output_tokens,
@@ -281,28 +315,30 @@ fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
             .unwrap_or_default(),
         c.ncomm,
         peers,
-        c.template,
-        c.template_hash
+        escape::markdown_code(&c.template),
+        escape::markdown_inline(&c.template_hash)
     ));
     let mut listed = false;
     for line in notes_lines(&c.notes)
         .into_iter()
         .chain(retry_lines(&c.retries))
     {
-        out.push_str(&format!("- {line}\n"));
+        out.push_str(&format!("- {}\n", escape::markdown_inline(&line)));
         listed = true;
     }
     if listed {
         out.push('\n');
     }
     match (&c.response_text, &c.error) {
+        // The response verbatim, in a fence it cannot close: nothing in it is markup.
         (Some(text), _) => {
-            for line in text.trim().lines() {
-                out.push_str(&format!("> {line}\n"));
-            }
+            out.push_str(&escape::markdown_block(text.trim()));
             out.push('\n');
         }
-        (None, Some(e)) => out.push_str(&format!("_No response: {e}_\n\n")),
+        (None, Some(e)) => out.push_str(&format!(
+            "_No response: {}_\n\n",
+            escape::markdown_inline(e)
+        )),
         (None, None) => out.push_str("_No response._\n\n"),
     }
 }
