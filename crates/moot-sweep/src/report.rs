@@ -77,7 +77,7 @@ impl SweepReport {
                 "| {} | {} | {} | {} | {:.1} | {:.1} |\n",
                 md(&arm.label),
                 md(&arm.protocol),
-                md(&arm.rule),
+                md(arm.rule),
                 md(&options_text(&arm.options)),
                 mean(|s| s.ncomm),
                 mean(|s| s.calls),
@@ -92,8 +92,8 @@ impl SweepReport {
             "Accuracy is the share of seeds whose decision is gold; Δ = {} − {}; p is the \
              exact McNemar p-value of the discordant seeds (**bold**: p < {}, uncorrected). 95% \
              Wilson intervals are in the CSV.\n\n",
-            moot_core::escape::markdown_code(&self.first()),
-            moot_core::escape::markdown_code(&self.second()),
+            moot_core::escape::markdown_code(self.first()),
+            moot_core::escape::markdown_code(self.second()),
             crate::stats::ALPHA
         ));
         let mut header = vec![plan.x.name.clone()];

@@ -267,7 +267,7 @@ fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
                 "#### Agent {} judges agent {}'s response — {}",
                 c.agent + 1,
                 author + 1,
-                escape::markdown_inline(&label.to_string())
+                escape::markdown_inline(label)
             )
         }
         ("challenge", Some(challenger)) => format!(
