@@ -129,14 +129,12 @@ pub fn run_view(
     };
     let agents = agent_totals(calls);
     let answer_calls: Vec<&CallRecord> = calls.iter().filter(|c| c.slot == "answer").collect();
-    let last_round = answer_calls.iter().map(|c| c.round).max();
+    // The rounds that have calls, not every number up to the largest: what is stored is data.
+    let present: std::collections::BTreeSet<u32> = answer_calls.iter().map(|c| c.round).collect();
     let mut rounds = Vec::new();
     let mut edges = Vec::new();
     let mut faults = Vec::new();
-    for r in 0..=last_round.unwrap_or(0) {
-        if last_round.is_none() {
-            break;
-        }
+    for r in present {
         let mut cells: Vec<Option<Cell>> = vec![None; agents.len()];
         for c in answer_calls.iter().filter(|c| c.round == r) {
             let before = answer_calls

@@ -313,6 +313,19 @@ pub(crate) async fn check_call_contract(store: &dyn Store) {
     assert_eq!(calls.len(), 4);
     assert_eq!(calls[0], now_answered);
     assert_eq!(calls[1], answered, "the first completed recording stays");
+    // A call placed outside any debate's bounds is refused, with the run named.
+    for (round, agent) in [(crate::records::MAX_STORED_ROUND + 1, 0), (0, 5_000)] {
+        let far = full_call("c1", round, agent, Some("x"));
+        let e = store.record_call(&far).await.unwrap_err();
+        assert!(matches!(e, StoreError::OutOfBounds { .. }), "{e}");
+        assert!(e.to_string().starts_with("run c1: "), "{e}");
+        let batch = crate::records::CallBatch {
+            calls: vec![far],
+            cache: vec![],
+        };
+        assert!(store.record_batch(&batch).await.is_err());
+    }
+    assert_eq!(store.calls("c1").await.unwrap().len(), 4);
     // A call of a run the store does not have is refused.
     assert!(store
         .record_call(&full_call("nope", 0, 0, Some("x")))
@@ -934,7 +947,8 @@ pub(crate) async fn check_large_batch_contract(store: &dyn Store) {
     let many = 1_203u32;
     let large = CallBatch {
         calls: (0..many)
-            .map(|a| full_call("l1", 1, a, Some("Final answer: 7")))
+            // A hundred agents a round (a debate has fewer than MAX_STORED_AGENTS).
+            .map(|a| full_call("l1", 1 + a / 100, a % 100, Some("Final answer: 7")))
             .collect(),
         cache: (0..many)
             .map(|a| (format!("many{a}"), serde_json::json!(a)))

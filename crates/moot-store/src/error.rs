@@ -41,6 +41,11 @@ pub enum StoreError {
     BenchNotFound(String),
     #[error("a benchmark named {0:?} already exists")]
     BenchExists(String),
+    /// A call placed outside the bounds any debate can have (see
+    /// [`crate::records::MAX_STORED_ROUND`]): refused when written, and an error naming the
+    /// run when read, never a grid of a billion rounds.
+    #[error("run {run}: {message}")]
+    OutOfBounds { run: String, message: String },
     #[error("stored {what} of run {run} is unreadable: {message}")]
     Corrupt {
         run: String,

@@ -182,6 +182,7 @@ impl Store for MemoryStore {
     }
 
     async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
+        call.check_bounds()?;
         self.with(|i| {
             if !i.runs.contains_key(&call.run_id) {
                 return Err(StoreError::RunNotFound(call.run_id.clone()));
@@ -194,6 +195,9 @@ impl Store for MemoryStore {
     /// All or nothing, as the databases' transactions: every run is checked before anything is
     /// written.
     async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
+        for call in &batch.calls {
+            call.check_bounds()?;
+        }
         self.with(|i| {
             if let Some(c) = batch.calls.iter().find(|c| !i.runs.contains_key(&c.run_id)) {
                 return Err(StoreError::RunNotFound(c.run_id.clone()));

@@ -898,11 +898,17 @@ macro_rules! delegate_store {
 
             async fn record_call(&self, call: &CallRecord) -> Result<(), StoreError> {
                 self.writable()?;
+                call.check_bounds()?;
                 self.located(self.queries.record_call(call).await)
             }
 
             async fn record_batch(&self, batch: &CallBatch) -> Result<(), StoreError> {
                 self.writable()?;
+                // Checked before the batch joins others in a commit: one bad call fails its
+                // own batch only.
+                for call in &batch.calls {
+                    call.check_bounds()?;
+                }
                 let written = self.write_batch(batch).await;
                 self.located(written)
             }

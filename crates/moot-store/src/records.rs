@@ -175,6 +175,49 @@ pub struct CallRecord {
     pub request_key: Option<String>,
 }
 
+/// The largest round a stored call may have: far past any debate moot runs (a budget raises
+/// rounds to 1,000 at most), and small enough that what reads a run by rounds stays bounded.
+pub const MAX_STORED_ROUND: u32 = 10_000;
+
+/// The number of agents a stored call's positions must stay under (a budget raises agents to
+/// 256 at most).
+pub const MAX_STORED_AGENTS: u32 = 1_024;
+
+impl CallRecord {
+    /// Whether the call's place is within the bounds any debate can have: its round, its agent
+    /// and the peers it read. A row outside them (a store edited by hand, a hostile copy or
+    /// import) is refused rather than read into grids sized by it.
+    pub fn check_bounds(&self) -> Result<(), crate::StoreError> {
+        let out = |message: String| {
+            Err(crate::StoreError::OutOfBounds {
+                run: self.run_id.clone(),
+                message,
+            })
+        };
+        if self.round > MAX_STORED_ROUND {
+            return out(format!(
+                "a call in round {} (at most {MAX_STORED_ROUND})",
+                self.round
+            ));
+        }
+        if self.agent >= MAX_STORED_AGENTS {
+            return out(format!(
+                "a call of agent {} (fewer than {MAX_STORED_AGENTS} agents)",
+                self.agent
+            ));
+        }
+        if self.peers.len() > MAX_STORED_AGENTS as usize
+            || self.peers.iter().any(|&p| p >= MAX_STORED_AGENTS)
+        {
+            return out(format!(
+                "a call in round {} of agent {} read peers outside {MAX_STORED_AGENTS} agents",
+                self.round, self.agent
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn empty_list() -> serde_json::Value {
     serde_json::Value::Array(Vec::new())
 }

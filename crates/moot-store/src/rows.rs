@@ -110,11 +110,12 @@ pub(crate) fn call_from_row(row: &impl Columns) -> Result<CallRecord, StoreError
             what: "peers",
             message: e.to_string(),
         })?;
-    Ok(CallRecord {
+    let call = CallRecord {
         messages: parse_json(&run_id, "messages", &row.text("messages_json")?)?,
         peers,
-        round: u64_or_zero(row, "round")? as u32,
-        agent: u64_or_zero(row, "agent")? as u32,
+        // Saturating, so a number past u32 is refused by the bounds below, not wrapped into them.
+        round: u32::try_from(u64_or_zero(row, "round")?).unwrap_or(u32::MAX),
+        agent: u32::try_from(u64_or_zero(row, "agent")?).unwrap_or(u32::MAX),
         slot: row.text("slot")?,
         skipped: row.text("status")? == "skipped",
         notes: parse_json(&run_id, "notes", &row.text("notes_json")?)?,
@@ -141,7 +142,9 @@ pub(crate) fn call_from_row(row: &impl Columns) -> Result<CallRecord, StoreError
         recorded_at: row.text("recorded_at")?,
         request_key: row.opt_text("request_key")?,
         run_id,
-    })
+    };
+    call.check_bounds()?;
+    Ok(call)
 }
 
 pub(crate) fn decision_from_row(row: &impl Columns) -> Result<DecisionRecord, StoreError> {

@@ -744,6 +744,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_stored_call_outside_any_debates_bounds_is_an_error_naming_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        store
+            .record_call(&call(0, 0, Some("Final answer: 7")))
+            .await
+            .unwrap();
+        // As an edited file (or a hostile copy) could hold it: a billion rounds, and a round
+        // number past u32 that must not wrap into range.
+        for round in ["1000000000", "4294967301"] {
+            let mut conn = raw(&path).await;
+            sqlx::raw_sql(&format!(
+                "UPDATE calls SET round = {round} WHERE run_id = 'r1'"
+            ))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+            let e = store.calls("r1").await.unwrap_err().to_string();
+            assert!(e.starts_with("run r1: a call in round "), "{e}");
+        }
+    }
+
+    #[tokio::test]
     async fn the_slot_migration_keeps_every_existing_call() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
