@@ -150,6 +150,14 @@ pub async fn ensure_bench(plan: &BenchPlan<'_>, store: &dyn Store) -> Result<(),
             }
         }
         Err(StoreError::BenchNotFound(_)) => {
+            // `/` separates a debate id's parts (see [`run_id`]); item ids hold it, so a name
+            // holding it too could make two benchmarks' debates one id.
+            if plan.name.contains('/') || plan.name.trim().is_empty() {
+                return Err(BenchError::Config(format!(
+                    "benchmark name {:?}: it must not be empty nor contain '/' (debate ids are NAME/PROTOCOL/ITEM)",
+                    plan.name
+                )));
+            }
             store
                 .create_bench(&BenchRecord {
                     name: plan.name.clone(),
@@ -265,6 +273,22 @@ pub(crate) async fn run_item(
         Err(StoreError::RunNotFound(_)) => None,
         Err(e) => return Err(e.into()),
     };
+    // A stored run under this id must be this item's debate (same question and seed): a
+    // benchmark never reads back a debate it did not plan, whatever made the ids meet.
+    if let Some(run) = &stored {
+        // The stored question went through the redactor.
+        let question = plan.redactor.redact(&spec.question);
+        let found = (
+            run.spec.get("question").and_then(|q| q.as_str()),
+            run.spec.get("seed").and_then(|s| s.as_u64()),
+        );
+        if found != (Some(question.as_ref()), Some(spec.seed)) {
+            return Err(BenchError::Config(format!(
+                "run {id} is stored but is not this benchmark's debate of item {}: another run has its id; choose another --run name",
+                item.id
+            )));
+        }
+    }
     let reused = stored.is_some();
     let mut debate = Debate::new(
         id.clone(),

@@ -404,3 +404,48 @@ fn a_report_combines_benchmarks_and_writes_markdown_and_plots() {
     let err = env.refused(&["report", "nope"]);
     assert!(err.contains("no benchmark named \"nope\""), "{err}");
 }
+
+/// Issue 32 item 3: debate ids are BENCH/PROTOCOL/ITEM and item ids hold '/', so a benchmark
+/// name holding '/' could give two benchmarks' debates one id (`x` on item `y/som/z` and
+/// `x/som/y` on item `z`), and the second read back and scored the first's debate. Such a
+/// name is refused; the first benchmark's report is untouched.
+#[test]
+fn benchmark_names_cannot_make_two_benchmarks_share_a_debate() {
+    let env = Env::new();
+    let data = |name: &str, id: &str, q: &str, a: u32| {
+        let path = env.write(
+            name,
+            &format!("{{\"id\": \"{id}\", \"q\": \"{q}\", \"a\": {a}}}\n"),
+        );
+        format!(
+            "jsonl:{}?kind=numeric&question=q&answer=a&id=id",
+            path.display()
+        )
+    };
+    let first = data("first.jsonl", "y/som/z", "What is 2 * 7?", 14);
+    let second = data("second.jsonl", "z", "What is 3 * 7?", 21);
+    let bench = |dataset: &str, name: &str| {
+        env.moot()
+            .args([
+                "bench",
+                "--sim",
+                "--dataset",
+                dataset,
+                "--protocol",
+                "som",
+                "--run",
+                name,
+            ])
+            .output()
+            .unwrap()
+    };
+    assert!(bench(&first, "x").status.success());
+    let before = env.stdout(&["report", "x", "--format", "json"]);
+    let out = bench(&second, "x/som/y");
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("must not be empty nor contain '/'"), "{e}");
+    assert_eq!(env.stdout(&["report", "x", "--format", "json"]), before);
+    let shown = env.json(&["show", "x/som/y/som/z", "--format", "json"]);
+    assert_eq!(shown["run"]["question"], "What is 2 * 7?");
+}
