@@ -155,6 +155,9 @@ pub fn debate_request(chat: &ChatRequest) -> Result<DebateRequest, String> {
 struct Outcome {
     run: RunRecord,
     content: String,
+    /// Why there is no content: no agent's call got a response (the first error, naming the
+    /// cause). A debate without one answer is a failure, not an empty completion.
+    failure: Option<String>,
     prompt_tokens: u64,
     completion_tokens: u64,
 }
@@ -162,7 +165,18 @@ struct Outcome {
 async fn outcome(app: &App, run_id: &str) -> Result<Outcome, StoreError> {
     let run = app.store.run(run_id).await?;
     let calls = app.store.calls(run_id).await?;
+    let answered = calls
+        .iter()
+        .any(|c| c.slot == "answer" && c.response_text.is_some());
+    let failure = (!answered).then(|| {
+        let cause = calls
+            .iter()
+            .find_map(|c| c.error.as_deref())
+            .unwrap_or("no agent answered");
+        format!("no agent of the debate (run {run_id}) got an answer from its model: {cause}")
+    });
     Ok(Outcome {
+        failure,
         content: winning_response(&run, &calls),
         prompt_tokens: calls
             .iter()
@@ -213,6 +227,23 @@ fn moot_field(o: &Outcome) -> Value {
     json!({"answer": o.run.answer, "rule": o.run.rule, "run_id": o.run.id, "protocol": o.run.protocol, "status": o.run.shown_status()})
 }
 
+/// Cancels a debate when dropped, unless disarmed once the debate has ended.
+struct CancelOnDrop(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take() {
+            let _ = cancel.send(());
+        }
+    }
+}
+
 /// `POST /v1/chat/completions`.
 pub async fn chat(
     State(app): State<Arc<App>>,
@@ -249,10 +280,14 @@ pub async fn chat(
         let include_usage = chat.stream_options.is_some_and(|o| o.include_usage);
         return stream(app, started, chat.model, include_usage).into_response();
     }
+    // A client that goes away before the answer drops this future, and with it the guard,
+    // which cancels the debate: nobody is left to read it.
+    let mut cancel = CancelOnDrop(Some(started.cancel));
     let finished = started
         .finished
         .await
         .unwrap_or_else(|_| Err("the debate's task ended without a result".into()));
+    cancel.disarm();
     if let Err(m) = finished {
         return oai_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -261,6 +296,9 @@ pub async fn chat(
         );
     }
     match outcome(&app, &started.run_id).await {
+        Ok(Outcome {
+            failure: Some(m), ..
+        }) => oai_error(StatusCode::BAD_GATEWAY, "upstream_error", m),
         Ok(o) => Json(json!({
             "id": o.run.id,
             "object": "chat.completion",
@@ -305,6 +343,8 @@ fn stream(
         seen: usize,
         queue: std::collections::VecDeque<Event>,
         phase: Phase,
+        /// Cancels the debate when the stream is dropped (its client went away) before the end.
+        cancel: CancelOnDrop,
     }
     let state = S {
         app,
@@ -315,6 +355,7 @@ fn stream(
         seen: 0,
         queue: Default::default(),
         phase: Phase::Running,
+        cancel: CancelOnDrop(Some(started.cancel)),
     };
     let stream = futures::stream::unfold(state, |mut s| async move {
         loop {
@@ -349,6 +390,7 @@ fn stream(
                 continue;
             };
             s.phase = Phase::Done;
+            s.cancel.disarm();
             let id = s.run_id.clone();
             let chunk = |delta: Value, finish: Value, extra: Option<(&str, Value)>| {
                 let mut v = json!({
@@ -368,6 +410,11 @@ fn stream(
                     ));
                 }
                 Ok(()) => match outcome(&s.app, &id).await {
+                    Ok(Outcome {
+                        failure: Some(m), ..
+                    }) => s.queue.push_back(Event::default().data(
+                        json!({"error": {"message": m, "type": "upstream_error"}}).to_string(),
+                    )),
                     Ok(o) => {
                         s.queue.push_back(chunk(
                             json!({"role": "assistant", "content": ""}),

@@ -43,6 +43,9 @@ pub struct Started {
     pub run_id: String,
     /// Resolves when the debate has ended (its decision stored), or with why it failed.
     pub finished: tokio::sync::oneshot::Receiver<Result<(), String>>,
+    /// Sending on it cancels the debate (its calls stop; the run is recorded as failed); a
+    /// sender dropped without sending leaves the debate running, as `/api/runs` wants.
+    pub cancel: tokio::sync::oneshot::Sender<()>,
 }
 
 /// The configured team, as `/v1/models` and the start form show it.

@@ -1247,3 +1247,113 @@ async fn a_model_name_cannot_inject_configuration() {
         "three teams of two, two rounds each"
     );
 }
+
+/// Issue 32 item 11: when no agent's call gets an answer, `/v1/chat/completions` says so with
+/// 502 and an OpenAI-style error naming the cause (before: 200, `finish_reason: "stop"` and
+/// empty content), streamed or not.
+#[tokio::test]
+async fn the_openai_endpoint_reports_failed_upstreams_as_an_error() {
+    let env = Env::new();
+    let (_refusing, port) = common::refusing_port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let cfg = env.write(
+        "down.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n[retry]\nmax_retries = 0\n\n[[agents]]\nid = \"x\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"m\"\nstream = false\n\n[[agents]]\nid = \"y\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"m\"\nstream = false\n"
+        ),
+    );
+    let s = serve(&env, &["--config", &cfg.display().to_string()]);
+    let ask =
+        json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 24?"}]});
+    let r = post_json(format!("{}/v1/chat/completions", s.url), &ask).await;
+    assert_eq!(r.status(), 502);
+    let e: Value = r.json().await.unwrap();
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(message.contains("got an answer from its model"), "{e}");
+    assert!(
+        message.to_lowercase().contains("connect"),
+        "names the cause: {e}"
+    );
+    assert_eq!(e["error"]["type"], "upstream_error");
+    let mut streamed = ask.clone();
+    streamed["stream"] = json!(true);
+    let text = post_json(format!("{}/v1/chat/completions", s.url), &streamed)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("\"type\":\"upstream_error\""), "{text}");
+    assert!(!text.contains("\"finish_reason\":\"stop\""), "{text}");
+}
+
+/// Issue 32 item 11: a client that goes away cancels its debate: the agents stop, the run is
+/// recorded as failed, and the slot is free for the next request at once (before, a hanging
+/// agent held the slot for the whole deadline).
+#[tokio::test]
+async fn a_debate_whose_only_client_went_away_is_cancelled() {
+    use std::io::Write as _;
+    let env = Env::new();
+    let dir = env.dir.path().display().to_string();
+    let agent = common::script(
+        &env,
+        "agent.sh",
+        &format!("#!/bin/sh\ncat > /dev/null\necho $$ >> {dir}/pids\ntouch {dir}/asked\nsleep 60\necho 'Final answer: 1'\n"),
+    );
+    let a = agent.display();
+    let cfg = env.write(
+        "slow.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 90000\nhard_timeout_ms = 120000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{a}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{a}\"\n"
+        ),
+    );
+    let s = serve(
+        &env,
+        &["--config", &cfg.display().to_string(), "--max-running", "1"],
+    );
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let body =
+        json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 24?"}]})
+            .to_string();
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        conn,
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    common::wait_for(&env.dir.path().join("asked"), Duration::from_secs(30));
+    drop(conn);
+    // The run ends as failed, and its agents are gone.
+    let started = std::time::Instant::now();
+    let run = loop {
+        let listed = get_json(format!("{}/api/runs", s.url)).await;
+        let run = &listed["runs"][0];
+        if run["status"] == "failed" {
+            break run["id"].as_str().unwrap().to_string();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "not cancelled: {listed}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(!run.is_empty());
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "And 5 + 6?"}),
+    )
+    .await;
+    assert_eq!(r.status(), 202, "the slot was freed");
+    let pids = std::fs::read_to_string(env.dir.path().join("pids")).unwrap();
+    for pid in pids.lines().take(2) {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(')')
+            .map_or("", |(_, rest)| rest.trim_start());
+        assert!(
+            stat.is_empty() || state.starts_with('Z'),
+            "agent {pid} still runs: {stat}"
+        );
+    }
+    let _ = Command::new("pkill").args(["-f", &a.to_string()]).status();
+}

@@ -260,6 +260,7 @@ impl Runner for ServeRunner {
         let store = self.store.clone();
         let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let (cancel_tx, cancel_rx) = tokio::sync::oneshot::channel::<()>();
         let id = run_id.clone();
         let question = req.question.clone();
         let thread = std::thread::Builder::new()
@@ -352,7 +353,27 @@ impl Runner for ServeRunner {
                         None => &NoObserver,
                     };
                     let started = std::time::Instant::now();
-                    let outcome = debate.run(rule, &decision, observer).await;
+                    // Run until done, or until the only client asks to cancel (a sender
+                    // dropped without a word is no request: the debate goes on).
+                    let cancelled = async {
+                        if cancel_rx.await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    };
+                    let outcome = tokio::select! {
+                        outcome = debate.run(rule, &decision, observer) => outcome,
+                        () = cancelled => {
+                            // Dropping the debate stopped its calls; what it recorded stays.
+                            let run_id = debate.run_id.clone();
+                            drop(debate);
+                            let at = moot_engine::timestamp();
+                            let _ = store
+                                .finish_run(&run_id, moot_store::RunStatus::Failed, None, &at)
+                                .await;
+                            let _ = done_tx.send(Err("cancelled: its client went away".into()));
+                            return;
+                        }
+                    };
                     if let (Some(log), Ok(result)) = (&log, &outcome) {
                         crate::debate_run::log_outcome(log, result, started.elapsed());
                     }
@@ -380,6 +401,7 @@ impl Runner for ServeRunner {
             Ok(Ok(())) => Ok(Started {
                 run_id,
                 finished: done_rx,
+                cancel: cancel_tx,
             }),
             Ok(Err(m)) => Err(RunnerError::BadRequest(m)),
             Err(_) => Err(RunnerError::Internal(
