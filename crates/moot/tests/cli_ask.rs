@@ -274,17 +274,7 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // moot names the run on stderr before its first round.
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut run = String::new();
-    while run.is_empty() {
-        let mut line = String::new();
-        assert!(
-            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0,
-            "no run id on stderr"
-        );
-        run = line.strip_prefix("run ").unwrap_or("").trim().to_string();
-    }
+    let (stderr, run) = common::run_id_from_stderr(&mut child);
     wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
     // While its process lives, the run is running, and resuming it (a second process asking
     // the same calls) is refused.

@@ -1115,21 +1115,9 @@ async fn followers_of_a_large_live_run_are_sent_only_what_is_new() {
 /// events.
 #[tokio::test]
 async fn a_run_whose_process_died_is_shown_interrupted_with_resume_as_the_way_on() {
-    use std::io::BufRead;
     let env = Env::new();
     let dir = env.dir.path().display().to_string();
-    let agent = common::script(
-        &env,
-        "agent.sh",
-        &format!("#!/bin/sh\ncat > /dev/null\ntouch {dir}/asked\nsleep 60\n"),
-    );
-    let a = agent.display();
-    let cfg = env.write(
-        "slow.toml",
-        &format!(
-            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 90000\nhard_timeout_ms = 120000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{a}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{a}\"\n"
-        ),
-    );
+    let (a, cfg) = slow_cli_team(&env, &format!("touch {dir}/asked\nsleep 60\n"));
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("moot"))
         .args(["ask", "What is 17 * 24?", "--config", cfg.to_str().unwrap()])
         .env("MOOT_STORE", env.store())
@@ -1137,13 +1125,7 @@ async fn a_run_whose_process_died_is_shown_interrupted_with_resume_as_the_way_on
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut run = String::new();
-    while run.is_empty() {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "no run id");
-        run = line.strip_prefix("run ").unwrap_or("").trim().to_string();
-    }
+    let (_stderr, run) = common::run_id_from_stderr(&mut child);
     common::wait_for(&env.dir.path().join("asked"), Duration::from_secs(60));
     let s = serve(&env, &[]);
     let live = get_json(format!("{}/api/runs/{run}", s.url)).await;
@@ -1164,7 +1146,7 @@ async fn a_run_whose_process_died_is_shown_interrupted_with_resume_as_the_way_on
     assert!(page.contains("class=\"status interrupted\""), "{page}");
     assert!(page.contains(&format!("moot resume {run}")), "{page}");
     // SIGKILL reaches moot alone (nothing can catch it); its agents are ended here.
-    let _ = Command::new("pkill").args(["-f", &a.to_string()]).status();
+    let _ = Command::new("pkill").args(["-f", &a]).status();
 }
 
 /// Issue 32 item 1: a model name is a plain name, never configuration. The reported payload
@@ -1294,17 +1276,9 @@ async fn a_debate_whose_only_client_went_away_is_cancelled() {
     use std::io::Write as _;
     let env = Env::new();
     let dir = env.dir.path().display().to_string();
-    let agent = common::script(
+    let (a, cfg) = slow_cli_team(
         &env,
-        "agent.sh",
-        &format!("#!/bin/sh\ncat > /dev/null\necho $$ >> {dir}/pids\ntouch {dir}/asked\nsleep 60\necho 'Final answer: 1'\n"),
-    );
-    let a = agent.display();
-    let cfg = env.write(
-        "slow.toml",
-        &format!(
-            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 90000\nhard_timeout_ms = 120000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{a}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{a}\"\n"
-        ),
+        &format!("echo $$ >> {dir}/pids\ntouch {dir}/asked\nsleep 60\necho 'Final answer: 1'\n"),
     );
     let s = serve(
         &env,
@@ -1355,5 +1329,23 @@ async fn a_debate_whose_only_client_went_away_is_cancelled() {
             "agent {pid} still runs: {stat}"
         );
     }
-    let _ = Command::new("pkill").args(["-f", &a.to_string()]).status();
+    let _ = Command::new("pkill").args(["-f", &a]).status();
+}
+
+/// Two `cli` agents running a script that reads its prompt and then `then` (shell lines),
+/// under deadlines far past any test: the script's path and the configuration's.
+fn slow_cli_team(env: &Env, then: &str) -> (String, std::path::PathBuf) {
+    let agent = common::script(
+        env,
+        "agent.sh",
+        &format!("#!/bin/sh\ncat > /dev/null\n{then}"),
+    );
+    let a = agent.display().to_string();
+    let cfg = env.write(
+        "slow.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 90000\nhard_timeout_ms = 120000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{a}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{a}\"\n"
+        ),
+    );
+    (a, cfg)
 }

@@ -251,3 +251,23 @@ pub fn refusing_port() -> (tokio::net::TcpSocket, u16) {
     let port = socket.local_addr().expect("its address").port();
     (socket, port)
 }
+
+/// Reads a started `moot ask`'s standard error until the `run ID` line it prints before its
+/// first round; returns the id, and the reader, to keep while the process runs (a closed pipe
+/// would fail its later writes).
+pub fn run_id_from_stderr(
+    child: &mut std::process::Child,
+) -> (std::io::BufReader<std::process::ChildStderr>, String) {
+    use std::io::BufRead;
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("piped stderr"));
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).expect("read stderr") > 0,
+            "no run id on stderr"
+        );
+        if let Some(id) = line.strip_prefix("run ") {
+            return (stderr, id.trim().to_string());
+        }
+    }
+}
