@@ -3,6 +3,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use moot_store::Store;
 use tokio::sync::Semaphore;
@@ -30,6 +31,16 @@ pub struct ServeOptions {
     pub max_body_bytes: usize,
     /// Host names served besides the bound address and `localhost` (`--allow-host`).
     pub allow_hosts: Vec<String>,
+    /// How long a client has to send a request's head (line and headers): from connecting for
+    /// the first request, from its first byte for each later one on a kept-alive connection.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may wait for its next request. Never applies while a
+    /// response is being sent: server-sent events last as long as their run.
+    pub idle_timeout: Duration,
+    /// Connections held at once (`None`: the descriptor limit, raised to its hard limit at
+    /// start, less headroom for the store and the agents). At the cap, the oldest connection
+    /// with no request in flight is closed to make room for the new one.
+    pub max_connections: Option<usize>,
 }
 
 impl Default for ServeOptions {
@@ -41,6 +52,9 @@ impl Default for ServeOptions {
             max_running: 4,
             max_body_bytes: 1 << 20,
             allow_hosts: Vec::new(),
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: None,
         }
     }
 }

@@ -6,6 +6,7 @@ pub enum ServeError {
     Refused(String),
     #[error("cannot listen on {0}")]
     Bind(String),
-    #[error("serving: {0}")]
-    Serve(String),
+    /// The listening socket itself failed (not a client, not a passing lack of descriptors).
+    #[error("accepting connections: {0}")]
+    Accept(#[source] std::io::Error),
 }

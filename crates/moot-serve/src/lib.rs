@@ -12,13 +12,20 @@
 //! no request from another site's page may change anything; loopback unless a token is set;
 //! with a token, every route but `/health` needs it; model text is escaped by the templates; a
 //! strict Content-Security-Policy; request bodies are capped; at most `max_running` debates run
-//! at once (429 with `Retry-After` past it).
+//! at once (429 with `Retry-After` past it). Slow and idle clients (`listen`, our own accept
+//! loop over hyper): a request head must arrive within `header_read_timeout` and a kept-alive
+//! connection is closed after `idle_timeout` with no request (a response being sent is never
+//! cut); the descriptor limit is raised to its hard limit and connections are capped below it,
+//! the oldest half-open one (no request in flight) closed to make room; running out of
+//! descriptors closes one and backs off rather than ending or spinning the loop; the kernel
+//! queues a burst of 4,096 connections (tokio's default: 128) until they are accepted.
 
 mod api;
 mod app;
 mod benches;
 mod error;
 mod hosts;
+mod listen;
 mod openai;
 mod pages;
 mod runner;
@@ -26,7 +33,6 @@ mod safety;
 mod templates;
 pub mod view;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::routing::{get, post};
@@ -34,6 +40,7 @@ use axum::Router;
 
 pub use app::{App, ServeOptions};
 pub use error::ServeError;
+pub use listen::{bind, raise_descriptor_limit, serve};
 pub use runner::{AgentsChoice, BenchReport, DebateRequest, Runner, RunnerError, Started, Team};
 pub use safety::check_binding;
 
@@ -67,26 +74,4 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
             safety::check_host_and_origin,
         ));
     safety::harden(routes, options.max_body_bytes).with_state(app)
-}
-
-/// Binds `options.host:options.port` (port 0: a free one), refusing a non-loopback address
-/// without a token; returns the listener and the address it got.
-pub async fn bind(
-    options: &ServeOptions,
-) -> Result<(tokio::net::TcpListener, SocketAddr), ServeError> {
-    check_binding(options.host, options.token.as_deref())?;
-    let listener = tokio::net::TcpListener::bind((options.host, options.port))
-        .await
-        .map_err(|e| ServeError::Bind(format!("{}:{}: {e}", options.host, options.port)))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| ServeError::Bind(e.to_string()))?;
-    Ok((listener, addr))
-}
-
-/// Serves until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> Result<(), ServeError> {
-    axum::serve(listener, router)
-        .await
-        .map_err(|e| ServeError::Serve(e.to_string()))
 }

@@ -65,7 +65,7 @@ pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> R
         // The first line, for scripts and tests that start the server on port 0.
         outln!("moot serve: http://{addr}");
         let app = Arc::new(moot_serve::App::new(store, runner, &options));
-        moot_serve::serve(listener, moot_serve::router(app, &options))
+        moot_serve::serve(listener, moot_serve::router(app, &options), &options)
             .await
             .context("moot serve")
     })

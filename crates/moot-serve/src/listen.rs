@@ -1,0 +1,620 @@
+//! The accept loop, and what keeps slow or idle clients from taking the server down.
+//!
+//! `axum::serve` reads request heads with no time limit and accepts connections until the
+//! process runs out of descriptors, after which even `/health` fails: 20,000 sockets that each
+//! sent half a request head held `moot serve` down for as long as they stayed open. Here:
+//! - a client has `header_read_timeout` to send a request's head: from connecting for the first
+//!   request; from the first byte of each later one on a kept-alive connection;
+//! - a kept-alive connection with no request in flight is closed after `idle_timeout`; a
+//!   response being sent (server-sent events last as long as their run) is never cut;
+//! - the soft descriptor limit is raised to the hard one, and connections are capped below it;
+//!   at the cap, the oldest connection with no request in flight (half-open: its head not yet
+//!   whole, or kept alive with nothing to do) is closed to make room for the new one;
+//! - when `accept` fails for want of descriptors or memory, the oldest half-open connection is
+//!   closed and the loop backs off briefly, so it neither ends nor spins, and recovers by itself;
+//! - the kernel queues up to [`BACKLOG`] connections not yet accepted, not tokio's 128.
+//!
+//! hyper's own `header_read_timeout` is not used: its clock restarts as soon as a response is
+//! sent, so it cannot tell a kept-alive connection waiting for its next request (which may wait
+//! `idle_timeout`) from a client that started a head and stalled.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, HttpBody};
+use axum::http::Request;
+use axum::Router;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper::service::Service as _;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{oneshot, Notify};
+use tokio::time::Instant;
+
+use crate::app::ServeOptions;
+use crate::error::ServeError;
+use crate::safety::check_binding;
+
+/// Connections the kernel queues before the server accepts them (Linux caps it at
+/// `net.core.somaxconn`, 4,096 by default). With tokio's 128, a burst of connections overflowed
+/// the queue whenever the accept loop was descheduled for a moment, and each client whose SYN
+/// was dropped waited a second or more to retry: /health stalled behind a flood it could serve.
+const BACKLOG: u32 = 4096;
+
+/// The first wait when `accept` keeps failing for want of resources; it doubles up to
+/// [`LONGEST_BACKOFF`] while failures go on: short enough that new clients barely notice, long
+/// enough not to spin.
+const FIRST_BACKOFF: Duration = Duration::from_millis(10);
+const LONGEST_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The descriptor limit assumed where it cannot be read.
+const ASSUMED_DESCRIPTORS: usize = 1024;
+
+/// Binds `options.host:options.port` (port 0: a free one), refusing a non-loopback address
+/// without a token; returns the listener and the address it got.
+pub async fn bind(options: &ServeOptions) -> Result<(TcpListener, SocketAddr), ServeError> {
+    check_binding(options.host, options.token.as_deref())?;
+    let asked = SocketAddr::new(options.host, options.port);
+    let failed = |e: io::Error| ServeError::Bind(format!("{asked}: {e}"));
+    let socket = if asked.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(failed)?;
+    // As std and tokio do on Unix: a restarted server gets its port back while the last one's
+    // connections wait out TIME_WAIT.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true).map_err(failed)?;
+    socket.bind(asked).map_err(failed)?;
+    let listener = socket.listen(BACKLOG).map_err(failed)?;
+    let addr = listener.local_addr().map_err(failed)?;
+    Ok((listener, addr))
+}
+
+/// Serves `router` on `listener` until the process ends (see the module's doc for the limits);
+/// it returns only if the listening socket itself is broken.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    options: &ServeOptions,
+) -> Result<(), ServeError> {
+    let descriptors = raise_descriptor_limit();
+    let limits = Limits {
+        header_read: options.header_read_timeout,
+        idle: options.idle_timeout,
+    };
+    let cap = options
+        .max_connections
+        .unwrap_or_else(|| connection_cap(descriptors.unwrap_or(ASSUMED_DESCRIPTORS)))
+        .max(1);
+    let registry = Arc::new(Registry::default());
+    // The next wait while `accept` keeps failing; `None` since the last accept.
+    let mut failing: Option<Duration> = None;
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                failing = None;
+                if registry.len() >= cap && registry.shed_oldest_half_open().is_none() {
+                    // Every connection has a request in flight, and closing one would cut its
+                    // response; one more would eat the descriptors kept back for the store and
+                    // the agents. This client is turned away (its socket closes here).
+                    continue;
+                }
+                let (registered, close) = registry.add();
+                tokio::spawn(connection(
+                    stream,
+                    router.clone(),
+                    registered,
+                    close,
+                    limits,
+                ));
+            }
+            Err(e) => match AcceptFailure::of(&e) {
+                // The client went away between connecting and being accepted.
+                AcceptFailure::Peer => continue,
+                AcceptFailure::Listener => return Err(ServeError::Accept(e)),
+                AcceptFailure::Resources => {
+                    // Out of descriptors (EMFILE, ENFILE) or memory: the pending connection
+                    // stays queued and `accept` would fail again at once. Free a descriptor
+                    // held by the oldest half-open connection.
+                    match (registry.shed_oldest_half_open(), failing) {
+                        // The first failure since an accept: accept again as soon as that
+                        // connection's socket is closed (a flood is then shed at the pace it
+                        // comes, not one connection per wait).
+                        (Some(shed), None) => {
+                            let _ =
+                                tokio::time::timeout(LONGEST_BACKOFF, shed.gone.notified()).await;
+                            failing = Some(FIRST_BACKOFF);
+                        }
+                        // Failing again although a descriptor was freed (another process took
+                        // it, or the system is short), or nothing to close: wait longer each
+                        // time for clients to let go, rather than close every idle client or spin.
+                        (_, wait) => {
+                            let wait = wait.unwrap_or(FIRST_BACKOFF);
+                            tokio::time::sleep(wait).await;
+                            failing = Some((wait * 2).min(LONGEST_BACKOFF));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// Raises this process's soft limit on open descriptors (RLIMIT_NOFILE) to its hard limit and
+/// returns the soft limit now in force (`None` where it cannot be read). The server holds one
+/// descriptor per connection; the usual soft limit (1,024) is far below what it can serve.
+pub fn raise_descriptor_limit() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{getrlimit, setrlimit, Resource};
+        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+        // On macOS an unlimited hard limit cannot be set as the soft one (the kernel caps it
+        // lower); the soft limit then stays as it was.
+        let now = if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+            hard
+        } else {
+            soft
+        };
+        Some(usize::try_from(now).unwrap_or(usize::MAX))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// Connections held at once for a descriptor limit: the limit less headroom for what else the
+/// process opens (the store's files and pool, each running debate's agents and their pipes,
+/// embedded models): an eighth of the limit, at least 256; half the limit when that leaves less.
+fn connection_cap(descriptors: usize) -> usize {
+    let headroom = (descriptors / 8).max(256);
+    if descriptors > 2 * headroom {
+        descriptors - headroom
+    } else {
+        (descriptors / 2).max(1)
+    }
+}
+
+/// Why `accept` failed, as far as the loop is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AcceptFailure {
+    /// The connection being accepted failed (reset, aborted, a network error passed on):
+    /// accept the next.
+    Peer,
+    /// The listening socket is unusable: nothing will ever be accepted.
+    Listener,
+    /// The process or system is out of descriptors or memory, or something unknown: free one
+    /// and back off.
+    Resources,
+}
+
+impl AcceptFailure {
+    fn of(e: &io::Error) -> AcceptFailure {
+        use io::ErrorKind as K;
+        if matches!(
+            e.kind(),
+            K::ConnectionAborted
+                | K::ConnectionReset
+                | K::ConnectionRefused
+                | K::Interrupted
+                | K::WouldBlock
+                | K::TimedOut
+        ) {
+            return AcceptFailure::Peer;
+        }
+        #[cfg(unix)]
+        if let Some(code) = e.raw_os_error() {
+            use nix::errno::Errno as E;
+            return match E::from_raw(code) {
+                E::EBADF | E::ENOTSOCK | E::EINVAL | E::EFAULT => AcceptFailure::Listener,
+                // accept(2) on Linux passes the new socket's pending network errors on; they
+                // are to be treated as EAGAIN. EPERM: a firewall refused this connection.
+                E::ENETDOWN
+                | E::EPROTO
+                | E::ENOPROTOOPT
+                | E::EHOSTDOWN
+                | E::ENONET
+                | E::EHOSTUNREACH
+                | E::EOPNOTSUPP
+                | E::ENETUNREACH
+                | E::EPERM => AcceptFailure::Peer,
+                _ => AcceptFailure::Resources,
+            };
+        }
+        AcceptFailure::Resources
+    }
+}
+
+/// The two timeouts a connection runs under.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_read: Duration,
+    idle: Duration,
+}
+
+/// Where a connection stands: whether a request is in flight, and since when it has waited.
+#[derive(Debug)]
+struct Track {
+    phase: Mutex<Phase>,
+    /// Told on every change of phase, so the connection's watchdog picks up its new deadline.
+    changed: Notify,
+    /// Told once the connection's socket is closed and its registry entry gone.
+    gone: Notify,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Phase {
+    /// Requests whose response has not been sent whole (HTTP/1: at most one).
+    in_flight: usize,
+    /// Whether a whole request head has arrived: until then, the header timeout runs from the
+    /// connection's start.
+    served: bool,
+    /// Since when no request has been in flight: the connection's start, or the end of its
+    /// last response.
+    waiting_since: Instant,
+    /// When the first byte of the next request arrived on a kept-alive connection.
+    head_since: Option<Instant>,
+}
+
+impl Track {
+    fn new() -> Track {
+        Track {
+            phase: Mutex::new(Phase {
+                in_flight: 0,
+                served: false,
+                waiting_since: Instant::now(),
+                head_since: None,
+            }),
+            changed: Notify::new(),
+            gone: Notify::new(),
+        }
+    }
+
+    fn phase(&self) -> MutexGuard<'_, Phase> {
+        // No update of `Phase` can panic halfway, so a poisoned one is still whole.
+        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// When the connection is to be closed if nothing changes (`None` while a request is in
+    /// flight: a response takes as long as it takes).
+    fn deadline(&self, limits: Limits) -> Option<Instant> {
+        let p = *self.phase();
+        if p.in_flight > 0 {
+            None
+        } else if !p.served {
+            Some(p.waiting_since + limits.header_read)
+        } else if let Some(head) = p.head_since {
+            Some(head + limits.header_read)
+        } else {
+            Some(p.waiting_since + limits.idle)
+        }
+    }
+
+    /// Whether the connection may be closed to make room: no request in flight.
+    fn half_open(&self) -> bool {
+        self.phase().in_flight == 0
+    }
+
+    /// Bytes arrived: on a kept-alive connection waiting for its next request, they start
+    /// that request's head and its header timeout.
+    fn bytes_arrived(&self) {
+        let mut p = self.phase();
+        if p.served && p.in_flight == 0 && p.head_since.is_none() {
+            p.head_since = Some(Instant::now());
+            drop(p);
+            self.changed.notify_one();
+        }
+    }
+
+    /// A request head is whole and handed to the router; the request is in flight until the
+    /// returned guard (held by its response body) is dropped.
+    fn begin(self: &Arc<Track>) -> InFlightGuard {
+        {
+            let mut p = self.phase();
+            p.in_flight += 1;
+            p.served = true;
+            p.head_since = None;
+        }
+        self.changed.notify_one();
+        InFlightGuard(self.clone())
+    }
+}
+
+/// A request in flight; dropped when its response has been sent whole (or abandoned).
+#[derive(Debug)]
+struct InFlightGuard(Arc<Track>);
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        {
+            let mut p = self.0.phase();
+            p.in_flight = p.in_flight.saturating_sub(1);
+            if p.in_flight == 0 {
+                p.waiting_since = Instant::now();
+                p.head_since = None;
+            }
+        }
+        self.0.changed.notify_one();
+    }
+}
+
+/// Every open connection, in the order they were accepted (ids only grow).
+#[derive(Debug, Default)]
+struct Registry {
+    conns: Mutex<BTreeMap<u64, Entry>>,
+    next_id: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    track: Arc<Track>,
+    /// Dropping it (removing the entry) tells the connection's task to close.
+    _close: oneshot::Sender<Infallible>,
+}
+
+impl Registry {
+    fn conns(&self) -> MutexGuard<'_, BTreeMap<u64, Entry>> {
+        // Map operations do not panic halfway; a poisoned map is still whole.
+        self.conns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn len(&self) -> usize {
+        self.conns().len()
+    }
+
+    /// A new connection's place, and what tells it to close.
+    fn add(self: &Arc<Registry>) -> (Registered, oneshot::Receiver<Infallible>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let track = Arc::new(Track::new());
+        let (close, closed) = oneshot::channel();
+        self.conns().insert(
+            id,
+            Entry {
+                track: track.clone(),
+                _close: close,
+            },
+        );
+        let registered = Registered {
+            registry: self.clone(),
+            id,
+            track,
+        };
+        (registered, closed)
+    }
+
+    /// Tells the oldest connection with no request in flight to close and returns its track
+    /// (whose `gone` says when its socket is closed); `None` if every connection has a request
+    /// in flight. It leaves the count at once; its descriptor is freed when its task next runs.
+    fn shed_oldest_half_open(&self) -> Option<Arc<Track>> {
+        let mut conns = self.conns();
+        let oldest = conns
+            .iter()
+            .find(|(_, entry)| entry.track.half_open())
+            .map(|(id, _)| *id)?;
+        conns.remove(&oldest).map(|entry| entry.track)
+    }
+}
+
+/// A connection's place in the registry, given up when its task ends however it ends.
+struct Registered {
+    registry: Arc<Registry>,
+    id: u64,
+    track: Arc<Track>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.registry.conns().remove(&self.id);
+        self.track.gone.notify_one();
+    }
+}
+
+/// Serves one connection until it ends, its deadline passes, or the registry sheds it.
+async fn connection(
+    stream: TcpStream,
+    router: Router,
+    registered: Registered,
+    close: oneshot::Receiver<Infallible>,
+    limits: Limits,
+) {
+    serve_connection(stream, router, registered.track.clone(), close, limits).await;
+    // The socket was dropped with the future above: the registry may count it gone.
+    drop(registered);
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    router: Router,
+    track: Arc<Track>,
+    mut close: oneshot::Receiver<Infallible>,
+    limits: Limits,
+) {
+    let io = TokioIo::new(Watched {
+        stream,
+        track: track.clone(),
+    });
+    let router = TowerToHyperService::new(router);
+    let tracked = track.clone();
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let in_flight = tracked.begin();
+        let response = router.call(request);
+        async move {
+            let response = response.await?;
+            Ok::<_, Infallible>(response.map(|body| InFlight {
+                body,
+                _guard: in_flight,
+            }))
+        }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // The watchdog below keeps the time (see the module's doc).
+    builder.header_read_timeout(None);
+    let conn = builder.serve_connection(io, service);
+    tokio::pin!(conn);
+    loop {
+        let deadline = track.deadline(limits);
+        let changed = track.changed.notified();
+        tokio::select! {
+            // Served to its end, or the client went away: either way there is no one to tell.
+            _ = conn.as_mut() => return,
+            // Shed to make room (the sender was dropped; nothing is ever sent).
+            _ = &mut close => return,
+            () = changed => {}
+            () = tokio::time::sleep_until(deadline.unwrap_or_else(Instant::now)), if deadline.is_some() => {
+                if track.deadline(limits).is_some_and(|d| d <= Instant::now()) {
+                    // Dropping the connection closes its socket.
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The socket, telling its connection's [`Track`] when bytes arrive.
+struct Watched {
+    stream: TcpStream,
+    track: Arc<Track>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            this.track.bytes_arrived();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+/// A response body that keeps its request in flight until hyper has sent it whole and dropped it.
+struct InFlight {
+    body: Body,
+    _guard: InFlightGuard,
+}
+
+impl HttpBody for InFlight {
+    type Data = <Body as HttpBody>::Data;
+    type Error = <Body as HttpBody>::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_leaves_headroom_below_the_descriptor_limit() {
+        assert_eq!(connection_cap(1024), 768);
+        assert_eq!(connection_cap(20_000), 17_500);
+        assert_eq!(connection_cap(1 << 20), (1 << 20) - (1 << 17));
+        // Small limits: half for connections, half for the rest.
+        assert_eq!(connection_cap(256), 128);
+        assert_eq!(connection_cap(1), 1);
+        assert_eq!(connection_cap(usize::MAX), usize::MAX - usize::MAX / 8);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn running_out_of_descriptors_backs_off_and_a_reset_peer_does_not() {
+        let of = |code| AcceptFailure::of(&io::Error::from_raw_os_error(code));
+        assert_eq!(of(nix::libc::EMFILE), AcceptFailure::Resources);
+        assert_eq!(of(nix::libc::ENFILE), AcceptFailure::Resources);
+        assert_eq!(of(nix::libc::ENOBUFS), AcceptFailure::Resources);
+        assert_eq!(of(nix::libc::ECONNABORTED), AcceptFailure::Peer);
+        assert_eq!(of(nix::libc::EPROTO), AcceptFailure::Peer);
+        assert_eq!(of(nix::libc::EBADF), AcceptFailure::Listener);
+    }
+
+    #[test]
+    fn shedding_takes_the_oldest_connection_with_no_request_in_flight() {
+        use futures::FutureExt;
+        let registry = Arc::new(Registry::default());
+        let ids = |r: &Registry| r.conns().keys().copied().collect::<Vec<_>>();
+        let (first, _c1) = registry.add();
+        let (second, mut second_closed) = registry.add();
+        let (third, _c3) = registry.add();
+        let busy = first.track.begin();
+        let shed = registry.shed_oldest_half_open().expect("one to shed");
+        assert!(Arc::ptr_eq(&shed, &second.track));
+        assert_eq!(ids(&registry), vec![first.id, third.id]);
+        // The shed connection's task hears of it, and says when it is gone.
+        assert!(matches!(
+            second_closed.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        assert!(shed.gone.notified().now_or_never().is_none());
+        drop(second);
+        assert!(shed.gone.notified().now_or_never().is_some());
+        // The one with a request in flight goes only once its response is sent.
+        assert!(Arc::ptr_eq(
+            &registry.shed_oldest_half_open().expect("one to shed"),
+            &third.track
+        ));
+        assert!(registry.shed_oldest_half_open().is_none());
+        drop(busy);
+        assert!(registry.shed_oldest_half_open().is_some());
+        assert!(ids(&registry).is_empty());
+    }
+}
