@@ -461,6 +461,9 @@ async fn serve_connection(
     let mut builder = hyper::server::conn::http1::Builder::new();
     // The watchdog below keeps the time (see the module's doc).
     builder.header_read_timeout(None);
+    // A request head (and what a connection buffers) is at most 64 KiB: a slow client's
+    // partial head cannot grow to hyper's default of about 400 KB per connection.
+    builder.max_buf_size(64 * 1024);
     let conn = builder.serve_connection(io, service);
     tokio::pin!(conn);
     loop {
