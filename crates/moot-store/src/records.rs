@@ -187,9 +187,9 @@ impl CallRecord {
     /// Whether the call's place is within the bounds any debate can have: its round, its agent
     /// and the peers it read. A row outside them (a store edited by hand, a hostile copy or
     /// import) is refused rather than read into grids sized by it.
-    pub fn check_bounds(&self) -> Result<(), crate::StoreError> {
+    pub fn check_bounds(&self) -> Result<(), crate::error::StoreError> {
         let out = |message: String| {
-            Err(crate::StoreError::OutOfBounds {
+            Err(crate::error::StoreError::OutOfBounds {
                 run: self.run_id.clone(),
                 message,
             })
