@@ -375,8 +375,11 @@ fn freemad_configurations_pass_the_environment_and_moots_keep_it_clear() {
         found
     };
     let ask = |config: &Path| {
+        // freemad files save transcripts under ./transcripts: in the test's folder, not the
+        // crate's.
         let out = env
             .moot()
+            .current_dir(env.dir.path())
             .env("AGENT_LOGIN_TOKEN", secret)
             .args(["ask", "What is 17 * 24?", "--json", "--rounds", "0"])
             .args(["--config", config.to_str().unwrap()])
