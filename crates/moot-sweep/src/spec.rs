@@ -38,7 +38,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use moot_backends::sim::SimAgent;
+use moot_backends::sim::{SimAgent, MAX_EXPONENT};
 use moot_core::decision::RULES;
 use moot_core::protocol::{build_protocol, ProtocolOptions};
 use serde::{Deserialize, Serialize};
@@ -167,6 +167,8 @@ impl Fault {
 
 /// SimAgent fields that are probabilities (checked like moot's configuration checks them).
 const PROBABILITIES: &[&str] = &["accuracy", "alpha", "judge_accuracy", "unsure"];
+/// SimAgent fields the sim takes `exp()` of, within ±[`MAX_EXPONENT`].
+const EXPONENTS: &[&str] = &["beta", "beta_conform", "beta_anti", "recency"];
 
 /// The numeric fields of [`SimAgent`], from its serialized default (so fields added to the sim
 /// are sweepable without a change here).
@@ -281,6 +283,19 @@ impl Axis {
                     if PROBABILITIES.contains(&f.as_str()) && !(0.0..=1.0).contains(&v) =>
                 {
                     return bad(&format!("is not a probability ({f} is between 0 and 1)"))
+                }
+                Param::Sim(f)
+                    if EXPONENTS.contains(&f.as_str())
+                        && !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&v) =>
+                {
+                    return bad(&format!(
+                        "is not between -{MAX_EXPONENT} and {MAX_EXPONENT} (the sim weighs by exp() of {f})"
+                    ))
+                }
+                Param::BetaEverywhere if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&v) => {
+                    return bad(&format!(
+                        "is not between -{MAX_EXPONENT} and {MAX_EXPONENT} (the sim weighs by exp() of β)"
+                    ))
                 }
                 _ => {}
             }
@@ -463,8 +478,13 @@ impl SweepSpec {
                 format!("{} is more than {MAX_ROUNDS}", self.rounds),
             ));
         }
-        // Every agent table must be a SimAgent on its own, so a typo is named where it is.
-        let as_agent = |t: &toml::Table, at: &str| sim_agent(t.clone(), at).map(|_| ());
+        // Every agent table must be a usable SimAgent on its own, so a typo or a value out of
+        // range is named where it is, even where an axis overrides it.
+        let as_agent = |t: &toml::Table, at: &str| {
+            sim_agent(t.clone(), at)?
+                .check()
+                .map_err(|e| SweepError::invalid(format!("{at}.{}", e.field()), e.to_string()))
+        };
         as_agent(&self.agent, "agent")?;
         for (i, t) in self.team.iter().enumerate() {
             as_agent(t, &format!("team[{i}]"))?;
@@ -722,14 +742,16 @@ impl SweepSpec {
             if let Some(b) = everywhere {
                 agent = agent.with_beta_everywhere(b);
             }
-            check_probabilities(&agent).map_err(|(field, v)| {
+            // Checked like moot's configuration checks a sim agent.
+            agent.check().map_err(|e| {
+                let field = e.field();
                 SweepError::invalid(
                     if self.team.is_empty() {
                         format!("agent.{field}")
                     } else {
                         format!("team[{}].{field}", i % self.team.len())
                     },
-                    format!("{v} is not a probability (between 0 and 1), for agent {i}"),
+                    format!("{e}, for agent {i}"),
                 )
             })?;
             team.push(agent);
@@ -808,19 +830,6 @@ fn set_number(table: &mut toml::Table, field: &str, v: f64) {
         toml::Value::Float(v)
     };
     table.insert(field.to_string(), value);
-}
-
-/// The first probability field out of [0, 1], if any.
-fn check_probabilities(agent: &SimAgent) -> Result<(), (&'static str, f64)> {
-    let table = toml::Table::try_from(agent).unwrap_or_default();
-    for field in PROBABILITIES {
-        if let Some(v) = table.get(*field).and_then(toml::Value::as_float) {
-            if !(0.0..=1.0).contains(&v) {
-                return Err((field, v));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -1070,6 +1079,21 @@ values = [2]
                 "agent.alpha: 1.5 is not a probability",
             ),
             ("debates = 30", "debates = 0", "debates: must be at least 1"),
+            (
+                "alpha = 0.5",
+                "alpha = 0.5\nbeta_conform = 800",
+                "agent.beta_conform: 800 is not a finite number between -100 and 100",
+            ),
+            (
+                "alpha = 0.5",
+                "alpha = 0.5\nrecency = nan",
+                "agent.recency: NaN is not a finite number between -100 and 100",
+            ),
+            (
+                "values = [-3, 0, 4]",
+                "values = [-3, 0, 800]",
+                "x.values[2]: 800 is not between -100 and 100",
+            ),
             (
                 "agents = 5",
                 "agents = 500",
