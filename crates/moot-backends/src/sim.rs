@@ -136,6 +136,35 @@ pub struct SimAgent {
     pub recency: f64,
 }
 
+/// The largest magnitude of a conformity (`beta`, `beta_conform`, `beta_anti`) or of `recency`
+/// that [`SimAgent::check`] accepts. The sim weighs an answer by exp(β·share) and a peer block by
+/// exp(recency·position), share and position in [0, 1]: up to 100 these stay below 3e43, far
+/// from where f64 overflows (exp(710)), and far beyond the fitted (4.17) and preset (5) values.
+pub const MAX_EXPONENT: f64 = 100.0;
+
+/// SimAgent fields that are chances.
+const PROBABILITIES: [&str; 4] = ["accuracy", "alpha", "judge_accuracy", "unsure"];
+
+/// A parameter of a [`SimAgent`] that no simulation can use; says the value and why, without
+/// the field (see [`SimParamError::field`]), so each reader can name it where it was written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimParamError {
+    #[error("{value} is not a probability (between 0 and 1)")]
+    NotAProbability { field: &'static str, value: f64 },
+    #[error("{value} is not a finite number between -{MAX_EXPONENT} and {MAX_EXPONENT} (the sim weighs by exp() of it)")]
+    OutOfRange { field: &'static str, value: f64 },
+}
+
+impl SimParamError {
+    /// The field at fault (`beta_conform`).
+    pub fn field(&self) -> &'static str {
+        match self {
+            SimParamError::NotAProbability { field, .. }
+            | SimParamError::OutOfRange { field, .. } => field,
+        }
+    }
+}
+
 /// Builds one preset agent.
 pub type MakeAgent = fn() -> SimAgent;
 
@@ -243,6 +272,30 @@ impl SimAgent {
             .map(|(_, make)| make())
     }
 
+    /// Every parameter usable: the chances in [0, 1], the conformities and the recency finite
+    /// and within ±[`MAX_EXPONENT`]. What configuration and sweeps check before anything runs;
+    /// the sim itself never panics on any value.
+    pub fn check(&self) -> Result<(), SimParamError> {
+        let chances = [self.accuracy, self.alpha, self.judge_accuracy, self.unsure];
+        for (field, value) in PROBABILITIES.into_iter().zip(chances) {
+            // NaN is in no range.
+            if !(0.0..=1.0).contains(&value) {
+                return Err(SimParamError::NotAProbability { field, value });
+            }
+        }
+        for (field, value) in [
+            ("beta", self.beta),
+            ("beta_conform", self.beta_conform),
+            ("beta_anti", self.beta_anti),
+            ("recency", self.recency),
+        ] {
+            if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&value) {
+                return Err(SimParamError::OutOfRange { field, value });
+            }
+        }
+        Ok(())
+    }
+
     /// The agent's conformity under a prompt of `stance`.
     pub fn beta_for(&self, stance: Stance) -> f64 {
         match stance {
@@ -335,18 +388,30 @@ fn peer_blocks(text: &str) -> Vec<String> {
 /// a readable answer hold none and are left out of the total.
 fn peer_shares(peers: &[Option<String>], recency: f64) -> Vec<(String, f64)> {
     let n = peers.len();
-    let weight = |i: usize| {
+    let exponent = |i: usize| {
         if n <= 1 {
-            1.0
+            0.0
         } else {
-            (recency * i as f64 / (n - 1) as f64).exp()
+            recency * i as f64 / (n - 1) as f64
         }
     };
+    let answered: Vec<(usize, &String)> = peers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| a.as_ref().map(|a| (i, a)))
+        .collect();
+    let mut weights: Vec<f64> = answered
+        .iter()
+        .map(|&(i, _)| if n <= 1 { 1.0 } else { exponent(i).exp() })
+        .collect();
+    // As computed since the sim began, unless an extreme recency overflows them.
+    if !drawable(&weights) {
+        let logs: Vec<f64> = answered.iter().map(|&(i, _)| exponent(i)).collect();
+        weights = from_log_weights(&logs);
+    }
     let mut shares: Vec<(String, f64)> = Vec::new();
     let mut total = 0.0;
-    for (i, answer) in peers.iter().enumerate() {
-        let Some(answer) = answer else { continue };
-        let w = weight(i);
+    for (&(_, answer), &w) in answered.iter().zip(&weights) {
         total += w;
         match shares.iter_mut().find(|(a, _)| a == answer) {
             Some((_, s)) => *s += w,
@@ -366,6 +431,35 @@ fn judged_solution(prompt: &str) -> &str {
         .map_or(0, |i| i + SOLUTION_START.len());
     let rest = &prompt[start..];
     &rest[..rest.rfind(SOLUTION_END).unwrap_or(rest.len())]
+}
+
+/// Whether `weights` can be drawn from as they are: each finite and ≥ 0, with a finite, positive
+/// total.
+fn drawable(weights: &[f64]) -> bool {
+    let total: f64 = weights.iter().sum();
+    weights.iter().all(|w| w.is_finite() && *w >= 0.0) && total.is_finite() && total > 0.0
+}
+
+/// Weights from their logarithms, scaled so that the largest is 1: for exponents too large for
+/// `exp()` (an extreme β or recency), where weights computed directly overflow to infinity and
+/// then to NaN. The result is in the limit the direct weights tend to: a NaN logarithm is an
+/// impossible answer, infinite ones share all the weight, and when none is possible all weigh
+/// the same. Every weight is in [0, 1] and the total in [1, n] (n ≥ 1).
+fn from_log_weights(logs: &[f64]) -> Vec<f64> {
+    let logs: Vec<f64> = logs
+        .iter()
+        .map(|&l| if l.is_nan() { f64::NEG_INFINITY } else { l })
+        .collect();
+    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if top == f64::INFINITY {
+        logs.iter()
+            .map(|&l| if l == f64::INFINITY { 1.0 } else { 0.0 })
+            .collect()
+    } else if top == f64::NEG_INFINITY {
+        vec![1.0; logs.len()]
+    } else {
+        logs.iter().map(|&l| (l - top).exp()).collect()
+    }
 }
 
 /// A draw with probability `p` (clamped to [0, 1]; NaN counts as 0).
@@ -495,8 +589,8 @@ impl SimModel {
             })
     }
 
-    /// A solution's answer: previous answer (kept with probability 1 − α), else a draw from the
-    /// independent distribution reweighted by the (recency-weighted) share of the peer blocks.
+    /// A solution's answer: previous answer (kept with probability 1 − α), else a draw from
+    /// [`SimModel::weighted_answers`].
     fn solve(&self, request: &CompletionRequest, prompt: &str, rng: &mut ChaCha8Rng) -> String {
         let previous = request
             .messages
@@ -504,34 +598,15 @@ impl SimModel {
             .rev()
             .find(|m| m.role == Role::Assistant)
             .and_then(|m| self.read(&m.content));
-        let blocks: Vec<Option<String>> = peer_blocks(prompt)
-            .iter()
-            .map(|block| self.read(block))
-            .collect();
-        let mut dist = self.independent();
         // A previous answer is a memory: kept unless the agent re-derives (probability α).
         if let Some(prev) = previous {
             if !chance(rng, self.agent.alpha) {
                 return prev;
             }
         }
-        let shares = peer_shares(&blocks, self.agent.recency);
-        for (p, _) in &shares {
-            if !dist.iter().any(|(a, _)| a == p) {
-                dist.push((p.clone(), 1e-3));
-            }
-        }
-        if !shares.is_empty() {
-            let beta = self.agent.beta_for(Stance::of(prompt));
-            for (answer, weight) in &mut dist {
-                let share = shares
-                    .iter()
-                    .find(|(a, _)| a == answer)
-                    .map_or(0.0, |(_, s)| *s);
-                *weight *= (beta * share).exp();
-            }
-        }
+        let dist = self.weighted_answers(prompt);
         let total: f64 = dist.iter().map(|(_, w)| w).sum();
+        // `weighted_answers` keeps the total finite and positive, so the range is one.
         let mut x = rng.random_range(0.0..total.max(f64::MIN_POSITIVE));
         for (answer, w) in &dist {
             if x < *w {
@@ -540,6 +615,64 @@ impl SimModel {
             x -= w;
         }
         dist.last().map(|(a, _)| a.clone()).unwrap_or_default()
+    }
+
+    /// The answers a re-derived solution is drawn from, with their weights: the independent
+    /// distribution reweighted by the (recency-weighted) share of the peer blocks in `prompt`,
+    /// P(r) ∝ P_in(r)·exp(β(p)·share(r)). Every weight is finite and ≥ 0, and the total finite
+    /// and positive, whatever the parameters: weights too large for `exp()` are worked out from
+    /// their logarithms ([`from_log_weights`]), negative or NaN chances count as impossible.
+    fn weighted_answers(&self, prompt: &str) -> Vec<(String, f64)> {
+        let blocks: Vec<Option<String>> = peer_blocks(prompt)
+            .iter()
+            .map(|block| self.read(block))
+            .collect();
+        let mut dist = self.independent();
+        let shares = peer_shares(&blocks, self.agent.recency);
+        for (p, _) in &shares {
+            if !dist.iter().any(|(a, _)| a == p) {
+                dist.push((p.clone(), 1e-3));
+            }
+        }
+        let beta = self.agent.beta_for(Stance::of(prompt));
+        // An answer no peer holds is not moved (its exponent is 0 even when β is infinite or
+        // NaN, where β·0 would be NaN).
+        let exponents: Vec<f64> = dist
+            .iter()
+            .map(|(answer, _)| {
+                let share = shares
+                    .iter()
+                    .find(|(a, _)| a == answer)
+                    .map_or(0.0, |(_, s)| *s);
+                if share == 0.0 {
+                    0.0
+                } else {
+                    beta * share
+                }
+            })
+            .collect();
+        // Computed directly, as the sim always has, whenever that gives weights to draw from
+        // (always, for parameters `SimAgent::check` accepts), so that results reproduce bit for
+        // bit; from logarithms only where the direct weights overflow or are not numbers.
+        let direct: Vec<f64> = dist
+            .iter()
+            .zip(&exponents)
+            .map(|((_, w), e)| w * e.exp())
+            .collect();
+        let weights = if drawable(&direct) {
+            direct
+        } else {
+            let logs: Vec<f64> = dist
+                .iter()
+                .zip(&exponents)
+                .map(|((_, w), e)| w.ln() + e)
+                .collect();
+            from_log_weights(&logs)
+        };
+        dist.into_iter()
+            .zip(weights)
+            .map(|((answer, _), w)| (answer, w))
+            .collect()
     }
 
     /// What the agent says to a request; pure given the request and the seed.
@@ -1281,5 +1414,207 @@ mod tests {
         let c = judge.complete(req).await.unwrap();
         assert_eq!(parse_label(&c.text), Some(JudgeLabel::Yes));
         assert_eq!(c.logprob_summary().unwrap().min, -0.5);
+    }
+
+    /// The requests a sim agent meets: a first answer with a confidence request, a conformity
+    /// round with its own previous answer and two peers, a memory round of four blocks, and a
+    /// judgement.
+    fn every_kind_of_request() -> Vec<CompletionRequest> {
+        let mut confidence = CompletionRequest::new(vec![
+            ChatMessage::system(prompts::SYSTEM_DEFAULT),
+            ChatMessage::user(format!("{} {}", initial(), prompts::CONFIDENCE)),
+        ]);
+        confidence.params.logprobs = true;
+        vec![
+            confidence,
+            debate_prompt("408", &["418", "418"]),
+            memories_prompt(&["418", "7", "408", "418"]),
+            judge_prompt(prompts::SYSTEM_DEFAULT, "Final answer: 418"),
+        ]
+    }
+
+    /// Every request of [`every_kind_of_request`] gets a reply that ends in an answer or a
+    /// label, with finite logprobs, and the answers a solution is drawn from have probabilities:
+    /// each in [0, 1], summing to 1.
+    fn replies_are_well_formed(agent: &SimAgent, seed: u64) {
+        let m = model(agent, seed);
+        for req in every_kind_of_request() {
+            let weights = m.weighted_answers(last_user(&req));
+            let total: f64 = weights.iter().map(|(_, w)| w).sum();
+            assert!(total.is_finite() && total > 0.0, "{agent:?}: {weights:?}");
+            let p: Vec<f64> = weights.iter().map(|(_, w)| w / total).collect();
+            assert!(
+                p.iter().all(|p| (0.0..=1.0).contains(p)),
+                "{agent:?}: {weights:?}"
+            );
+            assert!(
+                (p.iter().sum::<f64>() - 1.0).abs() < 1e-9,
+                "{agent:?}: {p:?}"
+            );
+            let c = m.respond(&req);
+            let last = c.text.lines().last().unwrap_or("");
+            assert!(
+                last.starts_with("Final answer: ") || last.starts_with("<label>"),
+                "{agent:?}: {}",
+                c.text
+            );
+            assert!(
+                c.logprobs.iter().flatten().all(|l| l.is_finite()),
+                "{agent:?}: {:?}",
+                c.logprobs
+            );
+        }
+    }
+
+    /// Issue 32 item 9: values configuration refuses, given anyway, do not panic the sim (before,
+    /// exp(800) overflowed to infinity and the draw over an infinite total panicked).
+    #[test]
+    fn extreme_parameters_give_well_formed_replies_and_probabilities() {
+        let extremes = [
+            800.0,
+            -800.0,
+            1e308,
+            -1e308,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+            2.0,
+            -1.0,
+        ];
+        for v in extremes {
+            let variants = [
+                SimAgent::default().with_beta_everywhere(v),
+                SimAgent {
+                    recency: v,
+                    ..SimAgent::default()
+                },
+                SimAgent {
+                    accuracy: v,
+                    ..SimAgent::default()
+                },
+                SimAgent {
+                    accuracy: v,
+                    distractors: vec!["418".into(), "7".into()],
+                    ..SimAgent::default()
+                },
+                SimAgent {
+                    alpha: v,
+                    judge_accuracy: v,
+                    unsure: v,
+                    ..SimAgent::default()
+                },
+                SimAgent {
+                    accuracy: v,
+                    alpha: 1.0,
+                    recency: v,
+                    ..SimAgent::default().with_beta_everywhere(v)
+                },
+            ];
+            for agent in &variants {
+                for seed in 0..5 {
+                    replies_are_well_formed(agent, seed);
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Over finite parameters of any size (conformity and recency anywhere in f64, the
+        /// chances in [0, 1]), every kind of request gets a well-formed reply and the answers
+        /// are drawn with probabilities.
+        #[test]
+        fn finite_parameters_give_well_formed_replies_and_probabilities(
+            accuracy in 0.0..=1.0f64,
+            alpha in 0.0..=1.0f64,
+            judge_accuracy in 0.0..=1.0f64,
+            unsure in 0.0..=1.0f64,
+            beta in finite(),
+            beta_conform in finite(),
+            beta_anti in finite(),
+            recency in finite(),
+            calibrated: bool,
+            seed: u64,
+        ) {
+            let agent = SimAgent {
+                accuracy,
+                distractors: vec!["418".into()],
+                beta,
+                beta_conform,
+                beta_anti,
+                alpha,
+                calibrated,
+                judge_accuracy,
+                unsure,
+                recency,
+            };
+            replies_are_well_formed(&agent, seed);
+        }
+    }
+
+    /// A conformity too large for `exp()` acts as its limit: β → +∞ always takes the peers'
+    /// answer, β → −∞ never does (a share it is the only one holding, with α = 1).
+    #[test]
+    fn a_conformity_too_large_for_exp_acts_as_its_limit() {
+        let req = debate_prompt("408", &["418", "418"]);
+        for beta in [800.0, 1e308, f64::INFINITY] {
+            let follower = SimAgent {
+                accuracy: 0.5,
+                alpha: 1.0,
+                ..SimAgent::default().with_beta_everywhere(beta)
+            };
+            assert_eq!(share_of(&follower, &req, "418", 50), 1.0, "{beta}");
+            let contrarian = SimAgent {
+                accuracy: 0.5,
+                alpha: 1.0,
+                ..SimAgent::default().with_beta_everywhere(-beta)
+            };
+            assert_eq!(share_of(&contrarian, &req, "418", 50), 0.0, "{}", -beta);
+        }
+    }
+
+    #[test]
+    fn check_names_the_first_unusable_parameter() {
+        SimAgent::default().check().unwrap();
+        for preset in PRESETS {
+            (preset.1)().check().unwrap();
+        }
+        let bad = |agent: SimAgent| agent.check().unwrap_err();
+        let e = bad(SimAgent {
+            beta_conform: 800.0,
+            ..SimAgent::default()
+        });
+        assert_eq!(e.field(), "beta_conform");
+        assert_eq!(
+            e.to_string(),
+            "800 is not a finite number between -100 and 100 (the sim weighs by exp() of it)"
+        );
+        assert_eq!(
+            bad(SimAgent {
+                recency: f64::NAN,
+                ..SimAgent::default()
+            })
+            .field(),
+            "recency"
+        );
+        let e = bad(SimAgent {
+            unsure: -0.5,
+            ..SimAgent::default()
+        });
+        assert_eq!(
+            (e.field(), e.to_string().as_str()),
+            ("unsure", "-0.5 is not a probability (between 0 and 1)")
+        );
+        SimAgent::default()
+            .with_beta_everywhere(-MAX_EXPONENT)
+            .check()
+            .unwrap();
+    }
+
+    /// Finite floats of every magnitude, and the range configuration allows.
+    fn finite() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::num::f64 as any;
+        proptest::prop_oneof![any::NORMAL | any::SUBNORMAL | any::ZERO, -100.0..=100.0f64,]
     }
 }

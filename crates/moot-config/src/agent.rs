@@ -529,24 +529,17 @@ impl AgentFields {
         })
     }
 
-    /// A simulated agent's chances are probabilities.
+    /// A simulated agent's parameters are ones the sim can use: chances are probabilities, and
+    /// conformities and recency are finite and small enough for `exp()`
+    /// ([`SimAgent::check`]).
     fn check_sim(&self, at: &str) -> Result<(), ConfigError> {
-        let sim = self.sim.clone().unwrap_or_default();
-        for (key, v) in [
-            ("accuracy", sim.accuracy),
-            ("alpha", sim.alpha),
-            ("judge_accuracy", sim.judge_accuracy),
-            ("unsure", sim.unsure),
-        ] {
-            if !(0.0..=1.0).contains(&v) {
-                return fail(
-                    at,
-                    &format!("sim.{key}"),
-                    format!("{at}.sim.{key} = {v} must be between 0 and 1"),
-                );
-            }
-        }
-        Ok(())
+        let Some(sim) = &self.sim else {
+            return Ok(());
+        };
+        sim.check().or_else(|e| {
+            let key = format!("sim.{}", e.field());
+            fail(at, &key, format!("{at}.{key} = {e}"))
+        })
     }
 }
 

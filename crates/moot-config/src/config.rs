@@ -312,9 +312,19 @@ impl Config {
     }
 
     /// Checks values the types cannot, section by section, then what spans sections: that the
-    /// protocol builds with its options, that a `cli` agent's program is allowed, exists and is
-    /// executable. The debate's size is checked apart ([`Config::validate_size`]).
+    /// protocol builds with its options ([`Config::validate_values`]), and that a `cli` agent's
+    /// program is allowed, exists and is executable ([`Config::check_agents_can_run`]). The
+    /// debate's size is checked apart ([`Config::validate_size`]).
     pub fn validate_settings(&self) -> Result<(), ConfigError> {
+        self.validate_values()?;
+        self.check_agents_can_run()
+    }
+
+    /// Checks every value of every section that the types cannot: numbers finite and in
+    /// range (so no later arithmetic overflows or panics), names known, the protocol built with
+    /// its options. Each agent's own values are checked as it is read ([`crate::AgentFields`]);
+    /// what its program needs from the machine is not checked here.
+    pub fn validate_values(&self) -> Result<(), ConfigError> {
         self.check_protocol_counts()?;
         self.build_protocol()?;
         self.debate.validate()?;
@@ -326,6 +336,11 @@ impl Config {
         self.validation.validate()?;
         self.logging.validate()?;
         self.serve.validate()?;
+        Ok(())
+    }
+
+    /// Every `cli` agent can be run ([`Config::check_agent_can_run`]).
+    pub fn check_agents_can_run(&self) -> Result<(), ConfigError> {
         for (i, a) in self.agents.iter().enumerate() {
             self.check_agent_can_run(i, a)?;
         }
@@ -553,6 +568,71 @@ mod tests {
             .unwrap();
         assert_eq!(d.tie_break, TieBreak::Random { seed: 3 });
         assert!(!d.normalize);
+    }
+
+    /// Issue 32 item 9: numbers that pass the types but break later arithmetic (a sim agent's
+    /// exp(β·share) overflowing to NaN, `Duration::from_secs_f64` of a negative or huge value)
+    /// are refused where the file is read, for every command, naming the key.
+    #[test]
+    fn numbers_that_would_break_later_arithmetic_are_refused_where_the_file_is_read() {
+        let sim = |field: &str| {
+            format!("[debate]\ngold = \"1\"\n[[agents]]\nid = \"s\"\nbackend = \"sim\"\nsim = {{ {field} }}\n")
+        };
+        let mut cases: Vec<(String, &str)> = Vec::new();
+        for (field, key) in [
+            ("beta_conform = 800", "agents[0].sim.beta_conform"),
+            ("beta_conform = 1e308", "agents[0].sim.beta_conform"),
+            ("beta_conform = inf", "agents[0].sim.beta_conform"),
+            ("beta_conform = nan", "agents[0].sim.beta_conform"),
+            ("beta = -inf", "agents[0].sim.beta"),
+            ("beta_anti = -101", "agents[0].sim.beta_anti"),
+            ("recency = nan", "agents[0].sim.recency"),
+            ("recency = 1e300", "agents[0].sim.recency"),
+            ("accuracy = nan", "agents[0].sim.accuracy"),
+            ("unsure = -inf", "agents[0].sim.unsure"),
+        ] {
+            cases.push((sim(field), key));
+        }
+        for v in ["-5.0", "1e30", "nan", "inf", "0.0"] {
+            cases.push((
+                format!("[budget]\nmax_agent_time_sec = {v}\n"),
+                "budget.max_agent_time_sec",
+            ));
+        }
+        cases.push((
+            "[budget]\nmax_total_time_sec = -inf\n".into(),
+            "budget.max_total_time_sec",
+        ));
+        cases.push((
+            "[debate]\nweights = [1.0, nan, 1.0, 1.0]\n".into(),
+            "debate.weights",
+        ));
+        cases.push((
+            "[[agents]]\nid = \"a\"\nbackend = \"local\"\ntemperature = nan\n".into(),
+            "agents[0].temperature",
+        ));
+        cases.push((
+            "[[agents]]\nid = \"a\"\nbackend = \"local\"\ntop_p = nan\n".into(),
+            "agents[0].top_p",
+        ));
+        cases.push((
+            "[debate]\nprotocol = \"sid-et\"\n[protocol]\nthreshold = nan\n".into(),
+            "threshold",
+        ));
+        cases.push(("[protocol.faults]\ndrop = nan\n".into(), "faults.drop"));
+        let dir = tempfile::tempdir().unwrap();
+        for (i, (text, key)) in cases.iter().enumerate() {
+            let path = dir.path().join(format!("c{i}.toml"));
+            std::fs::write(&path, text).unwrap();
+            // `read` is what `moot health` reads with; `load` what every other command does.
+            for (how, result) in [
+                ("read", crate::dialect::read(&path).map(|_| ())),
+                ("load", crate::dialect::load(&path).map(|_| ())),
+            ] {
+                let e = result.expect_err(&format!("{how} accepted {text}"));
+                assert!(e.to_string().contains(key), "{how} {text}: {e}");
+            }
+        }
     }
 
     #[test]

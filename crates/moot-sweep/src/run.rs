@@ -129,16 +129,13 @@ pub async fn run_plan(
             ],
         })
         .collect();
-    let jobs: Vec<(usize, usize, usize)> = plan
-        .cells
-        .iter()
-        .enumerate()
-        .flat_map(|(ci, c)| {
-            (0..plan.debates).flat_map(move |s| (0..c.groups.len()).map(move |g| (ci, g, s)))
-        })
-        .collect();
-    let total = jobs.len();
-    let mut running = stream::iter(jobs.into_iter().map(|(cell, group, seed)| {
+    // Drawn as they are started, never collected: a list of every debate would grow with the
+    // sweep (24 bytes each, 240 MB at the default max_debates) before the first one ran.
+    let jobs = plan.cells.iter().enumerate().flat_map(|(ci, c)| {
+        (0..plan.debates).flat_map(move |s| (0..c.groups.len()).map(move |g| (ci, g, s)))
+    });
+    let total = usize::try_from(plan.total_debates()).unwrap_or(usize::MAX);
+    let mut running = stream::iter(jobs.map(|(cell, group, seed)| {
         let plan = Arc::clone(&plan);
         tokio::spawn(run_one(plan, cell, group, seed))
     }))

@@ -6,6 +6,8 @@
 //! rounds = 2                     # debate rounds, unless an axis sets "rounds"
 //! agents = 5                     # team size, unless an axis sets "agents"
 //! compare = ["free-mad", "majority-last"]   # optional; top-level, so before the first [table]
+//! max_debates = 10000000         # optional: the most cells × arms × debates (the default)
+//! max_cells = 10000              # optional: the most cells in the grid (the default)
 //!
 //! [agent]                        # the base SimAgent of every agent
 //! accuracy = 0.55
@@ -36,7 +38,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use moot_backends::sim::SimAgent;
+use moot_backends::sim::{SimAgent, MAX_EXPONENT};
 use moot_core::decision::RULES;
 use moot_core::protocol::{build_protocol, ProtocolOptions};
 use serde::{Deserialize, Serialize};
@@ -49,6 +51,16 @@ pub use crate::debate::{Group, GOLD, QUESTION};
 pub const MAX_AGENTS: usize = 100;
 /// At most this many debate rounds (a slip like `rounds = 1000000` is refused).
 pub const MAX_ROUNDS: usize = 100;
+/// The most debates a sweep may ask for (cells × arms × debates per cell) unless its spec
+/// raises `max_debates`: about an hour on a few cores, and a bounded memory for the results.
+pub const DEFAULT_MAX_DEBATES: u64 = 10_000_000;
+/// The most cells a grid may have unless its spec raises `max_cells`: each cell holds its own
+/// team and is checked by building its debates before anything runs, and is a row of the report
+/// and a square of the heat map (a 100 × 100 grid).
+pub const DEFAULT_MAX_CELLS: u64 = 10_000;
+/// The most seeded debates per cell, whatever `max_debates` says: agent `i` (below
+/// [`MAX_AGENTS`] = 100) of debate `s` gets the model seed `100·s + i`, which must fit in 64 bits.
+pub const MAX_DEBATES_PER_CELL: u64 = u64::MAX / 100;
 
 /// A sweep as written in its TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,6 +76,13 @@ pub struct SweepSpec {
     /// The two arm labels tested in each cell (first minus second); default: the first two arms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<Vec<String>>,
+    /// The most debates the sweep may ask for, counted as cells × arms × debates per cell;
+    /// default [`DEFAULT_MAX_DEBATES`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_debates: Option<u64>,
+    /// The most cells the grid may have; default [`DEFAULT_MAX_CELLS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cells: Option<u64>,
     /// The base [`SimAgent`] of every agent (any of its fields).
     #[serde(default)]
     pub agent: toml::Table,
@@ -148,6 +167,8 @@ impl Fault {
 
 /// SimAgent fields that are probabilities (checked like moot's configuration checks them).
 const PROBABILITIES: &[&str] = &["accuracy", "alpha", "judge_accuracy", "unsure"];
+/// SimAgent fields the sim takes `exp()` of, within ±[`MAX_EXPONENT`].
+const EXPONENTS: &[&str] = &["beta", "beta_conform", "beta_anti", "recency"];
 
 /// The numeric fields of [`SimAgent`], from its serialized default (so fields added to the sim
 /// are sweepable without a change here).
@@ -263,6 +284,19 @@ impl Axis {
                 {
                     return bad(&format!("is not a probability ({f} is between 0 and 1)"))
                 }
+                Param::Sim(f)
+                    if EXPONENTS.contains(&f.as_str())
+                        && !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&v) =>
+                {
+                    return bad(&format!(
+                        "is not between -{MAX_EXPONENT} and {MAX_EXPONENT} (the sim weighs by exp() of {f})"
+                    ))
+                }
+                Param::BetaEverywhere if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&v) => {
+                    return bad(&format!(
+                        "is not between -{MAX_EXPONENT} and {MAX_EXPONENT} (the sim weighs by exp() of β)"
+                    ))
+                }
                 _ => {}
             }
         }
@@ -337,9 +371,15 @@ impl Plan {
         s
     }
 
-    /// Debates the sweep runs: cells × distinct protocols × seeds.
-    pub fn total_debates(&self) -> usize {
-        self.cells.iter().map(|c| c.groups.len()).sum::<usize>() * self.debates
+    /// Debates the sweep runs: cells × distinct protocols × seeds. Saturating, so a plan built
+    /// by hand past what [`SweepSpec::plan`] allows still says a number no smaller than the
+    /// truth; a planned one is within `max_debates`, so the number is exact.
+    pub fn total_debates(&self) -> u64 {
+        let groups = self
+            .cells
+            .iter()
+            .fold(0u64, |n, c| n.saturating_add(c.groups.len() as u64));
+        groups.saturating_mul(self.debates as u64)
     }
 }
 
@@ -421,6 +461,7 @@ impl SweepSpec {
 
     /// Checks the spec and expands it into cells; `debates` overrides the spec's count.
     pub fn plan(&self, debates: Option<usize>) -> Result<Plan, SweepError> {
+        let overridden = debates.is_some();
         let debates = debates.unwrap_or(self.debates);
         if debates == 0 {
             return Err(SweepError::invalid("debates", "must be at least 1"));
@@ -437,8 +478,13 @@ impl SweepSpec {
                 format!("{} is more than {MAX_ROUNDS}", self.rounds),
             ));
         }
-        // Every agent table must be a SimAgent on its own, so a typo is named where it is.
-        let as_agent = |t: &toml::Table, at: &str| sim_agent(t.clone(), at).map(|_| ());
+        // Every agent table must be a usable SimAgent on its own, so a typo or a value out of
+        // range is named where it is, even where an axis overrides it.
+        let as_agent = |t: &toml::Table, at: &str| {
+            sim_agent(t.clone(), at)?
+                .check()
+                .map_err(|e| SweepError::invalid(format!("{at}.{}", e.field()), e.to_string()))
+        };
         as_agent(&self.agent, "agent")?;
         for (i, t) in self.team.iter().enumerate() {
             as_agent(t, &format!("team[{i}]"))?;
@@ -450,6 +496,8 @@ impl SweepSpec {
             Some(y) => Some(Axis::resolve(y, "y")?),
             None => None,
         };
+        // Before any cell is built: building them is what grows with the grid.
+        self.check_size(&x, y.as_ref(), arms.len(), debates, overridden)?;
         if let Some(y) = &y {
             if y.param == x.param && y.member == x.member {
                 return Err(SweepError::invalid(
@@ -477,6 +525,85 @@ impl SweepSpec {
             y,
             cells,
         })
+    }
+
+    /// The grid's size against `max_cells`, its work (cells × arms × debates per cell, an upper
+    /// bound on the debates run, as arms that share a protocol share its debates) against
+    /// `max_debates`, and the seeds' room; counted without wrapping. `overridden`: the debates
+    /// per cell came from `--debates`.
+    fn check_size(
+        &self,
+        x: &Axis,
+        y: Option<&Axis>,
+        arms: usize,
+        debates: usize,
+        overridden: bool,
+    ) -> Result<(), SweepError> {
+        use moot_core::text::plural;
+        let top = "at the top of the spec, before the first [table]";
+        let (nx, ny) = (
+            x.values.len() as u64,
+            y.map_or(1, |y| y.values.len() as u64),
+        );
+        let max_cells = self.max_cells.unwrap_or(DEFAULT_MAX_CELLS);
+        let Some(cells) = nx.checked_mul(ny) else {
+            return Err(SweepError::invalid(
+                "max_cells",
+                format!(
+                    "the grid is {nx} × {ny}, more than {} cells, past any max_cells; give the axes fewer values",
+                    u64::MAX
+                ),
+            ));
+        };
+        if cells > max_cells {
+            return Err(SweepError::invalid(
+                "max_cells",
+                format!(
+                    "the grid is {nx} × {ny} = {cells} cells, more than max_cells = {max_cells} (each cell holds a team, is checked before anything runs and is a row of the report); to run it, set max_cells = {cells} {top}"
+                ),
+            ));
+        }
+        let per_cell = debates as u64;
+        let source = if overridden { " (--debates)" } else { "" };
+        let lower = if overridden { "--debates" } else { "debates" };
+        let max_debates = self.max_debates.unwrap_or(DEFAULT_MAX_DEBATES);
+        let total = cells
+            .checked_mul(arms as u64)
+            .and_then(|n| n.checked_mul(per_cell));
+        let asked = format!(
+            "{} × {} × {per_cell} debates per cell{source}",
+            plural(cells, "cell"),
+            plural(arms, "arm")
+        );
+        match total {
+            None => {
+                return Err(SweepError::invalid(
+                    "max_debates",
+                    format!(
+                        "{asked} is more than {} debates, past any max_debates; lower {lower}",
+                        u64::MAX
+                    ),
+                ))
+            }
+            Some(total) if total > max_debates => {
+                return Err(SweepError::invalid(
+                    "max_debates",
+                    format!(
+                        "{asked} is {total} debates, more than max_debates = {max_debates}; to run it, set max_debates = {total} {top}, or lower {lower}"
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        if per_cell > MAX_DEBATES_PER_CELL {
+            return Err(SweepError::invalid(
+                if overridden { "--debates" } else { "debates" },
+                format!(
+                    "{per_cell} is more than {MAX_DEBATES_PER_CELL} debates per cell: agent i of debate s gets the model seed 100·s + i, which must fit in 64 bits"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn arms(&self) -> Result<Vec<Arm>, SweepError> {
@@ -615,14 +742,16 @@ impl SweepSpec {
             if let Some(b) = everywhere {
                 agent = agent.with_beta_everywhere(b);
             }
-            check_probabilities(&agent).map_err(|(field, v)| {
+            // Checked like moot's configuration checks a sim agent.
+            agent.check().map_err(|e| {
+                let field = e.field();
                 SweepError::invalid(
                     if self.team.is_empty() {
                         format!("agent.{field}")
                     } else {
                         format!("team[{}].{field}", i % self.team.len())
                     },
-                    format!("{v} is not a probability (between 0 and 1), for agent {i}"),
+                    format!("{e}, for agent {i}"),
                 )
             })?;
             team.push(agent);
@@ -701,19 +830,6 @@ fn set_number(table: &mut toml::Table, field: &str, v: f64) {
         toml::Value::Float(v)
     };
     table.insert(field.to_string(), value);
-}
-
-/// The first probability field out of [0, 1], if any.
-fn check_probabilities(agent: &SimAgent) -> Result<(), (&'static str, f64)> {
-    let table = toml::Table::try_from(agent).unwrap_or_default();
-    for field in PROBABILITIES {
-        if let Some(v) = table.get(*field).and_then(toml::Value::as_float) {
-            if !(0.0..=1.0).contains(&v) {
-                return Err((field, v));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -964,6 +1080,21 @@ values = [2]
             ),
             ("debates = 30", "debates = 0", "debates: must be at least 1"),
             (
+                "alpha = 0.5",
+                "alpha = 0.5\nbeta_conform = 800",
+                "agent.beta_conform: 800 is not a finite number between -100 and 100",
+            ),
+            (
+                "alpha = 0.5",
+                "alpha = 0.5\nrecency = nan",
+                "agent.recency: NaN is not a finite number between -100 and 100",
+            ),
+            (
+                "values = [-3, 0, 4]",
+                "values = [-3, 0, 800]",
+                "x.values[2]: 800 is not between -100 and 100",
+            ),
+            (
                 "agents = 5",
                 "agents = 500",
                 "agents: 500 is not a team size",
@@ -1050,6 +1181,111 @@ values = [0.5]
         );
         assert!(e.starts_with("arms[0]: at faults.malicious = 0.4"), "{e}");
         assert!(e.contains("malicious_answer"), "{e}");
+    }
+
+    /// The example with `line` added at the top, where TOML keeps it a top-level key.
+    fn example_with(line: &str) -> String {
+        format!("{line}\n{EXAMPLE}")
+    }
+
+    #[test]
+    fn a_sweep_past_max_debates_is_refused_with_its_size_and_how_to_raise_it() {
+        // The example: 6 cells × 3 arms.
+        let e = error(&EXAMPLE.replace("debates = 30", "debates = 100000000000"));
+        assert!(
+            e.starts_with(
+                "max_debates: 6 cells × 3 arms × 100000000000 debates per cell is 1800000000000 debates, more than max_debates = 10000000"
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("set max_debates = 1800000000000 at the top of the spec"),
+            "{e}"
+        );
+        // A product past 64 bits is said to be so, never wrapped.
+        let e = error(&EXAMPLE.replace("debates = 30", &format!("debates = {}", i64::MAX)));
+        assert!(
+            e.starts_with(&format!(
+                "max_debates: 6 cells × 3 arms × {} debates per cell is more than {} debates",
+                i64::MAX,
+                u64::MAX
+            )),
+            "{e}"
+        );
+        // --debates is checked the same way, and named.
+        let spec = parse(EXAMPLE).unwrap();
+        let e = spec.plan(Some(1 << 40)).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "max_debates: 6 cells × 3 arms × 1099511627776 debates per cell (--debates)"
+            ),
+            "{e}"
+        );
+        // The bound is the spec's to raise: exactly at it runs, one under it does not.
+        parse(&example_with("max_debates = 540")).unwrap();
+        let e = error(&example_with("max_debates = 539"));
+        assert!(
+            e.contains("is 540 debates, more than max_debates = 539"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn debates_per_cell_past_distinct_model_seeds_are_refused_whatever_max_debates_says() {
+        let one_cell = |debates: u64| {
+            format!(
+                "title = \"t\"\ndebates = {debates}\nrounds = 1\nagents = 3\nmax_debates = {}\n\
+                 [[arms]]\nlabel = \"a\"\nprotocol = \"som\"\n[[arms]]\nlabel = \"b\"\nprotocol = \"free-mad-n\"\n\
+                 [x]\nparam = \"accuracy\"\nvalues = [0.5]\n",
+                i64::MAX
+            )
+        };
+        parse(&one_cell(MAX_DEBATES_PER_CELL)).unwrap();
+        let e = error(&one_cell(MAX_DEBATES_PER_CELL + 1));
+        assert!(
+            e.starts_with(
+                "debates: 184467440737095517 is more than 184467440737095516 debates per cell"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_grid_past_max_cells_is_refused_with_its_size_and_how_to_raise_it() {
+        let e = error(&example_with("max_cells = 5"));
+        assert!(
+            e.starts_with("max_cells: the grid is 3 × 2 = 6 cells, more than max_cells = 5"),
+            "{e}"
+        );
+        assert!(
+            e.contains("set max_cells = 6 at the top of the spec"),
+            "{e}"
+        );
+        parse(&example_with("max_cells = 6")).unwrap();
+        // The default: a 101 × 100 grid is refused.
+        let values = |n: usize| {
+            (0..n)
+                .map(|i| format!("{}", i as f64 / n as f64))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let wide = EXAMPLE
+            .replace(
+                "values = [-3, 0, 4]",
+                &format!("values = [{}]", values(101)),
+            )
+            .replace(
+                "values = [0.3, 0.6]",
+                &format!("values = [{}]", values(100)),
+            )
+            .replace("debates = 30", "debates = 1");
+        let e = error(&wide);
+        assert!(
+            e.starts_with(
+                "max_cells: the grid is 101 × 100 = 10100 cells, more than max_cells = 10000"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

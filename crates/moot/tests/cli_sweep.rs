@@ -209,3 +209,71 @@ fn a_bad_spec_exits_2_naming_the_field() {
     );
     assert!(!out.exists());
 }
+
+/// Issue 32 item 8: a sweep's size is checked before it starts. Before, `debates =
+/// 100000000000` aborted on a failed allocation with a backtrace, `debates = i64::MAX` printed a
+/// wrapped total and ran, and a 100k × 100k grid grew to gigabytes without a word.
+#[test]
+fn a_sweep_past_its_size_bounds_exits_2_naming_the_bound_and_how_to_raise_it() {
+    let env = Env::new();
+    let out = env.dir.path().join("out");
+    let spec = |debates: &str, x: &str, y: &str| {
+        format!(
+            "title = \"t\"\ndebates = {debates}\nrounds = 1\nagents = 3\n\
+             [[arms]]\nlabel = \"a\"\nprotocol = \"som\"\n[[arms]]\nlabel = \"b\"\nprotocol = \"free-mad-n\"\n\
+             [x]\nparam = \"accuracy\"\nvalues = [{x}]\n[y]\nparam = \"beta_conform\"\nvalues = [{y}]\n"
+        )
+    };
+    let sweep = |name: &str, text: &str, extra: &[&str]| {
+        let path = env.write(name, text);
+        let mut args = vec![
+            "sweep".to_string(),
+            path.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        env.refused(&args)
+    };
+    let err = sweep("big.toml", &spec("100000000000", "0.5", "1"), &[]);
+    assert!(
+        err.contains("max_debates: 1 cell × 2 arms × 100000000000 debates per cell is 200000000000 debates, more than max_debates = 10000000")
+            && err.contains("set max_debates = 200000000000 at the top of the spec"),
+        "{err}"
+    );
+    let err = sweep("huge.toml", &spec(&i64::MAX.to_string(), "0.5", "1"), &[]);
+    assert!(
+        err.contains(&format!(
+            "1 cell × 2 arms × {} debates per cell is 18446744073709551614 debates",
+            i64::MAX
+        )),
+        "{err}"
+    );
+    let err = sweep(
+        "flag.toml",
+        &spec("5", "0.5", "1"),
+        &["--debates", "100000000000"],
+    );
+    assert!(
+        err.contains("× 100000000000 debates per cell (--debates) is 200000000000 debates"),
+        "{err}"
+    );
+    let values = |n: usize| {
+        (0..n)
+            .map(|i| format!("{}", i as f64 / n as f64))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let err = sweep(
+        "grid.toml",
+        &spec("1", &values(100_000), &values(100_000)),
+        &[],
+    );
+    assert!(
+        err.contains("max_cells: the grid is 100000 × 100000 = 10000000000 cells, more than max_cells = 10000")
+            && err.contains("set max_cells = 10000000000 at the top of the spec"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}

@@ -429,7 +429,9 @@ impl FreemadAgent {
         } else {
             60.0
         };
-        let budget = budget.max_agent_time_sec.unwrap_or(1e9);
+        let budget = budget
+            .max_agent_time_sec
+            .unwrap_or(crate::budget::MAX_SECONDS);
         agent
             .max(security.cli_timeout_ms as f64 / 1000.0)
             .max(budget)
@@ -639,7 +641,7 @@ impl FreemadConfig {
             key: "retry".into(),
             message: "failed calls are not retried, as in freemad; [retry] max_retries lets moot retry timeouts and crashes".into(),
         });
-        let per_call = longest.min(1e9);
+        let per_call = longest.min(crate::budget::MAX_SECONDS);
         config.budget.max_agent_time_sec = Some(per_call);
         notes.push(Note {
             key: "agents[].timeout".into(),
@@ -1008,6 +1010,22 @@ security:
                 "-"
             ]
         );
+    }
+
+    /// A freemad file without a per-call limit (`max_agent_time_sec: null`) gets moot's
+    /// longest, which moot's own check accepts (before, the 1e9 s it became was refused as "not
+    /// a positive number of seconds").
+    #[test]
+    fn no_per_call_limit_becomes_the_longest_moot_accepts() {
+        let (c, _) = read(
+            "agents:\n  - {id: a, type: claude_code, cli_command: claude, timeout: 5}\n  - {id: b, type: claude_code, cli_command: claude, timeout: 5}\nbudget:\n  max_agent_time_sec: null\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.budget.max_agent_time_sec,
+            Some(crate::budget::MAX_SECONDS)
+        );
+        c.budget.validate().unwrap();
     }
 
     #[test]

@@ -16,9 +16,9 @@ use crate::error::ConfigError;
 /// the key and line; text that is not UTF-8 names the offset, line and column of the first bad
 /// byte.
 ///
-/// The settings are checked ([`Config::validate_settings`]); the debate's size is not, as
-/// `--agents` and `--rounds` may still change it: callers check it with
-/// [`Config::validate_size`].
+/// The settings are checked ([`Config::validate_settings`]: every value, as [`read`] checks
+/// them, and that each `cli` agent can be run); the debate's size is not, as `--agents` and
+/// `--rounds` may still change it: callers check it with [`Config::validate_size`].
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     load_with_dialect(path).map(|(config, _)| config)
 }
@@ -35,12 +35,15 @@ pub enum Dialect {
 pub fn load_with_dialect(path: &Path) -> Result<(Config, Dialect), ConfigError> {
     let (config, dialect) = read(path)?;
     let name = path.display().to_string();
-    config.validate_settings().map_err(|e| e.in_file(&name))?;
+    config
+        .check_agents_can_run()
+        .map_err(|e| e.in_file(&name))?;
     Ok((config, dialect))
 }
 
-/// Reads a configuration file in its dialect without [`Config::validate_settings`]: for
-/// `moot health`, which reports each agent's problems on its own line.
+/// Reads a configuration file in its dialect and checks every value
+/// ([`Config::validate_values`]), as every command must before it uses any. Whether each `cli`
+/// agent can be run is left to the caller: `moot health` reports it on the agent's own line.
 pub fn read(path: &Path) -> Result<(Config, Dialect), ConfigError> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path)
@@ -60,6 +63,7 @@ pub fn read(path: &Path) -> Result<(Config, Dialect), ConfigError> {
             .or_else(|toml_err| from_yaml(&text).map_err(|_| toml_err)),
     }
     .map_err(|e| e.in_file(&name))?;
+    config.validate_values().map_err(|e| e.in_file(&name))?;
     Ok((config, dialect))
 }
 

@@ -47,7 +47,12 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
     }
     let timeout = match args.timeout_ms {
         Some(ms) => Duration::from_millis(ms as u64),
-        None => Duration::from_secs_f64(config.budget.max_agent_time_sec.unwrap_or(60.0)),
+        // The budget's conversion, which cannot panic (the value is checked as it is read).
+        None => config
+            .budget
+            .budget()
+            .max_call_time
+            .unwrap_or(Duration::from_secs(60)),
     };
     let mut unhealthy = Vec::new();
     for (i, agent) in config.agents.iter().enumerate() {

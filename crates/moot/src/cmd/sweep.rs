@@ -57,7 +57,7 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
         plan.debates,
         total
     );
-    let bar = indicatif::ProgressBar::new(total as u64);
+    let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} debates, {per_sec}, {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
