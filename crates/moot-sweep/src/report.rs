@@ -78,7 +78,7 @@ impl SweepReport {
                 md(&arm.label),
                 md(&arm.protocol),
                 md(arm.rule),
-                md(&options_text(&arm.options)),
+                options_text(&arm.options),
                 mean(|s| s.ncomm),
                 mean(|s| s.calls),
             ));
@@ -229,7 +229,8 @@ fn options_text(options: &moot_core::protocol::ProtocolOptions) -> String {
         Ok(t) if t.is_empty() => "–".into(),
         Ok(t) => {
             let inline: String = toml::Value::Table(t).to_string();
-            format!("`{}`", inline.trim())
+            // A code span that no backtick in a value can close.
+            moot_core::escape::markdown_code(inline.trim())
         }
         Err(_) => "?".into(),
     }
