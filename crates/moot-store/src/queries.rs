@@ -91,14 +91,14 @@ macro_rules! bind_call {
             .$bind(&c.answer)
             .$bind(&c.error)
             .$bind(&c.finish)
-            .$bind(c.input_tokens as i64)
-            .$bind(c.output_tokens as i64)
-            .$bind(c.processed_input_tokens.map(|v| v as i64))
-            .$bind(c.logprob_tokens.map(|v| v as i64))
+            .$bind(crate::queries::stored_count(c.input_tokens))
+            .$bind(crate::queries::stored_count(c.output_tokens))
+            .$bind(c.processed_input_tokens.map(crate::queries::stored_count))
+            .$bind(c.logprob_tokens.map(crate::queries::stored_count))
             .$bind(c.logprob_mean)
             .$bind(c.logprob_min)
             .$bind(c.perplexity)
-            .$bind(c.latency_ms as i64)
+            .$bind(crate::queries::stored_count(c.latency_ms))
             .$bind(&c.recorded_at)
             .$bind(json_text(&c.notes))
             .$bind(i64::from(c.ncomm))
@@ -195,6 +195,12 @@ macro_rules! finish_run {
             .bind(at)
             .bind(id)
     }};
+}
+
+/// A count as the databases' signed 64-bit integers hold it: one past `i64::MAX` (which no real
+/// count reaches) is stored as `i64::MAX`, not wrapped to a negative number that reads back as 0.
+pub(crate) fn stored_count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// How long until an allowance whose arrival time is `ahead_us` ahead of now can pay
@@ -508,7 +514,7 @@ macro_rules! store_queries {
                 .bind(&v.check)
                 .bind(&v.verdict)
                 .bind(&v.detail)
-                .bind(i64::try_from(v.elapsed_ms).unwrap_or(i64::MAX))
+                .bind(crate::queries::stored_count(v.elapsed_ms))
                 .bind(&v.checked_at)
                 .execute(&self.pool)
                 .await?;
@@ -828,9 +834,9 @@ macro_rules! store_queries {
                 sqlx::query(&sql)
                     .bind(&w.bench)
                     .bind(&w.worker)
-                    .bind(w.debates as i64)
-                    .bind(w.calls as i64)
-                    .bind(w.output_tokens as i64)
+                    .bind(crate::queries::stored_count(w.debates))
+                    .bind(crate::queries::stored_count(w.calls))
+                    .bind(crate::queries::stored_count(w.output_tokens))
                     .bind(if w.exited { "exited" } else { "working" })
                     .bind(crate::owner::this_process())
                     .execute(&self.pool)

@@ -704,6 +704,34 @@ mod tests {
         }
     }
 
+    /// Issue 32 item 10: a count past `i64::MAX` was bound as a wrapped negative number and read
+    /// back as 0; it is stored as the largest the column holds.
+    #[tokio::test]
+    async fn a_count_past_what_a_column_holds_is_stored_as_its_largest_not_wrapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("s.db")).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        let huge = CallRecord {
+            input_tokens: u64::MAX,
+            output_tokens: i64::MAX as u64 + 1,
+            processed_input_tokens: Some(u64::MAX),
+            latency_ms: u64::MAX,
+            ..call(0, 0, Some("x"))
+        };
+        store.record_call(&huge).await.unwrap();
+        let read = &store.calls("r1").await.unwrap()[0];
+        let most = i64::MAX as u64;
+        assert_eq!(
+            (
+                read.input_tokens,
+                read.output_tokens,
+                read.processed_input_tokens,
+                read.latency_ms
+            ),
+            (most, most, Some(most), most)
+        );
+    }
+
     #[tokio::test]
     async fn a_run_silent_past_the_limit_is_interrupted_until_its_owner_beats_again() {
         let dir = tempfile::tempdir().unwrap();

@@ -3,9 +3,11 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use common::{script, Env};
+use moot_store::{Access, RunFilter, SqliteStore, Store};
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -425,4 +427,109 @@ fn freemad_configurations_pass_the_environment_and_moots_keep_it_clear() {
         health.contains("environment: clear: cli agents get PATH, HOME, LANG only"),
         "{health}"
     );
+}
+
+/// freemad's transcript of a four-agent debate (the fixture), as its file holds it.
+fn team4() -> String {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/freemad/transcript-team4.json");
+    std::fs::read_to_string(&path).unwrap()
+}
+
+/// The folder `name` in `env`, made empty.
+fn folder(env: &Env, name: &str) -> PathBuf {
+    let dir = env.dir.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// What `moot import ARGS` did: its exit code, stdout and stderr. It is given two minutes: an
+/// import that blocked on a FIFO would otherwise never end (and is then killed, no code).
+fn import(env: &Env, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = env
+        .moot()
+        .arg("import")
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The lines of `text` that mention `needle`.
+fn lines_with<'a>(text: &'a str, needle: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.contains(needle)).collect()
+}
+
+/// The ids of the runs in `env`'s store, sorted.
+fn stored_runs(env: &Env) -> Vec<String> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = SqliteStore::open_with(&env.store(), Access::Read)
+            .await
+            .unwrap();
+        let mut ids: Vec<String> = store
+            .list_runs(&RunFilter::newest(1000))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        store.close().await;
+        ids.sort();
+        ids
+    })
+}
+
+/// Stores `imported`'s run and calls in `env`'s store as they are.
+fn put_run(env: &Env, imported: moot_freemad::import::Imported) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let store = SqliteStore::open(&env.store()).await.unwrap();
+        store.create_run(&imported.run).await.unwrap();
+        for call in &imported.calls {
+            store.record_call(call).await.unwrap();
+        }
+        store.close().await;
+    });
+}
+
+/// Issue 32 item 10: a token count up to `u64::MAX` was imported, stored as -1 and shown as 0.
+/// The file is refused, naming it, the turn and the field, and nothing of it is stored.
+#[test]
+fn an_imported_token_count_no_call_spends_is_refused_naming_the_file_and_field() {
+    let env = Env::new();
+    let dir = folder(&env, "in");
+    let mut doc: serde_json::Value = serde_json::from_str(&team4()).unwrap();
+    doc["transcript"][1]["agents"]["a1"]["response"]["metadata"]["tokens"]["prompt"] =
+        u64::MAX.into();
+    std::fs::write(dir.join("huge.json"), doc.to_string()).unwrap();
+    let (code, _, err) = import(&env, &[dir.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    let said = lines_with(&err, "huge.json: ");
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].contains("round 1, agent \"a1\": response.metadata.tokens.prompt is 18446744073709551615, not a token count (a whole number up to 4294967296)"),
+        "{err}"
+    );
+    assert!(stored_runs(&env).is_empty());
+}
+
+/// Issue 32 item 10: totals of token counts read from a store stop at `u64::MAX` instead of
+/// wrapping (or, as here in a debug build, panicking): three calls of `i64::MAX` each.
+#[test]
+fn show_totals_token_counts_past_u64_max_without_wrapping() {
+    let env = Env::new();
+    let doc: serde_json::Value = serde_json::from_str(&team4()).unwrap();
+    let mut imported = moot_freemad::import::import("fm-x", "x.json", &doc, "t").unwrap();
+    for call in &mut imported.calls {
+        call.input_tokens = i64::MAX as u64;
+    }
+    put_run(&env, imported);
+    let shown = env.stdout(&["show", "fm-x"]);
+    assert!(shown.contains(&format!("{} input / ", u64::MAX)), "{shown}");
 }
