@@ -47,6 +47,18 @@ pub fn transcript_json(text: &str) -> Result<Value, NotATranscript> {
     serde_json::from_str(body).map_err(|e| NotATranscript(format!("not JSON: {e}")))
 }
 
+/// How an imported run's question names its file: `(imported from the freemad transcript
+/// PATH)`.
+const QUESTION_START: &str = "(imported from the freemad transcript ";
+const QUESTION_END: &str = ")";
+
+/// The file an imported run's question names (as it was given to `moot import`), if it is one.
+pub fn source_of(question: &str) -> Option<&str> {
+    question
+        .strip_prefix(QUESTION_START)?
+        .strip_suffix(QUESTION_END)
+}
+
 /// The run `id` a transcript stands for, stamped `at`.
 pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported, NotATranscript> {
     let rounds = doc["transcript"]
@@ -68,7 +80,7 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
         }
     }
     let spec = DebateSpec {
-        question: format!("(imported from the freemad transcript {source})"),
+        question: format!("{QUESTION_START}{source}{QUESTION_END}"),
         kind: AnswerKind::Text,
         options: vec![],
         agents: agents
