@@ -107,6 +107,13 @@ pub struct Usage {
 /// that claims more, so sums of counts stay far from overflowing and fit a stored integer.
 pub const MAX_CALL_TOKENS: u64 = 1 << 32;
 
+/// The sum of token counts, stopping at `u64::MAX` rather than wrapping (or, in a debug build,
+/// panicking): a count read from an older or damaged store, or from a file, may be anything,
+/// and a total must never come out smaller than one of its parts.
+pub fn total_tokens(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, u64::saturating_add)
+}
+
 impl Usage {
     /// Whether these counts could come from a real call: none above [`MAX_CALL_TOKENS`].
     pub fn is_plausible(&self) -> bool {

@@ -259,11 +259,12 @@ impl<'a> Debate<'a> {
 
     /// Why the debate may ask nothing more, if its time or tokens are spent.
     fn budget_spent(&self) -> Option<String> {
-        let used = self
-            .records
-            .values()
-            .map(|r| r.input_tokens + r.output_tokens)
-            .sum();
+        // Saturating: a resumed debate's calls are read back from the store.
+        let used = moot_core::chat::total_tokens(
+            self.records
+                .values()
+                .map(|r| r.input_tokens.saturating_add(r.output_tokens)),
+        );
         debate_spent(&self.config.budget, self.started.elapsed(), used)
     }
 

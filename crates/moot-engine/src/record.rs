@@ -227,8 +227,12 @@ impl Tokens {
     fn of(completion: Option<&Completion>, reask: Option<&ReaskNote>) -> Tokens {
         let (reask_in, reask_out) = reask.map_or((0, 0), |r| (r.input_tokens, r.output_tokens));
         Tokens {
-            input: completion.map_or(0, |c| c.usage.input_tokens) + reask_in,
-            output: completion.map_or(0, |c| c.usage.output_tokens) + reask_out,
+            input: completion
+                .map_or(0, |c| c.usage.input_tokens)
+                .saturating_add(reask_in),
+            output: completion
+                .map_or(0, |c| c.usage.output_tokens)
+                .saturating_add(reask_out),
             // A re-ask's prompt counts in both totals: one that reused no cache is processed
             // whole, so reuse is never claimed for tokens nobody reported.
             processed_input: completion

@@ -114,7 +114,7 @@ pub fn cost_curve(s: &ProtocolSummary) -> Vec<CostPoint> {
 }
 
 fn mean_tokens(s: &ProtocolSummary) -> f64 {
-    (s.input_tokens + s.output_tokens) as f64 / s.items.max(1) as f64
+    s.input_tokens.saturating_add(s.output_tokens) as f64 / s.items.max(1) as f64
 }
 
 /// The protocols compared at each other's full costs.

@@ -3,6 +3,7 @@
 //! entropy; the accuracy every decision rule would have had on the same debates; and paired
 //! comparisons of protocols on the same items (exact McNemar test).
 
+use moot_core::chat::total_tokens;
 use moot_core::debate::Slot;
 use moot_core::decision::{DecisionRule, MajorityLast, TieBreak};
 use moot_core::metrics::{adoption_all_to_all, gold_log_likelihood, round_entropy, Adoption};
@@ -212,7 +213,10 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
             });
             let (input_tokens, output_tokens) = mine.iter().fold((0, 0), |(i, o), r| {
                 let u = r.result.usage();
-                (i + u.input_tokens, o + u.output_tokens)
+                (
+                    u64::saturating_add(i, u.input_tokens),
+                    u64::saturating_add(o, u.output_tokens),
+                )
             });
             ProtocolSummary {
                 protocol: protocol.to_string(),
@@ -236,14 +240,12 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                     .map(|r| r.result.records.iter().filter(|c| !c.skipped).count())
                     .sum(),
                 cache_hits: mine.iter().map(|r| r.result.cache_hits()).sum(),
-                spent_input_tokens: mine
-                    .iter()
-                    .map(|r| r.result.spent_usage().input_tokens)
-                    .sum(),
-                spent_output_tokens: mine
-                    .iter()
-                    .map(|r| r.result.spent_usage().output_tokens)
-                    .sum(),
+                spent_input_tokens: total_tokens(
+                    mine.iter().map(|r| r.result.spent_usage().input_tokens),
+                ),
+                spent_output_tokens: total_tokens(
+                    mine.iter().map(|r| r.result.spent_usage().output_tokens),
+                ),
                 ..trajectory_metrics(&mine, items)
             }
         })
@@ -294,7 +296,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
                 _ => call.round as usize,
             };
             if let Some(s) = spent.get_mut(round) {
-                *s += call.input_tokens + call.output_tokens;
+                *s = total_tokens([*s, call.input_tokens, call.output_tokens]);
             }
         }
         let mut through_round = 0u64;
@@ -315,7 +317,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
                 holding[round].1 += 1;
             }
             entropy[round] += round_entropy(&t, round);
-            through_round += spent[round];
+            through_round = through_round.saturating_add(spent[round]);
             tokens[round] += through_round as f64;
             match gold_log_likelihood(&t, round, &gold) {
                 Some(ll) if ll.is_finite() => {

@@ -189,7 +189,9 @@ pub async fn work(
                     let finish = store.finish_job(&job, &options.worker, JobState::Done, None);
                     if alongside(&mut running, &mut ended, finish).await? {
                         summary.debates += 1;
-                        summary.output_tokens += result.result.usage().output_tokens;
+                        summary.output_tokens = summary
+                            .output_tokens
+                            .saturating_add(result.result.usage().output_tokens);
                         if job.previous_worker.is_some() {
                             summary.taken_over += 1;
                         }

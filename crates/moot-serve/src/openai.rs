@@ -12,6 +12,7 @@ use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use moot_core::chat::total_tokens;
 use moot_store::{CallRecord, RunRecord, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -178,16 +179,10 @@ async fn outcome(app: &App, run_id: &str) -> Result<Outcome, StoreError> {
     Ok(Outcome {
         failure,
         content: winning_response(&run, &calls),
-        prompt_tokens: calls
-            .iter()
-            .filter(|c| !c.cached)
-            .map(|c| c.input_tokens)
-            .sum(),
-        completion_tokens: calls
-            .iter()
-            .filter(|c| !c.cached)
-            .map(|c| c.output_tokens)
-            .sum(),
+        prompt_tokens: total_tokens(calls.iter().filter(|c| !c.cached).map(|c| c.input_tokens)),
+        completion_tokens: total_tokens(
+            calls.iter().filter(|c| !c.cached).map(|c| c.output_tokens),
+        ),
         run,
     })
 }
@@ -219,7 +214,7 @@ fn usage(o: &Outcome) -> Value {
     json!({
         "prompt_tokens": o.prompt_tokens,
         "completion_tokens": o.completion_tokens,
-        "total_tokens": o.prompt_tokens + o.completion_tokens,
+        "total_tokens": o.prompt_tokens.saturating_add(o.completion_tokens),
     })
 }
 

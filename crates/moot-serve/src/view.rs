@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use moot_core::chat::total_tokens;
 use moot_store::{CallRecord, DecisionRecord, RunRecord, ValidationRecord};
 use serde::Serialize;
 use serde_json::Value;
@@ -187,8 +188,12 @@ pub fn run_view(
             }
         }
         let in_round = calls.iter().filter(|c| c.round == r);
-        let (input, output, slowest) = in_round.fold((0, 0, 0), |(i, o, s), c| {
-            (i + c.input_tokens, o + c.output_tokens, s.max(c.latency_ms))
+        let (input, output, slowest) = in_round.fold((0u64, 0u64, 0), |(i, o, s), c| {
+            (
+                i.saturating_add(c.input_tokens),
+                o.saturating_add(c.output_tokens),
+                s.max(c.latency_ms),
+            )
         });
         rounds.push(Round {
             round: r,
@@ -218,8 +223,8 @@ pub fn run_view(
         finished_at: run.finished_at.clone(),
         answer_label: run.answer.as_deref().map(label),
         answer: run.answer.clone(),
-        input_tokens: calls.iter().map(|c| c.input_tokens).sum(),
-        output_tokens: calls.iter().map(|c| c.output_tokens).sum(),
+        input_tokens: total_tokens(calls.iter().map(|c| c.input_tokens)),
+        output_tokens: total_tokens(calls.iter().map(|c| c.output_tokens)),
         calls: calls.iter().filter(|c| !c.skipped).count(),
         agents,
         rounds,
@@ -245,9 +250,9 @@ fn agent_totals(calls: &[CallRecord]) -> Vec<AgentTotals> {
         if !c.skipped {
             t.calls += 1;
         }
-        t.input_tokens += c.input_tokens;
-        t.output_tokens += c.output_tokens;
-        t.latency_ms += c.latency_ms;
+        t.input_tokens = t.input_tokens.saturating_add(c.input_tokens);
+        t.output_tokens = t.output_tokens.saturating_add(c.output_tokens);
+        t.latency_ms = t.latency_ms.saturating_add(c.latency_ms);
     }
     // Agents are numbered from 0 without gaps; one with no call yet still gets its column.
     let n = by_agent.keys().max().map_or(0, |m| m + 1);
@@ -481,6 +486,35 @@ mod tests {
         assert!(v.rules[0].chosen);
         assert_eq!(v.agents[1].calls, 2);
         assert_eq!(v.edges, vec![(1, 0, 1), (1, 1, 0)]);
+    }
+
+    /// Issue 32 item 10: counts read from a store may be anything up to `u64::MAX` (an older
+    /// moot stored what a file said); their totals stop at `u64::MAX` instead of wrapping to a
+    /// small number (or panicking in a debug build).
+    #[test]
+    fn token_totals_past_u64_max_stop_at_it() {
+        let huge = |round, agent| CallRecord {
+            input_tokens: u64::MAX / 2 + 1,
+            output_tokens: u64::MAX,
+            latency_ms: u64::MAX,
+            ..call(round, agent, Some("408"))
+        };
+        let calls = vec![huge(0, 0), huge(0, 1), huge(1, 0)];
+        let v = run_view(&run(), &calls, &[], &[]);
+        assert_eq!((v.input_tokens, v.output_tokens), (u64::MAX, u64::MAX));
+        assert_eq!(
+            (v.rounds[0].input_tokens, v.rounds[0].output_tokens),
+            (u64::MAX, u64::MAX)
+        );
+        assert_eq!(v.rounds[1].input_tokens, u64::MAX / 2 + 1);
+        assert_eq!(
+            (
+                v.agents[0].input_tokens,
+                v.agents[0].output_tokens,
+                v.agents[0].latency_ms
+            ),
+            (u64::MAX, u64::MAX, u64::MAX)
+        );
     }
 
     #[test]

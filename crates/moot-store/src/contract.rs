@@ -974,6 +974,116 @@ pub(crate) async fn check_large_batch_contract(store: &dyn Store) {
     assert_eq!(store.cache_get_many(&[]).await.unwrap(), vec![]);
 }
 
+/// Checks a store against the whole-run part of the [`Store`] contract: a run is written with
+/// its calls, decisions and checks as given, all or nothing (a record the store refuses, here
+/// a check of a run it does not have, written last, leaves no trace of the run, and writing
+/// it again without that record completes it); a run already there is never replaced; of
+/// writers of one new run at the same moment exactly one writes it.
+#[cfg(test)]
+pub(crate) async fn check_whole_run_contract(store: std::sync::Arc<dyn Store>) {
+    use crate::records::{DecisionRecord, RunFilter, WholeRun};
+    fn whole(id: &str) -> WholeRun {
+        WholeRun {
+            run: RunRecord {
+                status: RunStatus::Done,
+                answer: Some("7".into()),
+                finished_at: Some("t3".into()),
+                ..running_run(id)
+            },
+            calls: vec![
+                full_call(id, 0, 0, Some("Final answer: 7")),
+                full_call(id, 0, 1, None),
+                full_call(id, 1, 0, Some("Final answer: 7")),
+            ],
+            decisions: ["majority-last", "free-mad"]
+                .into_iter()
+                .map(|rule| DecisionRecord {
+                    run_id: id.into(),
+                    rule: rule.into(),
+                    answer: Some("7".into()),
+                    decision: serde_json::json!({"rule": rule}),
+                    decided_at: "t3".into(),
+                })
+                .collect(),
+            validations: vec![ValidationRecord {
+                run_id: id.into(),
+                answer: "7".into(),
+                check: "syntax".into(),
+                verdict: "passed".into(),
+                detail: String::new(),
+                elapsed_ms: 3,
+                checked_at: "t3".into(),
+            }],
+        }
+    }
+    /// Asserts that `id` is stored exactly as `w` gives it.
+    async fn stored_as(store: &dyn Store, id: &str, w: &WholeRun) {
+        let run = store.run(id).await.unwrap();
+        assert_eq!(
+            (
+                run.status,
+                run.answer.as_deref(),
+                run.finished_at.as_deref(),
+                &run.question
+            ),
+            (RunStatus::Done, Some("7"), Some("t3"), &w.run.question)
+        );
+        let mut calls = w.calls.clone();
+        calls.sort_by_key(|c| (c.round, c.agent));
+        assert_eq!(store.calls(id).await.unwrap(), calls);
+        let mut decisions = w.decisions.clone();
+        decisions.sort_by(|a, b| a.rule.cmp(&b.rule));
+        assert_eq!(store.decisions(id).await.unwrap(), decisions);
+        assert_eq!(store.validations(id).await.unwrap(), w.validations);
+    }
+    let w1 = whole("w1");
+    assert!(store.record_whole_run(&w1).await.unwrap());
+    stored_as(store.as_ref(), "w1", &w1).await;
+    // Written again, changed: refused as there already, and what is stored stays.
+    let mut changed = whole("w1");
+    changed.run.question = "another".into();
+    changed.calls.truncate(1);
+    changed.decisions.clear();
+    assert!(!store.record_whole_run(&changed).await.unwrap());
+    stored_as(store.as_ref(), "w1", &w1).await;
+    // A record the store refuses, after the run, its calls and its decisions: nothing of it.
+    let mut broken = whole("w2");
+    broken.validations.push(ValidationRecord {
+        run_id: "nope".into(),
+        ..broken.validations[0].clone()
+    });
+    assert!(store.record_whole_run(&broken).await.is_err());
+    assert!(matches!(
+        store.run("w2").await,
+        Err(StoreError::RunNotFound(_))
+    ));
+    assert_eq!(store.calls("w2").await.unwrap(), vec![]);
+    assert_eq!(store.decisions("w2").await.unwrap(), vec![]);
+    assert_eq!(store.validations("w2").await.unwrap(), vec![]);
+    assert_eq!(
+        store.list_runs(&RunFilter::newest(10)).await.unwrap().len(),
+        1,
+        "only w1"
+    );
+    // Written again as it should be: whole.
+    let w2 = whole("w2");
+    assert!(store.record_whole_run(&w2).await.unwrap());
+    stored_as(store.as_ref(), "w2", &w2).await;
+    // Writers of one new run at once: one writes it, the others find it there.
+    let tasks: Vec<_> = (0..6)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { store.record_whole_run(&whole("w3")).await.unwrap() })
+        })
+        .collect();
+    let mut written = 0;
+    for t in tasks {
+        written += usize::from(t.await.unwrap());
+    }
+    assert_eq!(written, 1);
+    stored_as(store.as_ref(), "w3", &whole("w3")).await;
+}
+
 /// Every contract check above, on stores `fresh` makes (one per check, so they don't meet).
 #[cfg(test)]
 pub(crate) async fn check_whole_contract<F, Fut>(fresh: F)
@@ -994,4 +1104,5 @@ where
     check_outcome_contract(fresh().await).await;
     check_large_batch_contract(fresh().await.as_ref()).await;
     check_allowance_contract(fresh().await).await;
+    check_whole_run_contract(fresh().await).await;
 }

@@ -49,7 +49,9 @@ pub enum StoreError {
     #[error("stored {what} of run {run} is unreadable: {message}")]
     Corrupt {
         run: String,
-        what: &'static str,
+        /// The column, and for a call which one (`messages of the call in round 0, agent 1
+        /// (answer)`), so the row can be found and mended.
+        what: String,
         message: String,
     },
     #[error("{0}")]

@@ -30,7 +30,7 @@ pub use postgres::{redact_url, PostgresStore};
 pub use records::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
     DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
+    ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

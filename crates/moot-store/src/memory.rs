@@ -14,7 +14,7 @@ use crate::queries::lease_ms;
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
     CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WorkerRecord,
+    ValidationRecord, WholeRun, WorkerRecord,
 };
 use crate::store::Store;
 
@@ -249,6 +249,51 @@ impl Store for MemoryStore {
         at: &str,
     ) -> Result<(), StoreError> {
         self.with(|i| i.finish(id, status, answer.map(String::from), at.to_string()))
+    }
+
+    /// All or nothing, as the databases' transactions: every record's run is checked (this one
+    /// or one stored, as their foreign keys do) before anything is written.
+    async fn record_whole_run(&self, whole: &WholeRun) -> Result<bool, StoreError> {
+        for call in &whole.calls {
+            call.check_bounds()?;
+        }
+        self.with(|i| {
+            let id = &whole.run.id;
+            if i.runs.contains_key(id) {
+                return Ok(false);
+            }
+            let owners = whole
+                .calls
+                .iter()
+                .map(|c| &c.run_id)
+                .chain(whole.decisions.iter().map(|d| &d.run_id))
+                .chain(whole.validations.iter().map(|v| &v.run_id));
+            for owner in owners {
+                if owner != id && !i.runs.contains_key(owner) {
+                    return Err(StoreError::RunNotFound(owner.clone()));
+                }
+            }
+            i.runs.insert(id.clone(), whole.run.clone());
+            i.heartbeats.insert(id.clone(), now_ms());
+            // One write: its calls share a number, as a batch's do.
+            let seqs: Vec<i64> = whole.calls.iter().map(|c| i.next_seq(&c.run_id)).collect();
+            for (call, seq) in whole.calls.iter().zip(seqs) {
+                i.put_call_as(call, seq);
+            }
+            for d in &whole.decisions {
+                i.decisions
+                    .entry(d.run_id.clone())
+                    .or_default()
+                    .insert(d.rule.clone(), d.clone());
+            }
+            for v in &whole.validations {
+                i.validations
+                    .entry(v.run_id.clone())
+                    .or_default()
+                    .insert((v.answer.clone(), v.check.clone()), v.clone());
+            }
+            Ok(true)
+        })
     }
 
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {

@@ -24,7 +24,7 @@ use crate::queries::{delegate_store, lease_ms, run_columns, store_queries, Diale
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
     CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WorkerRecord,
+    ValidationRecord, WholeRun, WorkerRecord,
 };
 use crate::rows::{
     all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,

@@ -91,14 +91,14 @@ macro_rules! bind_call {
             .$bind(&c.answer)
             .$bind(&c.error)
             .$bind(&c.finish)
-            .$bind(c.input_tokens as i64)
-            .$bind(c.output_tokens as i64)
-            .$bind(c.processed_input_tokens.map(|v| v as i64))
-            .$bind(c.logprob_tokens.map(|v| v as i64))
+            .$bind(crate::queries::stored_count(c.input_tokens))
+            .$bind(crate::queries::stored_count(c.output_tokens))
+            .$bind(c.processed_input_tokens.map(crate::queries::stored_count))
+            .$bind(c.logprob_tokens.map(crate::queries::stored_count))
             .$bind(c.logprob_mean)
             .$bind(c.logprob_min)
             .$bind(c.perplexity)
-            .$bind(c.latency_ms as i64)
+            .$bind(crate::queries::stored_count(c.latency_ms))
             .$bind(&c.recorded_at)
             .$bind(json_text(&c.notes))
             .$bind(i64::from(c.ncomm))
@@ -125,6 +125,108 @@ macro_rules! insert_call {
             bind
         )
     };
+}
+
+/// Writes calls `$calls` (a `Vec<&CallRecord>`) in transaction `$tx`, in multi-row statements
+/// (one by one when a call is there twice: each recording applies in order).
+macro_rules! insert_call_rows {
+    ($tx:ident, $calls:expr) => {{
+        use crate::queries::{distinct, ROWS_PER_INSERT};
+        let calls: &[&CallRecord] = &$calls;
+        if distinct(calls.iter().map(|c| (&c.run_id, c.round, c.agent, &c.slot))) {
+            for chunk in calls.chunks(ROWS_PER_INSERT) {
+                let mut q = sqlx::QueryBuilder::new(concat!(
+                    "INSERT INTO calls (",
+                    crate::queries::call_columns!(),
+                    ") "
+                ));
+                q.push_values(chunk, |mut row, c| {
+                    crate::queries::bind_call!(row, c, push_bind);
+                    row.push(crate::queries::next_seq!())
+                        .push_bind_unseparated(&c.run_id)
+                        .push_unseparated(")");
+                });
+                q.push(crate::queries::call_upsert!());
+                q.build().execute(&mut *$tx).await?;
+            }
+        } else {
+            for c in calls {
+                crate::queries::insert_call!(c).execute(&mut *$tx).await?;
+            }
+        }
+    }};
+}
+
+/// Writes decisions `$decisions` (a `Vec<&DecisionRecord>`) in transaction `$tx`, as
+/// [`insert_call_rows!`] writes calls.
+macro_rules! insert_decision_rows {
+    ($tx:ident, $decisions:expr) => {{
+        use crate::queries::{distinct, ROWS_PER_INSERT};
+        let decisions: &[&DecisionRecord] = &$decisions;
+        let groups: Vec<&[&DecisionRecord]> =
+            if distinct(decisions.iter().map(|d| (&d.run_id, &d.rule))) {
+                decisions.chunks(ROWS_PER_INSERT).collect()
+            } else {
+                decisions.chunks(1).collect()
+            };
+        for chunk in groups {
+            let mut q = sqlx::QueryBuilder::new(crate::queries::decision_insert!());
+            q.push_values(chunk, |mut row, d| {
+                crate::queries::bind_decision!(row, d, push_bind);
+            });
+            q.push(crate::queries::decision_upsert!());
+            q.build().execute(&mut *$tx).await?;
+        }
+    }};
+}
+
+/// The statement that records check `$v` (a `&ValidationRecord`); the same run, answer and
+/// check again replaces it.
+macro_rules! insert_validation {
+    ($v:expr) => {{
+        let v: &ValidationRecord = $v;
+        sqlx::query(
+            "INSERT INTO validations (run_id, answer, check_kind, verdict, detail, elapsed_ms, checked_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (run_id, answer, check_kind) DO UPDATE SET verdict = excluded.verdict,
+               detail = excluded.detail, elapsed_ms = excluded.elapsed_ms, checked_at = excluded.checked_at",
+        )
+        .bind(&v.run_id)
+        .bind(&v.answer)
+        .bind(&v.check)
+        .bind(&v.verdict)
+        .bind(&v.detail)
+        .bind(crate::queries::stored_count(v.elapsed_ms))
+        .bind(&v.checked_at)
+    }};
+}
+
+/// Records run `$run` (a `&RunRecord`) through `$executor` as its owner's, alive now (`$now_ms`:
+/// the dialect's clock), with the conflict clause `$conflict` (`""`: a run already there is an
+/// error); evaluates to the statement's result.
+macro_rules! insert_run {
+    ($executor:expr, $run:expr, $now_ms:expr, $conflict:expr) => {{
+        let run: &RunRecord = $run;
+        let sql = format!(
+            "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at, heartbeat_ms, owner)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {}, $11){}",
+            $now_ms, $conflict
+        );
+        sqlx::query(&sql)
+            .bind(&run.id)
+            .bind(&run.created_at)
+            .bind(&run.question)
+            .bind(&run.protocol)
+            .bind(&run.rule)
+            .bind(json_text(&run.spec))
+            .bind(json_text(&run.config))
+            .bind(run.status.as_str())
+            .bind(&run.answer)
+            .bind(&run.finished_at)
+            .bind(crate::owner::this_process())
+            .execute($executor)
+            .await?
+    }};
 }
 
 /// The start of an insert into the cache, and what it does with a key that is taken (the
@@ -197,6 +299,12 @@ macro_rules! finish_run {
     }};
 }
 
+/// A count as the databases' signed 64-bit integers hold it: one past `i64::MAX` (which no real
+/// count reaches) is stored as `i64::MAX`, not wrapped to a negative number that reads back as 0.
+pub(crate) fn stored_count(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// How long until an allowance whose arrival time is `ahead_us` ahead of now can pay
 /// `cost_us` within `tolerance_us` (at least a millisecond: the clock the store reads has no
 /// finer steps).
@@ -252,26 +360,35 @@ macro_rules! store_queries {
         impl $queries {
             async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
                 // A new run's owner is alive: it is writing it.
-                let sql = format!(
-                    "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at, heartbeat_ms, owner)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {}, $11)",
-                    $dialect.now_ms
-                );
-                sqlx::query(&sql)
-                .bind(&run.id)
-                .bind(&run.created_at)
-                .bind(&run.question)
-                .bind(&run.protocol)
-                .bind(&run.rule)
-                .bind(json_text(&run.spec))
-                .bind(json_text(&run.config))
-                .bind(run.status.as_str())
-                .bind(&run.answer)
-                .bind(&run.finished_at)
-                .bind(crate::owner::this_process())
-                .execute(&self.pool)
-                .await?;
+                crate::queries::insert_run!(&self.pool, run, $dialect.now_ms, "");
                 Ok(())
+            }
+
+            /// The run, its calls, decisions and checks in one transaction; a run already
+            /// there is left as it is (`ON CONFLICT DO NOTHING`: of two writers of one new run,
+            /// the second waits for the first and then writes nothing).
+            async fn record_whole_run(&self, whole: &WholeRun) -> Result<bool, StoreError> {
+                let mut tx = self.pool.begin().await?;
+                let created = crate::queries::insert_run!(
+                    &mut *tx,
+                    &whole.run,
+                    $dialect.now_ms,
+                    " ON CONFLICT (id) DO NOTHING"
+                );
+                if created.rows_affected() == 0 {
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                crate::queries::insert_call_rows!(tx, whole.calls.iter().collect::<Vec<_>>());
+                crate::queries::insert_decision_rows!(
+                    tx,
+                    whole.decisions.iter().collect::<Vec<_>>()
+                );
+                for v in &whole.validations {
+                    crate::queries::insert_validation!(v).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(true)
             }
 
             /// A call with a response is kept as first recorded (`WHERE calls.status <> 'ok'`):
@@ -284,29 +401,9 @@ macro_rules! store_queries {
             /// Every row of `rows` in one transaction: all or nothing, and one commit however
             /// many rows. Rows of a kind go in multi-row statements.
             async fn write_rows(&self, rows: &crate::queries::Rows<'_>) -> Result<(), StoreError> {
-                use crate::queries::{distinct, ROWS_PER_INSERT};
+                use crate::queries::ROWS_PER_INSERT;
                 let mut tx = self.pool.begin().await?;
-                if distinct(rows.calls.iter().map(|c| (&c.run_id, c.round, c.agent, &c.slot))) {
-                    for chunk in rows.calls.chunks(ROWS_PER_INSERT) {
-                        let mut q = sqlx::QueryBuilder::new(concat!(
-                            "INSERT INTO calls (",
-                            crate::queries::call_columns!(),
-                            ") "
-                        ));
-                        q.push_values(chunk, |mut row, c| {
-                            crate::queries::bind_call!(row, c, push_bind);
-                            row.push(crate::queries::next_seq!())
-                                .push_bind_unseparated(&c.run_id)
-                                .push_unseparated(")");
-                        });
-                        q.push(crate::queries::call_upsert!());
-                        q.build().execute(&mut *tx).await?;
-                    }
-                } else {
-                    for c in &rows.calls {
-                        crate::queries::insert_call!(c).execute(&mut *tx).await?;
-                    }
-                }
+                crate::queries::insert_call_rows!(tx, rows.calls);
                 let created_at = humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string();
                 for chunk in rows.cache.chunks(ROWS_PER_INSERT) {
                     let mut q = sqlx::QueryBuilder::new(crate::queries::cache_insert!());
@@ -335,20 +432,7 @@ macro_rules! store_queries {
                 }
                 let decisions: Vec<&DecisionRecord> =
                     rows.outcomes.iter().flat_map(|o| &o.decisions).collect();
-                let groups: Vec<&[&DecisionRecord]> =
-                    if distinct(decisions.iter().map(|d| (&d.run_id, &d.rule))) {
-                        decisions.chunks(ROWS_PER_INSERT).collect()
-                    } else {
-                        decisions.chunks(1).collect()
-                    };
-                for chunk in groups {
-                    let mut q = sqlx::QueryBuilder::new(crate::queries::decision_insert!());
-                    q.push_values(chunk, |mut row, d| {
-                        crate::queries::bind_decision!(row, d, push_bind);
-                    });
-                    q.push(crate::queries::decision_upsert!());
-                    q.build().execute(&mut *tx).await?;
-                }
+                crate::queries::insert_decision_rows!(tx, decisions);
                 tx.commit().await?;
                 Ok(())
             }
@@ -497,21 +581,7 @@ macro_rules! store_queries {
             }
 
             async fn record_validation(&self, v: &ValidationRecord) -> Result<(), StoreError> {
-                sqlx::query(
-                    "INSERT INTO validations (run_id, answer, check_kind, verdict, detail, elapsed_ms, checked_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)
-                     ON CONFLICT (run_id, answer, check_kind) DO UPDATE SET verdict = excluded.verdict,
-                       detail = excluded.detail, elapsed_ms = excluded.elapsed_ms, checked_at = excluded.checked_at",
-                )
-                .bind(&v.run_id)
-                .bind(&v.answer)
-                .bind(&v.check)
-                .bind(&v.verdict)
-                .bind(&v.detail)
-                .bind(i64::try_from(v.elapsed_ms).unwrap_or(i64::MAX))
-                .bind(&v.checked_at)
-                .execute(&self.pool)
-                .await?;
+                crate::queries::insert_validation!(v).execute(&self.pool).await?;
                 Ok(())
             }
 
@@ -828,9 +898,9 @@ macro_rules! store_queries {
                 sqlx::query(&sql)
                     .bind(&w.bench)
                     .bind(&w.worker)
-                    .bind(w.debates as i64)
-                    .bind(w.calls as i64)
-                    .bind(w.output_tokens as i64)
+                    .bind(crate::queries::stored_count(w.debates))
+                    .bind(crate::queries::stored_count(w.calls))
+                    .bind(crate::queries::stored_count(w.output_tokens))
                     .bind(if w.exited { "exited" } else { "working" })
                     .bind(crate::owner::this_process())
                     .execute(&self.pool)
@@ -880,8 +950,8 @@ macro_rules! store_queries {
 
 pub(crate) use {
     bind_call, bind_decision, cache_insert, cache_keep_first, call_columns, call_upsert,
-    decision_insert, decision_upsert, finish_run, insert_cached, insert_call, next_seq,
-    store_queries,
+    decision_insert, decision_upsert, finish_run, insert_cached, insert_call, insert_call_rows,
+    insert_decision_rows, insert_run, insert_validation, next_seq, store_queries,
 };
 
 /// Expands to `impl Store for $store`: each method checks that a write is allowed
@@ -933,6 +1003,14 @@ macro_rules! delegate_store {
                 self.writable()?;
                 let written = self.write_outcome(outcome).await;
                 self.located(written)
+            }
+
+            async fn record_whole_run(&self, whole: &WholeRun) -> Result<bool, StoreError> {
+                self.writable()?;
+                for call in &whole.calls {
+                    call.check_bounds()?;
+                }
+                self.located(self.queries.record_whole_run(whole).await)
             }
 
             async fn run(&self, id: &str) -> Result<RunRecord, StoreError> {

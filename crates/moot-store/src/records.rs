@@ -238,6 +238,19 @@ pub struct RunOutcome {
     pub decisions: Vec<DecisionRecord>,
 }
 
+/// A run with everything recorded about it, written at once by
+/// [`Store::record_whole_run`](crate::Store::record_whole_run): what `moot import` makes of a
+/// transcript file and `moot store copy` of a stored run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WholeRun {
+    /// As it is to be stored: its status, answer and end included.
+    pub run: RunRecord,
+    /// Each for `run.id`, as are the decisions and validations.
+    pub calls: Vec<CallRecord>,
+    pub decisions: Vec<DecisionRecord>,
+    pub validations: Vec<ValidationRecord>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecisionRecord {
     pub run_id: String,

@@ -62,7 +62,7 @@ pub(crate) fn parse_json(
 ) -> Result<serde_json::Value, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
         run: run.to_string(),
-        what,
+        what: what.to_string(),
         message: e.to_string(),
     })
 }
@@ -83,7 +83,7 @@ pub(crate) fn run_from_row(row: &impl Columns) -> Result<RunRecord, StoreError> 
     let status = row.text("status")?;
     let status = RunStatus::parse(&status).ok_or_else(|| StoreError::Corrupt {
         run: id.clone(),
-        what: "status",
+        what: "status".into(),
         message: format!("unknown run status {status:?}"),
     })?;
     Ok(RunRecord {
@@ -102,12 +102,34 @@ pub(crate) fn run_from_row(row: &impl Columns) -> Result<RunRecord, StoreError> 
     })
 }
 
+/// A call's row, an unreadable column naming the call it belongs to.
 pub(crate) fn call_from_row(row: &impl Columns) -> Result<CallRecord, StoreError> {
+    decode_call(row).map_err(|e| match e {
+        StoreError::Corrupt { run, what, message } => {
+            let place = (|| -> Result<String, sqlx::Error> {
+                Ok(format!(
+                    "{what} of the call in round {}, agent {} ({})",
+                    u64_or_zero(row, "round")?,
+                    u64_or_zero(row, "agent")?,
+                    row.text("slot")?
+                ))
+            })();
+            StoreError::Corrupt {
+                run,
+                what: place.unwrap_or(what),
+                message,
+            }
+        }
+        other => other,
+    })
+}
+
+fn decode_call(row: &impl Columns) -> Result<CallRecord, StoreError> {
     let run_id = row.text("run_id")?;
     let peers =
         serde_json::from_str(&row.text("peers_json")?).map_err(|e| StoreError::Corrupt {
             run: run_id.clone(),
-            what: "peers",
+            what: "peers".into(),
             message: e.to_string(),
         })?;
     let call = CallRecord {
@@ -178,7 +200,7 @@ pub(crate) fn bench_from_row(row: &impl Columns) -> Result<BenchRecord, StoreErr
         dataset: row.text("dataset")?,
         protocols: serde_json::from_str(&protocols).map_err(|e| StoreError::Corrupt {
             run: name.clone(),
-            what: "benchmark protocols",
+            what: "benchmark protocols".into(),
             message: e.to_string(),
         })?,
         limit: opt_u64(row, "item_limit")?,
@@ -204,7 +226,7 @@ pub(crate) fn job_from_row(row: &impl Columns) -> Result<BenchJobRecord, StoreEr
     let state = row.text("state")?;
     let state = JobState::parse(&state).ok_or_else(|| StoreError::Corrupt {
         run: bench.clone(),
-        what: "job state",
+        what: "job state".into(),
         message: format!("unknown job state {state:?}"),
     })?;
     Ok(BenchJobRecord {

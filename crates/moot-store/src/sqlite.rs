@@ -25,7 +25,7 @@ use crate::queries::{delegate_store, lease_ms, run_columns, store_queries, Diale
 use crate::records::{
     sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
     CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WorkerRecord,
+    ValidationRecord, WholeRun, WorkerRecord,
 };
 use crate::rows::{
     all, bench_from_row, bench_item_from_row, call_from_row, call_status, decision_from_row,
@@ -702,6 +702,57 @@ mod tests {
         for status in [RunStatus::Running, RunStatus::Done, RunStatus::Failed] {
             assert_eq!(RunStatus::parse(status.as_str()), Some(status));
         }
+    }
+
+    /// Issue 32 item 7: `moot store copy` stops on an unreadable row; the error names the call
+    /// (run, round, agent, slot, column) so that it can be found and mended.
+    #[tokio::test]
+    async fn an_unreadable_call_is_named_by_its_run_round_agent_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        store.record_call(&call(0, 0, Some("x"))).await.unwrap();
+        store.record_call(&call(0, 1, Some("x"))).await.unwrap();
+        let mut conn = raw(&path).await;
+        sqlx::raw_sql("UPDATE calls SET messages_json = '{' WHERE agent = 1;")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let e = store.calls("r1").await.unwrap_err();
+        assert!(matches!(e, StoreError::Corrupt { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "stored messages of the call in round 0, agent 1 (answer) of run r1 is unreadable: EOF while parsing an object at line 1 column 1"
+        );
+    }
+
+    /// Issue 32 item 10: a count past `i64::MAX` was bound as a wrapped negative number and read
+    /// back as 0; it is stored as the largest the column holds.
+    #[tokio::test]
+    async fn a_count_past_what_a_column_holds_is_stored_as_its_largest_not_wrapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("s.db")).await.unwrap();
+        store.create_run(&run("r1")).await.unwrap();
+        let huge = CallRecord {
+            input_tokens: u64::MAX,
+            output_tokens: i64::MAX as u64 + 1,
+            processed_input_tokens: Some(u64::MAX),
+            latency_ms: u64::MAX,
+            ..call(0, 0, Some("x"))
+        };
+        store.record_call(&huge).await.unwrap();
+        let read = &store.calls("r1").await.unwrap()[0];
+        let most = i64::MAX as u64;
+        assert_eq!(
+            (
+                read.input_tokens,
+                read.output_tokens,
+                read.processed_input_tokens,
+                read.latency_ms
+            ),
+            (most, most, Some(most), most)
+        );
     }
 
     #[tokio::test]

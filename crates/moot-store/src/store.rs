@@ -6,7 +6,7 @@ use crate::error::StoreError;
 use crate::records::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
     DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WorkerRecord,
+    ValidationRecord, WholeRun, WorkerRecord,
 };
 
 #[async_trait]
@@ -53,6 +53,14 @@ pub trait Store: Send + Sync {
         )
         .await
     }
+    /// Records a run that is not in the store yet with all its calls, decisions and checks, as
+    /// they are given (its status and answer included), all or nothing: one transaction on
+    /// SQLite and PostgreSQL, so a run that fails halfway (a row the database refuses, a process
+    /// killed) leaves no trace and writing it again completes it. `false`, with nothing written,
+    /// when a run with its id is there already: what is stored is never replaced. There is no
+    /// default: written one record at a time, a failure would leave half a run that then reads
+    /// as already there.
+    async fn record_whole_run(&self, whole: &WholeRun) -> Result<bool, StoreError>;
     async fn run(&self, id: &str) -> Result<RunRecord, StoreError>;
     async fn calls(&self, id: &str) -> Result<Vec<CallRecord>, StoreError>;
     /// At most `limit` of run `id`'s calls written after `after`, in the order they were

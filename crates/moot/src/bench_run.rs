@@ -721,7 +721,7 @@ impl BenchProgress {
         let t = &mut self.tally[i];
         t.0 += 1;
         t.1 += usize::from(correct);
-        t.2 += output_tokens;
+        t.2 = t.2.saturating_add(output_tokens);
         self.bars[i].inc(1);
         self.bars[i].set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
     }

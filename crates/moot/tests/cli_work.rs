@@ -312,6 +312,117 @@ fn store_copy_moves_runs_and_benchmarks() {
     assert!(!other.exists());
 }
 
+/// Issue 32 item 7: a copy that stopped on a bad row left the run in the destination
+/// `running` with none of its calls, and copying again (the row mended) called it "already
+/// there". Each run is copied whole or not at all: the failed copy names the row and leaves no
+/// trace of the run in `dst`, and copying again copies it whole.
+fn interrupted_copy_is_completed_by_copying_again(env: &Env, dst: &str) {
+    let src_path = env.store();
+    let src = src_path.display().to_string();
+    let ask = || {
+        json_on(
+            env,
+            &src,
+            &[
+                "ask",
+                "What is 17 * 24?",
+                "--sim",
+                "--gold",
+                "408",
+                "--rounds",
+                "1",
+                "--json",
+            ],
+        )["run_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (first, second) = (ask(), ask());
+    // The second call row of the second run, as a damaged file or another program leaves it.
+    let row = format!(
+        "(SELECT rowid FROM calls WHERE run_id = '{second}' ORDER BY round, agent, slot LIMIT 1 OFFSET 1)"
+    );
+    let place = common::sqlite_text(
+        &src_path,
+        &format!(
+            "SELECT 'round ' || round || ', agent ' || agent || ' (' || slot || ')' FROM calls WHERE rowid = {row}"
+        ),
+    )
+    .unwrap();
+    let messages = common::sqlite_text(
+        &src_path,
+        &format!("SELECT messages_json FROM calls WHERE rowid = {row}"),
+    )
+    .unwrap();
+    common::sqlite_exec(
+        &src_path,
+        &format!("UPDATE calls SET messages_json = '{{' WHERE rowid = {row}"),
+    );
+    let out = env
+        .moot()
+        .args(["store", "copy", &src, dst])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(&format!(
+            "stored messages of the call in {place} of run {second} is unreadable"
+        )),
+        "{e}"
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let read = |id: &str| {
+        rt.block_on(async {
+            let store = moot_store::StoreLocation::parse(dst)
+                .open(moot_store::Access::Read)
+                .await
+                .unwrap();
+            let found = match store.run(id).await {
+                Ok(run) => Some((run.status, store.calls(id).await.unwrap().len())),
+                Err(moot_store::StoreError::RunNotFound(_)) => None,
+                Err(e) => panic!("{e}"),
+            };
+            store.close().await;
+            found
+        })
+    };
+    assert_eq!(read(&second), None, "no trace of the run that failed");
+    // Mended, and copied again: whole, as in the source.
+    common::sqlite_exec(
+        &src_path,
+        &format!(
+            "UPDATE calls SET messages_json = '{}' WHERE rowid = {row}",
+            messages.replace('\'', "''")
+        ),
+    );
+    on(env, &src, &["store", "copy", &src, dst]);
+    let show = |store: &str, run: &str| on(env, store, &["show", run, "--format", "json"]);
+    for run in [&first, &second] {
+        assert_eq!(show(&src, run), show(dst, run), "{run}");
+    }
+    let (status, calls) = read(&second).unwrap();
+    assert_eq!(status, moot_store::RunStatus::Done);
+    assert!(calls > 1, "{calls}");
+}
+
+#[test]
+fn an_interrupted_copy_leaves_no_half_run_and_copying_again_completes_it() {
+    let env = Env::new();
+    let dst = env.dir.path().join("copy.db").display().to_string();
+    interrupted_copy_is_completed_by_copying_again(&env, &dst);
+}
+
+#[test]
+#[ignore = "needs PostgreSQL; scripts/test runs it"]
+fn an_interrupted_copy_to_postgres_leaves_no_half_run_and_copying_again_completes_it() {
+    let env = Env::new();
+    let dst = moot_pgtest::PgServer::shared().fresh_database();
+    interrupted_copy_is_completed_by_copying_again(&env, &dst);
+}
+
 /// A bad PostgreSQL URL is the user's to fix (exit 2, the password hidden); a server that
 /// is not there is named with the reason.
 #[test]

@@ -182,7 +182,10 @@ pub fn to_markdown(
     let made = calls.iter().filter(|c| !c.skipped).count();
     let ncomm: u64 = calls.iter().map(|c| u64::from(c.ncomm)).sum();
     let (input, output) = calls.iter().fold((0, 0), |(i, o), c| {
-        (i + c.input_tokens, o + c.output_tokens)
+        (
+            u64::saturating_add(i, c.input_tokens),
+            u64::saturating_add(o, c.output_tokens),
+        )
     });
     out.push_str(&format!(
         "- {} ({} skipped) · {input} input / {output} output tokens · NComm {ncomm} (peer messages placed in prompts)\n\n",

@@ -1,11 +1,12 @@
 //! `moot store copy SRC DST`: moves runs (with every call, decision and check), benchmarks (with
 //! their items and planned jobs) and the request cache from one store to another — SQLite to
 //! PostgreSQL and back. The source is only read. What the destination already holds is left as
-//! it is, so a copy can be run again after an interruption.
+//! it is, and each run is written whole or not at all, so a copy can be run again after an
+//! interruption and completes what the first one did not.
 
 use anyhow::{Context, Result};
 use moot_core::text::plural;
-use moot_store::{Access, RunFilter, Store, StoreError, StoreLocation};
+use moot_store::{Access, RunFilter, Store, StoreError, StoreLocation, WholeRun};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
@@ -37,7 +38,7 @@ struct Copied {
 /// Runs are read a page at a time, so a large store is never held in memory whole.
 const PAGE: u32 = 500;
 
-async fn copy(src: &dyn Store, dst: &dyn Store) -> Result<Copied, StoreError> {
+async fn copy(src: &dyn Store, dst: &dyn Store) -> Result<Copied> {
     let mut copied = Copied::default();
     let mut page = RunFilter::newest(PAGE);
     loop {
@@ -49,31 +50,28 @@ async fn copy(src: &dyn Store, dst: &dyn Store) -> Result<Copied, StoreError> {
                     continue;
                 }
                 Err(StoreError::RunNotFound(_)) => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
-            // The run as it was started: its calls, then its ending, so a copy cut short leaves
-            // a run that reads as unfinished, not one finished without its calls.
-            let mut started = run.clone();
-            started.status = moot_store::RunStatus::Running;
-            started.answer = None;
-            started.finished_at = None;
-            dst.create_run(&started).await?;
-            for call in src.calls(&run.id).await? {
-                dst.record_call(&call).await?;
-                copied.calls += 1;
+            // Read whole before anything is written, and written in one transaction: a row the
+            // source cannot give or the destination refuses leaves no trace of the run there,
+            // so copying again (the row mended) copies it whole instead of finding it "there".
+            let whole = WholeRun {
+                run: run.clone(),
+                calls: src.calls(&run.id).await?,
+                decisions: src.decisions(&run.id).await?,
+                validations: src.validations(&run.id).await?,
+            };
+            let written = dst
+                .record_whole_run(&whole)
+                .await
+                .with_context(|| format!("writing run {} to the destination", run.id))?;
+            if written {
+                copied.runs += 1;
+                copied.calls += whole.calls.len() as u64;
+            } else {
+                // Written meanwhile by another copy.
+                copied.runs_present += 1;
             }
-            for decision in src.decisions(&run.id).await? {
-                dst.record_decision(&decision).await?;
-            }
-            for check in src.validations(&run.id).await? {
-                dst.record_validation(&check).await?;
-            }
-            if run.status != moot_store::RunStatus::Running {
-                let at = run.finished_at.as_deref().unwrap_or(&run.created_at);
-                dst.finish_run(&run.id, run.status, run.answer.as_deref(), at)
-                    .await?;
-            }
-            copied.runs += 1;
         }
         if runs.len() < PAGE as usize {
             break;
@@ -84,7 +82,7 @@ async fn copy(src: &dyn Store, dst: &dyn Store) -> Result<Copied, StoreError> {
         match dst.create_bench(&bench).await {
             Ok(()) => copied.benches += 1,
             Err(StoreError::BenchExists(_)) => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         for item in src.bench_items(&bench.name).await? {
             dst.record_bench_item(&item).await?;
@@ -111,7 +109,9 @@ pub fn run(command: Command, rt: &tokio::runtime::Runtime) -> Result<()> {
     let result = rt.block_on(copy(from.as_ref(), to.as_ref()));
     rt.block_on(to.close());
     rt.block_on(from.close());
-    let copied = result.context("copying")?;
+    let copied = result.context(
+        "the copy stopped (every run copied so far is whole; copying again goes on from there)",
+    )?;
     if json {
         outln!("{}", serde_json::to_string(&copied)?);
     } else {

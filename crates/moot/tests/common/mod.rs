@@ -271,3 +271,47 @@ pub fn run_id_from_stderr(
         }
     }
 }
+
+/// Runs `statements` on the SQLite file at `path` through a connection of its own, as another
+/// program could (a test damaging or mending a store, or adding a trigger to it).
+pub fn sqlite_exec(path: &Path, statements: &str) {
+    let statements = statements.to_string();
+    sqlite(path, |mut conn| async move {
+        sqlx::raw_sql(&statements).execute(&mut conn).await.unwrap();
+        (conn, ())
+    });
+}
+
+/// The text of the first column of the first row `query` gives on the SQLite file at `path`.
+pub fn sqlite_text(path: &Path, query: &str) -> Option<String> {
+    let query = query.to_string();
+    sqlite(path, |mut conn| async move {
+        let found = sqlx::query_scalar::<_, String>(&query)
+            .fetch_optional(&mut conn)
+            .await
+            .unwrap();
+        (conn, found)
+    })
+}
+
+fn sqlite<T, F, Fut>(path: &Path, work: F) -> T
+where
+    F: FnOnce(sqlx::SqliteConnection) -> Fut,
+    Fut: std::future::Future<Output = (sqlx::SqliteConnection, T)>,
+{
+    use sqlx::{ConnectOptions, Connection};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let conn = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(path)
+            .connect()
+            .await
+            .unwrap();
+        let (conn, found) = work(conn).await;
+        conn.close().await.unwrap();
+        found
+    })
+}
