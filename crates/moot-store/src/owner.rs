@@ -16,8 +16,14 @@ pub(crate) fn this_process() -> &'static str {
     NAME.get_or_init(|| format!("{}/{}", machine(), std::process::id()))
 }
 
-/// This machine's part of an owner name: host name and boot id (`?` where unknown).
-fn machine() -> String {
+/// This machine's part of an owner name: host name and boot id (`?` where unknown). Read once:
+/// every running run a page or a follower reads asks it.
+fn machine() -> &'static str {
+    static MACHINE: OnceLock<String> = OnceLock::new();
+    MACHINE.get_or_init(read_machine)
+}
+
+fn read_machine() -> String {
     let read = |path: &str| {
         std::fs::read_to_string(path)
             .map(|s| s.trim().to_string())
