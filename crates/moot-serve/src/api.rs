@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::app::{App, StartError};
-use crate::runner::{DebateRequest, RunnerError};
+use moot_app::service::{DebateRequest, RunnerError};
 
 /// How often a followed run is read again for new calls.
 const POLL: Duration = Duration::from_millis(150);
@@ -137,7 +137,7 @@ pub async fn run_path(State(app): State<Arc<App>>, Path(path): Path<String>) -> 
 async fn transcript(app: Arc<App>, id: String) -> Response {
     match app.load_run(&id).await {
         Ok((run, calls, decisions, checks)) => {
-            let view = crate::view::run_view(&run, &calls, &decisions, &checks);
+            let view = moot_app::view::run_view(&run, &calls, &decisions, &checks);
             Json(json!({
                 "run": run_summary(&run),
                 "calls": calls,

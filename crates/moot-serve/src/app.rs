@@ -8,7 +8,7 @@ use std::time::Duration;
 use moot_store::Store;
 use tokio::sync::Semaphore;
 
-use crate::runner::{DebateRequest, Runner, RunnerError, Started};
+use moot_app::service::{DebateRequest, Runner, RunnerError, Started};
 
 /// A run as the pages and the API read it: record, calls, decisions, code checks.
 pub(crate) type LoadedRun = (

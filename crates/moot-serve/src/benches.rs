@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::app::App;
 use crate::pages::{page_error, percent_encode, render, store_page_error};
-use crate::runner::RunnerError;
+use moot_app::service::RunnerError;
 
 /// Where a benchmark stands: linked debates by status, out of the planned number when known.
 #[derive(Debug, Clone, Serialize, PartialEq)]

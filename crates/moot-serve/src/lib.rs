@@ -4,8 +4,8 @@
 //! - the JSON API (`api`): start a debate, read a run, follow its calls as server-sent events;
 //! - an OpenAI-compatible endpoint (`openai`) whose models are debate teams.
 //!
-//! Debates are started through a [`Runner`] the binary provides (it owns agents, models and the
-//! configuration); everything shown is read back from the store, so runs written by other moot
+//! Debates are started through a [`Runner`] (`moot_app::service::DebateService` in `moot
+//! serve`, any other in tests); everything shown is read back from the store, so runs written by other moot
 //! processes show the same way, live ones included.
 //!
 //! Safety (`safety`, `hosts`): only Host names of this server are served (DNS rebinding), and
@@ -28,10 +28,8 @@ mod hosts;
 mod listen;
 mod openai;
 mod pages;
-mod runner;
 mod safety;
 mod templates;
-pub mod view;
 
 use std::sync::Arc;
 
@@ -41,7 +39,9 @@ use axum::Router;
 pub use app::{App, ServeOptions};
 pub use error::ServeError;
 pub use listen::{bind, raise_descriptor_limit, serve};
-pub use runner::{AgentsChoice, BenchReport, DebateRequest, Runner, RunnerError, Started, Team};
+pub use moot_app::service::{
+    AgentsChoice, BenchReport, DebateRequest, Runner, RunnerError, Started, Team,
+};
 pub use safety::check_binding;
 
 /// Every route, with the safety layers around them.

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::app::{App, StartError};
-use crate::runner::{DebateRequest, RunnerError};
+use moot_app::service::{DebateRequest, RunnerError};
 
 /// How often a streamed debate is read again for progress.
 const POLL: Duration = Duration::from_millis(200);
@@ -321,7 +321,7 @@ pub async fn chat(
 /// `[DONE]`.
 fn stream(
     app: Arc<App>,
-    started: crate::runner::Started,
+    started: moot_app::service::Started,
     model: String,
     include_usage: bool,
 ) -> Sse<impl futures::Stream<Item = Result<Event, Infallible>>> {

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::{ListQuery, PAGE_SIZE};
 use crate::app::{App, StartError};
-use crate::runner::{AgentsChoice, DebateRequest, RunnerError};
-use crate::view::{shorten, RunView};
+use moot_app::service::{AgentsChoice, DebateRequest, RunnerError};
+use moot_app::view::{shorten, RunView};
 
 pub(crate) fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
     match app.templates.get_template(name).and_then(|t| t.render(ctx)) {
@@ -121,7 +121,7 @@ pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Respons
         Ok(x) => x,
         Err(e) => return store_page_error(e),
     };
-    let v = crate::view::run_view(&run, &calls, &decisions, &checks);
+    let v = moot_app::view::run_view(&run, &calls, &decisions, &checks);
     let topology = topology_svg(&v);
     render(&app, "run.html", context! { v => v, topology => topology })
 }

@@ -1,32 +1,10 @@
 //! Error reporting shared by the subcommands: one line on stderr, exit code 2 for bad input.
 
-use std::fmt;
 use std::io::Read;
 use std::process::ExitCode;
 
-/// An error in what the user gave us (arguments, files, stdin). Exits with code 2.
-#[derive(Debug)]
-pub struct InputError(pub String);
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for InputError {}
-
-/// A configuration that cannot be used is the user's to fix: exit 2, with the file and key.
-impl From<moot_config::ConfigError> for InputError {
-    fn from(e: moot_config::ConfigError) -> InputError {
-        InputError(e.to_string())
-    }
-}
-
-/// Shorthand for returning an [`InputError`].
-pub fn bad_input<T>(message: impl Into<String>) -> anyhow::Result<T> {
-    Err(InputError(message.into()).into())
-}
+/// An error in what the user gave us (arguments, files, stdin): exits with code 2.
+pub use moot_app::{bad_input, InputError};
 
 /// Prints `moot: error: …` on one line; input errors exit 2, anything else 1.
 pub fn report(e: &anyhow::Error) -> ExitCode {

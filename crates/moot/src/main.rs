@@ -3,19 +3,12 @@
 #[macro_use]
 mod output;
 
-mod backends;
-mod bench_report;
-mod bench_run;
+mod bench_progress;
 mod cmd;
-mod debate_run;
-mod freemad_transcript;
-mod prepare;
-mod report;
-mod run_log;
-mod sandbox;
+mod input;
+mod progress;
 
-use moot::input;
-use prepare::StoreArg;
+use moot_app::prepare::{self, StoreArg};
 
 use std::process::ExitCode;
 

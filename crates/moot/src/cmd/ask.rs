@@ -9,11 +9,12 @@ use moot_core::debate::DebateSpec;
 use moot_core::validation::TestSuite;
 use moot_store::Store;
 
-use crate::backends;
-use crate::debate_run::{execute, Execution};
+use moot_app::agents;
+use moot_app::prepare::{load_config, prepare_debate, Overrides, PreparedDebate, TeamRequest};
+use moot_app::session::Session;
+
 use crate::input::{bad_input, InputError};
-use crate::prepare::{load_config, Overrides, TeamRequest};
-use crate::report::Progress;
+use crate::progress::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -81,21 +82,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         rounds_flag: args.rounds.is_some(),
         sim: args.sim,
     };
-    // The debate's size is checked before anything is built for it.
-    config
-        .validate_size(&team.size(&config, args.config.as_deref()))
-        .map_err(InputError::from)?;
-    let redactor = team.assemble(&mut config)?;
-    config.validate_settings().map_err(InputError::from)?;
-    config.check_gold().map_err(InputError::from)?;
-    config
-        .debate
-        .check_question(&args.question)
-        .map_err(InputError::from)?;
-    let protocol = config.build_protocol().map_err(InputError::from)?;
-    let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
-    config.agents.truncate(agents);
-    config.debate.rounds = rounds;
+    let PreparedDebate {
+        mut config,
+        redactor,
+    } = prepare_debate(config, &team, args.config.as_deref(), &args.question)?;
     let mut kind = config.debate.answer.resolve(&args.question, &args.options);
     let tests = match &args.tests {
         Some(path) => {
@@ -116,9 +106,9 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     if args.require_passing {
         config.validation.require_passing = true;
     }
-    let run_id = moot_engine::new_run_id();
+    let rounds = config.debate.rounds;
     let progress = Progress::new(rounds, args.json);
-    let built = backends::build(&config, kind, &mut |m| {
+    let built = agents::build(&config, kind, &mut |m| {
         progress.message(m);
         eprintln!("{m}");
     })?;
@@ -131,16 +121,14 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         seed: config.debate.seed,
         tests,
     };
-    execute(Execution {
+    let session = Session {
         store,
-        rt,
-        run_id,
+        run_id: moot_engine::new_run_id(),
         config,
         spec,
         agents: built,
         restore: None,
-        json: args.json,
-        progress,
         redactor,
-    })
+    };
+    crate::progress::run_and_print(session, progress, args.json, rt)
 }

@@ -7,8 +7,8 @@ use anyhow::Result;
 use moot_config::ProtocolName;
 use moot_store::Store;
 
-use crate::bench_run::BenchRequest;
-use crate::prepare::load_config;
+use moot_app::benchmark::BenchRequest;
+use moot_app::prepare::load_config;
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -97,9 +97,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         name: args.name,
         data_dir: args.data_dir,
         no_cache: args.no_cache,
-        json: args.json,
-        detach: args.detach,
         resumed: false,
     };
-    crate::bench_run::run(request, config, store, rt)
+    crate::bench_progress::run(request, config, args.detach, args.json, store, rt)
 }

@@ -15,7 +15,7 @@ use moot_core::decision::{
 use moot_store::CallRecord;
 use serde_json::Value;
 
-use moot::trajectory_json::parse_trajectory;
+use moot_core::trajectory_json::parse_trajectory;
 
 use crate::input::{bad_input, read_stdin, InputError};
 

@@ -12,8 +12,8 @@ use anyhow::Result;
 use moot_backends::{ChatMessage, CompletionRequest, LanguageModel, Role, SamplingParams};
 use moot_config::{AgentConfig, Backend, Config};
 
-use crate::backends;
 use crate::input::InputError;
+use moot_app::agents;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -151,7 +151,7 @@ fn probe(
         agents: vec![agent.clone()],
         ..config.clone()
     };
-    let built = backends::build(&alone, moot_core::answer::AnswerKind::Text, &mut |_| {})
+    let built = agents::build(&alone, moot_core::answer::AnswerKind::Text, &mut |_| {})
         .map_err(|e| format!("{e:#}"))?;
     let model: &dyn LanguageModel = built.engine[0].model.as_ref();
     let request = CompletionRequest {

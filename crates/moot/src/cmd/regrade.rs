@@ -12,7 +12,7 @@ use moot_store::{RunRecord, Store};
 use serde_json::json;
 
 use crate::input::{bad_input, InputError};
-use crate::prepare::{run_or_bench, Named};
+use moot_app::prepare::{run_or_bench, Named};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -48,7 +48,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         )
     })?;
     let sandbox = rt
-        .block_on(crate::sandbox::for_code(
+        .block_on(moot_app::sandbox::for_code(
             &config,
             true,
             Some("moot regrade"),

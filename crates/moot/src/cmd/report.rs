@@ -40,7 +40,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let mut loaded: Vec<LoadedBench> = Vec::new();
     for name in &args.runs {
         let bench = rt
-            .block_on(crate::bench_report::load(store, name))
+            .block_on(moot_app::bench_report::load(store, name))
             .map_err(|e| match e.downcast::<StoreError>() {
                 Ok(StoreError::BenchNotFound(_)) => anyhow::Error::new(InputError(format!(
                     "no benchmark named {name:?} in the store"
@@ -50,7 +50,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             })?;
         loaded.push(bench);
     }
-    let (infos, results, items) = crate::bench_report::combine(loaded)?;
+    let (infos, results, items) = moot_app::bench_report::combine(loaded)?;
     if results.is_empty() {
         let unfinished: usize = infos.iter().map(|i| i.unfinished).sum();
         return bad_input(format!(
@@ -105,7 +105,7 @@ fn render(report: &Report, format: Format, plots: &[(&str, &str)]) -> Result<Str
 
 fn write_report(report: &Report, format: Format, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let plots = crate::bench_report::plots(report)?;
+    let plots = moot_app::bench_report::plots(report)?;
     for (_, file, svg) in &plots {
         let path = dir.join(file);
         std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;

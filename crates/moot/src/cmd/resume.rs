@@ -8,12 +8,13 @@ use moot_store::{BenchRecord, RunRecord, RunStatus, Store, RUN_SILENCE_LIMIT};
 use moot_config::Config;
 use moot_eval::work::WorkerOptions;
 
-use crate::backends;
-use crate::bench_run::{BenchRequest, WorkRequest};
-use crate::debate_run::{execute, Execution};
+use moot_app::agents;
+use moot_app::benchmark::{BenchRequest, WorkRequest};
+use moot_app::prepare::{run_or_bench, Named};
+use moot_app::session::Session;
+
 use crate::input::{bad_input, InputError};
-use crate::prepare::{run_or_bench, Named};
-use crate::report::Progress;
+use crate::progress::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -57,7 +58,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let redactor = std::sync::Arc::new(config.redactor().map_err(InputError::from)?);
     let done = calls.len();
     let progress = Progress::new(spec.rounds, args.json);
-    let agents = backends::build(&config, spec.kind, &mut |m| {
+    let agents = agents::build(&config, spec.kind, &mut |m| {
         progress.message(m);
         eprintln!("{m}");
     })?;
@@ -68,18 +69,16 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             moot_core::text::plural(done, "completed call")
         );
     }
-    execute(Execution {
+    let session = Session {
         store,
-        rt,
         run_id: run.id,
         config,
         spec,
         agents,
         restore: Some(calls),
-        json: args.json,
-        progress,
         redactor,
-    })
+    };
+    crate::progress::run_and_print(session, progress, args.json, rt)
 }
 
 /// Continues a benchmark with the dataset, protocols, limit, seed and configuration it was
@@ -109,7 +108,7 @@ fn resume_bench(
                 bench.name
             );
         }
-        return crate::bench_run::work(
+        return crate::bench_progress::work(
             bench,
             WorkRequest {
                 worker: WorkerOptions {
@@ -121,8 +120,8 @@ fn resume_bench(
                 },
                 data_dir: args.data_dir,
                 no_cache: args.no_cache,
-                json: args.json,
             },
+            args.json,
             store,
             rt,
         );
@@ -143,14 +142,8 @@ fn resume_bench(
     if !args.json {
         eprintln!("resuming benchmark {}", bench.name);
     }
-    let request = BenchRequest::resuming(
-        bench,
-        args.concurrency,
-        args.data_dir,
-        args.no_cache,
-        args.json,
-    )?;
-    crate::bench_run::run(request, config, store, rt)
+    let request = BenchRequest::resuming(bench, args.concurrency, args.data_dir, args.no_cache)?;
+    crate::bench_progress::run(request, config, false, args.json, store, rt)
 }
 
 /// Why a run whose owner is alive is not resumed: a second process would ask its calls again.

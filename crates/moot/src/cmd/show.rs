@@ -49,7 +49,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         ),
         Format::Freemad => outln!(
             "{}",
-            serde_json::to_string_pretty(&crate::freemad_transcript::json(
+            serde_json::to_string_pretty(&moot_app::transcript::json(
                 &run,
                 &calls,
                 &moot_engine::validations_from(&checks)
@@ -85,7 +85,7 @@ struct Programs<'a> {
 impl<'a> Programs<'a> {
     fn new(calls: &'a [CallRecord], checks: &'a [ValidationRecord]) -> Programs<'a> {
         Programs {
-            order: moot_serve::view::program_order(calls, checks),
+            order: moot_app::view::program_order(calls, checks),
             checks,
         }
     }

@@ -142,7 +142,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         if worked && !counts.settled() {
             outln!(
                 "no worker has started: moot work {}",
-                moot::input::shell_word(&record.name)
+                crate::input::shell_word(&record.name)
             );
         }
         return Ok(());

@@ -9,8 +9,8 @@ use anyhow::Result;
 use moot_eval::work::WorkerOptions;
 use moot_store::{Store, StoreError};
 
-use crate::bench_run::WorkRequest;
 use crate::input::bad_input;
+use moot_app::benchmark::WorkRequest;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -78,7 +78,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     if worker.trim().is_empty() {
         return bad_input("--worker-id must not be empty");
     }
-    crate::bench_run::work(
+    crate::bench_progress::work(
         &record,
         WorkRequest {
             worker: WorkerOptions {
@@ -90,8 +90,8 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             },
             data_dir: args.data_dir,
             no_cache: args.no_cache,
-            json: args.json,
         },
+        args.json,
         store,
         rt,
     )

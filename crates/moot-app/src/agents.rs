@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use moot_backends::anthropic::{AnthropicConfig, AnthropicModel};
 use moot_backends::cli::CliModel;
+#[cfg(feature = "local")]
 use moot_backends::models::ModelRef;
 use moot_backends::openai::{OpenAiConfig, OpenAiModel};
 use moot_backends::scripted::{Scripted, ScriptedModel};
@@ -16,16 +17,43 @@ use moot_backends::LanguageModel;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::AgentSpec;
 use moot_engine::EngineAgent;
+#[cfg(feature = "local")]
 use moot_local::{LocalModel, LocalOptions};
 
 use moot_config::{AgentConfig, Backend, Config, Endpoints, Http};
 
 /// The agents of a run, plus the embedded models they use (for throughput reporting).
-pub struct Agents {
+pub struct BuiltAgents {
     pub specs: Vec<AgentSpec>,
     pub engine: Vec<EngineAgent>,
+    #[cfg(feature = "local")]
     pub local: Vec<Arc<LocalModel>>,
 }
+
+impl BuiltAgents {
+    /// A line on the embedded model's speed, when local agents ran.
+    pub fn throughput(&self) -> Option<String> {
+        #[cfg(feature = "local")]
+        return self.local.first().map(|m| {
+            let s = m.stats();
+            let gen = s
+                .generation_tokens_per_second()
+                .map_or("n/a".to_string(), |t| format!("{t:.1}"));
+            format!(
+                "Embedded model: {gen} tok/s generating (all agents together), prompt tokens sent {} / processed {}",
+                s.prompt_tokens, s.processed_prompt_tokens
+            )
+        });
+        #[cfg(not(feature = "local"))]
+        None
+    }
+}
+
+/// Models loaded once per model file, shared by the agents that run on them.
+#[cfg(feature = "local")]
+type LoadedModels = HashMap<PathBuf, Arc<LocalModel>>;
+#[cfg(not(feature = "local"))]
+type LoadedModels = HashMap<PathBuf, ()>;
 
 /// An HTTP agent's model: one endpoint (`base_url`, else `default_url`), or several
 /// (`base_urls`) used in turn with failover.
@@ -82,11 +110,12 @@ fn resilient(
 
 /// The embedded model agent `i` runs on, loaded once per model file: agents on the same model
 /// share its context as separate sequences.
+#[cfg(feature = "local")]
 fn local_model(
     config: &Config,
     i: usize,
     model: Option<&str>,
-    loaded: &mut HashMap<PathBuf, Arc<LocalModel>>,
+    loaded: &mut LoadedModels,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Arc<dyn LanguageModel>> {
     let spec = model.map_or_else(
@@ -119,13 +148,28 @@ fn local_model(
     Ok(m)
 }
 
+/// Without the embedded backend compiled in, a local agent cannot run.
+#[cfg(not(feature = "local"))]
+fn local_model(
+    _config: &Config,
+    i: usize,
+    _model: Option<&str>,
+    _loaded: &mut LoadedModels,
+    _progress: &mut dyn FnMut(&str),
+) -> Result<Arc<dyn LanguageModel>> {
+    Err(crate::error::InputError(format!(
+        "agents[{i}]: backend \"local\" (the embedded model) is not compiled into this build of moot (feature `local`)"
+    ))
+    .into())
+}
+
 /// Builds every agent of `config` for a debate whose answers are of `kind`.
 pub fn build(
     config: &Config,
     kind: moot_core::answer::AnswerKind,
     progress: &mut dyn FnMut(&str),
-) -> Result<Agents> {
-    let mut local_models: HashMap<PathBuf, Arc<LocalModel>> = HashMap::new();
+) -> Result<BuiltAgents> {
+    let mut local_models: LoadedModels = HashMap::new();
     let mut specs = Vec::new();
     let mut engine = Vec::new();
     let seed = config.debate.seed;
@@ -198,9 +242,12 @@ pub fn build(
             },
         });
     }
-    Ok(Agents {
+    #[cfg(not(feature = "local"))]
+    drop(local_models);
+    Ok(BuiltAgents {
         specs,
         engine,
+        #[cfg(feature = "local")]
         local: local_models.into_values().collect(),
     })
 }

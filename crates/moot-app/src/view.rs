@@ -310,7 +310,7 @@ fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
 }
 
 /// Text short enough for a cell: its first line, at most `n` characters, `…` when cut.
-pub(crate) fn shorten(text: &str, n: usize) -> String {
+pub fn shorten(text: &str, n: usize) -> String {
     let first = text.lines().next().unwrap_or("");
     let mut out: String = first.chars().take(n).collect();
     if out.len() < text.len() {

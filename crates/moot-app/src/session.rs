@@ -1,81 +1,110 @@
-//! Running one debate — new or resumed — from a prepared configuration, team and spec, and
-//! printing its summary: what `ask` and `resume` share.
+//! Running one debate — new or resumed — from a prepared configuration, team and spec: what
+//! `moot ask`, `moot resume` and the server share.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use moot_config::{Config, LogLevel};
 use moot_core::debate::DebateSpec;
-use moot_engine::Debate;
+use moot_core::redact::Redactor;
+use moot_engine::{Debate, DebateResult, Observer};
 use moot_store::{CallRecord, Store};
 
-use crate::backends;
-use crate::input::InputError;
-use crate::report::{Progress, RunSummary};
+use crate::agents::BuiltAgents;
+use crate::error::InputError;
+use crate::run_log::RunLog;
+use crate::summary::RunSummary;
 
-pub struct Execution<'a> {
+/// One debate ready to run: new (`restore: None`) or resumed from its stored calls.
+pub struct Session<'a> {
     pub store: &'a dyn Store,
-    pub rt: &'a tokio::runtime::Runtime,
     pub run_id: String,
     pub config: Config,
     pub spec: DebateSpec,
-    pub agents: backends::Agents,
+    pub agents: BuiltAgents,
     /// Stored calls of an interrupted run to resume from; `None` for a new run.
     pub restore: Option<Vec<CallRecord>>,
-    pub json: bool,
-    pub progress: Progress,
     /// What removes secrets from everything the debate stores and prints.
-    pub redactor: std::sync::Arc<moot_core::redact::Redactor>,
+    pub redactor: Arc<Redactor>,
 }
 
-/// Runs (or resumes) a debate and prints its summary.
-pub fn execute(e: Execution<'_>) -> Result<()> {
-    let protocol = e.config.build_protocol().map_err(InputError::from)?;
-    let (rule, decision_config) = e.config.decision().map_err(InputError::from)?;
-    let rule = rule.unwrap_or_else(|| protocol.default_rule());
-    let engine_config = e.config.engine();
-    let protocol_name = protocol.name();
-    let agent_ids: Vec<String> = e.spec.agents.iter().map(|a| a.id.clone()).collect();
-    let config_json = serde_json::to_value(&e.config).context("serialising the configuration")?;
-    let redactor = e.redactor.clone();
-    let sandbox = e.rt.block_on(crate::sandbox::for_code(
-        &e.config,
-        e.spec.kind == moot_core::answer::AnswerKind::Code,
-        e.spec.tests.as_ref().map(|_| "--tests"),
-    ))?;
-    let log =
-        crate::run_log::RunLog::open(&e.config.logging, e.redactor.clone(), agent_ids.clone())?;
-    if let Some(log) = &log {
-        log_start(log, &e.run_id, protocol_name, &e.spec, e.restore.is_some());
+/// A debate that ran to its decision.
+pub struct Finished {
+    pub result: DebateResult,
+    pub protocol: &'static str,
+    pub agent_ids: Vec<String>,
+    pub wall: std::time::Duration,
+    /// The embedded model's throughput, when local agents ran.
+    pub throughput: Option<String>,
+    /// Where its transcript was saved (`[output] transcript_dir`).
+    pub transcript: Option<std::path::PathBuf>,
+}
+
+impl Finished {
+    /// The summary `moot ask` prints (as text or JSON).
+    pub fn summary(&self) -> RunSummary<'_> {
+        RunSummary {
+            result: &self.result,
+            protocol: self.protocol,
+            agent_ids: self.agent_ids.clone(),
+            wall: self.wall,
+            throughput: self.throughput.clone(),
+        }
     }
-    let mut observers: Vec<&dyn moot_engine::Observer> = vec![&e.progress];
+}
+
+/// Runs (or resumes) a debate to its decision: checks code in the sandbox when answers are
+/// code, writes the run log, and saves the transcript when the configuration asks for one.
+/// `observer` hears every round and call; `on_created` is told the run id once its row is
+/// stored (new runs) or its calls are folded back (resumed ones).
+pub async fn run(
+    s: Session<'_>,
+    observer: &dyn Observer,
+    on_created: &mut dyn FnMut(&str),
+) -> Result<Finished> {
+    let protocol = s.config.build_protocol().map_err(InputError::from)?;
+    let (rule, decision_config) = s.config.decision().map_err(InputError::from)?;
+    let rule = rule.unwrap_or_else(|| protocol.default_rule());
+    let engine_config = s.config.engine();
+    let protocol_name = protocol.name();
+    let agent_ids: Vec<String> = s.spec.agents.iter().map(|a| a.id.clone()).collect();
+    let config_json = serde_json::to_value(&s.config).context("serialising the configuration")?;
+    let sandbox = crate::sandbox::for_code(
+        &s.config,
+        s.spec.kind == moot_core::answer::AnswerKind::Code,
+        s.spec.tests.as_ref().map(|_| "--tests"),
+    )
+    .await?;
+    let log = RunLog::open(&s.config.logging, s.redactor.clone(), agent_ids.clone())?;
+    if let Some(log) = &log {
+        log_start(log, &s.run_id, protocol_name, &s.spec, s.restore.is_some());
+    }
+    let mut observers: Vec<&dyn Observer> = vec![observer];
     if let Some(log) = &log {
         observers.push(log);
     }
     let observers = moot_engine::Observers(observers);
     let started = Instant::now();
-    let result = e.rt.block_on(async {
+    let result = async {
         let mut debate = Debate::new(
-            e.run_id.clone(),
-            e.spec.clone(),
+            s.run_id.clone(),
+            s.spec.clone(),
             protocol,
-            e.agents.engine.clone(),
+            s.agents.engine.clone(),
             engine_config,
-            e.store,
+            s.store,
         )?
-        .with_redactor(redactor)
+        .with_redactor(s.redactor.clone())
         .with_sandbox(sandbox);
-        match e.restore {
+        match s.restore {
             Some(calls) => debate.restore(calls),
             None => debate.create(rule, config_json).await?,
         }
-        if !e.json {
-            eprintln!("run {}", e.run_id);
-        }
-        e.progress.message(&format!("run {}", e.run_id));
+        on_created(&s.run_id);
         debate.run(rule, &decision_config, &observers).await
-    });
-    e.progress.finish();
+    }
+    .await;
     // A configuration the engine refuses (a protocol that needs logprobs on a backend without
     // them, a topology that does not fit the agents) is bad input, not a failure; a protocol
     // that planned something impossible is a bug in moot (exit 1, its message says so).
@@ -87,55 +116,32 @@ pub fn execute(e: Execution<'_>) -> Result<()> {
     if let Some(log) = &log {
         log_outcome(log, &result, wall);
     }
-    let throughput = e.agents.local.first().map(|m| {
-        let s = m.stats();
-        let gen = s
-            .generation_tokens_per_second()
-            .map_or("n/a".to_string(), |t| format!("{t:.1}"));
-        format!(
-            "Embedded model: {gen} tok/s generating (all agents together), prompt tokens sent {} / processed {}",
-            s.prompt_tokens, s.processed_prompt_tokens
-        )
-    });
-    let summary = RunSummary {
-        result: &result,
+    let throughput = s.agents.throughput();
+    let transcript = match &s.config.output.transcript_dir {
+        Some(dir) => Some(
+            save_transcript(
+                s.store,
+                dir,
+                s.config.output.transcript_format,
+                &result.run_id,
+            )
+            .await?,
+        ),
+        None => None,
+    };
+    Ok(Finished {
+        result,
         protocol: protocol_name,
         agent_ids,
         wall,
         throughput,
-    };
-    if e.json {
-        outln!("{}", summary.json());
-    } else {
-        // The answer and its program are model text: shown, never obeyed by the terminal.
-        out!("{}", moot_core::escape::terminal(&summary.text()));
-    }
-    if let Some(dir) = &e.config.output.transcript_dir {
-        let path = e.rt.block_on(save_transcript(
-            e.store,
-            dir,
-            e.config.output.transcript_format,
-            &result.run_id,
-        ))?;
-        if !e.json {
-            eprintln!("Transcript saved to: {}", path.display());
-        }
-    }
-    // The run is stored and shown either way; a debate in which no agent answered at all is a
-    // failure, with each agent's reason, not "no answer" and success.
-    if let Some(failures) = result.every_call_failed() {
-        anyhow::bail!(
-            "every agent failed (run {}): {}",
-            result.run_id,
-            failures.join("; ")
-        );
-    }
-    Ok(())
+        transcript,
+    })
 }
 
 /// The start of a run in its log.
 pub(crate) fn log_start(
-    log: &crate::run_log::RunLog,
+    log: &RunLog,
     run_id: &str,
     protocol: &str,
     spec: &DebateSpec,
@@ -157,11 +163,11 @@ pub(crate) fn log_start(
 
 /// The end of a run in its log: each program's checks, then the decision.
 pub(crate) fn log_outcome(
-    log: &crate::run_log::RunLog,
+    log: &RunLog,
     result: &moot_engine::DebateResult,
     wall: std::time::Duration,
 ) {
-    for (i, program) in crate::report::programs(result).iter().enumerate() {
+    for (i, program) in crate::summary::programs(result).iter().enumerate() {
         let Some(checks) = result.validations.get(program) else {
             continue;
         };
@@ -221,5 +227,5 @@ pub(crate) async fn save_transcript(
         store.validations(run_id).await?,
     );
     let validations = moot_engine::validations_from(&checks);
-    crate::freemad_transcript::write(dir, format, &run, &calls, &validations)
+    crate::transcript::write(dir, format, &run, &calls, &validations)
 }

@@ -1,7 +1,6 @@
-//! What every command that runs debates (`ask`, `bench`, `resume`, later `serve`) does before
-//! the first call: open the store and the runtime, read the configuration and apply the flags
-//! that override it, check the debate's size, and size the team of agents. Commands call this
-//! module, never each other.
+//! What every front end that runs debates (`ask`, `bench`, `resume`, the server, Python) does
+//! before the first call: open the store and the runtime, read the configuration and apply
+//! what overrides it, check the debate's size, and size the team of agents.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,7 +10,7 @@ use moot_config::{AnswerSetting, Config, DebateSize, ProtocolName};
 use moot_core::redact::Redactor;
 use moot_store::{Access, BenchRecord, RunRecord, Store, StoreError, StoreLocation};
 
-use crate::input::InputError;
+use crate::error::InputError;
 
 /// What a name given to `resume` or `regrade` stands for in the store.
 pub enum Named {
@@ -204,6 +203,33 @@ impl TeamRequest {
         };
         Ok(redactor)
     }
+}
+
+/// A debate on `question`, prepared as `moot ask` and the server prepare one: the size checked
+/// before anything is built, the team assembled, the settings, gold answer and question checked,
+/// and the team and rounds fitted to the protocol. `config` has its overrides applied already.
+pub fn prepare_debate(
+    mut config: Config,
+    team: &TeamRequest,
+    file: Option<&Path>,
+    question: &str,
+) -> Result<PreparedDebate, InputError> {
+    config.validate_size(&team.size(&config, file))?;
+    let redactor = team.assemble(&mut config)?;
+    config.validate_settings()?;
+    config.check_gold()?;
+    config.debate.check_question(question)?;
+    let protocol = config.build_protocol()?;
+    let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
+    config.agents.truncate(agents);
+    config.debate.rounds = rounds;
+    Ok(PreparedDebate { config, redactor })
+}
+
+/// A debate's configuration ready to build agents from, and what removes its secrets.
+pub struct PreparedDebate {
+    pub config: Config,
+    pub redactor: Arc<Redactor>,
 }
 
 /// A store's rate allowances as the backends' [`moot_backends::limits::SharedAllowance`].

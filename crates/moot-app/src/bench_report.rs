@@ -8,7 +8,7 @@ use moot_eval::report::{BenchInfo, Report};
 use moot_eval::Item;
 use moot_store::Store;
 
-use crate::input::InputError;
+use crate::error::InputError;
 
 /// The benchmark `name` with every finished debate re-decided under its own decision settings
 /// (tie-break, FREE-MAD weights). A missing benchmark is the store's `BenchNotFound`.

@@ -7,7 +7,7 @@ use anyhow::Result;
 use moot_config::Config;
 use moot_sandbox::Sandbox;
 
-use crate::input::InputError;
+use crate::error::InputError;
 
 /// The sandbox that checks a debate's code answers: `None` when no answer is code or
 /// `validation.sandbox` is off. It is started once here (an empty program), so that a machine

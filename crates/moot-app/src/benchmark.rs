@@ -1,5 +1,6 @@
-//! Running a benchmark — new or resumed — from a request and a configuration: what `bench`
-//! and `resume` share.
+//! Benchmarks — new, resumed, or worked by one of many workers — from a request and a
+//! configuration: what `moot bench`, `moot resume`, `moot work` and Python share. Progress
+//! is reported through callbacks; printing is the front end's.
 
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -9,18 +10,18 @@ use anyhow::{Context, Result};
 use moot_config::{Config, ProtocolName};
 use moot_core::debate::AgentSpec;
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
-use moot_core::text::plural;
 use moot_engine::EngineAgent;
 use moot_eval::bench::{
-    item_seed, plan_bench, run_bench, AgentSource, BenchError, BenchPlan, ProtocolFactory,
+    item_seed, plan_bench, run_bench, AgentSource, BenchError, BenchPlan, ItemResult,
+    ProtocolFactory,
 };
 use moot_eval::report::{BenchInfo, Report};
-use moot_eval::work::WorkerOptions;
+use moot_eval::work::{WorkSummary, WorkerOptions};
 use moot_eval::{DatasetSpec, Item};
 use moot_store::{JobCounts, Store};
 
-use crate::backends;
-use crate::input::{bad_input, InputError};
+use crate::agents;
+use crate::error::{bad_input, InputError};
 use crate::prepare::{Overrides, TeamRequest};
 
 /// What to benchmark and how: `moot bench`'s flags, or a stored benchmark's settings.
@@ -45,9 +46,6 @@ pub struct BenchRequest {
     pub name: Option<String>,
     pub data_dir: Option<PathBuf>,
     pub no_cache: bool,
-    pub json: bool,
-    /// Record the plan for `moot work` instead of running it.
-    pub detach: bool,
     /// Continuing a stored benchmark: its size was checked when it started (perhaps under older
     /// limits) and is not checked again.
     pub resumed: bool,
@@ -62,7 +60,6 @@ impl BenchRequest {
         concurrency: usize,
         data_dir: Option<PathBuf>,
         no_cache: bool,
-        json: bool,
     ) -> Result<BenchRequest, InputError> {
         let protocols = record
             .protocols
@@ -86,8 +83,6 @@ impl BenchRequest {
             name: Some(record.name.clone()),
             data_dir,
             no_cache,
-            json,
-            detach: false,
             resumed: true,
         })
     }
@@ -95,7 +90,7 @@ impl BenchRequest {
 
 /// The configured agents, built once, or simulated ones built per item (each told the item's
 /// gold answer, with seeds drawn from the item).
-enum Agents {
+enum ItemAgents {
     Fixed {
         specs: Vec<AgentSpec>,
         engine: Vec<EngineAgent>,
@@ -106,15 +101,15 @@ enum Agents {
     },
 }
 
-impl AgentSource for Agents {
+impl AgentSource for ItemAgents {
     fn agents(&self, item: &Item) -> Result<(Vec<AgentSpec>, Vec<EngineAgent>), BenchError> {
         match self {
-            Agents::Fixed { specs, engine } => Ok((specs.clone(), engine.clone())),
-            Agents::Sim { config, seed } => {
+            ItemAgents::Fixed { specs, engine } => Ok((specs.clone(), engine.clone())),
+            ItemAgents::Sim { config, seed } => {
                 let mut config = Config::clone(config);
                 config.debate.gold = Some(item.gold.clone());
                 config.debate.seed = item_seed(*seed, &item.id);
-                let built = backends::build(&config, item.kind, &mut |_| {})
+                let built = agents::build(&config, item.kind, &mut |_| {})
                     .map_err(|e| BenchError::Config(format!("{e:#}")))?;
                 Ok((built.specs, built.engine))
             }
@@ -124,11 +119,11 @@ impl AgentSource for Agents {
 
 /// What running, planning or working a benchmark needs, made once from a request and a
 /// configuration (a file's, or a stored benchmark's, whose agents are already sized).
-struct Prepared {
-    name: String,
-    dataset: String,
-    items: Vec<Item>,
-    protocols: Vec<String>,
+pub struct Prepared {
+    pub name: String,
+    pub dataset: String,
+    pub items: Vec<Item>,
+    pub protocols: Vec<String>,
     limit: Option<u64>,
     seed: u64,
     rounds: usize,
@@ -138,17 +133,18 @@ struct Prepared {
     config_json: serde_json::Value,
     redactor: std::sync::Arc<moot_core::redact::Redactor>,
     options: ProtocolsOptions,
-    agents: Agents,
+    agents: ItemAgents,
     sandbox: Option<std::sync::Arc<moot_sandbox::Sandbox>>,
 }
 
 impl Prepared {
     /// `items`: the dataset's (drawn here) unless given (a worker's jobs carry their items).
-    fn new(
+    /// `on_message` hears what building the agents does (fetching and loading a model).
+    pub async fn new(
         args: &BenchRequest,
         mut config: Config,
         items: Option<(String, Vec<Item>)>,
-        rt: &tokio::runtime::Runtime,
+        on_message: &mut dyn FnMut(&str),
     ) -> Result<Prepared> {
         Overrides {
             rounds: args.rounds,
@@ -185,7 +181,7 @@ impl Prepared {
                 .check_question(&longest.question)
                 .map_err(|e| InputError(format!("item {}: {e}", longest.id)))?;
         }
-        let agents = Agents::for_items(&config, args.seed, &items)?;
+        let agents = ItemAgents::for_items(&config, args.seed, &items, on_message)?;
         let (rule, decision) = config.decision().map_err(InputError::from)?;
         let any_code = items
             .iter()
@@ -214,11 +210,7 @@ impl Prepared {
             redactor,
             options,
             agents,
-            sandbox: rt.block_on(crate::sandbox::for_code(
-                &config,
-                any_code,
-                tests_from.as_deref(),
-            ))?,
+            sandbox: crate::sandbox::for_code(&config, any_code, tests_from.as_deref()).await?,
             items,
         })
     }
@@ -244,7 +236,7 @@ impl Prepared {
         }
     }
 
-    fn info(&self) -> BenchInfo {
+    pub fn info(&self) -> BenchInfo {
         BenchInfo {
             name: self.name.clone(),
             dataset: self.dataset.clone(),
@@ -265,62 +257,55 @@ fn bench_error(e: BenchError) -> anyhow::Error {
     }
 }
 
-/// Runs (or resumes) the benchmark `args` describe with `config` (a file's, or a stored
-/// benchmark's, whose agents are already sized); with `detach`, only records its plan for
-/// `moot work`.
-pub fn run(
-    args: BenchRequest,
-    config: Config,
-    store: &dyn Store,
-    rt: &tokio::runtime::Runtime,
-) -> Result<()> {
-    let prepared = Prepared::new(&args, config, None, rt)?;
-    let factory = |p: &str, item: &Item| prepared.options.build(p, item);
-    let plan = prepared.plan(&factory, args.concurrency);
-    let (name, dataset_name, items) = (&prepared.name, &prepared.dataset, &prepared.items);
-    if args.detach {
-        let (planned, added) = rt.block_on(plan_bench(&plan, store)).map_err(bench_error)?;
-        if args.json {
-            outln!(
-                "{}",
-                serde_json::json!({"bench": name, "planned": planned, "added": added})
-            );
-        } else {
-            outln!(
-                "benchmark {name}: {} of {dataset_name} × {} planned ({} new); start workers with: moot work {}",
-                plural(planned as usize, "debate"),
-                prepared.protocols.join(", "),
-                added,
-                moot::input::shell_word(name)
-            );
-        }
-        return Ok(());
+impl Prepared {
+    /// Records the plan for `moot work` instead of running it: how many debates the plan has,
+    /// and how many of them are new.
+    pub async fn plan_for_workers(
+        &self,
+        store: &dyn Store,
+        concurrency: usize,
+    ) -> Result<(u64, u64)> {
+        let factory = |p: &str, item: &Item| self.options.build(p, item);
+        let plan = self.plan(&factory, concurrency);
+        plan_bench(&plan, store).await.map_err(bench_error)
     }
-    if !args.json {
-        eprintln!(
-            "benchmark {name}: {} of {dataset_name} × {}",
-            plural(items.len(), "item"),
-            prepared.protocols.join(", ")
-        );
-    }
-    let started = Instant::now();
-    let mut progress = BenchProgress::new(&plan.protocols, items.len(), args.json);
-    let results = rt
-        .block_on(run_bench(&plan, store, &prepared.agents, |r| {
+
+    /// Runs (or resumes) every debate, `concurrency` at once; `on_result` hears each as it
+    /// ends, with whether its chosen answer was right.
+    pub async fn run(
+        &self,
+        store: &dyn Store,
+        concurrency: usize,
+        on_result: &mut dyn FnMut(&ItemResult, bool),
+    ) -> Result<Ran> {
+        let factory = |p: &str, item: &Item| self.options.build(p, item);
+        let plan = self.plan(&factory, concurrency);
+        let started = Instant::now();
+        let items = &self.items;
+        let results = run_bench(&plan, store, &self.agents, |r| {
             let correct = items
                 .iter()
                 .find(|item| item.id == r.item_id)
                 .is_some_and(|item| r.correct(item));
-            progress.finished(&r.protocol, correct, r.result.usage().output_tokens);
-        }))
+            on_result(r, correct);
+        })
+        .await
         .map_err(bench_error)?;
-    let throughput = Throughput::of(&results, started.elapsed());
-    progress.clear();
-    print_report(
-        &Report::new(vec![prepared.info()], &results, items),
-        args.json,
-        &throughput,
-    )
+        let throughput = Throughput::of(&results, started.elapsed());
+        let report = Report::new(vec![self.info()], &results, items);
+        Ok(Ran {
+            report,
+            throughput,
+            results,
+        })
+    }
+}
+
+/// A benchmark that ran: its report, how fast it ran, and each debate's result.
+pub struct Ran {
+    pub report: Report,
+    pub throughput: Throughput,
+    pub results: Vec<ItemResult>,
 }
 
 /// How `moot work` works a benchmark.
@@ -329,132 +314,120 @@ pub struct WorkRequest {
     pub worker: WorkerOptions,
     pub data_dir: Option<PathBuf>,
     pub no_cache: bool,
-    pub json: bool,
 }
 
-/// Works the planned benchmark `record` with its stored configuration until every job is done
-/// or failed, as one of any number of workers.
-pub fn work(
-    record: &moot_store::BenchRecord,
-    request: WorkRequest,
-    store: &dyn Store,
-    rt: &tokio::runtime::Runtime,
-) -> Result<()> {
-    let stop = stop_signal(rt);
-    let config: Config = serde_json::from_value(record.config.clone()).with_context(|| {
-        format!(
-            "benchmark {}: the stored configuration is unreadable",
-            record.name
-        )
-    })?;
-    // Settings that change results are the plan's: a worker may not contradict them.
-    if request.no_cache && config.cache.benchmarks {
-        return bad_input(format!(
-            "benchmark {} was planned with the request cache on; a worker cannot turn it off (--no-cache) without changing its results: plan it with --no-cache instead",
-            record.name
-        ));
-    }
-    let jobs = rt.block_on(store.bench_jobs(&record.name))?;
-    if jobs.is_empty() {
-        return bad_input(format!(
-            "benchmark {} has no planned jobs: plan one with moot bench … --run {} --detach",
-            record.name, record.name
-        ));
-    }
-    // Each item once, in plan order (a job per protocol carries the same item).
-    let mut items: Vec<Item> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for job in &jobs {
-        if seen.insert(job.item_id.as_str()) {
-            let item = serde_json::from_value(job.item.clone()).with_context(|| {
-                format!(
-                    "benchmark {}: item {} is unreadable",
-                    record.name, job.item_id
-                )
-            })?;
-            items.push(item);
-        }
-    }
-    let args = BenchRequest::resuming(
-        record,
-        request.worker.concurrency,
-        request.data_dir,
-        request.no_cache,
-        request.json,
-    )?;
-    let prepared = Prepared::new(&args, config, Some((record.dataset.clone(), items)), rt)?;
-    let factory = |p: &str, item: &Item| prepared.options.build(p, item);
-    let plan = prepared.plan(&factory, request.worker.concurrency);
-    // Taken last, once nothing else can refuse this worker: a refused one holds no name.
-    claim_worker_name(&record.name, &request.worker, store, rt)?;
-    let bar = WorkProgress::new(jobs.len() as u64, &request.worker.worker, request.json);
-    let started = Instant::now();
-    let summary = rt
-        .block_on(moot_eval::work::work(
-            &plan,
-            store,
-            &prepared.agents,
-            &request.worker,
-            stop,
-            |_, counts| bar.update(counts),
-        ))
-        .map_err(bench_error)?;
-    bar.clear();
-    let seconds = started.elapsed().as_secs_f64();
+/// A planned benchmark made ready for one worker: its stored configuration and the items its
+/// jobs carry.
+pub struct ForWorker {
+    pub prepared: Prepared,
+    /// How many jobs the plan has.
+    pub jobs: usize,
+}
 
-    if request.json {
-        let mut value = serde_json::to_value(&summary).context("serialising the summary")?;
-        value["seconds"] = serde_json::json!(seconds);
-        value["bench"] = serde_json::json!(record.name);
-        outln!("{value}");
-    } else {
-        let c = summary.counts;
-        outln!(
-            "worker {}: {} ({} taken over from workers that stopped), {} failed, {} lost to another worker, {} in {seconds:.1} s; benchmark {}: {} done, {} failed of {}",
-            summary.worker,
-            plural(summary.debates as usize, "debate"),
-            summary.taken_over,
-            summary.failed,
-            summary.lost,
-            plural(summary.calls as usize, "call"),
-            record.name,
-            c.done,
-            c.failed,
-            c.total()
-        );
+impl ForWorker {
+    /// The planned benchmark `record` ready for a worker: refused when the worker's settings
+    /// contradict the plan's, or when nothing is planned.
+    pub async fn new(
+        record: &moot_store::BenchRecord,
+        request: &WorkRequest,
+        store: &dyn Store,
+        on_message: &mut dyn FnMut(&str),
+    ) -> Result<ForWorker> {
+        let config: Config = serde_json::from_value(record.config.clone()).with_context(|| {
+            format!(
+                "benchmark {}: the stored configuration is unreadable",
+                record.name
+            )
+        })?;
+        // Settings that change results are the plan's: a worker may not contradict them.
+        if request.no_cache && config.cache.benchmarks {
+            return bad_input(format!(
+                "benchmark {} was planned with the request cache on; a worker cannot turn it off (--no-cache) without changing its results: plan it with --no-cache instead",
+                record.name
+            ));
+        }
+        let jobs = store.bench_jobs(&record.name).await?;
+        if jobs.is_empty() {
+            return bad_input(format!(
+                "benchmark {} has no planned jobs: plan one with moot bench … --run {} --detach",
+                record.name, record.name
+            ));
+        }
+        // Each item once, in plan order (a job per protocol carries the same item).
+        let mut items: Vec<Item> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for job in &jobs {
+            if seen.insert(job.item_id.as_str()) {
+                let item = serde_json::from_value(job.item.clone()).with_context(|| {
+                    format!(
+                        "benchmark {}: item {} is unreadable",
+                        record.name, job.item_id
+                    )
+                })?;
+                items.push(item);
+            }
+        }
+        let args = BenchRequest::resuming(
+            record,
+            request.worker.concurrency,
+            request.data_dir.clone(),
+            request.no_cache,
+        )?;
+        let prepared = Prepared::new(
+            &args,
+            config,
+            Some((record.dataset.clone(), items)),
+            on_message,
+        )
+        .await?;
+        // Taken last, once nothing else can refuse this worker: a refused one holds no name.
+        claim_worker_name(&record.name, &request.worker, store).await?;
+        Ok(ForWorker {
+            prepared,
+            jobs: jobs.len(),
+        })
     }
-    if summary.stopped {
-        // Its debates were cancelled; no agent process of theirs may outlive the worker.
-        moot_backends::cli::kill_live_agents();
-        // Not a success: a scheduler that restarts failed workers should start another.
-        anyhow::bail!(
-            "worker {} was stopped by a signal before benchmark {} was done; {} handed back for other workers to continue",
-            summary.worker,
-            record.name,
-            plural(summary.released as usize, "debate")
-        );
+
+    /// Works the benchmark until every job is done or failed, or until `stop` completes (its
+    /// debates are then handed back); `on_counts` hears the benchmark's job counts as they
+    /// change.
+    pub async fn work(
+        &self,
+        store: &dyn Store,
+        worker: &WorkerOptions,
+        stop: impl std::future::Future<Output = ()>,
+        on_counts: &mut dyn FnMut(&JobCounts),
+    ) -> Result<WorkSummary> {
+        let p = &self.prepared;
+        let factory = |name: &str, item: &Item| p.options.build(name, item);
+        let plan = p.plan(&factory, worker.concurrency);
+        let summary = moot_eval::work::work(&plan, store, &p.agents, worker, stop, |_, counts| {
+            on_counts(counts)
+        })
+        .await
+        .map_err(bench_error)?;
+        if summary.stopped {
+            // Its debates were cancelled; no agent process of theirs may outlive the worker.
+            moot_backends::cli::kill_live_agents();
+        }
+        Ok(summary)
     }
-    Ok(())
 }
 
 /// Takes the worker's name for the benchmark `bench`. Two live processes under one name would
 /// renew each other's leases: a dead one's debates would never be taken over. The store decides
 /// who has the name, in one statement, so two workers started at once under one name cannot
 /// both pass.
-fn claim_worker_name(
-    bench: &str,
-    worker: &WorkerOptions,
-    store: &dyn Store,
-    rt: &tokio::runtime::Runtime,
-) -> Result<()> {
+async fn claim_worker_name(bench: &str, worker: &WorkerOptions, store: &dyn Store) -> Result<()> {
     let name = &worker.worker;
     let lease_ms = i64::try_from(worker.lease.as_millis()).unwrap_or(i64::MAX);
-    if rt.block_on(store.claim_worker(bench, name, lease_ms))? {
+    if store.claim_worker(bench, name, lease_ms).await? {
         return Ok(());
     }
-    let now = rt.block_on(store.job_counts(bench))?.now_ms;
-    let seen = rt
-        .block_on(store.bench_workers(bench))?
+    let now = store.job_counts(bench).await?.now_ms;
+    let seen = store
+        .bench_workers(bench)
+        .await?
         .into_iter()
         .find(|w| &w.worker == name)
         .map_or(0, |w| (now - w.last_seen) / 1000);
@@ -463,74 +436,18 @@ fn claim_worker_name(
     ))
 }
 
-/// A future that completes at SIGTERM (what Kubernetes, Slurm and `kill` send to stop a
-/// process) or SIGINT (Ctrl-C). The handlers are installed now, so a signal that comes before
-/// the future is first polled still counts; if they cannot be, it never completes.
-fn stop_signal(rt: &tokio::runtime::Runtime) -> impl std::future::Future<Output = ()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let _inside = rt.enter();
-    let handlers = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    );
-    async move {
-        match handlers {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-            }
-            _ => std::future::pending().await,
-        }
-    }
-}
-
-/// One bar for a worker: the benchmark's jobs done (by every worker) of all.
-struct WorkProgress {
-    bar: indicatif::ProgressBar,
-}
-
-impl WorkProgress {
-    fn new(total: u64, worker: &str, hidden: bool) -> WorkProgress {
-        let bar = if hidden {
-            indicatif::ProgressBar::hidden()
-        } else {
-            indicatif::ProgressBar::new(total)
-        };
-        let style = indicatif::ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        bar.set_style(style);
-        bar.set_prefix(worker.to_string());
-        WorkProgress { bar }
-    }
-
-    fn update(&self, counts: &JobCounts) {
-        self.bar.set_position(counts.done + counts.failed);
-        self.bar.set_message(format!(
-            "{} running, {} pending",
-            counts.running + counts.expired,
-            counts.pending
-        ));
-    }
-
-    fn clear(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
 /// How fast this invocation ran its debates: the engine's own speed, model time included,
 /// process start-up, dataset loading and the report left out. Debates read back or resumed
 /// from an earlier run are counted apart, their stored calls not at all.
 #[derive(Debug, serde::Serialize)]
-struct Throughput {
-    debates: usize,
-    reused_debates: usize,
+pub struct Throughput {
+    pub debates: usize,
+    pub reused_debates: usize,
     /// Calls recorded by the debates run from the start here.
-    calls: usize,
-    seconds: f64,
-    calls_per_second: f64,
-    us_per_call: f64,
+    pub calls: usize,
+    pub seconds: f64,
+    pub calls_per_second: f64,
+    pub us_per_call: f64,
 }
 
 impl Throughput {
@@ -555,33 +472,6 @@ impl Throughput {
             },
         }
     }
-}
-
-/// The benchmark's report as JSON (with its throughput under `"throughput"`), or as Markdown
-/// tables with the wall time and throughput.
-fn print_report(report: &Report, json: bool, throughput: &Throughput) -> Result<()> {
-    if json {
-        let mut value = serde_json::to_value(report).context("serialising the report")?;
-        value["throughput"] = serde_json::to_value(throughput).context("serialising the report")?;
-        outln!("{value}");
-    } else {
-        out!("{}", report.markdown(&[]));
-        outln!(
-            "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
-            throughput.seconds,
-            throughput.calls,
-            throughput.debates,
-            throughput.calls_per_second,
-            throughput.us_per_call
-        );
-        if throughput.reused_debates > 0 {
-            outln!(
-                "({} debates read back or resumed from the store)",
-                throughput.reused_debates
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The protocols of a benchmark with the options each reads: one configuration serves every
@@ -652,16 +542,21 @@ fn load_items(args: &BenchRequest) -> Result<(String, Vec<Item>)> {
     Ok((dataset.name, items))
 }
 
-impl Agents {
+impl ItemAgents {
     /// The team of `config`: simulated agents are built per item (each told its gold answer);
     /// the others once, checked as `ask` checks them.
-    fn for_items(config: &Config, seed: u64, items: &[Item]) -> Result<Agents> {
+    fn for_items(
+        config: &Config,
+        seed: u64,
+        items: &[Item],
+        on_message: &mut dyn FnMut(&str),
+    ) -> Result<ItemAgents> {
         let all_sim = config.agents.iter().all(|a| a.is_sim());
         if !all_sim && config.agents.iter().any(|a| a.is_sim()) {
             return bad_input("a benchmark runs either all simulated agents or none");
         }
         if all_sim {
-            return Ok(Agents::Sim {
+            return Ok(ItemAgents::Sim {
                 config: Box::new(config.clone()),
                 seed,
             });
@@ -670,65 +565,10 @@ impl Agents {
         let kind = items
             .first()
             .map_or(moot_core::answer::AnswerKind::Text, |i| i.kind);
-        let built = backends::build(config, kind, &mut |m| eprintln!("{m}"))?;
-        Ok(Agents::Fixed {
+        let built = agents::build(config, kind, on_message)?;
+        Ok(ItemAgents::Fixed {
             specs: built.specs,
             engine: built.engine,
         })
-    }
-}
-
-/// One progress bar per protocol, with its running accuracy and output tokens.
-struct BenchProgress {
-    protocols: Vec<String>,
-    bars: Vec<indicatif::ProgressBar>,
-    /// Per protocol: debates finished, correct, output tokens.
-    tally: Vec<(usize, usize, u64)>,
-    _multi: indicatif::MultiProgress,
-}
-
-impl BenchProgress {
-    fn new(protocols: &[String], items: usize, hidden: bool) -> BenchProgress {
-        let multi = indicatif::MultiProgress::with_draw_target(if hidden {
-            indicatif::ProgressDrawTarget::hidden()
-        } else {
-            indicatif::ProgressDrawTarget::stderr()
-        });
-        let style =
-            indicatif::ProgressStyle::with_template("{prefix:>14} {bar:30} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        let bars = protocols
-            .iter()
-            .map(|p| {
-                let bar = multi.add(indicatif::ProgressBar::new(items as u64));
-                bar.set_style(style.clone());
-                bar.set_prefix(p.clone());
-                bar
-            })
-            .collect();
-        BenchProgress {
-            protocols: protocols.to_vec(),
-            bars,
-            tally: vec![(0, 0, 0); protocols.len()],
-            _multi: multi,
-        }
-    }
-
-    fn finished(&mut self, protocol: &str, correct: bool, output_tokens: u64) {
-        let Some(i) = self.protocols.iter().position(|p| p == protocol) else {
-            return;
-        };
-        let t = &mut self.tally[i];
-        t.0 += 1;
-        t.1 += usize::from(correct);
-        t.2 = t.2.saturating_add(output_tokens);
-        self.bars[i].inc(1);
-        self.bars[i].set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
-    }
-
-    fn clear(&self) {
-        for bar in &self.bars {
-            bar.finish_and_clear();
-        }
     }
 }

@@ -1,0 +1,544 @@
+//! Debates for a server: [`Runner`] is what `moot-serve` asks of whoever runs debates, and
+//! [`DebateService`] is the one that runs them, from a base configuration and a store. The
+//! server only starts debates and reads the store; a test may give it a runner of its own.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use moot_config::{Config, DebateSize, ProtocolName};
+use moot_core::debate::DebateSpec;
+use moot_engine::{Debate, NoObserver};
+use moot_store::Store;
+use serde::{Deserialize, Serialize};
+
+use crate::prepare::{prepare_debate, Overrides, TeamRequest};
+
+/// A debate to start: the question and what the request changes of the configured debate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebateRequest {
+    pub question: String,
+    /// A protocol's name (default: the configured one).
+    #[serde(default)]
+    pub protocol: Option<String>,
+    #[serde(default)]
+    pub rounds: Option<usize>,
+    /// Who debates (default: the configured team).
+    #[serde(default)]
+    pub agents: Option<AgentsChoice>,
+    /// Protocol options, as `moot ask -o KEY=VALUE` takes them.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// Debate among agents on this model of the configured OpenAI-compatible upstream instead
+    /// of the configured team (`moot/PROTOCOL/MODEL`).
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// Who debates: a number of agents (the configured team, cycled to that size, as `--agents`
+/// does), or configured agents picked by id (`["a", "c"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AgentsChoice {
+    Count(usize),
+    Ids(Vec<String>),
+}
+
+/// A started debate: its run row exists when this is returned.
+pub struct Started {
+    pub run_id: String,
+    /// Resolves when the debate has ended (its decision stored), or with why it failed.
+    pub finished: tokio::sync::oneshot::Receiver<Result<(), String>>,
+    /// Sending on it cancels the debate (its calls stop; the run is recorded as failed); a
+    /// sender dropped without sending leaves the debate running, as `/api/runs` wants.
+    pub cancel: tokio::sync::oneshot::Sender<()>,
+}
+
+/// The configured team, as `/v1/models` and the start form show it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Team {
+    pub protocol: String,
+    pub rounds: usize,
+    /// Each agent as `id (backend model)`.
+    pub agents: Vec<String>,
+    /// The configured agents' ids, to pick from (empty for the embedded default team).
+    pub ids: Vec<String>,
+    /// The OpenAI-compatible upstream that `moot/PROTOCOL/MODEL` debates on, if one is set.
+    pub upstream: Option<String>,
+}
+
+/// A benchmark's report, as `moot report` writes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BenchReport {
+    /// The report in Markdown; its plots are linked as `plots/FILE.svg`.
+    pub markdown: String,
+    /// `(FILE.svg, the SVG)`.
+    pub plots: Vec<(String, String)>,
+    /// Each reported debate's run id and whether its chosen answer was right.
+    pub graded: Vec<(String, bool)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    /// The request cannot run as given (unknown protocol, bad option, too many agents).
+    #[error("{0}")]
+    BadRequest(String),
+    /// Something failed on the server's side (the store, building agents).
+    #[error("{0}")]
+    Internal(String),
+}
+
+#[async_trait]
+pub trait Runner: Send + Sync {
+    /// Whether `request` could run (protocol, options, team size), without starting it: a bad
+    /// request is told so even when every slot is busy.
+    fn check(&self, request: &DebateRequest) -> Result<(), RunnerError>;
+    /// Checks and starts a debate; the debate goes on after this returns.
+    async fn start(&self, request: DebateRequest) -> Result<Started, RunnerError>;
+    fn team(&self) -> Team;
+    /// Checks a configuration text (TOML, YAML or JSON in any dialect moot reads) as
+    /// `moot config check` does: `Ok` with a summary, or the error naming the key.
+    fn check_config(&self, text: &str) -> Result<String, String>;
+    /// The report of the benchmark `name` (`None` before any of its debates has finished).
+    async fn bench_report(&self, name: &str) -> Result<Option<BenchReport>, RunnerError>;
+}
+
+/// Runs debates for the server: each on its own thread with its own runtime, so the engine's
+/// futures need not be `Send` and a debate's model work never stalls the server's.
+pub struct DebateService {
+    base: Config,
+    store: Arc<dyn Store>,
+}
+
+impl DebateService {
+    /// Debates from `base` (the server's configuration), recorded in `store`.
+    pub fn new(base: Config, store: Arc<dyn Store>) -> DebateService {
+        DebateService { base, store }
+    }
+
+    /// The configuration of one request: the base with the request's protocol, rounds, options
+    /// and team applied and checked, as `moot ask` checks its flags.
+    fn configure(
+        &self,
+        req: &DebateRequest,
+    ) -> Result<(Config, Arc<moot_core::redact::Redactor>), String> {
+        let mut config = self.base.clone();
+        let protocol = match &req.protocol {
+            Some(p) => Some(p.parse::<ProtocolName>().map_err(|e| e.to_string())?),
+            None => None,
+        };
+        Overrides {
+            protocol,
+            rounds: req.rounds,
+            answer: None,
+            gold: None,
+            options: req
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+        }
+        .apply(&mut config)
+        .map_err(|e| e.to_string())?;
+        let count = match &req.agents {
+            None => None,
+            Some(AgentsChoice::Count(n)) => Some(*n),
+            Some(AgentsChoice::Ids(ids)) => {
+                if req.model.is_some() {
+                    return Err(
+                        "agents: a moot/PROTOCOL/MODEL team is made on the upstream; give a number of agents, not ids".into(),
+                    );
+                }
+                config.agents = pick_agents(&config, ids)?;
+                Some(ids.len())
+            }
+        };
+        if let Some(model) = &req.model {
+            config.agents = upstream_team(&config, model, count)?;
+        }
+        let team = TeamRequest {
+            agents: count,
+            rounds_flag: req.rounds.is_some(),
+            sim: false,
+        };
+        let prepared =
+            prepare_debate(config, &team, None, &req.question).map_err(|e| e.to_string())?;
+        Ok((prepared.config, prepared.redactor))
+    }
+}
+
+/// The configured agents named by `ids`, in that order.
+fn pick_agents(config: &Config, ids: &[String]) -> Result<Vec<moot_config::AgentConfig>, String> {
+    if ids.is_empty() {
+        return Err("agents: the list of agent ids is empty".into());
+    }
+    let known: Vec<&str> = config.agents.iter().map(|a| a.id.as_str()).collect();
+    let mut picked = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        if ids[..i].contains(id) {
+            return Err(format!("agents: {id:?} is listed twice"));
+        }
+        match config.agents.iter().find(|a| &a.id == id) {
+            Some(a) => picked.push(a.clone()),
+            None => {
+                return Err(format!(
+                    "agents: no configured agent {id:?} (configured: {})",
+                    if known.is_empty() {
+                        "none; the embedded default team has no ids to pick".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ))
+            }
+        }
+    }
+    Ok(picked)
+}
+
+/// The longest model name a request may give.
+const MAX_MODEL_NAME: usize = 128;
+
+/// Whether `model` is a plain model name: 1 to [`MAX_MODEL_NAME`] characters of letters,
+/// digits and `. _ : / + -` (what model names use: `qwen2.5-coder:0.5b`,
+/// `meta-llama/Llama-3.1-8B-Instruct`), not starting with a separator, and no `..`. A request
+/// names a model; it never writes configuration.
+fn check_model_name(model: &str) -> Result<(), String> {
+    let plain = !model.is_empty()
+        && model.len() <= MAX_MODEL_NAME
+        && model
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && !model.contains("..")
+        && model
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:/+-".contains(c));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "model: not a model name (1 to {MAX_MODEL_NAME} letters, digits and . _ : / + -, starting with a letter or digit)"
+        ))
+    }
+}
+
+/// A team of the configured size on `model` at the configured upstream, built as values: the
+/// request's model name is a checked plain name that goes into a field, never into text that
+/// is parsed as configuration.
+fn upstream_team(
+    config: &Config,
+    model: &str,
+    agents: Option<usize>,
+) -> Result<Vec<moot_config::AgentConfig>, String> {
+    check_model_name(model)?;
+    let url = config.serve.upstream.as_deref().ok_or_else(|| {
+        format!("model moot/…/{model}: this server has no upstream (set [serve] upstream in its configuration)")
+    })?;
+    let n = agents.unwrap_or(DebateSize::of(config).agents);
+    let agent = |i: usize| {
+        let mut table = toml::Table::new();
+        let mut put = |key: &str, value: &str| {
+            table.insert(key.to_string(), toml::Value::String(value.to_string()));
+        };
+        put("id", &format!("{model}-{i}"));
+        put("backend", "openai");
+        put("base_url", url);
+        put("model", model);
+        if let Some(key) = &config.serve.upstream_api_key_env {
+            put("api_key_env", key);
+        }
+        toml::Value::Table(table)
+    };
+    let mut root = toml::Table::new();
+    root.insert(
+        "agents".to_string(),
+        toml::Value::Array((0..n).map(agent).collect()),
+    );
+    let parsed: Config = toml::Value::Table(root)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("model {model:?}: {}", e.message()))?;
+    Ok(parsed.agents)
+}
+
+#[async_trait]
+impl Runner for DebateService {
+    fn check(&self, req: &DebateRequest) -> Result<(), RunnerError> {
+        self.configure(req)
+            .map(|_| ())
+            .map_err(RunnerError::BadRequest)
+    }
+
+    async fn start(&self, req: DebateRequest) -> Result<Started, RunnerError> {
+        let (config, redactor) = self.configure(&req).map_err(RunnerError::BadRequest)?;
+        let protocol = config
+            .build_protocol()
+            .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
+        let rounds = config.debate.rounds;
+        let (rule, decision) = config
+            .decision()
+            .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
+        let rule = rule.unwrap_or_else(|| protocol.default_rule());
+        let kind = config.debate.answer.resolve(&req.question, &[]);
+        let config_json = serde_json::to_value(&config)
+            .map_err(|e| RunnerError::Internal(format!("serialising the configuration: {e}")))?;
+        let run_id = moot_engine::new_run_id();
+        let store = self.store.clone();
+        let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let (cancel_tx, cancel_rx) = tokio::sync::oneshot::channel::<()>();
+        let id = run_id.clone();
+        let question = req.question.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("debate {id}"))
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = created_tx.send(Err(format!("starting the debate's runtime: {e}")));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    // Building agents may load an embedded model: seconds, on this thread.
+                    let built = match crate::agents::build(&config, kind, &mut |_| {}) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            let _ = created_tx.send(Err(format!("{e:#}")));
+                            return;
+                        }
+                    };
+                    let sandbox = match crate::sandbox::for_code(
+                        &config,
+                        kind == moot_core::answer::AnswerKind::Code,
+                        None,
+                    )
+                    .await
+                    {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let _ = created_tx.send(Err(format!("{e:#}")));
+                            return;
+                        }
+                    };
+                    let spec = DebateSpec {
+                        question,
+                        kind,
+                        options: vec![],
+                        agents: built.specs.clone(),
+                        rounds,
+                        seed: config.debate.seed,
+                        tests: None,
+                    };
+                    let log_redactor = redactor.clone();
+                    let protocol_name = protocol.name();
+                    let mut debate = match Debate::new(
+                        id,
+                        spec,
+                        protocol,
+                        built.engine.clone(),
+                        config.engine(),
+                        store.as_ref(),
+                    ) {
+                        Ok(d) => d.with_redactor(redactor).with_sandbox(sandbox),
+                        Err(e) => {
+                            let _ = created_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                    if let Err(e) = debate.create(rule, config_json).await {
+                        let _ = created_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                    let _ = created_tx.send(Ok(()));
+                    // `[logging]` and `[output]` apply to debates the server starts as to
+                    // `moot ask`'s.
+                    let ids: Vec<String> = built.specs.iter().map(|a| a.id.clone()).collect();
+                    let log = match crate::run_log::RunLog::open(&config.logging, log_redactor, ids)
+                    {
+                        Ok(log) => log,
+                        Err(e) => {
+                            eprintln!("moot serve: {e:#}; this debate is not logged");
+                            None
+                        }
+                    };
+                    if let Some(log) = &log {
+                        crate::session::log_start(
+                            log,
+                            debate.run_id.as_str(),
+                            protocol_name,
+                            &debate.spec,
+                            false,
+                        );
+                    }
+                    let observer: &dyn moot_engine::Observer = match &log {
+                        Some(l) => l,
+                        None => &NoObserver,
+                    };
+                    let started = std::time::Instant::now();
+                    // Run until done, or until the only client asks to cancel (a sender
+                    // dropped without a word is no request: the debate goes on).
+                    let cancelled = async {
+                        if cancel_rx.await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    };
+                    let outcome = tokio::select! {
+                        outcome = debate.run(rule, &decision, observer) => outcome,
+                        () = cancelled => {
+                            // Dropping the debate stopped its calls; what it recorded stays.
+                            let run_id = debate.run_id.clone();
+                            drop(debate);
+                            let at = moot_engine::timestamp();
+                            let _ = store
+                                .finish_run(&run_id, moot_store::RunStatus::Failed, None, &at)
+                                .await;
+                            let _ = done_tx.send(Err("cancelled: its client went away".into()));
+                            return;
+                        }
+                    };
+                    if let (Some(log), Ok(result)) = (&log, &outcome) {
+                        crate::session::log_outcome(log, result, started.elapsed());
+                    }
+                    if let (Some(dir), Ok(result)) = (&config.output.transcript_dir, &outcome) {
+                        if let Err(e) = crate::session::save_transcript(
+                            store.as_ref(),
+                            dir,
+                            config.output.transcript_format,
+                            &result.run_id,
+                        )
+                        .await
+                        {
+                            eprintln!(
+                                "moot serve: run {}: writing its transcript: {e:#}",
+                                result.run_id
+                            );
+                        }
+                    }
+                    let _ = done_tx.send(outcome.map(|_| ()).map_err(|e| e.to_string()));
+                });
+            })
+            .map_err(|e| RunnerError::Internal(format!("starting the debate's thread: {e}")))?;
+        drop(thread);
+        match created_rx.await {
+            Ok(Ok(())) => Ok(Started {
+                run_id,
+                finished: done_rx,
+                cancel: cancel_tx,
+            }),
+            Ok(Err(m)) => Err(RunnerError::BadRequest(m)),
+            Err(_) => Err(RunnerError::Internal(
+                "the debate's thread ended before its run was recorded".into(),
+            )),
+        }
+    }
+
+    fn team(&self) -> Team {
+        let size = DebateSize::of(&self.base);
+        let agents = if self.base.agents.is_empty() {
+            (0..size.agents)
+                .map(|i| format!("agent {} (the embedded default model)", i + 1))
+                .collect()
+        } else {
+            self.base
+                .agents
+                .iter()
+                .map(|a| format!("{} ({})", a.id, a.backend.name()))
+                .collect()
+        };
+        Team {
+            ids: self.base.agents.iter().map(|a| a.id.clone()).collect(),
+            protocol: self.base.debate.protocol.to_string(),
+            rounds: self.base.debate.rounds,
+            agents,
+            upstream: self.base.serve.upstream.clone(),
+        }
+    }
+
+    async fn bench_report(&self, name: &str) -> Result<Option<BenchReport>, RunnerError> {
+        let loaded = crate::bench_report::load(self.store.as_ref(), name)
+            .await
+            .map_err(|e| match e.downcast_ref::<moot_store::StoreError>() {
+                Some(moot_store::StoreError::BenchNotFound(_)) => {
+                    RunnerError::BadRequest(format!("no benchmark named {name:?}"))
+                }
+                _ => RunnerError::Internal(format!("{e:#}")),
+            })?;
+        let (infos, results, items) = crate::bench_report::combine(vec![loaded])
+            .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
+        if results.is_empty() {
+            return Ok(None);
+        }
+        // As `moot report` does by default: protocols compared on the items all finished.
+        let (results, left_out) = moot_eval::report::common_items(results);
+        if results.is_empty() {
+            return Ok(None);
+        }
+        let mut report = moot_eval::report::Report::new(infos, &results, &items);
+        report.left_out = left_out;
+        let plots = crate::bench_report::plots(&report)
+            .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
+        let links: Vec<(&str, String)> = plots
+            .iter()
+            .map(|(caption, file, _)| (*caption, format!("plots/{file}")))
+            .collect();
+        let links: Vec<(&str, &str)> = links.iter().map(|(c, f)| (*c, f.as_str())).collect();
+        let graded = results
+            .iter()
+            .filter_map(|r| {
+                let item = items.iter().find(|i| i.id == r.item_id)?;
+                Some((r.run_id.clone(), r.correct(item)))
+            })
+            .collect();
+        Ok(Some(BenchReport {
+            markdown: report.markdown(&links),
+            plots: plots
+                .into_iter()
+                .map(|(_, file, svg)| (file.to_string(), svg))
+                .collect(),
+            graded,
+        }))
+    }
+
+    fn check_config(&self, text: &str) -> Result<String, String> {
+        let (c, dialect) =
+            moot_config::from_text(text, "the pasted configuration").map_err(on_the_server)?;
+        let size = DebateSize::of(&c);
+        c.validate_size(&size).map_err(|e| e.to_string())?;
+        let from = match dialect {
+            moot_config::Dialect::Moot => "moot's format",
+            moot_config::Dialect::Freemad(_) => "freemad's format",
+        };
+        Ok(format!(
+            "ok ({from}; {}, protocol {}, {})",
+            moot_core::text::plural(size.agents, "agent"),
+            c.debate.protocol,
+            moot_core::text::plural(c.debate.rounds, "debate round")
+        ))
+    }
+}
+
+/// A configuration error as the server's checker says it. Whether a `cli` agent's command or
+/// working directory exists, and why it cannot run, would tell any visitor which files exist
+/// on this machine: the checker says only that it is not usable here.
+fn on_the_server(e: moot_config::ConfigError) -> String {
+    let host_path = e.key.ends_with(".working_dir")
+        || (e.key.ends_with(".command") && !e.message.contains("cli_allowed_commands"));
+    if !host_path {
+        return e.to_string();
+    }
+    let key = &e.key;
+    let what = if key.ends_with(".working_dir") {
+        "working directory"
+    } else {
+        "command"
+    };
+    let said = moot_config::ConfigError {
+        message: format!("{key}: the {what} is not usable on this server"),
+        ..e
+    };
+    said.to_string()
+}

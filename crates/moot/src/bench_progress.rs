@@ -1,0 +1,250 @@
+//! Running benchmarks from the command line: progress bars on stderr, the report or a
+//! worker's summary on stdout, and SIGINT/SIGTERM as a worker's signal to stop. What runs is
+//! `moot_app::benchmark`'s.
+
+use anyhow::{Context, Result};
+use moot_app::benchmark::{BenchRequest, ForWorker, Prepared, Throughput, WorkRequest};
+use moot_config::Config;
+use moot_core::text::plural;
+use moot_eval::report::Report;
+use moot_store::{JobCounts, Store};
+
+/// Runs (or resumes) the benchmark `request` describes with `config` (a file's, or a stored
+/// benchmark's, whose agents are already sized) and prints its report; with `detach`, only
+/// records its plan for `moot work`.
+pub fn run(
+    request: BenchRequest,
+    config: Config,
+    detach: bool,
+    json: bool,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let prepared = rt.block_on(Prepared::new(&request, config, None, &mut |m| {
+        eprintln!("{m}")
+    }))?;
+    let (name, dataset) = (&prepared.name, &prepared.dataset);
+    if detach {
+        let (planned, added) =
+            rt.block_on(prepared.plan_for_workers(store, request.concurrency))?;
+        if json {
+            outln!(
+                "{}",
+                serde_json::json!({"bench": name, "planned": planned, "added": added})
+            );
+        } else {
+            outln!(
+                "benchmark {name}: {} of {dataset} × {} planned ({} new); start workers with: moot work {}",
+                plural(planned as usize, "debate"),
+                prepared.protocols.join(", "),
+                added,
+                crate::input::shell_word(name)
+            );
+        }
+        return Ok(());
+    }
+    if !json {
+        eprintln!(
+            "benchmark {name}: {} of {dataset} × {}",
+            plural(prepared.items.len(), "item"),
+            prepared.protocols.join(", ")
+        );
+    }
+    let mut progress = BenchProgress::new(&prepared.protocols, prepared.items.len(), json);
+    let ran = rt.block_on(prepared.run(store, request.concurrency, &mut |r, correct| {
+        progress.finished(&r.protocol, correct, r.result.usage().output_tokens);
+    }))?;
+    progress.clear();
+    print_report(&ran.report, json, &ran.throughput)
+}
+
+/// Works the planned benchmark `record` as one of any number of workers and prints the
+/// worker's summary; a worker stopped by a signal fails, so that a scheduler starts another.
+pub fn work(
+    record: &moot_store::BenchRecord,
+    request: WorkRequest,
+    json: bool,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let stop = stop_signal(rt);
+    let ready = rt.block_on(ForWorker::new(record, &request, store, &mut |m| {
+        eprintln!("{m}")
+    }))?;
+    let bar = WorkProgress::new(ready.jobs as u64, &request.worker.worker, json);
+    let started = std::time::Instant::now();
+    let summary = rt.block_on(ready.work(store, &request.worker, stop, &mut |counts| {
+        bar.update(counts)
+    }))?;
+    bar.clear();
+    let seconds = started.elapsed().as_secs_f64();
+    if json {
+        let mut value = serde_json::to_value(&summary).context("serialising the summary")?;
+        value["seconds"] = serde_json::json!(seconds);
+        value["bench"] = serde_json::json!(record.name);
+        outln!("{value}");
+    } else {
+        let c = summary.counts;
+        outln!(
+            "worker {}: {} ({} taken over from workers that stopped), {} failed, {} lost to another worker, {} in {seconds:.1} s; benchmark {}: {} done, {} failed of {}",
+            summary.worker,
+            plural(summary.debates as usize, "debate"),
+            summary.taken_over,
+            summary.failed,
+            summary.lost,
+            plural(summary.calls as usize, "call"),
+            record.name,
+            c.done,
+            c.failed,
+            c.total()
+        );
+    }
+    if summary.stopped {
+        // Not a success: a scheduler that restarts failed workers should start another.
+        anyhow::bail!(
+            "worker {} was stopped by a signal before benchmark {} was done; {} handed back for other workers to continue",
+            summary.worker,
+            record.name,
+            plural(summary.released as usize, "debate")
+        );
+    }
+    Ok(())
+}
+
+/// A future that completes at SIGTERM (what Kubernetes, Slurm and `kill` send to stop a
+/// process) or SIGINT (Ctrl-C). The handlers are installed now, so a signal that comes before
+/// the future is first polled still counts; if they cannot be, it never completes.
+fn stop_signal(rt: &tokio::runtime::Runtime) -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let _inside = rt.enter();
+    let handlers = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => std::future::pending().await,
+        }
+    }
+}
+
+/// One bar for a worker: the benchmark's jobs done (by every worker) of all.
+struct WorkProgress {
+    bar: indicatif::ProgressBar,
+}
+
+impl WorkProgress {
+    fn new(total: u64, worker: &str, hidden: bool) -> WorkProgress {
+        let bar = if hidden {
+            indicatif::ProgressBar::hidden()
+        } else {
+            indicatif::ProgressBar::new(total)
+        };
+        let style = indicatif::ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_prefix(worker.to_string());
+        WorkProgress { bar }
+    }
+
+    fn update(&self, counts: &JobCounts) {
+        self.bar.set_position(counts.done + counts.failed);
+        self.bar.set_message(format!(
+            "{} running, {} pending",
+            counts.running + counts.expired,
+            counts.pending
+        ));
+    }
+
+    fn clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The benchmark's report as JSON (with its throughput under `"throughput"`), or as Markdown
+/// tables with the wall time and throughput.
+fn print_report(report: &Report, json: bool, throughput: &Throughput) -> Result<()> {
+    if json {
+        let mut value = serde_json::to_value(report).context("serialising the report")?;
+        value["throughput"] = serde_json::to_value(throughput).context("serialising the report")?;
+        outln!("{value}");
+    } else {
+        out!("{}", report.markdown(&[]));
+        outln!(
+            "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
+            throughput.seconds,
+            throughput.calls,
+            throughput.debates,
+            throughput.calls_per_second,
+            throughput.us_per_call
+        );
+        if throughput.reused_debates > 0 {
+            outln!(
+                "({} debates read back or resumed from the store)",
+                throughput.reused_debates
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One progress bar per protocol, with its running accuracy and output tokens.
+struct BenchProgress {
+    protocols: Vec<String>,
+    bars: Vec<indicatif::ProgressBar>,
+    /// Per protocol: debates finished, correct, output tokens.
+    tally: Vec<(usize, usize, u64)>,
+    _multi: indicatif::MultiProgress,
+}
+
+impl BenchProgress {
+    fn new(protocols: &[String], items: usize, hidden: bool) -> BenchProgress {
+        let multi = indicatif::MultiProgress::with_draw_target(if hidden {
+            indicatif::ProgressDrawTarget::hidden()
+        } else {
+            indicatif::ProgressDrawTarget::stderr()
+        });
+        let style =
+            indicatif::ProgressStyle::with_template("{prefix:>14} {bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        let bars = protocols
+            .iter()
+            .map(|p| {
+                let bar = multi.add(indicatif::ProgressBar::new(items as u64));
+                bar.set_style(style.clone());
+                bar.set_prefix(p.clone());
+                bar
+            })
+            .collect();
+        BenchProgress {
+            protocols: protocols.to_vec(),
+            bars,
+            tally: vec![(0, 0, 0); protocols.len()],
+            _multi: multi,
+        }
+    }
+
+    fn finished(&mut self, protocol: &str, correct: bool, output_tokens: u64) {
+        let Some(i) = self.protocols.iter().position(|p| p == protocol) else {
+            return;
+        };
+        let t = &mut self.tally[i];
+        t.0 += 1;
+        t.1 += usize::from(correct);
+        t.2 = t.2.saturating_add(output_tokens);
+        self.bars[i].inc(1);
+        self.bars[i].set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
+    }
+
+    fn clear(&self) {
+        for bar in &self.bars {
+            bar.finish_and_clear();
+        }
+    }
+}
