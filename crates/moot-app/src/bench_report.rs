@@ -4,11 +4,54 @@
 use anyhow::{Context, Result};
 use moot_config::Config;
 use moot_eval::bench::{load_bench, ItemResult, LoadedBench};
-use moot_eval::report::{BenchInfo, Report};
+use moot_eval::report::{common_items, BenchInfo, Report};
 use moot_eval::Item;
-use moot_store::Store;
+use moot_store::{Store, StoreError};
 
-use crate::error::InputError;
+use crate::error::{bad_input, InputError};
+
+/// The report of the benchmarks `names` together (`moot report`): each read back and re-decided
+/// ([`load`]), their protocols side by side ([`combine`]). Unless `all_items`, items not every
+/// protocol finished are left out, and counted in the report's `left_out`, so that protocols
+/// are compared on the same items. A benchmark the store does not hold, or nothing finished
+/// to report, is an [`InputError`] that says so.
+pub async fn report(store: &dyn Store, names: &[String], all_items: bool) -> Result<Report> {
+    let mut loaded: Vec<LoadedBench> = Vec::new();
+    for name in names {
+        let bench = load(store, name)
+            .await
+            .map_err(|e| match e.downcast::<StoreError>() {
+                Ok(StoreError::BenchNotFound(_)) => anyhow::Error::new(InputError(format!(
+                    "no benchmark named {name:?} in the store"
+                ))),
+                Ok(other) => other.into(),
+                Err(e) => e,
+            })?;
+        loaded.push(bench);
+    }
+    let (infos, results, items) = combine(loaded)?;
+    if results.is_empty() {
+        let unfinished: usize = infos.iter().map(|i| i.unfinished).sum();
+        return bad_input(format!(
+            "{} has no finished debate yet ({} not finished; moot bench status NAME shows how far it is)",
+            names.join(", "),
+            unfinished
+        ));
+    }
+    let (results, left_out) = if all_items {
+        (results, 0)
+    } else {
+        common_items(results)
+    };
+    if results.is_empty() {
+        return bad_input(
+            "no item was finished under every protocol; --all-items reports them anyway",
+        );
+    }
+    let mut report = Report::new(infos, &results, &items);
+    report.left_out = left_out;
+    Ok(report)
+}
 
 /// The benchmark `name` with every finished debate re-decided under its own decision settings
 /// (tie-break, FREE-MAD weights). A missing benchmark is the store's `BenchNotFound`.

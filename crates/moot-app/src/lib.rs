@@ -7,24 +7,41 @@
 //! - [`agents`]: build each agent's backend (the embedded model behind the `local` feature);
 //! - [`session`]: run or resume one debate to its decision, with its run log and transcript;
 //! - [`benchmark`]: run, plan, resume and work benchmarks;
-//! - [`view`] and [`summary`]: one view of a stored run, and the summary of a finished one;
-//! - [`bench_report`]: stored benchmarks read back for a report;
+//! - [`ask`]: one question prepared into a session ([`ask::AskRequest`]: what a front end asks);
+//! - [`resume`]: what a name resumes (a debate or a benchmark), and whether it may;
+//! - [`records`], [`view`] and [`summary`]: a stored run read whole, one view of it (and its
+//!   Markdown, [`view::markdown`]), and the summary of a finished one;
+//! - [`decide`] and [`regrade`]: stored runs decided again, and their programs graded again;
+//! - [`import`]: freemad transcript files brought into the store as runs;
+//! - [`bench_report`] and [`bench_status`]: stored benchmarks read back for a report, and how
+//!   far one is;
+//! - [`store_copy`]: everything of one store copied into another;
 //! - [`service`]: debates for a server ([`service::DebateService`]).
 //!
 //! Printing, argument parsing and HTTP are the front ends'. Errors are `anyhow` chains with
 //! typed links ([`error`]).
 
 pub mod agents;
+pub mod ask;
 pub mod bench_report;
+pub mod bench_status;
 pub mod benchmark;
+pub mod decide;
 pub mod error;
+pub mod import;
 pub mod prepare;
+pub mod records;
+pub mod regrade;
+pub mod resume;
 pub mod run_log;
 pub mod sandbox;
 pub mod service;
 pub mod session;
+pub mod shell;
+pub mod store_copy;
 pub mod summary;
 pub mod transcript;
 pub mod view;
+pub mod worker;
 
 pub use error::{bad_input, InputError};

@@ -1,6 +1,6 @@
 //! What the pages and the JSON API show of a stored run, built from the store's records alone
 //! (pure: no I/O), so that a run written by `moot ask`, a benchmark or this server reads the
-//! same.
+//! same. [`markdown`] writes the same records out for `moot show`, with the same program labels.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +8,8 @@ use moot_core::chat::total_tokens;
 use moot_store::{CallRecord, DecisionRecord, RunRecord, ValidationRecord};
 use serde::Serialize;
 use serde_json::Value;
+
+pub mod markdown;
 
 /// One cell of the rounds × agents grid.
 #[derive(Debug, Clone, Serialize, PartialEq)]

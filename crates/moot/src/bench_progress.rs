@@ -38,7 +38,7 @@ pub fn run(
                 plural(planned as usize, "debate"),
                 prepared.protocols.join(", "),
                 added,
-                crate::input::shell_word(name)
+                moot_app::shell::shell_word(name)
             );
         }
         return Ok(());

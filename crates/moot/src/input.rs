@@ -103,6 +103,13 @@ pub fn count(s: &str) -> Result<usize, String> {
     Err("expected a whole number".into())
 }
 
+/// An answer kind given on the command line (`--kind`): numeric, choice, yes-no, math, text or
+/// code.
+pub fn parse_kind(s: &str) -> Result<moot_core::answer::AnswerKind, String> {
+    s.parse()
+        .map_err(|e: moot_core::answer::UnknownAnswerKind| e.to_string())
+}
+
 /// `bytes` as text; invalid UTF-8 is an error naming `what` (the file) and where the first
 /// invalid byte is (see [`moot_config::dialect::utf8_text`]).
 pub fn utf8_text(what: &str, bytes: Vec<u8>) -> Result<String, InputError> {
@@ -116,15 +123,6 @@ pub fn read_stdin(what: &str) -> anyhow::Result<String> {
         .read_to_end(&mut bytes)
         .map_err(|e| InputError(format!("cannot read {what} from stdin: {e}")))?;
     Ok(utf8_text(&format!("{what} on stdin"), bytes)?)
-}
-
-/// `word` as the shell reads it back: quoted when it holds anything but plain characters, so
-/// that a hint naming it (`moot work NAME`) can be pasted as it is. A NUL, which no shell word
-/// can hold, is shown escaped.
-pub fn shell_word(word: &str) -> String {
-    shlex::try_quote(word)
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| format!("{word:?}"))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod output;
 
 mod bench_progress;
 mod cmd;
+mod flags;
 mod input;
 mod progress;
 
@@ -148,12 +149,16 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Health(args) => cmd::health::run(args, &prepare::runtime()?),
         // `decide` reads a store only for `--run`, so it opens one only then.
         Command::Decide(args) => cmd::decide::run(args, |run_id: &str| {
-            store_arg.with(Access::Read, |s, rt| cmd::decide::stored_run(s, rt, run_id))
+            store_arg.with(Access::Read, |s, rt| {
+                rt.block_on(moot_app::decide::StoredRun::load(s, run_id))
+            })
         }),
         // Only the commands that record new runs may create a store; reading never does.
         Command::Ask(args) => store_arg.with(Access::Create, |s, rt| cmd::ask::run(args, s, rt)),
         Command::Bench(mut args) => match cmd::bench::take_status(&mut args) {
-            Some(status) => store_arg.with(Access::Read, |s, rt| cmd::status::run(status, s, rt)),
+            Some(status) => {
+                store_arg.with(Access::Read, |s, rt| cmd::bench::status::run(status, s, rt))
+            }
             None => store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt)),
         },
         Command::Work(args) => store_arg.with(Access::Write, |s, rt| cmd::work::run(args, s, rt)),

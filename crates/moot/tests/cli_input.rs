@@ -293,6 +293,31 @@ fn quorums_and_topologies_the_agents_cannot_satisfy_are_refused() {
     );
 }
 
+/// `--concurrency` is one flag wherever a benchmark's debates run (`bench`, `resume`, `work`):
+/// a count below 1 is refused by the parser, naming the flag, before any store is opened.
+#[test]
+fn concurrency_below_one_is_refused_by_every_command_that_takes_it() {
+    let env = Env::new();
+    for (args, needle) in [
+        (
+            &["resume", "b", "--concurrency", "0"][..],
+            "'--concurrency <CONCURRENCY>': must be at least 1",
+        ),
+        (
+            &["resume", "b", "--concurrency", "-2"][..],
+            "'--concurrency <CONCURRENCY>': must not be negative",
+        ),
+        (
+            &["work", "b", "--concurrency", "0"][..],
+            "'--concurrency <CONCURRENCY>': must be at least 1",
+        ),
+    ] {
+        let err = refused(&env, args);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(!env.store().exists(), "no store is opened for a bad flag");
+}
+
 #[test]
 fn zero_and_negative_counts_are_refused_with_their_key() {
     let env = Env::new();

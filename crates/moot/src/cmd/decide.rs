@@ -1,21 +1,12 @@
-//! `moot decide`: apply decision rules to a trajectory.
-//!
-//! The trajectory file is `{"answers": [[agent0 round0, agent0 round1, …], [agent1 …], …]}`.
-//! A cell is an answer string, `null` (the agent responded without an answer) or
-//! `{"missing": true}` (the agent gave no response that round).
+//! `moot decide`: apply decision rules to a trajectory or a stored run (`moot_app::decide`; the
+//! trajectory document is described there).
 
 use std::path::PathBuf;
 
+use moot_app::decide::{decide, Decided, Rules, SettingOverrides, StoredRun};
 use moot_config::TieBreakSetting;
 use moot_core::answer::AnswerKind;
-use moot_core::debate::DebateSpec;
-use moot_core::decision::{
-    build_rule, rule_names, DecisionConfig, Evidence, FreeMadWeights, RULES,
-};
-use moot_store::CallRecord;
-use serde_json::Value;
-
-use moot_core::trajectory_json::parse_trajectory;
+use moot_core::decision::rule_names;
 
 use crate::input::{bad_input, read_stdin, InputError};
 
@@ -53,56 +44,8 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, default_missing_value = "true", requires = "run")]
     require_passing: Option<bool>,
     /// How to compare answers; without it, answers are compared as exact strings.
-    #[arg(long, value_parser = super::extract::parse_kind)]
+    #[arg(long, value_parser = crate::input::parse_kind)]
     kind: Option<AnswerKind>,
-}
-
-/// The stored run `run_id` with its calls and its protocol, for `--run`.
-pub fn stored_run(
-    store: &dyn moot_store::Store,
-    rt: &tokio::runtime::Runtime,
-    run_id: &str,
-) -> anyhow::Result<StoredRun> {
-    use anyhow::Context;
-    use moot_store::StoreError;
-    let (run, calls, validations) = rt
-        .block_on(async {
-            let run = store.run(run_id).await?;
-            let calls = store.calls(run_id).await?;
-            let validations = moot_engine::stored_validations(store, run_id).await;
-            Ok::<_, StoreError>((run, calls, validations))
-        })
-        .map_err(|e| match e {
-            StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
-            other => other.into(),
-        })?;
-    let validations = validations?;
-    let spec = serde_json::from_value(run.spec.clone())
-        .with_context(|| format!("run {run_id}: the stored debate spec is unreadable"))?;
-    // The run's protocol derives what rules read beyond the trajectory (SVR-MAD challenges,
-    // SID-ET early stops).
-    let protocol = moot_config::Config::protocol_of_run(&run.config, &run.protocol);
-    // A configuration that no longer reads is decided with the defaults.
-    let settings = serde_json::from_value::<moot_config::Config>(run.config.clone())
-        .ok()
-        .map(|c| {
-            let d = &c.debate;
-            Settings {
-                weights: c.decision().map(|(_, d)| d.weights).unwrap_or_default(),
-                tie_break: d.tie_break,
-                seed: d.tie_break_seed.unwrap_or(d.seed),
-                normalize: d.normalize,
-                require_passing: c.validation.require_passing,
-            }
-        })
-        .unwrap_or_default();
-    Ok(StoredRun {
-        spec,
-        calls,
-        protocol,
-        settings,
-        validations,
-    })
 }
 
 /// `--rule` takes the registry's rule names and `all`; `--help` lists them.
@@ -112,118 +55,33 @@ fn rule_or_all() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(names)
 }
 
+/// Decides and prints; `load_run` reads `--run`'s run (the store is opened only then).
 pub fn run(
     args: Args,
     load_run: impl FnOnce(&str) -> anyhow::Result<StoredRun>,
 ) -> anyhow::Result<()> {
-    let names: Vec<&str> = if args.rule == "all" {
-        RULES.iter().map(|r| r.name).collect()
-    } else if rule_names().contains(&args.rule.as_str()) {
-        vec![args.rule.as_str()]
-    } else {
-        return bad_input(format!(
-            "--rule {:?} is not a decision rule (expected one of {}, all)",
-            args.rule,
-            rule_names().join(", ")
-        ));
-    };
-    let (trajectory, evidence, stored, validations) = match (&args.trajectory, &args.run) {
+    let rules = Rules::parse(&args.rule)?;
+    let what = match (&args.trajectory, &args.run) {
+        (Some(path), _) if path.as_os_str() == "-" => Decided::Trajectory {
+            text: read_stdin("the trajectory")?,
+            source: "stdin".into(),
+        },
         (Some(path), _) => {
-            let (text, source) = if path.as_os_str() == "-" {
-                (read_stdin("the trajectory")?, "stdin".to_string())
-            } else {
-                let name = path.display().to_string();
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| InputError(format!("cannot read trajectory {name}: {e}")))?;
-                (text, name)
-            };
-            let trajectory = parse_trajectory(&text, args.kind)
-                .map_err(|e| InputError(format!("{source}: {e}")))?;
-            (
-                trajectory,
-                Evidence::default(),
-                Settings::default(),
-                Default::default(),
-            )
+            let name = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InputError(format!("cannot read trajectory {name}: {e}")))?;
+            Decided::Trajectory { text, source: name }
         }
-        (None, Some(run_id)) => {
-            let stored = load_run(run_id)?;
-            let mut spec = stored.spec;
-            if let Some(kind) = args.kind {
-                spec.kind = kind;
-            }
-            // Decided as the engine decides: through the last round anyone answered.
-            let transcript = moot_engine::transcript_of(&spec, &stored.calls)
-                .decided_part()
-                .into_owned();
-            let evidence = match &stored.protocol {
-                Some(p) => p.evidence(&spec, &transcript),
-                None => Evidence::from_transcript(&spec, &transcript),
-            };
-            let trajectory = transcript
-                .trajectory()
-                .ok_or_else(|| InputError("the stored run has no agents".into()))?;
-            (trajectory, evidence, stored.settings, stored.validations)
-        }
+        (None, Some(run_id)) => Decided::Stored(Box::new(load_run(run_id)?)),
         (None, None) => return bad_input("give --trajectory FILE or --run RUN"),
     };
-    let config = settings(&args, stored)?;
-    let trajectory = if config.require_passing {
-        moot_core::validation::drop_failing(&trajectory, &validations)
-    } else {
-        trajectory
+    let overrides = SettingOverrides {
+        weights: args.weights,
+        tie_break: args.tie_break,
+        seed: args.seed,
+        normalize: args.normalize,
+        require_passing: args.require_passing,
     };
-    let decisions: Vec<Value> = names
-        .iter()
-        .map(|name| {
-            let rule = build_rule(name, &config).expect("name checked against the registry");
-            moot_engine::decision_json(&rule.decide_with(&trajectory, &evidence))
-        })
-        .collect();
-    let out = if args.rule == "all" {
-        Value::Array(decisions)
-    } else {
-        decisions.into_iter().next().unwrap_or(Value::Null)
-    };
-    outln!("{out}");
+    outln!("{}", decide(&rules, what, args.kind, &overrides)?);
     Ok(())
-}
-
-/// A stored run's spec and calls, loaded only when `--run` is given.
-pub struct StoredRun {
-    pub spec: DebateSpec,
-    pub calls: Vec<CallRecord>,
-    /// The run's protocol, when its configuration could be read back.
-    pub protocol: Option<Box<dyn moot_core::protocol::Protocol>>,
-    /// The decision settings the run was decided with.
-    pub settings: Settings,
-    /// The sandbox's checks of the run's code answers.
-    pub validations: moot_core::validation::Validations,
-}
-
-/// Decision settings before the flags: a stored run's, or the defaults.
-#[derive(Debug, Clone, Default)]
-pub struct Settings {
-    pub weights: FreeMadWeights,
-    pub tie_break: TieBreakSetting,
-    pub seed: u64,
-    pub normalize: bool,
-    pub require_passing: bool,
-}
-
-/// The rules' settings: each flag given, else the stored run's setting, else the default.
-fn settings(args: &Args, stored: Settings) -> anyhow::Result<DecisionConfig> {
-    let weights = match &args.weights {
-        Some(w) => w
-            .parse()
-            .map_err(|e| InputError(format!("--weights: {e}")))?,
-        None => stored.weights,
-    };
-    let tie_break = args.tie_break.unwrap_or(stored.tie_break);
-    Ok(DecisionConfig {
-        tie_break: tie_break.with_seed(args.seed.unwrap_or(stored.seed)),
-        weights,
-        normalize: args.normalize.unwrap_or(stored.normalize),
-        require_passing: args.require_passing.unwrap_or(stored.require_passing),
-    })
 }

@@ -8,7 +8,7 @@ use crate::input::{bad_input, read_stdin};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// How to read the answer: numeric, choice, yes-no, math or text.
-    #[arg(long, value_parser = parse_kind)]
+    #[arg(long, value_parser = crate::input::parse_kind)]
     kind: AnswerKind,
     /// Option texts in order A, B, C, … (choice only), comma-separated or repeated.
     #[arg(long, value_delimiter = ',', num_args = 1..)]
@@ -17,11 +17,6 @@ pub struct Args {
     // A value, whatever it starts with: `--gold -7`.
     #[arg(long, allow_hyphen_values = true)]
     gold: Option<String>,
-}
-
-pub fn parse_kind(s: &str) -> Result<AnswerKind, String> {
-    s.parse()
-        .map_err(|e: moot_core::answer::UnknownAnswerKind| e.to_string())
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

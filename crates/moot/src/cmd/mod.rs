@@ -13,7 +13,6 @@ pub mod report;
 pub mod resume;
 pub mod serve;
 pub mod show;
-pub mod status;
 pub mod store;
 pub mod sweep;
 pub mod work;

@@ -4,11 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use moot_eval::bench::LoadedBench;
-use moot_eval::report::{common_items, Report};
-use moot_store::{Store, StoreError};
-
-use crate::input::{bad_input, InputError};
+use moot_eval::report::Report;
+use moot_store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -37,47 +34,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let mut loaded: Vec<LoadedBench> = Vec::new();
-    for name in &args.runs {
-        let bench = rt
-            .block_on(moot_app::bench_report::load(store, name))
-            .map_err(|e| match e.downcast::<StoreError>() {
-                Ok(StoreError::BenchNotFound(_)) => anyhow::Error::new(InputError(format!(
-                    "no benchmark named {name:?} in the store"
-                ))),
-                Ok(other) => other.into(),
-                Err(e) => e,
-            })?;
-        loaded.push(bench);
-    }
-    let (infos, results, items) = moot_app::bench_report::combine(loaded)?;
-    if results.is_empty() {
-        let unfinished: usize = infos.iter().map(|i| i.unfinished).sum();
-        return bad_input(format!(
-            "{} has no finished debate yet ({} not finished; moot bench status NAME shows how far it is)",
-            args.runs.join(", "),
-            unfinished
-        ));
-    }
-    let (results, left_out) = if args.all_items {
-        (results, 0)
-    } else {
-        common_items(results)
-    };
-    if results.is_empty() {
-        return bad_input(
-            "no item was finished under every protocol; --all-items reports them anyway",
-        );
-    }
-    if left_out > 0 {
-        let them = if left_out == 1 { "it" } else { "them" };
+    let report = rt.block_on(moot_app::bench_report::report(
+        store,
+        &args.runs,
+        args.all_items,
+    ))?;
+    if report.left_out > 0 {
+        let them = if report.left_out == 1 { "it" } else { "them" };
         eprintln!(
             "{} left out: not every protocol has finished {them} (--all-items keeps {them})",
-            moot_core::text::plural(left_out, "item")
+            moot_core::text::plural(report.left_out, "item")
         );
     }
-    let mut report = Report::new(infos, &results, &items);
-    report.left_out = left_out;
     match &args.out {
         None => {
             let text = render(&report, args.format, &[])?;

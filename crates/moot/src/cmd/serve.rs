@@ -2,21 +2,18 @@
 //! (`moot-serve`), with debates run by the application layer's `DebateService`.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use moot_app::prepare::load_config;
 use moot_app::service::DebateService;
 use moot_serve::ServeOptions;
 use moot_store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Configuration file (TOML, YAML or JSON; moot's or freemad's): the team, protocol and
-    /// settings debates start from.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    // The team, protocol and settings debates start from.
+    #[command(flatten)]
+    config: crate::flags::ConfigFile,
     /// Address to listen on; anything but loopback needs --token.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
@@ -37,7 +34,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let config = load_config(args.config.as_deref())?;
+    let config = args.config.load()?;
     let options = ServeOptions {
         host: args.host,
         port: args.port,

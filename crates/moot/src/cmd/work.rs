@@ -2,23 +2,23 @@
 //! benchmark planned with `moot bench … --run NAME --detach`. See `moot_eval::work` for how
 //! jobs are claimed, leased and taken over.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
+use moot_app::benchmark::WorkRequest;
+use moot_app::worker::default_worker_id;
 use moot_eval::work::WorkerOptions;
 use moot_store::{Store, StoreError};
 
+use crate::flags;
 use crate::input::bad_input;
-use moot_app::benchmark::WorkRequest;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The benchmark's name.
     name: String,
-    /// Debates this worker runs at once.
-    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::input::positive_count)]
-    concurrency: usize,
+    #[command(flatten)]
+    concurrency: flags::Concurrency,
     /// How long a claimed debate stays this worker's without renewal (renewed every third of
     /// it). A worker killed mid-debate holds it this long before another takes it over.
     #[arg(long, default_value = "60s", value_parser = duration)]
@@ -29,16 +29,12 @@ pub struct Args {
     /// This worker's name in the store (default: HOST:PID). Two live workers may not share one.
     #[arg(long)]
     worker_id: Option<String>,
-    /// The benchmark data folder (not needed: the plan carries its items; kept for datasets
-    /// whose checks read files).
-    #[arg(long)]
-    data_dir: Option<PathBuf>,
-    /// Do not answer repeated requests from the store's request cache.
-    #[arg(long)]
-    no_cache: bool,
-    /// Print a JSON summary instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    data_dir: flags::DataDir,
+    #[command(flatten)]
+    no_cache: flags::NoCache,
+    #[command(flatten)]
+    output: flags::Json,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -47,22 +43,6 @@ fn duration(s: &str) -> Result<Duration, String> {
         return Err(format!("{s:?} is too short (at least 100ms)"));
     }
     Ok(d)
-}
-
-/// The lease and poll of a worker started without `--lease` / `--poll` (the flags' defaults
-/// say the same), and of `moot resume` on a benchmark planned for workers.
-pub(crate) const DEFAULT_LEASE: Duration = Duration::from_secs(60);
-pub(crate) const DEFAULT_POLL: Duration = Duration::from_secs(2);
-
-/// `HOST:PID`: unique among the live workers of one machine, and says where a worker runs.
-pub(crate) fn default_worker_id() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "localhost".into());
-    format!("{host}:{}", std::process::id())
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -78,20 +58,21 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     if worker.trim().is_empty() {
         return bad_input("--worker-id must not be empty");
     }
+    let json = args.output.json;
     crate::bench_progress::work(
         &record,
         WorkRequest {
             worker: WorkerOptions {
                 worker,
-                concurrency: args.concurrency,
+                concurrency: args.concurrency.concurrency,
                 lease: args.lease,
                 poll: args.poll,
-                progress: !args.json,
+                progress: !json,
             },
-            data_dir: args.data_dir,
-            no_cache: args.no_cache,
+            data_dir: args.data_dir.data_dir,
+            no_cache: args.no_cache.no_cache,
         },
-        args.json,
+        json,
         store,
         rt,
     )
@@ -101,6 +82,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
 mod tests {
     use super::*;
     use clap::Parser;
+    use moot_app::worker::{DEFAULT_LEASE, DEFAULT_POLL};
 
     #[derive(Parser)]
     struct Cli {

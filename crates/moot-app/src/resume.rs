@@ -1,0 +1,208 @@
+//! What `moot resume NAME` continues — an interrupted debate, or a benchmark — and whether it
+//! may: a debate whose process still runs it is refused (its calls would be asked twice), as is
+//! a finished one. Running what is resumed is [`crate::session`]'s and [`crate::benchmark`]'s.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use moot_config::Config;
+use moot_core::debate::DebateSpec;
+use moot_core::redact::Redactor;
+use moot_eval::work::WorkerOptions;
+use moot_store::{BenchRecord, CallRecord, RunRecord, RunStatus, Store, RUN_SILENCE_LIMIT};
+
+use crate::benchmark::{BenchRequest, WorkRequest};
+use crate::error::{bad_input, InputError};
+use crate::prepare::{run_or_bench, Named};
+use crate::session::Session;
+
+/// How to run a resumed benchmark: how, not what (what is the stored benchmark's).
+#[derive(Debug, Clone)]
+pub struct ResumeOptions {
+    /// Debates in flight at once (at least 1).
+    pub concurrency: usize,
+    /// The benchmark data folder (default: MOOT_DATA_DIR, else ../shared/data).
+    pub data_dir: Option<PathBuf>,
+    /// Do not answer repeated requests from the store's request cache.
+    pub no_cache: bool,
+    /// Whether a benchmark resumed as a worker reports its progress
+    /// ([`WorkerOptions::progress`]).
+    pub progress: bool,
+}
+
+/// What a name resumes.
+pub enum Resumption {
+    /// An interrupted debate, to be finished without repeating its stored calls.
+    Run(ResumedRun),
+    /// A benchmark planned for workers, resumed as one more worker: its debates are claimed
+    /// under leases, so one a live worker holds is never run twice (nor its calls asked twice).
+    Worker {
+        bench: BenchRecord,
+        request: WorkRequest,
+    },
+    /// A benchmark run by one process, continued with the dataset, protocols, limit, seed and
+    /// configuration it was started with.
+    Bench {
+        bench: BenchRecord,
+        request: BenchRequest,
+        config: Config,
+    },
+}
+
+/// An interrupted debate read back from the store.
+pub struct ResumedRun {
+    pub run_id: String,
+    pub config: Config,
+    pub spec: DebateSpec,
+    /// The calls it completed, which are not asked again.
+    pub calls: Vec<CallRecord>,
+    /// What removes secrets, from the run's stored configuration.
+    pub redactor: Arc<Redactor>,
+}
+
+impl ResumedRun {
+    /// The debate ready to run on, its agents built as its configuration says (`on_message`
+    /// hears about models being fetched).
+    pub fn session<'a>(
+        self,
+        store: &'a dyn Store,
+        on_message: &mut dyn FnMut(&str),
+    ) -> Result<Session<'a>> {
+        let agents = crate::agents::build(&self.config, self.spec.kind, on_message)?;
+        Ok(Session {
+            store,
+            run_id: self.run_id,
+            config: self.config,
+            spec: self.spec,
+            agents,
+            restore: Some(self.calls),
+            redactor: self.redactor,
+        })
+    }
+}
+
+/// What `name` resumes: the run of that id, else the benchmark of that name. Refused (an
+/// [`InputError`] that says why) when neither is stored, when the run is finished, and when the
+/// process running it, or one of the benchmark's debates, is still alive.
+pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Result<Resumption> {
+    let run = match run_or_bench(store, name).await? {
+        Named::Run(run) => run,
+        Named::Bench(bench) => return resume_bench(store, bench, options).await,
+    };
+    let calls = store.calls(&run.id).await?;
+    if run.status == RunStatus::Done {
+        return bad_input(format!(
+            "run {} is already finished (answer: {}); see `moot show {}`",
+            run.id,
+            run.answer.as_deref().unwrap_or("none"),
+            run.id
+        ));
+    }
+    if run.status == RunStatus::Running && !run.interrupted() {
+        return bad_input(still_running(&run));
+    }
+    let config: Config = serde_json::from_value(run.config.clone())
+        .with_context(|| format!("run {}: the stored configuration is unreadable", run.id))?;
+    let spec: DebateSpec = serde_json::from_value(run.spec.clone())
+        .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
+    let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
+    Ok(Resumption::Run(ResumedRun {
+        run_id: run.id,
+        config,
+        spec,
+        calls,
+        redactor,
+    }))
+}
+
+async fn resume_bench(
+    store: &dyn Store,
+    bench: BenchRecord,
+    options: ResumeOptions,
+) -> Result<Resumption> {
+    let config: Config = serde_json::from_value(bench.config.clone()).with_context(|| {
+        format!(
+            "benchmark {}: the stored configuration is unreadable",
+            bench.name
+        )
+    })?;
+    if store.job_counts(&bench.name).await?.total() > 0 {
+        let request = WorkRequest {
+            worker: WorkerOptions {
+                worker: crate::worker::default_worker_id(),
+                concurrency: options.concurrency,
+                lease: crate::worker::DEFAULT_LEASE,
+                poll: crate::worker::DEFAULT_POLL,
+                progress: options.progress,
+            },
+            data_dir: options.data_dir,
+            no_cache: options.no_cache,
+        };
+        return Ok(Resumption::Worker { bench, request });
+    }
+    // Run by one process: refused while that process still runs one of its debates.
+    let live = store
+        .bench_runs(&bench.name)
+        .await?
+        .into_iter()
+        .map(|(_, run)| run)
+        .find(|run| run.status == RunStatus::Running && !run.interrupted());
+    if let Some(run) = live {
+        return bad_input(format!(
+            "benchmark {} is still being run: {}",
+            bench.name,
+            still_running(&run)
+        ));
+    }
+    let request = BenchRequest::resuming(
+        &bench,
+        options.concurrency,
+        options.data_dir,
+        options.no_cache,
+    )?;
+    Ok(Resumption::Bench {
+        bench,
+        request,
+        config,
+    })
+}
+
+/// Why a run whose owner is alive is not resumed: a second process would ask its calls again.
+fn still_running(run: &RunRecord) -> String {
+    let heard = run.silent_ms.map_or(String::new(), |ms| {
+        format!(", heard from {:.1} s ago", ms as f64 / 1000.0)
+    });
+    format!(
+        "run {} is still running (process {}{heard}); resuming it now would ask its calls twice. \
+         It can be resumed once that process has stopped (from another machine, after {} s \
+         without a heartbeat)",
+        run.id,
+        run.owner.as_deref().unwrap_or("unknown"),
+        RUN_SILENCE_LIMIT.as_secs()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_name_the_store_does_not_hold_is_the_users_error() {
+        let store = moot_store::MemoryStore::default();
+        let options = ResumeOptions {
+            concurrency: 1,
+            data_dir: None,
+            no_cache: false,
+            progress: false,
+        };
+        let e = resume(&store, "nothing", options)
+            .await
+            .err()
+            .expect("refused");
+        assert_eq!(
+            e.downcast_ref::<InputError>().map(|e| e.0.as_str()),
+            Some("no run or benchmark named \"nothing\" in the store")
+        );
+    }
+}
