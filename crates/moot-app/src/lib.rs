@@ -4,7 +4,10 @@
 //!
 //! - [`prepare`]: open a store and a runtime, read a configuration, apply overrides, check the
 //!   debate's size and assemble its team ([`prepare::prepare_debate`]);
-//! - [`agents`]: build each agent's backend (the embedded model behind the `local` feature);
+//! - [`backends`]: the registry of backends as the application runs them ([`backends::DRIVERS`]:
+//!   how each is built, retried and checked); the embedded model is behind the `local` feature;
+//! - [`agents`]: build each agent of a configuration through its backend's driver;
+//! - [`health`]: whether each agent of a configuration can answer (`moot health`);
 //! - [`session`]: run or resume one debate to its decision, with its run log and transcript;
 //! - [`benchmark`]: run, plan, resume and work benchmarks;
 //! - [`ask`]: one question prepared into a session ([`ask::AskRequest`]: what a front end asks);
@@ -23,11 +26,13 @@
 
 pub mod agents;
 pub mod ask;
+pub mod backends;
 pub mod bench_report;
 pub mod bench_status;
 pub mod benchmark;
 pub mod decide;
 pub mod error;
+pub mod health;
 pub mod import;
 pub mod prepare;
 pub mod records;

@@ -132,24 +132,11 @@ impl Backend {
             Backend::Sim { .. } => "sim",
         }
     }
-
-    /// Whether failures of this backend can be transient (network, processes), so that its
-    /// calls are retried.
-    pub fn retries(&self) -> bool {
-        matches!(
-            self,
-            Backend::OpenAi { .. } | Backend::Anthropic { .. } | Backend::Cli { .. }
-        )
-    }
-
-    /// Whether the backend always reports token logprobs.
-    pub fn always_logprobs(&self) -> bool {
-        matches!(self, Backend::Local { .. } | Backend::Sim { .. })
-    }
 }
 
 /// Every backend, with the keys it reads besides the ones every agent has ([`COMMON_KEYS`]).
-/// `--help`, the example configuration and the README's table name these; a test checks them.
+/// The example configuration and the README's backend table name these, and moot-app has one
+/// driver (how it is built, retried and checked) for each; tests check all three.
 pub const BACKENDS: &[BackendEntry] = &[
     BackendEntry {
         name: "local",

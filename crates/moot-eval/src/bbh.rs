@@ -9,7 +9,38 @@ use crate::error::{DatasetError, Location};
 use crate::gold::paren_letter;
 use crate::item::Item;
 use crate::read::{Collector, Fields, JsonRecord, Record, Source};
-use crate::spec::{check_name, close_names, SpecError, BBH_TASKS};
+use crate::spec::{close_names, SpecError};
+
+/// The 27 BIG-Bench Hard tasks, in the order `bbh` loads them (alphabetical).
+pub const BBH_TASKS: [&str; 27] = [
+    "boolean_expressions",
+    "causal_judgement",
+    "date_understanding",
+    "disambiguation_qa",
+    "dyck_languages",
+    "formal_fallacies",
+    "geometric_shapes",
+    "hyperbaton",
+    "logical_deduction_five_objects",
+    "logical_deduction_seven_objects",
+    "logical_deduction_three_objects",
+    "movie_recommendation",
+    "multistep_arithmetic_two",
+    "navigate",
+    "object_counting",
+    "penguins_in_a_table",
+    "reasoning_about_colored_objects",
+    "ruin_names",
+    "salient_translation_error_detection",
+    "snarks",
+    "sports_understanding",
+    "temporal_sequences",
+    "tracking_shuffled_objects_five_objects",
+    "tracking_shuffled_objects_seven_objects",
+    "tracking_shuffled_objects_three_objects",
+    "web_of_lies",
+    "word_sorting",
+];
 
 /// The answer kind of a BBH task (see the crate documentation for the reasons).
 pub fn task_kind(task: &str) -> Option<AnswerKind> {
@@ -62,13 +93,7 @@ pub(crate) fn split_options(input: &str) -> Option<(&str, Vec<String>)> {
 /// Loads one task, or all 27 in alphabetical order.
 pub(crate) fn load(dir: &Path, task: Option<&str>) -> Result<Vec<Item>, DatasetError> {
     match task {
-        Some(t) => {
-            check_name(t, &BBH_TASKS, |t| SpecError::UnknownBbhTask {
-                task: t.to_string(),
-                close: close_names(t, &BBH_TASKS),
-            })?;
-            load_task(dir, t)
-        }
+        Some(t) => load_task(dir, t),
         None => {
             let mut items = Vec::new();
             for t in BBH_TASKS {
@@ -80,9 +105,11 @@ pub(crate) fn load(dir: &Path, task: Option<&str>) -> Result<Vec<Item>, DatasetE
 }
 
 fn load_task(dir: &Path, task: &str) -> Result<Vec<Item>, DatasetError> {
-    let kind = task_kind(task).ok_or_else(|| SpecError::UnknownBbhTask {
-        task: task.to_string(),
+    let kind = task_kind(task).ok_or_else(|| SpecError::UnknownPart {
+        noun: "BBH task",
+        part: task.to_string(),
         close: close_names(task, &BBH_TASKS),
+        valid: &BBH_TASKS,
     })?;
     let src = Source::in_data_dir(dir, &format!("bbh/{task}.json"));
     let doc = src.json()?;

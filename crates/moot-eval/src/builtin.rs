@@ -1,52 +1,80 @@
-//! The built-in datasets' files and how each record becomes an [`Item`].
+//! The built-in datasets' files and how each record becomes an [`Item`]; each loader is named
+//! by its entry in [`crate::registry::DATASETS`].
 
 use std::path::Path;
 
 use moot_core::AnswerKind;
 use serde_json::Value;
 
-use crate::bbh;
 use crate::error::{DatasetError, Location};
 use crate::gold;
 use crate::item::Item;
 use crate::read::{Collector, CsvRecord, Fields, JsonRecord, Record, Source};
-use crate::spec::{
-    check_name, DatasetSpec, GsmRangesLevel, MmluProSubset, StrategyQaSplit, MMLU_SUBJECTS,
-};
+use crate::spec::SpecError;
 
-/// Loads a dataset: built-in ones from the data directory, generic ones from their own path.
-pub(crate) fn load(spec: &DatasetSpec, dir: &Path) -> Result<Vec<Item>, DatasetError> {
-    use DatasetSpec as D;
-    match spec {
-        D::Gsm8k => gsm8k(dir),
-        D::Math500 => math(dir, "math500", "math500/test.jsonl"),
-        D::Math => math(dir, "math", "math/test.jsonl"),
-        D::Aime2024 => aime(dir, "aime2024"),
-        D::Aime2025 => aime(dir, "aime2025"),
-        D::Mmlu(None) => {
-            let mut items = Vec::new();
-            for subject in MMLU_SUBJECTS {
-                items.extend(mmlu(dir, subject)?);
-            }
-            Ok(items)
-        }
-        D::Mmlu(Some(subject)) => {
-            check_name(subject, &MMLU_SUBJECTS, |s| {
-                crate::spec::SpecError::UnknownMmluSubject {
-                    subject: s.to_string(),
-                    close: crate::spec::close_names(s, &MMLU_SUBJECTS),
-                }
-            })?;
-            mmlu(dir, subject)
-        }
-        D::MmluPro(subset) => mmlu_pro(dir, *subset),
-        D::Bbh(task) => bbh::load(dir, task.as_deref()),
-        D::StrategyQa(split) => strategyqa(dir, *split),
-        D::GsmRanges(level) => gsm_ranges(dir, *level),
-        D::HumanEval => crate::humaneval::load(),
-        D::Generic(g) => crate::generic::load(g),
-    }
-}
+/// The 57 MMLU subjects, in the order `mmlu` loads them (alphabetical).
+pub const MMLU_SUBJECTS: [&str; 57] = [
+    "abstract_algebra",
+    "anatomy",
+    "astronomy",
+    "business_ethics",
+    "clinical_knowledge",
+    "college_biology",
+    "college_chemistry",
+    "college_computer_science",
+    "college_mathematics",
+    "college_medicine",
+    "college_physics",
+    "computer_security",
+    "conceptual_physics",
+    "econometrics",
+    "electrical_engineering",
+    "elementary_mathematics",
+    "formal_logic",
+    "global_facts",
+    "high_school_biology",
+    "high_school_chemistry",
+    "high_school_computer_science",
+    "high_school_european_history",
+    "high_school_geography",
+    "high_school_government_and_politics",
+    "high_school_macroeconomics",
+    "high_school_mathematics",
+    "high_school_microeconomics",
+    "high_school_physics",
+    "high_school_psychology",
+    "high_school_statistics",
+    "high_school_us_history",
+    "high_school_world_history",
+    "human_aging",
+    "human_sexuality",
+    "international_law",
+    "jurisprudence",
+    "logical_fallacies",
+    "machine_learning",
+    "management",
+    "marketing",
+    "medical_genetics",
+    "miscellaneous",
+    "moral_disputes",
+    "moral_scenarios",
+    "nutrition",
+    "philosophy",
+    "prehistory",
+    "professional_accounting",
+    "professional_law",
+    "professional_medicine",
+    "professional_psychology",
+    "public_relations",
+    "security_studies",
+    "sociology",
+    "us_foreign_policy",
+    "virology",
+    "world_religions",
+];
+
+/// The GSM-Ranges files (`gsm_ranges/LEVEL.csv`).
+pub const GSM_RANGES_LEVELS: [&str; 3] = ["original", "level4", "level6"];
 
 fn jsonl_items(
     src: &Source,
@@ -72,7 +100,7 @@ fn hashes_gold(rec: &impl Record, field: &str) -> Result<String, DatasetError> {
     gold::after_hashes(&solution).ok_or_else(|| rec.bad(field, "no `#### N`"))
 }
 
-fn gsm8k(dir: &Path) -> Result<Vec<Item>, DatasetError> {
+pub(crate) fn gsm8k(dir: &Path) -> Result<Vec<Item>, DatasetError> {
     let src = Source::in_data_dir(dir, "gsm8k/test.jsonl");
     jsonl_items(&src, |rec, i| {
         let item = Item {
@@ -91,9 +119,10 @@ const fn fields(question: &'static str, answer: &'static str) -> Fields<'static>
     Fields { question, answer }
 }
 
-/// MATH / MATH-500: `answer` when the record has it, else the last `\boxed{}` of `solution`.
-fn math(dir: &Path, name: &str, file: &str) -> Result<Vec<Item>, DatasetError> {
-    let src = Source::in_data_dir(dir, file);
+/// MATH / MATH-500 (`NAME/test.jsonl`): `answer` when the record has it, else the last
+/// `\boxed{}` of `solution`.
+pub(crate) fn math(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
+    let src = Source::in_data_dir(dir, &format!("{name}/test.jsonl"));
     jsonl_items(&src, |rec, i| {
         let (gold, answer_field) = match rec.text_opt("answer")? {
             Some(a) => (a, "answer"),
@@ -117,7 +146,7 @@ fn math(dir: &Path, name: &str, file: &str) -> Result<Vec<Item>, DatasetError> {
 }
 
 /// AIME: an integer answer, possibly zero-padded ("025"), kept as written.
-fn aime(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
+pub(crate) fn aime(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
     let src = Source::in_data_dir(dir, &format!("{name}/test.jsonl"));
     jsonl_items(&src, |rec, i| {
         let item = Item {
@@ -132,8 +161,22 @@ fn aime(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
     })
 }
 
+/// One MMLU subject, or all 57 in alphabetical order.
+pub(crate) fn mmlu(dir: &Path, subject: Option<&str>) -> Result<Vec<Item>, DatasetError> {
+    match subject {
+        Some(s) => mmlu_subject(dir, s),
+        None => {
+            let mut items = Vec::new();
+            for s in MMLU_SUBJECTS {
+                items.extend(mmlu_subject(dir, s)?);
+            }
+            Ok(items)
+        }
+    }
+}
+
 /// One MMLU subject: CSV without a header, `question,A,B,C,D,letter`.
-fn mmlu(dir: &Path, subject: &str) -> Result<Vec<Item>, DatasetError> {
+fn mmlu_subject(dir: &Path, subject: &str) -> Result<Vec<Item>, DatasetError> {
     let src = Source::in_data_dir(dir, &format!("mmlu/test/{subject}_test.csv"));
     let table = src.csv(false)?;
     let mut out = Collector::new(&src.name);
@@ -162,15 +205,13 @@ fn mmlu(dir: &Path, subject: &str) -> Result<Vec<Item>, DatasetError> {
 }
 
 /// MMLU-Pro: `options` list (up to ten, A–J), `answer` letter, checked against `answer_index`.
-fn mmlu_pro(dir: &Path, subset: MmluProSubset) -> Result<Vec<Item>, DatasetError> {
-    let (file, prefix) = match subset {
-        MmluProSubset::All => ("mmlu_pro/test.jsonl", "mmlu-pro"),
-        MmluProSubset::LogicalFallacies => (
-            "mmlu_pro/test_logical_fallacies.jsonl",
-            "mmlu-pro:logical_fallacies",
-        ),
+/// The whole is `test.jsonl`; the part `logical_fallacies` is a file apart.
+pub(crate) fn mmlu_pro(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, DatasetError> {
+    let (file, prefix) = match part {
+        Some(p) => (format!("mmlu_pro/test_{p}.jsonl"), format!("mmlu-pro:{p}")),
+        None => ("mmlu_pro/test.jsonl".to_string(), "mmlu-pro".to_string()),
     };
-    let src = Source::in_data_dir(dir, file);
+    let src = Source::in_data_dir(dir, &file);
     jsonl_items(&src, |rec, i| {
         let gold = rec.text("answer")?.trim().to_string();
         if let Some(index) = rec.get("answer_index").and_then(Value::as_u64) {
@@ -201,17 +242,28 @@ fn mmlu_pro(dir: &Path, subset: MmluProSubset) -> Result<Vec<Item>, DatasetError
     })
 }
 
-fn strategyqa(dir: &Path, split: StrategyQaSplit) -> Result<Vec<Item>, DatasetError> {
-    let (file, prefix, list) = match split {
-        StrategyQaSplit::Dev => ("strategyqa/dev.json", "strategyqa", None),
-        StrategyQaSplit::Train => ("strategyqa/train.json", "strategyqa:train", None),
-        StrategyQaSplit::BigBench => (
-            "strategyqa/bigbench_strategyqa/task.json",
-            "strategyqa:bigbench",
+/// StrategyQA: the dev file (the whole, `None`), `train`, or BIG-bench's packaging
+/// (`bigbench`).
+pub(crate) fn strategyqa(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, DatasetError> {
+    let bigbench = part == Some("bigbench");
+    let (file, prefix, list) = match part {
+        Some("bigbench") => (
+            "strategyqa/bigbench_strategyqa/task.json".to_string(),
+            "strategyqa:bigbench".to_string(),
             Some("examples"),
         ),
+        Some(split) => (
+            format!("strategyqa/{split}.json"),
+            format!("strategyqa:{split}"),
+            None,
+        ),
+        None => (
+            "strategyqa/dev.json".to_string(),
+            "strategyqa".to_string(),
+            None,
+        ),
     };
-    let src = Source::in_data_dir(dir, file);
+    let src = Source::in_data_dir(dir, &file);
     let doc = src.json()?;
     let entries = match list {
         None => doc.as_array(),
@@ -232,21 +284,20 @@ fn strategyqa(dir: &Path, split: StrategyQaSplit) -> Result<Vec<Item>, DatasetEr
     for (i, entry) in entries.iter().enumerate() {
         let rec = JsonRecord::entry(&src.name, list_name, i, entry)?;
         let location = rec.location;
-        let (question, gold, f) = match split {
-            StrategyQaSplit::Dev | StrategyQaSplit::Train => {
-                let answer = rec
-                    .get("answer")
-                    .ok_or_else(|| DatasetError::missing_field(&src.name, location, "answer"))?;
-                let yes = answer
-                    .as_bool()
-                    .ok_or_else(|| rec.bad("answer", "expected true or false"))?;
-                (rec.text("question")?, yes, fields("question", "answer"))
-            }
-            StrategyQaSplit::BigBench => (
+        let (question, gold, f) = if bigbench {
+            (
                 rec.text("input")?,
                 bigbench_yes(&rec)?,
                 fields("input", "target_scores"),
-            ),
+            )
+        } else {
+            let answer = rec
+                .get("answer")
+                .ok_or_else(|| DatasetError::missing_field(&src.name, location, "answer"))?;
+            let yes = answer
+                .as_bool()
+                .ok_or_else(|| rec.bad("answer", "expected true or false"))?;
+            (rec.text("question")?, yes, fields("question", "answer"))
         };
         let item = Item {
             id: format!("{prefix}/{i}"),
@@ -284,9 +335,20 @@ fn bigbench_yes(rec: &JsonRecord<'_>) -> Result<bool, DatasetError> {
     }
 }
 
-/// GSM-Ranges: CSV with a header (`index,question,answer`); the answer ends with `#### N`.
-fn gsm_ranges(dir: &Path, level: GsmRangesLevel) -> Result<Vec<Item>, DatasetError> {
-    let src = Source::in_data_dir(dir, &format!("gsm_ranges/{}.csv", level.name()));
+/// GSM-Ranges: one level's CSV with a header (`index,question,answer`); the answer ends with
+/// `#### N`. There is no whole: a level must be named.
+pub(crate) fn gsm_ranges(dir: &Path, level: Option<&str>) -> Result<Vec<Item>, DatasetError> {
+    let Some(level) = level else {
+        return Err(SpecError::MissingVariant {
+            dataset: "gsm-ranges",
+            valid: GSM_RANGES_LEVELS
+                .iter()
+                .map(|l| format!("gsm-ranges:{l}"))
+                .collect(),
+        }
+        .into());
+    };
+    let src = Source::in_data_dir(dir, &format!("gsm_ranges/{level}.csv"));
     let table = src.csv(true)?;
     let columns = table.columns();
     for needed in ["question", "answer"] {
@@ -310,7 +372,7 @@ fn gsm_ranges(dir: &Path, level: GsmRangesLevel) -> Result<Vec<Item>, DatasetErr
             cells,
         };
         let item = Item {
-            id: format!("gsm-ranges:{}/{}", level.name(), out.next_index()),
+            id: format!("gsm-ranges:{level}/{}", out.next_index()),
             question: rec.text("question")?,
             options: vec![],
             gold: hashes_gold(&rec, "answer")?,

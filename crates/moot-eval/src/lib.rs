@@ -4,7 +4,9 @@
 //! lives here.
 //!
 //! A [`DatasetSpec`] names a dataset (`"gsm8k"`, `"mmlu:logical_fallacies"`, `"bbh:navigate"`,
-//! `"jsonl:my.jsonl?kind=numeric&question=problem"`); [`load`] reads it from the data directory
+//! `"jsonl:my.jsonl?kind=numeric&question=problem"`): a built-in one is an entry of the registry
+//! [`DATASETS`], whose names, parts and loaders the parser, the error messages and
+//! `moot bench --dataset`'s help ([`dataset_help`]) are made from; [`load`] reads it from the data directory
 //! ([`default_data_dir`]: `MOOT_DATA_DIR`, else `../shared/data`) into a [`Dataset`] of
 //! [`Item`]s; [`subsample`] picks a seeded, nested subset.
 //!
@@ -92,6 +94,7 @@ mod gold;
 mod humaneval;
 mod item;
 mod read;
+pub mod registry;
 pub mod report;
 mod sample;
 mod spec;
@@ -102,28 +105,34 @@ use std::path::Path;
 
 pub use moot_core::{Answer, AnswerKind};
 
-pub use bbh::task_kind as bbh_task_kind;
+pub use bbh::{task_kind as bbh_task_kind, BBH_TASKS};
+pub use builtin::{GSM_RANGES_LEVELS, MMLU_SUBJECTS};
 pub use data_dir::{default_data_dir, DATA_DIR_VAR};
 pub use error::{DatasetError, Location, Place};
 pub use item::{Dataset, Item};
+pub use registry::{dataset_names, DatasetEntry, DATASETS};
 pub use sample::{subsample, subsample_indices};
 pub use spec::{
-    DatasetSpec, FieldMap, FileFormat, GenericSpec, GsmRangesLevel, MmluProSubset, OptionsField,
-    SpecError, StrategyQaSplit, BBH_TASKS, MMLU_SUBJECTS, NAME_FORMS,
+    dataset_help, dataset_long_help, name_forms, BuiltinSpec, DatasetSpec, FieldMap, FileFormat,
+    GenericSpec, OptionsField, SpecError,
 };
 
 /// Loads a dataset. Built-in datasets are read from `data_dir` (an error names the directory
-/// and `MOOT_DATA_DIR` when it does not exist); generic ones from their own path.
+/// and `MOOT_DATA_DIR` when it does not exist) unless they ship with moot; generic ones from
+/// their own path.
 pub fn load(spec: &DatasetSpec, data_dir: &Path) -> Result<Dataset, DatasetError> {
-    let needs_dir = !matches!(spec, DatasetSpec::Generic(_) | DatasetSpec::HumanEval);
-    if needs_dir && !data_dir.is_dir() {
+    if spec.in_data_dir() && !data_dir.is_dir() {
         return Err(DatasetError::MissingDataDir {
             path: data_dir.to_path_buf(),
         });
     }
+    let items = match spec {
+        DatasetSpec::Builtin(b) => (b.entry().load)(data_dir, b.part())?,
+        DatasetSpec::Generic(g) => generic::load(g)?,
+    };
     Ok(Dataset {
         name: spec.to_string(),
-        items: builtin::load(spec, data_dir)?,
+        items,
     })
 }
 
@@ -133,7 +142,8 @@ mod tests {
 
     #[test]
     fn missing_data_dir_names_path_and_variable() {
-        let e = load(&DatasetSpec::Gsm8k, Path::new("/no/such/dir")).unwrap_err();
+        let gsm8k: DatasetSpec = "gsm8k".parse().unwrap();
+        let e = load(&gsm8k, Path::new("/no/such/dir")).unwrap_err();
         let msg = e.to_string();
         assert!(
             msg.contains("/no/such/dir") && msg.contains("MOOT_DATA_DIR"),

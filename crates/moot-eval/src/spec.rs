@@ -1,177 +1,70 @@
-//! Dataset names: [`DatasetSpec`] and its string form.
+//! Dataset names: [`DatasetSpec`] and its string form, parsed against the registry
+//! ([`crate::registry::DATASETS`]) and the generic forms `jsonl:…` and `csv:…`.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::str::FromStr;
 
 use moot_core::AnswerKind;
 
-/// The 57 MMLU subjects, in the order `mmlu` loads them (alphabetical).
-pub const MMLU_SUBJECTS: [&str; 57] = [
-    "abstract_algebra",
-    "anatomy",
-    "astronomy",
-    "business_ethics",
-    "clinical_knowledge",
-    "college_biology",
-    "college_chemistry",
-    "college_computer_science",
-    "college_mathematics",
-    "college_medicine",
-    "college_physics",
-    "computer_security",
-    "conceptual_physics",
-    "econometrics",
-    "electrical_engineering",
-    "elementary_mathematics",
-    "formal_logic",
-    "global_facts",
-    "high_school_biology",
-    "high_school_chemistry",
-    "high_school_computer_science",
-    "high_school_european_history",
-    "high_school_geography",
-    "high_school_government_and_politics",
-    "high_school_macroeconomics",
-    "high_school_mathematics",
-    "high_school_microeconomics",
-    "high_school_physics",
-    "high_school_psychology",
-    "high_school_statistics",
-    "high_school_us_history",
-    "high_school_world_history",
-    "human_aging",
-    "human_sexuality",
-    "international_law",
-    "jurisprudence",
-    "logical_fallacies",
-    "machine_learning",
-    "management",
-    "marketing",
-    "medical_genetics",
-    "miscellaneous",
-    "moral_disputes",
-    "moral_scenarios",
-    "nutrition",
-    "philosophy",
-    "prehistory",
-    "professional_accounting",
-    "professional_law",
-    "professional_medicine",
-    "professional_psychology",
-    "public_relations",
-    "security_studies",
-    "sociology",
-    "us_foreign_policy",
-    "virology",
-    "world_religions",
+use crate::registry::{dataset, DatasetEntry, Whole, DATASETS};
+
+/// The generic forms, as error messages and name lists spell them.
+const GENERIC_FORMS: [&str; 2] = [
+    "jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F]",
+    "csv:PATH?kind=KIND[&…]",
 ];
 
-/// The 27 BIG-Bench Hard tasks, in the order `bbh` loads them (alphabetical).
-pub const BBH_TASKS: [&str; 27] = [
-    "boolean_expressions",
-    "causal_judgement",
-    "date_understanding",
-    "disambiguation_qa",
-    "dyck_languages",
-    "formal_fallacies",
-    "geometric_shapes",
-    "hyperbaton",
-    "logical_deduction_five_objects",
-    "logical_deduction_seven_objects",
-    "logical_deduction_three_objects",
-    "movie_recommendation",
-    "multistep_arithmetic_two",
-    "navigate",
-    "object_counting",
-    "penguins_in_a_table",
-    "reasoning_about_colored_objects",
-    "ruin_names",
-    "salient_translation_error_detection",
-    "snarks",
-    "sports_understanding",
-    "temporal_sequences",
-    "tracking_shuffled_objects_five_objects",
-    "tracking_shuffled_objects_seven_objects",
-    "tracking_shuffled_objects_three_objects",
-    "web_of_lies",
-    "word_sorting",
-];
+/// The generic forms, as suggestions offer them.
+const GENERIC_SUGGESTIONS: [&str; 2] = ["jsonl:PATH", "csv:PATH"];
 
-/// The accepted name forms, for error messages.
-pub const NAME_FORMS: &str = "gsm8k, math500, math, aime2024, aime2025, mmlu, mmlu:SUBJECT, \
-mmlu-pro, mmlu-pro:logical_fallacies, bbh, bbh:TASK, strategyqa (= strategyqa:dev), \
-strategyqa:train, strategyqa:bigbench, gsm-ranges:original, gsm-ranges:level4, \
-gsm-ranges:level6, humaneval, jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F], \
-csv:PATH?kind=KIND[&…]";
-
-/// Every name form, for suggestions.
-const SIMPLE_NAMES: &[&str] = &[
-    "gsm8k",
-    "math500",
-    "math",
-    "aime2024",
-    "aime2025",
-    "mmlu",
-    "mmlu:SUBJECT",
-    "mmlu-pro",
-    "mmlu-pro:logical_fallacies",
-    "bbh",
-    "bbh:TASK",
-    "strategyqa",
-    "strategyqa:train",
-    "strategyqa:bigbench",
-    "gsm-ranges:original",
-    "gsm-ranges:level4",
-    "humaneval",
-    "gsm-ranges:level6",
-    "jsonl:PATH",
-    "csv:PATH",
-];
-
-/// Which MMLU-Pro file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MmluProSubset {
-    /// `mmlu_pro/test.jsonl`, all 14 categories.
-    All,
-    /// `mmlu_pro/test_logical_fallacies.jsonl`, the MMLU-Pro rows taken from MMLU's logical
-    /// fallacies (a separate file; these rows are not in `test.jsonl`).
-    LogicalFallacies,
-}
-
-/// Which StrategyQA file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StrategyQaSplit {
-    /// `strategyqa/dev.json` (229 questions): the default.
-    Dev,
-    /// `strategyqa/train.json` (2061 questions).
-    Train,
-    /// `strategyqa/bigbench_strategyqa/task.json` (2290 questions, BIG-bench packaging).
-    BigBench,
-}
-
-/// Which GSM-Ranges file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum GsmRangesLevel {
-    Original,
-    Level4,
-    Level6,
-}
-
-impl GsmRangesLevel {
-    pub const ALL: [GsmRangesLevel; 3] = [
-        GsmRangesLevel::Original,
-        GsmRangesLevel::Level4,
-        GsmRangesLevel::Level6,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            GsmRangesLevel::Original => "original",
-            GsmRangesLevel::Level4 => "level4",
-            GsmRangesLevel::Level6 => "level6",
+/// Every accepted name form, for error messages: `gsm8k, …, mmlu, mmlu:SUBJECT, …,
+/// strategyqa (= strategyqa:dev), …, jsonl:PATH?kind=KIND[…], csv:PATH?kind=KIND[&…]`.
+pub fn name_forms() -> String {
+    let mut forms = Vec::new();
+    for d in DATASETS {
+        for form in d.forms() {
+            match d.parts.whole {
+                Whole::Default(part) if form == d.name => {
+                    forms.push(format!("{form} (= {})", d.spelled(Some(part))));
+                }
+                _ => forms.push(form),
+            }
         }
     }
+    forms.extend(GENERIC_FORMS.map(String::from));
+    forms.join(", ")
+}
+
+/// `--dataset`'s short help: every dataset's short form.
+pub fn dataset_help() -> String {
+    let usages: Vec<String> = DATASETS.iter().map(DatasetEntry::usage).collect();
+    format!(
+        "The dataset: {}, or jsonl:PATH?kind=K&question=F&answer=F / csv:PATH?…",
+        usages.join(", ")
+    )
+}
+
+/// `--dataset`'s long help: one line per dataset with what it is, then the generic forms.
+pub fn dataset_long_help() -> String {
+    let usages: Vec<String> = DATASETS.iter().map(DatasetEntry::usage).collect();
+    let width = usages.iter().map(|u| u.chars().count()).max().unwrap_or(0);
+    let mut help = String::from(
+        "The dataset, by name. Built-in datasets are read from --data-dir (default: \
+         MOOT_DATA_DIR, else ../shared/data) unless they ship with moot:\n",
+    );
+    for (d, usage) in DATASETS.iter().zip(&usages) {
+        help.push_str(&format!("  {usage:width$}  {}\n", d.summary));
+    }
+    let kinds: Vec<&str> = AnswerKind::ALL.iter().map(|k| k.name()).collect();
+    help.push_str(&format!(
+        "or any file: jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F, or csv:PATH?… \
+         (a header row required). KIND is one of {}; question and answer default to those \
+         names; options=F names one field holding a list, options=A,B,C,D one field per option",
+        kinds.join(", ")
+    ));
+    help
 }
 
 /// The format of a generic dataset file.
@@ -349,6 +242,52 @@ impl fmt::Display for GenericSpec {
     }
 }
 
+/// A built-in dataset of the registry, whole or one part. Made only by parsing a name, so the
+/// part is always one the dataset has.
+#[derive(Clone, Copy)]
+pub struct BuiltinSpec {
+    entry: &'static DatasetEntry,
+    part: Option<&'static str>,
+}
+
+impl BuiltinSpec {
+    /// Its registry entry (name, summary, loader).
+    pub fn entry(&self) -> &'static DatasetEntry {
+        self.entry
+    }
+
+    /// The part named after `:`; `None` for the whole (or the default part, as `strategyqa`).
+    pub fn part(&self) -> Option<&'static str> {
+        self.part
+    }
+}
+
+impl PartialEq for BuiltinSpec {
+    fn eq(&self, other: &Self) -> bool {
+        (self.entry.name, self.part) == (other.entry.name, other.part)
+    }
+}
+
+impl Eq for BuiltinSpec {}
+
+impl Hash for BuiltinSpec {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.entry.name, self.part).hash(state);
+    }
+}
+
+impl fmt::Debug for BuiltinSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BuiltinSpec({self})")
+    }
+}
+
+impl fmt::Display for BuiltinSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.entry.spelled(self.part))
+    }
+}
+
 /// A benchmark dataset by name; see the crate documentation for each one's file and answer kind.
 ///
 /// Parsed from its name with [`FromStr`] (`"gsm8k"`, `"mmlu:logical_fallacies"`,
@@ -356,69 +295,46 @@ impl fmt::Display for GenericSpec {
 /// the name back.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum DatasetSpec {
-    Gsm8k,
-    Math500,
-    Math,
-    Aime2024,
-    Aime2025,
-    /// All 57 subjects (`None`), or one.
-    Mmlu(Option<String>),
-    MmluPro(MmluProSubset),
-    /// All 27 tasks (`None`), or one.
-    Bbh(Option<String>),
-    StrategyQa(StrategyQaSplit),
-    GsmRanges(GsmRangesLevel),
-    /// HumanEval's 164 Python problems (shipped with moot: no data directory needed).
-    HumanEval,
+    /// A dataset of the registry ([`DATASETS`]).
+    Builtin(BuiltinSpec),
     Generic(GenericSpec),
 }
 
 impl DatasetSpec {
-    /// Every built-in dataset as a whole (one spec per file family), for listings and tests.
+    /// Every built-in dataset as a whole, and each part that is a file apart from its whole
+    /// (`mmlu-pro:logical_fallacies`, `strategyqa:train`, each GSM-Ranges level), in registry
+    /// order: for listings and tests.
     pub fn builtins() -> Vec<DatasetSpec> {
-        let mut all = vec![
-            DatasetSpec::Gsm8k,
-            DatasetSpec::Math500,
-            DatasetSpec::Math,
-            DatasetSpec::Aime2024,
-            DatasetSpec::Aime2025,
-            DatasetSpec::Mmlu(None),
-            DatasetSpec::MmluPro(MmluProSubset::All),
-            DatasetSpec::MmluPro(MmluProSubset::LogicalFallacies),
-            DatasetSpec::Bbh(None),
-            DatasetSpec::StrategyQa(StrategyQaSplit::Dev),
-            DatasetSpec::StrategyQa(StrategyQaSplit::Train),
-            DatasetSpec::StrategyQa(StrategyQaSplit::BigBench),
-        ];
-        all.extend(GsmRangesLevel::ALL.map(DatasetSpec::GsmRanges));
-        all.push(DatasetSpec::HumanEval);
+        let mut all = Vec::new();
+        for entry in DATASETS {
+            if entry.parts.whole != Whole::NeedsPart {
+                all.push(DatasetSpec::Builtin(BuiltinSpec { entry, part: None }));
+            }
+            if entry.parts.whole != Whole::AllParts {
+                all.extend(entry.parts.names.iter().map(|&part| {
+                    DatasetSpec::Builtin(BuiltinSpec {
+                        entry,
+                        part: Some(part),
+                    })
+                }));
+            }
+        }
         all
+    }
+
+    /// Whether it is read from the data directory (not shipped with moot, not a file of its own).
+    pub fn in_data_dir(&self) -> bool {
+        match self {
+            DatasetSpec::Builtin(b) => b.entry.in_data_dir,
+            DatasetSpec::Generic(_) => false,
+        }
     }
 }
 
 impl fmt::Display for DatasetSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DatasetSpec::Gsm8k => f.write_str("gsm8k"),
-            DatasetSpec::Math500 => f.write_str("math500"),
-            DatasetSpec::Math => f.write_str("math"),
-            DatasetSpec::Aime2024 => f.write_str("aime2024"),
-            DatasetSpec::Aime2025 => f.write_str("aime2025"),
-            DatasetSpec::Mmlu(None) => f.write_str("mmlu"),
-            DatasetSpec::Mmlu(Some(s)) => write!(f, "mmlu:{s}"),
-            DatasetSpec::MmluPro(MmluProSubset::All) => f.write_str("mmlu-pro"),
-            DatasetSpec::MmluPro(MmluProSubset::LogicalFallacies) => {
-                f.write_str("mmlu-pro:logical_fallacies")
-            }
-            DatasetSpec::Bbh(None) => f.write_str("bbh"),
-            DatasetSpec::Bbh(Some(t)) => write!(f, "bbh:{t}"),
-            DatasetSpec::StrategyQa(StrategyQaSplit::Dev) => f.write_str("strategyqa"),
-            DatasetSpec::StrategyQa(StrategyQaSplit::Train) => f.write_str("strategyqa:train"),
-            DatasetSpec::StrategyQa(StrategyQaSplit::BigBench) => {
-                f.write_str("strategyqa:bigbench")
-            }
-            DatasetSpec::GsmRanges(level) => write!(f, "gsm-ranges:{}", level.name()),
-            DatasetSpec::HumanEval => f.write_str("humaneval"),
+            DatasetSpec::Builtin(b) => b.fmt(f),
             DatasetSpec::Generic(g) => g.fmt(f),
         }
     }
@@ -427,13 +343,17 @@ impl fmt::Display for DatasetSpec {
 /// Why a dataset name was not understood.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
-    #[error("unknown dataset `{name}`{}; valid names: {NAME_FORMS}", suggest(.close))]
+    #[error("unknown dataset `{name}`{}; valid names: {}", suggest(.close), name_forms())]
     UnknownDataset { name: String, close: Vec<String> },
-    #[error("unknown MMLU subject `{subject}`{}", list_or_all(.close, &MMLU_SUBJECTS))]
-    UnknownMmluSubject { subject: String, close: Vec<String> },
-    #[error("unknown BBH task `{task}`{}", list_or_all(.close, &BBH_TASKS))]
-    UnknownBbhTask { task: String, close: Vec<String> },
-    #[error("`{dataset}:{variant}` is not a dataset; valid: {}", .valid.join(", "))]
+    /// A part of a long list (an MMLU subject, a BBH task) that is not in it.
+    #[error("unknown {noun} `{part}`{}", list_or_all(.close, .valid))]
+    UnknownPart {
+        noun: &'static str,
+        part: String,
+        close: Vec<String>,
+        valid: &'static [&'static str],
+    },
+    #[error("`{dataset}` has no variant `{variant}`; valid: {}", .valid.join(", "))]
     UnknownVariant {
         dataset: &'static str,
         variant: String,
@@ -461,20 +381,6 @@ fn list_or_all(close: &[String], all: &[&str]) -> String {
         format!("; valid: {}", all.join(", "))
     } else {
         format!("; close names: {}", close.join(", "))
-    }
-}
-
-/// Checks a requested subset `name` (an MMLU subject, a BBH task) against the `valid` ones; `err`
-/// builds the error (with close names) for an unknown one.
-pub(crate) fn check_name(
-    name: &str,
-    valid: &[&str],
-    err: impl Fn(&str) -> SpecError,
-) -> Result<(), SpecError> {
-    if valid.contains(&name) {
-        Ok(())
-    } else {
-        Err(err(name))
     }
 }
 
@@ -514,12 +420,40 @@ fn levenshtein(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-fn no_variant(dataset: &'static str, variant: &str) -> SpecError {
-    SpecError::UnknownVariant {
-        dataset,
-        variant: variant.to_string(),
-        valid: vec![dataset.to_string()],
+/// The part `part` of `entry` (`None`: its name alone), as parsing admits it.
+fn parse_part(
+    entry: &'static DatasetEntry,
+    part: Option<&str>,
+) -> Result<Option<&'static str>, SpecError> {
+    let parts = &entry.parts;
+    let Some(part) = part else {
+        return match parts.whole {
+            Whole::NeedsPart => Err(SpecError::MissingVariant {
+                dataset: entry.name,
+                valid: entry.listed_names(),
+            }),
+            _ => Ok(None),
+        };
+    };
+    if matches!(parts.whole, Whole::Default(default) if default == part) {
+        return Ok(None);
     }
+    if let Some(&known) = parts.names.iter().find(|&&n| n == part) {
+        return Ok(Some(known));
+    }
+    Err(match parts.placeholder {
+        Some(p) => SpecError::UnknownPart {
+            noun: p.noun,
+            part: part.to_string(),
+            close: close_names(part, parts.names),
+            valid: parts.names,
+        },
+        None => SpecError::UnknownVariant {
+            dataset: entry.name,
+            variant: part.to_string(),
+            valid: entry.listed_names(),
+        },
+    })
 }
 
 impl FromStr for DatasetSpec {
@@ -533,94 +467,31 @@ impl FromStr for DatasetSpec {
         if let Some(rest) = s.strip_prefix("csv:") {
             return GenericSpec::parse(FileFormat::Csv, rest).map(DatasetSpec::Generic);
         }
-        let (head, variant) = match s.split_once(':') {
+        let (head, part) = match s.split_once(':') {
             Some((h, v)) => (h, Some(v)),
             None => (s, None),
         };
-        let simple = |spec: DatasetSpec, name: &'static str| match variant {
-            None => Ok(spec),
-            Some(v) => Err(no_variant(name, v)),
-        };
-        match head {
-            "gsm8k" => simple(DatasetSpec::Gsm8k, "gsm8k"),
-            "humaneval" => simple(DatasetSpec::HumanEval, "humaneval"),
-            "math500" => simple(DatasetSpec::Math500, "math500"),
-            "math" => simple(DatasetSpec::Math, "math"),
-            "aime2024" => simple(DatasetSpec::Aime2024, "aime2024"),
-            "aime2025" => simple(DatasetSpec::Aime2025, "aime2025"),
-            "mmlu" => match variant {
-                None => Ok(DatasetSpec::Mmlu(None)),
-                Some(v) if MMLU_SUBJECTS.contains(&v) => Ok(DatasetSpec::Mmlu(Some(v.to_string()))),
-                Some(v) => Err(SpecError::UnknownMmluSubject {
-                    subject: v.to_string(),
-                    close: close_names(v, &MMLU_SUBJECTS),
-                }),
-            },
-            "mmlu-pro" => match variant {
-                None => Ok(DatasetSpec::MmluPro(MmluProSubset::All)),
-                Some("logical_fallacies") => {
-                    Ok(DatasetSpec::MmluPro(MmluProSubset::LogicalFallacies))
-                }
-                Some(v) => Err(SpecError::UnknownVariant {
-                    dataset: "mmlu-pro",
-                    variant: v.to_string(),
-                    valid: vec!["mmlu-pro".into(), "mmlu-pro:logical_fallacies".into()],
-                }),
-            },
-            "bbh" => match variant {
-                None => Ok(DatasetSpec::Bbh(None)),
-                Some(v) if BBH_TASKS.contains(&v) => Ok(DatasetSpec::Bbh(Some(v.to_string()))),
-                Some(v) => Err(SpecError::UnknownBbhTask {
-                    task: v.to_string(),
-                    close: close_names(v, &BBH_TASKS),
-                }),
-            },
-            "strategyqa" => match variant {
-                None | Some("dev") => Ok(DatasetSpec::StrategyQa(StrategyQaSplit::Dev)),
-                Some("train") => Ok(DatasetSpec::StrategyQa(StrategyQaSplit::Train)),
-                Some("bigbench") => Ok(DatasetSpec::StrategyQa(StrategyQaSplit::BigBench)),
-                Some(v) => Err(SpecError::UnknownVariant {
-                    dataset: "strategyqa",
-                    variant: v.to_string(),
-                    valid: ["strategyqa", "strategyqa:train", "strategyqa:bigbench"]
-                        .map(String::from)
-                        .to_vec(),
-                }),
-            },
-            "gsm-ranges" => {
-                let valid = || {
-                    GsmRangesLevel::ALL
-                        .iter()
-                        .map(|l| format!("gsm-ranges:{}", l.name()))
-                        .collect::<Vec<_>>()
-                };
-                match variant {
-                    None => Err(SpecError::MissingVariant {
-                        dataset: "gsm-ranges",
-                        valid: valid(),
-                    }),
-                    Some(v) => GsmRangesLevel::ALL
-                        .into_iter()
-                        .find(|l| l.name() == v)
-                        .map(DatasetSpec::GsmRanges)
-                        .ok_or_else(|| SpecError::UnknownVariant {
-                            dataset: "gsm-ranges",
-                            variant: v.to_string(),
-                            valid: valid(),
-                        }),
-                }
-            }
-            _ => Err(SpecError::UnknownDataset {
+        let Some(entry) = dataset(head) else {
+            let forms: Vec<String> = DATASETS.iter().flat_map(DatasetEntry::forms).collect();
+            let mut candidates: Vec<&str> = forms.iter().map(String::as_str).collect();
+            candidates.extend(GENERIC_SUGGESTIONS);
+            return Err(SpecError::UnknownDataset {
                 name: s.to_string(),
-                close: close_names(s, SIMPLE_NAMES),
-            }),
-        }
+                close: close_names(s, &candidates),
+            });
+        };
+        Ok(DatasetSpec::Builtin(BuiltinSpec {
+            entry,
+            part: parse_part(entry, part)?,
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bbh::BBH_TASKS;
+    use crate::builtin::MMLU_SUBJECTS;
 
     fn p(s: &str) -> Result<DatasetSpec, SpecError> {
         s.parse()
@@ -632,17 +503,17 @@ mod tests {
             assert_eq!(p(&spec.to_string()), Ok(spec.clone()), "{spec}");
         }
         for s in MMLU_SUBJECTS {
-            let spec = DatasetSpec::Mmlu(Some(s.to_string()));
+            let spec = p(&format!("mmlu:{s}")).unwrap();
+            assert_eq!(spec.to_string(), format!("mmlu:{s}"));
             assert_eq!(p(&spec.to_string()), Ok(spec));
         }
         for t in BBH_TASKS {
-            let spec = DatasetSpec::Bbh(Some(t.to_string()));
+            let spec = p(&format!("bbh:{t}")).unwrap();
+            assert_eq!(spec.to_string(), format!("bbh:{t}"));
             assert_eq!(p(&spec.to_string()), Ok(spec));
         }
-        assert_eq!(
-            p("strategyqa:dev"),
-            Ok(DatasetSpec::StrategyQa(StrategyQaSplit::Dev))
-        );
+        assert_eq!(p("strategyqa:dev"), p("strategyqa"));
+        assert_eq!(p("strategyqa:dev").unwrap().to_string(), "strategyqa");
     }
 
     #[test]
@@ -668,9 +539,11 @@ mod tests {
         let e = p("mmlu:logical_falacies").unwrap_err();
         assert_eq!(
             e,
-            SpecError::UnknownMmluSubject {
-                subject: "logical_falacies".into(),
+            SpecError::UnknownPart {
+                noun: "MMLU subject",
+                part: "logical_falacies".into(),
                 close: vec!["logical_fallacies".into()],
+                valid: &MMLU_SUBJECTS,
             }
         );
         let e = p("mmlu:chemistry").unwrap_err().to_string();
@@ -748,6 +621,56 @@ mod tests {
         assert!(e.contains("unknown key `colour`"), "{e}");
         assert!(p("csv:?kind=text").is_err());
         assert!(p("csv:q.csv?kind=text&question=").is_err());
+    }
+
+    #[test]
+    fn the_name_forms_and_builtins_are_the_registrys() {
+        assert_eq!(
+            name_forms(),
+            "gsm8k, math500, math, aime2024, aime2025, mmlu, mmlu:SUBJECT, mmlu-pro, \
+             mmlu-pro:logical_fallacies, bbh, bbh:TASK, strategyqa (= strategyqa:dev), \
+             strategyqa:train, strategyqa:bigbench, gsm-ranges:original, gsm-ranges:level4, \
+             gsm-ranges:level6, humaneval, jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F], \
+             csv:PATH?kind=KIND[&…]"
+        );
+        let builtins: Vec<String> = DatasetSpec::builtins()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            builtins,
+            [
+                "gsm8k",
+                "math500",
+                "math",
+                "aime2024",
+                "aime2025",
+                "mmlu",
+                "mmlu-pro",
+                "mmlu-pro:logical_fallacies",
+                "bbh",
+                "strategyqa",
+                "strategyqa:train",
+                "strategyqa:bigbench",
+                "gsm-ranges:original",
+                "gsm-ranges:level4",
+                "gsm-ranges:level6",
+                "humaneval"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_help_names_every_dataset() {
+        let (short, long) = (dataset_help(), dataset_long_help());
+        for d in DATASETS {
+            assert!(short.contains(&d.usage()), "{short}");
+            assert!(
+                long.contains(&d.usage()) && long.contains(d.summary),
+                "{long}"
+            );
+        }
+        assert!(short.contains("humaneval") && long.contains("KIND is one of numeric"));
     }
 
     #[test]

@@ -242,7 +242,7 @@ fn gsm_ranges_levels() {
 fn every_fixture_gold_parses_and_ids_are_unique() {
     let mut seen = HashSet::new();
     let mut specs = DatasetSpec::builtins();
-    specs.retain(|s| *s != DatasetSpec::Mmlu(None));
+    specs.retain(|s| s.to_string() != "mmlu");
     specs.push("mmlu:logical_fallacies".parse().unwrap());
     specs.push("mmlu:abstract_algebra".parse().unwrap());
     for spec in specs {

@@ -44,6 +44,18 @@ const EXPECTED: [(&str, usize); 15] = [
     ("gsm-ranges:level6", 5000),
 ];
 
+/// A dataset added to the registry is counted here too (this test needs no data folder).
+#[test]
+fn the_expected_counts_name_every_dataset_of_the_data_folder() {
+    let expected: Vec<&str> = EXPECTED.iter().map(|(name, _)| *name).collect();
+    let registered: Vec<String> = DatasetSpec::builtins()
+        .iter()
+        .filter(|s| s.in_data_dir())
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(expected, registered);
+}
+
 #[test]
 fn every_dataset_loads_with_the_documented_counts_and_parsable_golds() {
     let dir = data_dir();

@@ -314,11 +314,8 @@ fn humaneval_is_graded_by_its_tests() {
     let correct = report["protocols"][0]["correct"].as_u64().unwrap();
     // Each debate's chosen program counts as right exactly when its tests ran and every check
     // passed.
-    let dataset = moot_eval::load(
-        &moot_eval::DatasetSpec::HumanEval,
-        std::path::Path::new("."),
-    )
-    .unwrap();
+    let dataset =
+        moot_eval::load(&"humaneval".parse().unwrap(), std::path::Path::new(".")).unwrap();
     let drawn = moot_eval::subsample(&dataset.items, Some(6), 41);
     let mut passed = 0;
     for item in &drawn {

@@ -17,9 +17,8 @@ use crate::flags;
 pub struct Args {
     #[command(subcommand)]
     command: Option<BenchCommand>,
-    /// The dataset: gsm8k, math500, math, aime2024, aime2025, mmlu[:SUBJECT], mmlu-pro[:logical_fallacies],
-    /// bbh[:TASK], strategyqa, gsm-ranges:LEVEL, or jsonl:PATH?kind=K&question=F&answer=F / csv:PATH?…
-    #[arg(long, required = true)]
+    // The help lists moot-eval's dataset registry.
+    #[arg(long, required = true, help = moot_eval::dataset_help(), long_help = moot_eval::dataset_long_help())]
     dataset: Option<String>,
     /// Protocols to compare, comma-separated.
     #[arg(long, value_delimiter = ',', required = true, value_parser = ProtocolName::parser())]
