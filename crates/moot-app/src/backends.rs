@@ -184,14 +184,14 @@ fn build_openai(
     i: usize,
     agent: &AgentConfig,
 ) -> Result<Arc<dyn LanguageModel>> {
-    let Backend::OpenAi { http, dialect } = &agent.backend else {
+    let Backend::OpenAi { http, server_kind } = &agent.backend else {
         return Err(not_mine(i, agent, "openai"));
     };
     balanced("openai", http, "", |url| {
         let mut c = OpenAiConfig::new(url, http.model.clone());
         c.api_key_env = http.api_key_env.clone();
         c.stream = http.stream;
-        c.dialect = dialect.unwrap_or_default().for_url(&c.base_url);
+        c.server_kind = server_kind.unwrap_or_default().for_url(&c.base_url);
         Ok(Arc::new(OpenAiModel::new(c)?))
     })
     .with_context(|| format!("agents[{i}] ({})", agent.id))
@@ -402,7 +402,7 @@ mod tests {
             Backend::Local { model: None },
             Backend::OpenAi {
                 http: http.clone(),
-                dialect: None,
+                server_kind: None,
             },
             Backend::Anthropic { http },
             Backend::Cli {

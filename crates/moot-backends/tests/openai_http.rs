@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use moot_backends::openai::{request_body, Dialect, OpenAiConfig, OpenAiModel};
+use moot_backends::openai::{request_body, OpenAiConfig, OpenAiModel, ServerKind};
 use moot_backends::{
     BackendError, ChatMessage, CompletionRequest, FinishReason, LanguageModel, SamplingParams,
 };
@@ -332,7 +332,7 @@ async fn the_openai_dialect_sends_its_own_answer_cap() {
     )]))
     .await;
     let config = OpenAiConfig {
-        dialect: Dialect::OpenAi,
+        server_kind: ServerKind::OpenAi,
         ..OpenAiConfig::new(server.base_url.clone(), "test-model")
     };
     let c = complete(&OpenAiModel::new(config).unwrap()).await.unwrap();

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use moot_backends::models::ModelRef;
-use moot_backends::openai::{Dialect, OpenAiConfig, OpenAiModel};
+use moot_backends::openai::{OpenAiConfig, OpenAiModel, ServerKind};
 use moot_backends::{
     BackendError, ChatMessage, Completion, CompletionRequest, FinishReason, LanguageModel,
     SamplingParams,
@@ -400,10 +400,10 @@ async fn a_server_dying_mid_answer_is_a_clean_transport_error() {
     }
 }
 
-fn with_dialect(server: &LlamaServer, dialect: Dialect, stream: bool) -> OpenAiModel {
+fn with_server_kind(server: &LlamaServer, server_kind: ServerKind, stream: bool) -> OpenAiModel {
     OpenAiModel::new(OpenAiConfig {
         stream,
-        dialect,
+        server_kind,
         ..OpenAiConfig::new(server.base_url.clone(), "smollm2-135m")
     })
     .expect("config")
@@ -420,10 +420,14 @@ async fn the_dialect_decides_what_a_real_llama_cpp_server_returns() {
     };
     let request = ask("Say hello to the reader.", params);
     // llama.cpp reads `top_logprobs: 0` (right for OpenAI and vLLM) as "no logprobs".
-    let as_vllm = call(&with_dialect(server, Dialect::Vllm, false), request.clone()).await;
+    let as_vllm = call(
+        &with_server_kind(server, ServerKind::Vllm, false),
+        request.clone(),
+    )
+    .await;
     assert_eq!(as_vllm.logprobs, None);
     for stream in [false, true] {
-        let m = with_dialect(server, Dialect::LlamaCpp, stream);
+        let m = with_server_kind(server, ServerKind::LlamaCpp, stream);
         let first = call(&m, request.clone()).await;
         assert_eq!(
             first.logprobs.as_ref().map(Vec::len),
@@ -440,7 +444,11 @@ async fn the_dialect_decides_what_a_real_llama_cpp_server_returns() {
         );
     }
     // OpenAI's answer cap (`max_completion_tokens`) is honoured here too.
-    let capped = call(&with_dialect(server, Dialect::OpenAi, false), request).await;
+    let capped = call(
+        &with_server_kind(server, ServerKind::OpenAi, false),
+        request,
+    )
+    .await;
     assert!(capped.usage.output_tokens <= 6, "{:?}", capped.usage);
 }
 

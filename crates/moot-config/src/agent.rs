@@ -15,7 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use moot_core::contract::ReplyContract;
 
 use crate::error::{invalid, ConfigError};
-use crate::names::DialectSetting;
+use crate::names::ServerKindSetting;
 
 /// Agents `moot ask` and `moot bench` debate among when neither the configuration nor
 /// `--agents` says (and the number `moot config check` assumes then).
@@ -80,7 +80,8 @@ pub enum Backend {
     /// An OpenAI-compatible server.
     OpenAi {
         http: Http,
-        dialect: Option<DialectSetting>,
+        /// Which kind of server it is (the `dialect` key).
+        server_kind: Option<ServerKindSetting>,
     },
     /// Anthropic's Messages API.
     Anthropic { http: Http },
@@ -238,7 +239,7 @@ pub struct AgentFields {
     #[serde(default)]
     pub stream: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialect: Option<DialectSetting>,
+    pub dialect: Option<ServerKindSetting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -433,7 +434,7 @@ impl AgentFields {
             }
             "openai" => Backend::OpenAi {
                 http: self.http(at, backend)?,
-                dialect: self.dialect,
+                server_kind: self.dialect,
             },
             "anthropic" => Backend::Anthropic {
                 http: self.http(at, backend)?,
@@ -569,9 +570,12 @@ impl From<AgentConfig> for AgentFields {
         };
         match a.backend {
             Backend::Local { model } => f.model = model,
-            Backend::OpenAi { http: h, dialect } => {
+            Backend::OpenAi {
+                http: h,
+                server_kind,
+            } => {
                 http(h, &mut f);
-                f.dialect = dialect;
+                f.dialect = server_kind;
             }
             Backend::Anthropic { http: h } => http(h, &mut f),
             Backend::Cli {

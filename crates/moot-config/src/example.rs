@@ -8,7 +8,7 @@ pub const EXAMPLE: &str = include_str!("example.toml");
 mod tests {
     use super::*;
     use crate::{backend_names, AnswerSetting, Config};
-    use moot_backends::openai::Dialect;
+    use moot_backends::openai::ServerKind;
 
     /// `key = value` lines of `section` in the example, commented out or not, with the value's
     /// text and the line's trailing comment.
@@ -117,7 +117,7 @@ mod tests {
             .map(String::from)
             .collect();
         assert_eq!(listed("debate", "answer"), answers);
-        let dialects: Vec<String> = Dialect::NAMES.iter().map(|s| s.to_string()).collect();
+        let dialects: Vec<String> = ServerKind::NAMES.iter().map(|s| s.to_string()).collect();
         assert_eq!(listed("agents", "dialect"), dialects);
         let backends_line = EXAMPLE
             .lines()

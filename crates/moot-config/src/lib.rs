@@ -5,7 +5,7 @@
 //! with its defaults (one source: the engine's and the backends' own defaults where they have
 //! them) and a `validate` that names the key at fault in a [`ConfigError`]. Values from a fixed
 //! set are types that serde and clap both read ([`ProtocolName`], [`AnswerSetting`],
-//! [`TieBreakSetting`], [`DialectSetting`]); an agent is typed by its [`Backend`], which holds
+//! [`TieBreakSetting`], [`ServerKindSetting`]); an agent is typed by its [`Backend`], which holds
 //! the keys that backend reads and no others.
 //!
 //! Files are read by [`dialect`]s: moot's own keys in TOML, YAML or JSON, and freemad's
@@ -54,8 +54,8 @@ pub use error::ConfigError;
 pub use example::EXAMPLE;
 pub use logging::{LogLevel, LoggingSection};
 pub use names::{
-    AnswerSetting, DialectSetting, ProtocolName, TieBreakSetting, UnknownAnswerSetting,
-    UnknownDialect, UnknownProtocol,
+    AnswerSetting, ProtocolName, ServerKindSetting, TieBreakSetting, UnknownAnswerSetting,
+    UnknownProtocol, UnknownServerKind,
 };
 pub use output::{OutputSection, TranscriptFormat};
 pub use program::program_problem;

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use moot_backends::openai::Dialect;
+use moot_backends::openai::ServerKind;
 use moot_core::answer::AnswerKind;
 use moot_core::protocol::{protocol_names, PROTOCOLS};
 use serde::{Deserialize, Serialize};
@@ -175,52 +175,52 @@ impl TieBreakSetting {
 /// the URL when the agent is built).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub enum DialectSetting {
+pub enum ServerKindSetting {
     #[default]
     Auto,
-    Named(Dialect),
+    Named(ServerKind),
 }
 
-impl DialectSetting {
+impl ServerKindSetting {
     /// The dialect for an endpoint at `base_url`.
-    pub fn for_url(self, base_url: &str) -> Dialect {
+    pub fn for_url(self, base_url: &str) -> ServerKind {
         match self {
-            DialectSetting::Named(d) => d,
-            DialectSetting::Auto => Dialect::detect(base_url),
+            ServerKindSetting::Named(d) => d,
+            ServerKindSetting::Auto => ServerKind::detect(base_url),
         }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("dialect {0:?} is not one of {names}", names = Dialect::NAMES.join(", "))]
-pub struct UnknownDialect(pub String);
+#[error("dialect {0:?} is not one of {names}", names = ServerKind::NAMES.join(", "))]
+pub struct UnknownServerKind(pub String);
 
-impl FromStr for DialectSetting {
-    type Err = UnknownDialect;
+impl FromStr for ServerKindSetting {
+    type Err = UnknownServerKind;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
-            "auto" => Ok(DialectSetting::Auto),
-            name => Dialect::resolve(Some(name), "")
-                .map(DialectSetting::Named)
-                .map_err(|_| UnknownDialect(s.to_string())),
+            "auto" => Ok(ServerKindSetting::Auto),
+            name => ServerKind::resolve(Some(name), "")
+                .map(ServerKindSetting::Named)
+                .map_err(|_| UnknownServerKind(s.to_string())),
         }
     }
 }
 
-impl TryFrom<String> for DialectSetting {
-    type Error = UnknownDialect;
+impl TryFrom<String> for ServerKindSetting {
+    type Error = UnknownServerKind;
 
     fn try_from(s: String) -> Result<Self, Self::Error> {
         s.parse()
     }
 }
 
-impl From<DialectSetting> for String {
-    fn from(d: DialectSetting) -> String {
+impl From<ServerKindSetting> for String {
+    fn from(d: ServerKindSetting) -> String {
         match d {
-            DialectSetting::Auto => "auto".into(),
-            DialectSetting::Named(d) => d.as_str().into(),
+            ServerKindSetting::Auto => "auto".into(),
+            ServerKindSetting::Named(d) => d.as_str().into(),
         }
     }
 }
@@ -238,8 +238,11 @@ mod tests {
         for word in AnswerSetting::names() {
             assert_eq!(word.parse::<AnswerSetting>().unwrap().to_string(), word);
         }
-        for word in Dialect::NAMES {
-            assert_eq!(String::from(word.parse::<DialectSetting>().unwrap()), *word);
+        for word in ServerKind::NAMES {
+            assert_eq!(
+                String::from(word.parse::<ServerKindSetting>().unwrap()),
+                *word
+            );
         }
         let e = "vote".parse::<ProtocolName>().unwrap_err().to_string();
         assert!(

@@ -16,6 +16,7 @@ use moot_store::{
 use tokio::time::Instant;
 
 use crate::budget::debate_spent;
+use crate::code_checks::check_code_answers;
 use crate::config::{EngineAgent, EngineConfig};
 use crate::decision::{decide_all, decision_json};
 use crate::error::EngineError;
@@ -25,7 +26,6 @@ use crate::record::{CallEnd, CallLog};
 use crate::replay::fold_call;
 use crate::result::DebateResult;
 use crate::scheduler::{run_round, RoundContext};
-use crate::validate::check_code_answers;
 
 /// A debate bound to its run id, agents and store.
 pub struct Debate<'a> {

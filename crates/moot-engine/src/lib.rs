@@ -25,6 +25,7 @@
 mod budget;
 mod cache;
 mod call;
+mod code_checks;
 mod config;
 mod debate;
 mod decision;
@@ -36,10 +37,12 @@ mod record;
 mod replay;
 mod result;
 mod scheduler;
-mod validate;
 
 pub use budget::{cut_prompt, estimated_prompt_tokens};
 pub use cache::request_key;
+pub use code_checks::{
+    check_code_answers, regrade_run, stored_validations, validations_from, Regraded,
+};
 pub use config::{
     Budget, EngineAgent, EngineConfig, DEFAULT_HARD_TIMEOUT, DEFAULT_MAX_CONCURRENT_CALLS,
     DEFAULT_MIN_AGENTS, DEFAULT_SOFT_TIMEOUT,
@@ -51,6 +54,3 @@ pub use ids::{new_run_id, timestamp};
 pub use observer::{NoObserver, Observer, Observers};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
-pub use validate::{
-    check_code_answers, regrade_run, stored_validations, validations_from, Regraded,
-};

@@ -10,7 +10,7 @@
 //! written by a newer moot is refused before anything is written to it.
 mod access;
 #[cfg(test)]
-mod contract;
+mod conformance;
 mod error;
 mod location;
 mod memory;

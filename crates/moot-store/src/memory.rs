@@ -700,8 +700,8 @@ impl Store for MemoryStore {
 #[cfg(test)]
 mod tests {
     #[tokio::test]
-    async fn follows_the_whole_store_contract() {
-        crate::contract::check_whole_contract(|| async {
+    async fn passes_every_store_conformance_check() {
+        crate::conformance::check_whole_conformance(|| async {
             std::sync::Arc::new(super::MemoryStore::default()) as std::sync::Arc<dyn crate::Store>
         })
         .await;

@@ -460,8 +460,8 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     #[ignore = "needs PostgreSQL; scripts/test runs it"]
-    async fn follows_the_whole_store_contract() {
-        crate::contract::check_whole_contract(fresh_store).await;
+    async fn passes_every_store_conformance_check() {
+        crate::conformance::check_whole_conformance(fresh_store).await;
     }
 
     #[tokio::test]
@@ -488,7 +488,7 @@ mod tests {
         let store = PostgresStore::open_with(&url, Access::Create)
             .await
             .unwrap();
-        crate::contract::check_bench_contract(&store).await;
+        crate::conformance::check_bench_conformance(&store).await;
         store.close().await;
         let reader = PostgresStore::open_with(&url, Access::Read).await.unwrap();
         assert_eq!(reader.list_benches().await.unwrap().len(), 1);
@@ -530,7 +530,7 @@ mod tests {
         let store = PostgresStore::open_with(&url, Access::Create)
             .await
             .unwrap();
-        crate::contract::check_bench_contract(&store).await;
+        crate::conformance::check_bench_conformance(&store).await;
         store.close().await;
         raw(&url, "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (20991231000001, 'from the future', TRUE, '\\x00', 0)").await;
         for access in [Access::Read, Access::Write, Access::Create] {
@@ -569,11 +569,11 @@ mod tests {
             .await
             .unwrap();
         store
-            .create_run(&crate::contract::running_run("r1"))
+            .create_run(&crate::conformance::running_run("r1"))
             .await
             .unwrap();
         store
-            .record_call(&crate::contract::full_call(
+            .record_call(&crate::conformance::full_call(
                 "r1",
                 0,
                 0,
@@ -584,7 +584,7 @@ mod tests {
         server.stop();
         let started = std::time::Instant::now();
         let e = store
-            .record_call(&crate::contract::full_call(
+            .record_call(&crate::conformance::full_call(
                 "r1",
                 0,
                 1,
@@ -602,7 +602,7 @@ mod tests {
         server.restart();
         // The pool reconnects; what was recorded before is all there.
         store
-            .record_call(&crate::contract::full_call(
+            .record_call(&crate::conformance::full_call(
                 "r1",
                 0,
                 1,

@@ -516,7 +516,7 @@ mod tests {
         let run = |status, silent_ms| RunRecord {
             status,
             silent_ms,
-            ..crate::contract::running_run("r")
+            ..crate::conformance::running_run("r")
         };
         for (status, silent, interrupted, shown) in [
             (RunStatus::Running, Some(0), false, "running"),
@@ -539,7 +539,7 @@ mod tests {
         let owned_by = |owner: String| RunRecord {
             silent_ms: Some(0),
             owner: Some(owner),
-            ..crate::contract::running_run("r")
+            ..crate::conformance::running_run("r")
         };
         assert!(owned_by(format!("{machine}/{}", child.id())).interrupted());
         assert!(!owned_by(here.to_string()).interrupted());

@@ -628,7 +628,7 @@ mod tests {
     }
 
     fn call(round: u32, agent: u32, text: Option<&str>) -> CallRecord {
-        crate::contract::full_call("r1", round, agent, text)
+        crate::conformance::full_call("r1", round, agent, text)
     }
 
     /// A raw read-write connection to `path` (created if missing), for building test files.
@@ -889,10 +889,10 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn follows_the_whole_store_contract() {
+    async fn passes_every_store_conformance_check() {
         let dir = tempfile::tempdir().unwrap();
         let made = std::sync::atomic::AtomicUsize::new(0);
-        crate::contract::check_whole_contract(|| async {
+        crate::conformance::check_whole_conformance(|| async {
             let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let path = dir.path().join(format!("s{n}.db"));
             std::sync::Arc::new(SqliteStore::open(&path).await.unwrap())

@@ -6,11 +6,11 @@
 //! exact shapes are unit-tested. The HTTP call itself is a plain `reqwest` future: dropping it
 //! closes the connection, which OpenAI-compatible servers take as "stop generating".
 //!
-//! How servers differ (OpenAI, vLLM, llama.cpp, Ollama) is kept in [`dialect`].
+//! How servers differ (OpenAI, vLLM, llama.cpp, Ollama) is kept in [`server_kind`].
 //!
 //! No timeouts or retries here: wrappers do those (see docs/architecture.md, Backends).
 
-pub mod dialect;
+pub mod server_kind;
 
 use std::error::Error as StdError;
 
@@ -20,7 +20,7 @@ use secrecy::ExposeSecret;
 use serde_json::{json, Map, Value};
 
 use crate::http::{body_text, endpoint, float, read_events, truncate, HttpEndpoint};
-pub use dialect::Dialect;
+pub use server_kind::ServerKind;
 
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Usage,
@@ -44,7 +44,7 @@ pub struct OpenAiConfig {
     /// Ask for server-sent events and assemble the answer from them.
     pub stream: bool,
     /// Which server this is, for the few request fields servers disagree on.
-    pub dialect: Dialect,
+    pub server_kind: ServerKind,
 }
 
 impl OpenAiConfig {
@@ -52,7 +52,7 @@ impl OpenAiConfig {
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
         let base_url = base_url.into();
         OpenAiConfig {
-            dialect: Dialect::detect(&base_url),
+            server_kind: ServerKind::detect(&base_url),
             base_url,
             model: model.into(),
             api_key_env: None,
@@ -71,7 +71,7 @@ impl OpenAiConfig {
 /// left out so the server's defaults apply. With `params.logprobs`, `logprobs: true` and the
 /// fewest `top_logprobs` the dialect allows are sent (without the field llama.cpp returns twenty
 /// alternatives per token). Streaming adds `stream: true` and asks for the usage chunk. The
-/// answer cap's field name and any dialect-only fields come from [`Dialect`].
+/// answer cap's field name and any dialect-only fields come from [`ServerKind`].
 pub fn request_body(
     config: &OpenAiConfig,
     request: &CompletionRequest,
@@ -93,7 +93,7 @@ pub fn request_body(
         body.insert("top_p".into(), float("top_p", p)?);
     }
     if let Some(n) = params.max_tokens.or(config.max_tokens) {
-        body.insert(config.dialect.max_tokens_field().into(), Value::from(n));
+        body.insert(config.server_kind.max_tokens_field().into(), Value::from(n));
     }
     if let Some(s) = params.seed.or(config.seed) {
         body.insert("seed".into(), Value::from(s));
@@ -102,14 +102,14 @@ pub fn request_body(
         body.insert("logprobs".into(), Value::Bool(true));
         body.insert(
             "top_logprobs".into(),
-            Value::from(config.dialect.top_logprobs()),
+            Value::from(config.server_kind.top_logprobs()),
         );
     }
     if stream {
         body.insert("stream".into(), Value::Bool(true));
         body.insert("stream_options".into(), json!({ "include_usage": true }));
     }
-    config.dialect.add_own_fields(&mut body);
+    config.server_kind.add_own_fields(&mut body);
     Ok(Value::Object(body))
 }
 
@@ -125,13 +125,13 @@ fn parse_json(text: &str, what: &str) -> Result<Value, BackendError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         BackendError::InvalidResponse(format!("{what} is not JSON ({e}): {}", truncate(text, 200)))
     })?;
-    match dialect::reported_error(&value) {
-        Some(error) => Err(dialect::server_error(error)),
+    match server_kind::reported_error(&value) {
+        Some(error) => Err(server_kind::server_error(error)),
         None => Ok(value),
     }
 }
 
-fn decode(value: Value, what: &str) -> Result<dialect::WireResponse, BackendError> {
+fn decode(value: Value, what: &str) -> Result<server_kind::WireResponse, BackendError> {
     serde_json::from_value(value)
         .map_err(|e| BackendError::InvalidResponse(format!("unexpected {what} shape: {e}")))
 }
@@ -139,7 +139,7 @@ fn decode(value: Value, what: &str) -> Result<dialect::WireResponse, BackendErro
 /// Reads one non-streaming chat-completions response body.
 pub fn parse_response(body: &str) -> Result<Completion, BackendError> {
     let response = decode(parse_json(body, "the response")?, "response")?;
-    let usage = dialect::usage(response.usage, &response.timings)
+    let usage = server_kind::usage(response.usage, &response.timings)
         .ok_or_else(|| BackendError::InvalidResponse("the response has no token usage".into()))?;
     let choice = response
         .choices
@@ -149,7 +149,7 @@ pub fn parse_response(body: &str) -> Result<Completion, BackendError> {
     Ok(Completion {
         text: choice.message.and_then(|m| m.content).unwrap_or_default(),
         usage,
-        logprobs: dialect::token_logprobs(&choice.logprobs, &response.completion_probabilities),
+        logprobs: server_kind::token_logprobs(&choice.logprobs, &response.completion_probabilities),
         finish: choice
             .finish_reason
             .as_deref()
@@ -184,17 +184,19 @@ impl StreamAccumulator {
             if let Some(content) = choice.delta.and_then(|d| d.content) {
                 self.text.push_str(&content);
             }
-            if let Some(lps) = dialect::token_logprobs(&choice.logprobs, &Value::Null) {
+            if let Some(lps) = server_kind::token_logprobs(&choice.logprobs, &Value::Null) {
                 self.logprobs.get_or_insert_with(Vec::new).extend(lps);
             }
             if let Some(reason) = choice.finish_reason {
                 self.finish = Some(finish_reason(&reason));
             }
         }
-        if let Some(lps) = dialect::token_logprobs(&Value::Null, &chunk.completion_probabilities) {
+        if let Some(lps) =
+            server_kind::token_logprobs(&Value::Null, &chunk.completion_probabilities)
+        {
             self.logprobs.get_or_insert_with(Vec::new).extend(lps);
         }
-        if let Some(usage) = dialect::usage(chunk.usage, &chunk.timings) {
+        if let Some(usage) = server_kind::usage(chunk.usage, &chunk.timings) {
             self.usage = Some(usage);
         }
         Ok(false)
@@ -241,7 +243,7 @@ where
                 .ok()
                 .map(|v| v.get("error").cloned().unwrap_or(v))
                 .unwrap_or_else(|| Value::String(data.to_string()));
-            return Err(dialect::server_error(&error));
+            return Err(server_kind::server_error(&error));
         }
         acc.push(data)
     })
@@ -394,9 +396,9 @@ mod tests {
             params,
             ..CompletionRequest::new(vec![ChatMessage::user("hi")])
         };
-        let body = |dialect: Dialect| {
+        let body = |server_kind: ServerKind| {
             let cfg = OpenAiConfig {
-                dialect,
+                server_kind,
                 ..OpenAiConfig::new("http://h/v1", "m")
             };
             let mut b = request_body(&cfg, &req, false).unwrap();
@@ -404,18 +406,18 @@ mod tests {
             b
         };
         assert_eq!(
-            body(Dialect::OpenAi),
+            body(ServerKind::OpenAi),
             json!({"model": "m", "max_completion_tokens": 16, "logprobs": true, "top_logprobs": 0})
         );
         assert_eq!(
-            body(Dialect::Vllm),
+            body(ServerKind::Vllm),
             json!({"model": "m", "max_tokens": 16, "logprobs": true, "top_logprobs": 0})
         );
         assert_eq!(
-            body(Dialect::LlamaCpp),
+            body(ServerKind::LlamaCpp),
             json!({"model": "m", "max_tokens": 16, "logprobs": true, "top_logprobs": 1, "cache_prompt": true})
         );
-        for d in [Dialect::Ollama, Dialect::Generic] {
+        for d in [ServerKind::Ollama, ServerKind::Generic] {
             assert_eq!(
                 body(d),
                 json!({"model": "m", "max_tokens": 16, "logprobs": true, "top_logprobs": 1})
@@ -423,8 +425,8 @@ mod tests {
         }
         // The dialect is guessed from the URL unless config names it.
         assert_eq!(
-            OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini").dialect,
-            Dialect::OpenAi
+            OpenAiConfig::new("https://api.openai.com/v1", "gpt-4o-mini").server_kind,
+            ServerKind::OpenAi
         );
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Servers that claim the OpenAI chat-completions API agree on its core and differ at the edges
 //! moot depends on: logprobs, usage, prompt caching and errors. What is sent depends on the
-//! [`Dialect`] (chosen in config, or guessed from the URL); what comes back is read in every
+//! [`ServerKind`] (chosen in config, or guessed from the URL); what comes back is read in every
 //! known shape whatever the dialect, since a server's version matters as much as its name.
 //!
 //! | | OpenAI | vLLM | llama.cpp server | Ollama | generic |
@@ -28,7 +28,7 @@ use crate::{BackendError, Usage};
 
 /// Which kind of OpenAI-compatible server is on the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Dialect {
+pub enum ServerKind {
     /// OpenAI itself (and Azure OpenAI).
     OpenAi,
     Vllm,
@@ -41,64 +41,64 @@ pub enum Dialect {
     Generic,
 }
 
-impl Dialect {
+impl ServerKind {
     /// The names config accepts; `auto` guesses from the URL.
     pub const NAMES: &'static [&'static str] =
         &["auto", "openai", "vllm", "llama.cpp", "ollama", "generic"];
 
     pub fn as_str(self) -> &'static str {
         match self {
-            Dialect::OpenAi => "openai",
-            Dialect::Vllm => "vllm",
-            Dialect::LlamaCpp => "llama.cpp",
-            Dialect::Ollama => "ollama",
-            Dialect::Generic => "generic",
+            ServerKind::OpenAi => "openai",
+            ServerKind::Vllm => "vllm",
+            ServerKind::LlamaCpp => "llama.cpp",
+            ServerKind::Ollama => "ollama",
+            ServerKind::Generic => "generic",
         }
     }
 
     /// The dialect `name` names (`None` or `"auto"`: guessed from `base_url`).
-    pub fn resolve(name: Option<&str>, base_url: &str) -> Result<Dialect, BackendError> {
+    pub fn resolve(name: Option<&str>, base_url: &str) -> Result<ServerKind, BackendError> {
         let name = name.map(str::trim).unwrap_or("auto");
         if name == "auto" {
-            return Ok(Dialect::detect(base_url));
+            return Ok(ServerKind::detect(base_url));
         }
         [
-            Dialect::OpenAi,
-            Dialect::Vllm,
-            Dialect::LlamaCpp,
-            Dialect::Ollama,
-            Dialect::Generic,
+            ServerKind::OpenAi,
+            ServerKind::Vllm,
+            ServerKind::LlamaCpp,
+            ServerKind::Ollama,
+            ServerKind::Generic,
         ]
         .into_iter()
         .find(|d| d.as_str() == name)
         .ok_or_else(|| {
             BackendError::Config(format!(
                 "dialect {name:?} is not one of {}",
-                Dialect::NAMES.join(", ")
+                ServerKind::NAMES.join(", ")
             ))
         })
     }
 
     /// A guess from the URL alone: OpenAI's and Azure's hosts, and Ollama's default port. Other
     /// servers are `Generic` (their own names in config sharpen the request).
-    pub fn detect(base_url: &str) -> Dialect {
+    pub fn detect(base_url: &str) -> ServerKind {
         let Ok(url) = reqwest::Url::parse(base_url.trim()) else {
-            return Dialect::Generic;
+            return ServerKind::Generic;
         };
         let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
         if host == "api.openai.com" || host.ends_with(".openai.azure.com") {
-            Dialect::OpenAi
+            ServerKind::OpenAi
         } else if url.port() == Some(11434) {
-            Dialect::Ollama
+            ServerKind::Ollama
         } else {
-            Dialect::Generic
+            ServerKind::Generic
         }
     }
 
     /// The field that caps an answer's length.
     pub fn max_tokens_field(self) -> &'static str {
         match self {
-            Dialect::OpenAi => "max_completion_tokens",
+            ServerKind::OpenAi => "max_completion_tokens",
             _ => "max_tokens",
         }
     }
@@ -107,14 +107,14 @@ impl Dialect {
     /// where 0 means that, 1 where 0 would switch logprobs off (llama.cpp) or is untested.
     pub fn top_logprobs(self) -> u32 {
         match self {
-            Dialect::OpenAi | Dialect::Vllm => 0,
-            Dialect::LlamaCpp | Dialect::Ollama | Dialect::Generic => 1,
+            ServerKind::OpenAi | ServerKind::Vllm => 0,
+            ServerKind::LlamaCpp | ServerKind::Ollama | ServerKind::Generic => 1,
         }
     }
 
     /// Fields only this dialect understands (others would refuse or ignore them).
     pub fn add_own_fields(self, body: &mut Map<String, Value>) {
-        if self == Dialect::LlamaCpp {
+        if self == ServerKind::LlamaCpp {
             // A debate re-sends each agent's growing conversation: reusing the cached prefix
             // is most of the speed of a local server.
             body.insert("cache_prompt".into(), Value::Bool(true));
@@ -323,26 +323,28 @@ mod tests {
 
     #[test]
     fn names_and_detection() {
-        for name in Dialect::NAMES.iter().filter(|n| **n != "auto") {
+        for name in ServerKind::NAMES.iter().filter(|n| **n != "auto") {
             assert_eq!(
-                Dialect::resolve(Some(name), "http://x").unwrap().as_str(),
+                ServerKind::resolve(Some(name), "http://x")
+                    .unwrap()
+                    .as_str(),
                 *name
             );
         }
-        let d = |url: &str| Dialect::resolve(None, url).unwrap();
-        assert_eq!(d("https://api.openai.com/v1"), Dialect::OpenAi);
+        let d = |url: &str| ServerKind::resolve(None, url).unwrap();
+        assert_eq!(d("https://api.openai.com/v1"), ServerKind::OpenAi);
         assert_eq!(
             d("https://my-res.openai.azure.com/openai/v1"),
-            Dialect::OpenAi
+            ServerKind::OpenAi
         );
-        assert_eq!(d("http://localhost:11434/v1"), Dialect::Ollama);
-        assert_eq!(d("http://127.0.0.1:8080/v1"), Dialect::Generic);
-        assert_eq!(d("not a url"), Dialect::Generic);
+        assert_eq!(d("http://localhost:11434/v1"), ServerKind::Ollama);
+        assert_eq!(d("http://127.0.0.1:8080/v1"), ServerKind::Generic);
+        assert_eq!(d("not a url"), ServerKind::Generic);
         assert_eq!(
-            Dialect::resolve(Some("auto"), "http://h:11434/v1").unwrap(),
-            Dialect::Ollama
+            ServerKind::resolve(Some("auto"), "http://h:11434/v1").unwrap(),
+            ServerKind::Ollama
         );
-        let err = Dialect::resolve(Some("lmstudio"), "http://x").unwrap_err();
+        let err = ServerKind::resolve(Some("lmstudio"), "http://x").unwrap_err();
         assert!(
             matches!(&err, BackendError::Config(m) if m.contains("\"lmstudio\"") && m.contains("llama.cpp")),
             "{err}"
@@ -510,21 +512,24 @@ mod tests {
 
     #[test]
     fn requests_differ_only_where_servers_do() {
-        assert_eq!(Dialect::OpenAi.max_tokens_field(), "max_completion_tokens");
+        assert_eq!(
+            ServerKind::OpenAi.max_tokens_field(),
+            "max_completion_tokens"
+        );
         for d in [
-            Dialect::Vllm,
-            Dialect::LlamaCpp,
-            Dialect::Ollama,
-            Dialect::Generic,
+            ServerKind::Vllm,
+            ServerKind::LlamaCpp,
+            ServerKind::Ollama,
+            ServerKind::Generic,
         ] {
             assert_eq!(d.max_tokens_field(), "max_tokens");
         }
-        assert_eq!(Dialect::LlamaCpp.top_logprobs(), 1);
-        assert_eq!(Dialect::OpenAi.top_logprobs(), 0);
+        assert_eq!(ServerKind::LlamaCpp.top_logprobs(), 1);
+        assert_eq!(ServerKind::OpenAi.top_logprobs(), 0);
         let mut body = Map::new();
-        Dialect::Vllm.add_own_fields(&mut body);
+        ServerKind::Vllm.add_own_fields(&mut body);
         assert!(body.is_empty());
-        Dialect::LlamaCpp.add_own_fields(&mut body);
+        ServerKind::LlamaCpp.add_own_fields(&mut body);
         assert_eq!(Value::Object(body), json!({"cache_prompt": true}));
     }
 }

@@ -9,7 +9,7 @@ use crate::store::Store;
 
 /// Checks a store against the cache part of the [`Store`] contract.
 #[cfg(test)]
-pub(crate) async fn check_cache_contract(store: &dyn Store) {
+pub(crate) async fn check_cache_conformance(store: &dyn Store) {
     assert_eq!(store.cache_get("k").await.unwrap(), None);
     store
         .cache_put("k", &serde_json::json!({"text": "first"}))
@@ -67,7 +67,7 @@ pub(crate) fn running_run(id: &str) -> RunRecord {
 
 /// Checks a store against the benchmark part of the [`Store`] contract; both implementations run it.
 #[cfg(test)]
-pub(crate) async fn check_bench_contract(store: &dyn Store) {
+pub(crate) async fn check_bench_conformance(store: &dyn Store) {
     store.create_run(&running_run("r1")).await.unwrap();
     let bench = BenchRecord {
         name: "b1".into(),
@@ -127,7 +127,7 @@ pub(crate) async fn check_bench_contract(store: &dyn Store) {
 /// Checks a store against the validation part of the [`Store`] contract; both implementations
 /// run it.
 #[cfg(test)]
-pub(crate) async fn check_validation_contract(store: &dyn Store) {
+pub(crate) async fn check_validation_conformance(store: &dyn Store) {
     store.create_run(&running_run("v1")).await.unwrap();
     let check = |answer: &str, check: &str, verdict: &str| ValidationRecord {
         run_id: "v1".into(),
@@ -165,7 +165,7 @@ pub(crate) async fn check_validation_contract(store: &dyn Store) {
 /// Checks a store against the run-listing part of the [`Store`] contract (filters and paging);
 /// both implementations run it.
 #[cfg(test)]
-pub(crate) async fn check_list_contract(store: &dyn Store) {
+pub(crate) async fn check_list_conformance(store: &dyn Store) {
     use crate::records::RunFilter;
     let runs = [
         ("a", "2026-11-21T10:00:00Z", "som", Some("408")),
@@ -264,7 +264,7 @@ pub(crate) fn full_call(run: &str, round: u32, agent: u32, text: Option<&str>) -
 
 /// Checks a store against the run, call and decision part of the [`Store`] contract.
 #[cfg(test)]
-pub(crate) async fn check_call_contract(store: &dyn Store) {
+pub(crate) async fn check_call_conformance(store: &dyn Store) {
     use crate::records::{DecisionRecord, RunFilter};
     store.create_run(&running_run("c1")).await.unwrap();
     let answered = full_call("c1", 0, 1, Some("Final answer: 7"));
@@ -371,7 +371,7 @@ pub(crate) async fn check_call_contract(store: &dyn Store) {
 /// Checks a store against the following part of the [`Store`] contract: calls come back in the
 /// order they were written, from where a follower stands, and a run's owner is heard from.
 #[cfg(test)]
-pub(crate) async fn check_follow_contract(store: &dyn Store) {
+pub(crate) async fn check_follow_conformance(store: &dyn Store) {
     use crate::records::{CallBatch, CallCursor};
     store.create_run(&running_run("f1")).await.unwrap();
     let start = CallCursor::start();
@@ -454,7 +454,7 @@ pub(crate) async fn check_follow_contract(store: &dyn Store) {
 /// Checks a store's shared rate allowances: a burst is taken, the next take waits for its
 /// share, keys are apart, and takes at once never overdraw.
 #[cfg(test)]
-pub(crate) async fn check_allowance_contract(store: std::sync::Arc<dyn Store>) {
+pub(crate) async fn check_allowance_conformance(store: std::sync::Arc<dyn Store>) {
     // Ten seconds a unit, a burst of three: the numbers dwarf the time the test takes.
     let (cost, tolerance) = (10_000_000, 30_000_000);
     for n in 0..3 {
@@ -532,7 +532,7 @@ async fn planned_bench(store: &dyn Store, name: &str, jobs: u32) -> Vec<BenchJob
 /// Checks a store against the worked-benchmark part of the [`Store`] contract: planning,
 /// claiming in order, leases, takeover, finishing, counts and workers.
 #[cfg(test)]
-pub(crate) async fn check_job_contract(store: &dyn Store) {
+pub(crate) async fn check_job_conformance(store: &dyn Store) {
     use std::time::Duration;
     let long = Duration::from_secs(600);
     let planned = planned_bench(store, "w1", 3).await;
@@ -731,7 +731,7 @@ pub(crate) async fn check_concurrent_claims(store: std::sync::Arc<dyn Store>, ta
 /// and cache entries as one-by-one recording would, all or nothing; batches recorded at once
 /// by concurrent tasks are all kept, and one batch's error fails only that batch.
 #[cfg(test)]
-pub(crate) async fn check_batch_contract(store: std::sync::Arc<dyn Store>) {
+pub(crate) async fn check_batch_conformance(store: std::sync::Arc<dyn Store>) {
     use crate::records::CallBatch;
     store.create_run(&running_run("b1")).await.unwrap();
     store.create_run(&running_run("b2")).await.unwrap();
@@ -825,7 +825,7 @@ pub(crate) async fn check_batch_contract(store: std::sync::Arc<dyn Store>) {
 /// recorded at once with other debates' batches are all kept, and one outcome's error fails
 /// only that outcome.
 #[cfg(test)]
-pub(crate) async fn check_outcome_contract(store: std::sync::Arc<dyn Store>) {
+pub(crate) async fn check_outcome_conformance(store: std::sync::Arc<dyn Store>) {
     use crate::records::{CallBatch, DecisionRecord, RunOutcome};
     fn decision(run: &str, rule: &str, answer: &str) -> DecisionRecord {
         DecisionRecord {
@@ -925,7 +925,7 @@ pub(crate) async fn check_outcome_contract(store: std::sync::Arc<dyn Store>) {
 /// recording the same call twice (each recording applies in order) and batches longer than
 /// one statement holds, and looking up many cached responses at once.
 #[cfg(test)]
-pub(crate) async fn check_large_batch_contract(store: &dyn Store) {
+pub(crate) async fn check_large_batch_conformance(store: &dyn Store) {
     use crate::records::CallBatch;
     store.create_run(&running_run("l1")).await.unwrap();
     let unanswered = full_call("l1", 0, 0, None);
@@ -980,7 +980,7 @@ pub(crate) async fn check_large_batch_contract(store: &dyn Store) {
 /// it again without that record completes it); a run already there is never replaced; of
 /// writers of one new run at the same moment exactly one writes it.
 #[cfg(test)]
-pub(crate) async fn check_whole_run_contract(store: std::sync::Arc<dyn Store>) {
+pub(crate) async fn check_whole_run_conformance(store: std::sync::Arc<dyn Store>) {
     use crate::records::{DecisionRecord, RunFilter, WholeRun};
     fn whole(id: &str) -> WholeRun {
         WholeRun {
@@ -1086,23 +1086,23 @@ pub(crate) async fn check_whole_run_contract(store: std::sync::Arc<dyn Store>) {
 
 /// Every contract check above, on stores `fresh` makes (one per check, so they don't meet).
 #[cfg(test)]
-pub(crate) async fn check_whole_contract<F, Fut>(fresh: F)
+pub(crate) async fn check_whole_conformance<F, Fut>(fresh: F)
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = std::sync::Arc<dyn Store>>,
 {
-    check_call_contract(fresh().await.as_ref()).await;
-    check_follow_contract(fresh().await.as_ref()).await;
-    check_bench_contract(fresh().await.as_ref()).await;
-    check_validation_contract(fresh().await.as_ref()).await;
-    check_list_contract(fresh().await.as_ref()).await;
-    check_cache_contract(fresh().await.as_ref()).await;
-    check_job_contract(fresh().await.as_ref()).await;
+    check_call_conformance(fresh().await.as_ref()).await;
+    check_follow_conformance(fresh().await.as_ref()).await;
+    check_bench_conformance(fresh().await.as_ref()).await;
+    check_validation_conformance(fresh().await.as_ref()).await;
+    check_list_conformance(fresh().await.as_ref()).await;
+    check_cache_conformance(fresh().await.as_ref()).await;
+    check_job_conformance(fresh().await.as_ref()).await;
     check_concurrent_claims(fresh().await, 6).await;
     check_worker_claims(fresh().await).await;
-    check_batch_contract(fresh().await).await;
-    check_outcome_contract(fresh().await).await;
-    check_large_batch_contract(fresh().await.as_ref()).await;
-    check_allowance_contract(fresh().await).await;
-    check_whole_run_contract(fresh().await).await;
+    check_batch_conformance(fresh().await).await;
+    check_outcome_conformance(fresh().await).await;
+    check_large_batch_conformance(fresh().await.as_ref()).await;
+    check_allowance_conformance(fresh().await).await;
+    check_whole_run_conformance(fresh().await).await;
 }
