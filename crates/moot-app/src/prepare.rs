@@ -220,9 +220,13 @@ pub fn prepare_debate(
     config.check_gold()?;
     config.debate.check_question(question)?;
     let protocol = config.build_protocol()?;
-    let (agents, rounds) = protocol.shape(config.agents.len(), config.debate.rounds);
-    config.agents.truncate(agents);
-    config.debate.rounds = rounds;
+    // Fitted here as the debate's constructor fits them, so that only the agents the debate
+    // runs are built and the stored configuration matches the stored spec. Configured agents
+    // are all debaters: the configuration names no other role.
+    let lineup =
+        moot_engine::Lineup::fit_debaters(&*protocol, config.agents.len(), config.debate.rounds);
+    config.agents = lineup.keep(config.agents);
+    config.debate.rounds = lineup.rounds;
     Ok(PreparedDebate { config, redactor })
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use moot_config::{Config, DebateSize, ProtocolName};
 use moot_core::debate::DebateSpec;
-use moot_engine::{Debate, NoObserver};
+use moot_engine::{DebateSetup, NoObserver};
 use moot_store::Store;
 use serde::{Deserialize, Serialize};
 
@@ -278,7 +278,6 @@ impl Runner for DebateService {
         let (rule, decision) = config
             .decision()
             .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
-        let rule = rule.unwrap_or_else(|| protocol.default_rule());
         let kind = config.debate.answer.resolve(&req.question, &[]);
         let config_json = serde_json::to_value(&config)
             .map_err(|e| RunnerError::Internal(format!("serialising the configuration: {e}")))?;
@@ -335,21 +334,24 @@ impl Runner for DebateService {
                     };
                     let log_redactor = redactor.clone();
                     let protocol_name = protocol.name();
-                    let mut debate = match Debate::new(
-                        id,
+                    let mut debate = match (DebateSetup {
+                        run_id: id,
                         spec,
                         protocol,
-                        built.engine.clone(),
-                        config.engine(),
-                        store.as_ref(),
-                    ) {
+                        agents: built.engine.clone(),
+                        config: config.engine(),
+                        rule,
+                        store: store.as_ref(),
+                    })
+                    .build()
+                    {
                         Ok(d) => d.with_redactor(redactor).with_sandbox(sandbox),
                         Err(e) => {
                             let _ = created_tx.send(Err(e.to_string()));
                             return;
                         }
                     };
-                    if let Err(e) = debate.create(rule, config_json).await {
+                    if let Err(e) = debate.create(config_json).await {
                         let _ = created_tx.send(Err(e.to_string()));
                         return;
                     }
@@ -387,7 +389,7 @@ impl Runner for DebateService {
                         }
                     };
                     let outcome = tokio::select! {
-                        outcome = debate.run(rule, &decision, observer) => outcome,
+                        outcome = debate.run(&decision, observer) => outcome,
                         () = cancelled => {
                             // Dropping the debate stopped its calls; what it recorded stays.
                             let run_id = debate.run_id.clone();

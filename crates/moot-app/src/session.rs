@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use moot_config::{Config, LogLevel};
 use moot_core::debate::DebateSpec;
 use moot_core::redact::Redactor;
-use moot_engine::{Debate, DebateResult, Observer};
+use moot_engine::{DebateResult, DebateSetup, Observer};
 use moot_store::{CallRecord, Store};
 
 use crate::agents::BuiltAgents;
@@ -65,7 +65,6 @@ pub async fn run(
 ) -> Result<Finished> {
     let protocol = s.config.build_protocol().map_err(InputError::from)?;
     let (rule, decision_config) = s.config.decision().map_err(InputError::from)?;
-    let rule = rule.unwrap_or_else(|| protocol.default_rule());
     let engine_config = s.config.engine();
     let protocol_name = protocol.name();
     let agent_ids: Vec<String> = s.spec.agents.iter().map(|a| a.id.clone()).collect();
@@ -87,22 +86,24 @@ pub async fn run(
     let observers = moot_engine::Observers(observers);
     let started = Instant::now();
     let result = async {
-        let mut debate = Debate::new(
-            s.run_id.clone(),
-            s.spec.clone(),
+        let mut debate = DebateSetup {
+            run_id: s.run_id.clone(),
+            spec: s.spec.clone(),
             protocol,
-            s.agents.engine.clone(),
-            engine_config,
-            s.store,
-        )?
+            agents: s.agents.engine.clone(),
+            config: engine_config,
+            rule,
+            store: s.store,
+        }
+        .build()?
         .with_redactor(s.redactor.clone())
         .with_sandbox(sandbox);
         match s.restore {
             Some(calls) => debate.restore(calls),
-            None => debate.create(rule, config_json).await?,
+            None => debate.create(config_json).await?,
         }
         on_created(&s.run_id);
-        debate.run(rule, &decision_config, &observers).await
+        debate.run(&decision_config, &observers).await
     }
     .await;
     // A configuration the engine refuses (a protocol that needs logprobs on a backend without

@@ -204,12 +204,12 @@ impl Config {
             let Ok(protocol) = build_protocol(name, &options) else {
                 continue; // the settings' check reports it
             };
-            let (agents, rounds) = protocol.shape(size.agents, size.rounds);
+            let lineup = moot_engine::Lineup::fit_debaters(&*protocol, size.agents, size.rounds);
             let spec = moot_core::debate::DebateSpec::with_agents(
                 "",
                 AnswerKind::Numeric,
-                agents,
-                rounds,
+                lineup.kept.len(),
+                lineup.rounds,
                 self.debate.seed,
             );
             protocol.validate(&spec).map_err(|e| {

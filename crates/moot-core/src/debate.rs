@@ -20,6 +20,32 @@ pub struct AgentSpec {
     /// How the agent lays out its replies (moot's final line, or freemad's sections).
     #[serde(default, skip_serializing_if = "ReplyContract::is_moot")]
     pub contract: ReplyContract,
+    /// What the agent does in the debate. Debaters are stored without the key, so specs stored
+    /// before roles existed read back as debaters and a debaters' spec is stored as before.
+    #[serde(default, skip_serializing_if = "AgentRole::is_debater")]
+    pub role: AgentRole,
+}
+
+/// What an agent does in a debate. A protocol's shape (how many agents it runs) counts the
+/// debaters only; agents with another role are never trimmed away to fit it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentRole {
+    /// Answers the question and takes part in the rounds.
+    #[default]
+    Debater,
+    /// Judges the debaters' answers.
+    Judge,
+    /// Combines the debaters' answers into one (mixture of agents).
+    Aggregator,
+    /// Chairs a council: sums up its members' answers.
+    Chairman,
+}
+
+impl AgentRole {
+    pub fn is_debater(&self) -> bool {
+        *self == AgentRole::Debater
+    }
 }
 
 /// An agent is named by its id: what topologies that seed on names (freemad's `k_reviewers`)
@@ -37,6 +63,7 @@ impl AgentSpec {
             id: id.into(),
             persona: None,
             contract: ReplyContract::Moot,
+            role: AgentRole::Debater,
         }
     }
 }
@@ -407,5 +434,44 @@ impl Transcript {
             })
             .collect();
         Trajectory::new(rows).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_debater_is_stored_without_a_role_and_other_roles_by_name() {
+        let debater = serde_json::to_value(AgentSpec::named("a0")).unwrap();
+        assert_eq!(debater, serde_json::json!({"id": "a0"}));
+        let judge = AgentSpec {
+            role: AgentRole::Judge,
+            ..AgentSpec::named("j")
+        };
+        let stored = serde_json::to_value(&judge).unwrap();
+        assert_eq!(stored, serde_json::json!({"id": "j", "role": "judge"}));
+        assert_eq!(serde_json::from_value::<AgentSpec>(stored).unwrap(), judge);
+    }
+
+    #[test]
+    fn an_agent_stored_before_roles_existed_reads_back_as_a_debater() {
+        let old = r#"{"id": "a1", "persona": "a skeptic"}"#;
+        let agent: AgentSpec = serde_json::from_str(old).unwrap();
+        assert_eq!(agent.role, AgentRole::Debater);
+        assert_eq!(agent.persona.as_deref(), Some("a skeptic"));
+    }
+
+    #[test]
+    fn every_role_reads_back_from_its_lowercase_name() {
+        for (name, role) in [
+            ("debater", AgentRole::Debater),
+            ("judge", AgentRole::Judge),
+            ("aggregator", AgentRole::Aggregator),
+            ("chairman", AgentRole::Chairman),
+        ] {
+            let read: AgentRole = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(read, role);
+        }
     }
 }

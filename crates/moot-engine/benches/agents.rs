@@ -24,7 +24,7 @@ use moot_core::chat::SamplingParams;
 use moot_core::debate::DebateSpec;
 use moot_core::decision::DecisionConfig;
 use moot_core::protocol::build_protocol;
-use moot_engine::{Debate, EngineAgent, EngineConfig, NoObserver};
+use moot_engine::{DebateSetup, EngineAgent, EngineConfig, NoObserver};
 use moot_store::MemoryStore;
 
 /// The system allocator, counting the bytes live now and the most live at once.
@@ -136,14 +136,20 @@ fn run(rt: &tokio::runtime::Runtime, case: &Case, n: usize) -> (Duration, usize,
     PEAK.store(base, Ordering::Relaxed);
     let started = Instant::now();
     let calls = rt.block_on(async {
-        let mut debate =
-            Debate::new("scale".into(), spec, protocol, team, config(n), &store).expect("debate");
-        debate
-            .create("majority-last", serde_json::json!({}))
-            .await
-            .expect("create");
+        let mut debate = DebateSetup {
+            run_id: "scale".into(),
+            spec,
+            protocol,
+            agents: team,
+            config: config(n),
+            rule: Some("majority-last"),
+            store: &store,
+        }
+        .build()
+        .expect("debate");
+        debate.create(serde_json::json!({})).await.expect("create");
         let result = debate
-            .run("majority-last", &DecisionConfig::default(), &NoObserver)
+            .run(&DecisionConfig::default(), &NoObserver)
             .await
             .expect("run");
         assert!(

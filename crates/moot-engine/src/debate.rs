@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use moot_core::debate::{CallKey, DebateSpec, Transcript};
+use moot_core::debate::{AgentRole, CallKey, DebateSpec, Transcript};
 use moot_core::decision::{Decision, DecisionConfig};
 use moot_core::protocol::{PlannedCall, Protocol, Step};
 use moot_core::redact::Redactor;
@@ -21,13 +21,14 @@ use crate::config::{EngineAgent, EngineConfig};
 use crate::decision::{decide_all, decision_json};
 use crate::error::EngineError;
 use crate::ids::timestamp;
+use crate::lineup::Lineup;
 use crate::observer::Observer;
 use crate::record::{CallEnd, CallLog};
 use crate::replay::fold_call;
 use crate::result::DebateResult;
 use crate::scheduler::{run_round, RoundContext};
 
-/// A debate bound to its run id, agents and store.
+/// A debate bound to its run id, agents, decision rule and store.
 pub struct Debate<'a> {
     pub run_id: String,
     pub spec: DebateSpec,
@@ -35,6 +36,8 @@ pub struct Debate<'a> {
     agents: Vec<EngineAgent>,
     config: EngineConfig,
     store: &'a dyn Store,
+    /// The rule whose decision is the run's answer (stored with the run).
+    rule: &'static str,
     transcript: Transcript,
     records: BTreeMap<CallKey, CallRecord>,
     /// Applied to everything this debate stores (prompts, responses, errors, the question).
@@ -47,15 +50,60 @@ pub struct Debate<'a> {
     sandbox: Option<Arc<Sandbox>>,
 }
 
+/// What a debate is built from: the whole team and the requested rounds, before the protocol's
+/// shape is applied. [`DebateSetup::build`] is the one way to make a [`Debate`].
+pub struct DebateSetup<'a> {
+    pub run_id: String,
+    /// The question, the whole team (`agents`, in team order) and the requested debate rounds.
+    pub spec: DebateSpec,
+    pub protocol: Box<dyn Protocol>,
+    /// The team's engine agents, one per agent of `spec.agents`, in the same order.
+    pub agents: Vec<EngineAgent>,
+    pub config: EngineConfig,
+    /// The configured decision rule; `None` is the protocol's default.
+    pub rule: Option<&'static str>,
+    pub store: &'a dyn Store,
+}
+
+impl<'a> DebateSetup<'a> {
+    /// The debate: the team fitted to the protocol (see [`Lineup::fit`]: its debaters cut to
+    /// the protocol's shape, judges and other roles kept in place), `spec.agents` and the
+    /// engine agents trimmed together, the spec's rounds set to the shape's, and the rule
+    /// resolved. Refuses a team whose two lists differ in length, and what the protocol or the
+    /// backends cannot run.
+    pub fn build(self) -> Result<Debate<'a>, EngineError> {
+        let DebateSetup {
+            run_id,
+            mut spec,
+            protocol,
+            agents,
+            config,
+            rule,
+            store,
+        } = self;
+        // Checked before fitting: trimming two lists of different lengths by the same positions
+        // would pair agents with the wrong specs.
+        check_team(&spec, &agents)?;
+        let roles: Vec<AgentRole> = spec.agents.iter().map(|a| a.role).collect();
+        let lineup = Lineup::fit(&*protocol, &roles, spec.rounds);
+        spec.agents = lineup.keep(spec.agents);
+        spec.rounds = lineup.rounds;
+        let agents = lineup.keep(agents);
+        let rule = rule.unwrap_or_else(|| protocol.default_rule());
+        Debate::new(run_id, spec, protocol, agents, config, rule, store)
+    }
+}
+
 impl<'a> Debate<'a> {
-    /// A new debate; `spec.agents` and `agents` must have the same length (after the protocol's
-    /// shape is applied by the caller).
-    pub fn new(
+    /// A debate of exactly `spec.agents` (one engine agent each) for `spec.rounds` rounds, the
+    /// protocol's shape already applied (by [`DebateSetup::build`]).
+    fn new(
         run_id: String,
         spec: DebateSpec,
         protocol: Box<dyn Protocol>,
         agents: Vec<EngineAgent>,
         config: EngineConfig,
+        rule: &'static str,
         store: &'a dyn Store,
     ) -> Result<Debate<'a>, EngineError> {
         check_config(&spec, &*protocol, &agents, &config)?;
@@ -74,6 +122,7 @@ impl<'a> Debate<'a> {
             agents,
             config,
             store,
+            rule,
             transcript,
             records: BTreeMap::new(),
             redactor: Arc::new(Redactor::default()),
@@ -81,6 +130,12 @@ impl<'a> Debate<'a> {
             exhausted: None,
             sandbox: None,
         })
+    }
+
+    /// The rule whose decision is the run's answer: the configured one, else the protocol's
+    /// default.
+    pub fn rule(&self) -> &'static str {
+        self.rule
     }
 
     /// Redacts with `redactor` instead of the default patterns (configured patterns, the
@@ -111,7 +166,7 @@ impl<'a> Debate<'a> {
     }
 
     /// Writes the run row (new debates only).
-    pub async fn create(&self, rule: &str, config: serde_json::Value) -> Result<(), EngineError> {
+    pub async fn create(&self, config: serde_json::Value) -> Result<(), EngineError> {
         let mut spec = serde_json::to_value(&self.spec).unwrap_or_default();
         self.redactor.redact_json(&mut spec);
         let mut config = config;
@@ -121,7 +176,7 @@ impl<'a> Debate<'a> {
             created_at: timestamp(),
             question: self.redactor.redact(&self.spec.question).into_owned(),
             protocol: self.protocol.name().to_string(),
-            rule: rule.to_string(),
+            rule: self.rule.to_string(),
             spec,
             config,
             status: RunStatus::Running,
@@ -139,7 +194,6 @@ impl<'a> Debate<'a> {
     /// a run whose process died shows as interrupted rather than running forever.
     pub async fn run(
         &mut self,
-        rule: &'static str,
         decision_config: &DecisionConfig,
         observer: &dyn Observer,
     ) -> Result<DebateResult, EngineError> {
@@ -147,14 +201,13 @@ impl<'a> Debate<'a> {
         let run_id = self.run_id.clone();
         tokio::select! {
             biased;
-            result = self.run_to_decision(rule, decision_config, observer) => result,
+            result = self.run_to_decision(decision_config, observer) => result,
             never = keep_alive(store, &run_id) => match never {},
         }
     }
 
     async fn run_to_decision(
         &mut self,
-        rule: &'static str,
         decision_config: &DecisionConfig,
         observer: &dyn Observer,
     ) -> Result<DebateResult, EngineError> {
@@ -183,13 +236,13 @@ impl<'a> Debate<'a> {
             &validations,
             decision_config,
         );
-        self.finish(rule, &decisions).await?;
+        self.finish(&decisions).await?;
         Ok(DebateResult {
             run_id: self.run_id.clone(),
             transcript: self.transcript.clone(),
             records: self.records.values().cloned().collect(),
             decisions,
-            chosen: rule,
+            chosen: self.rule,
             validations,
         })
     }
@@ -270,11 +323,11 @@ impl<'a> Debate<'a> {
 
     /// Records every rule's decision and the chosen rule's answer, and marks the run done, in
     /// one write.
-    async fn finish(&self, rule: &str, decisions: &[Decision]) -> Result<(), EngineError> {
+    async fn finish(&self, decisions: &[Decision]) -> Result<(), EngineError> {
         let at = timestamp();
         let answer = decisions
             .iter()
-            .find(|d| d.rule == rule)
+            .find(|d| d.rule == self.rule)
             .and_then(|d| d.answer.as_ref())
             .map(|a| a.canonical().to_string());
         let decisions = decisions
@@ -317,6 +370,18 @@ impl<'a> Debate<'a> {
     }
 }
 
+/// A team whose specs and engine agents do not pair up one to one.
+fn check_team(spec: &DebateSpec, agents: &[EngineAgent]) -> Result<(), EngineError> {
+    if agents.len() != spec.agents.len() {
+        return Err(EngineError::Config(format!(
+            "{} agents configured for {} agent slots",
+            agents.len(),
+            spec.agents.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A configuration the debate cannot run with, said so in the configuration's terms.
 fn check_config(
     spec: &DebateSpec,
@@ -324,12 +389,12 @@ fn check_config(
     agents: &[EngineAgent],
     config: &EngineConfig,
 ) -> Result<(), EngineError> {
-    if agents.len() != spec.agents.len() || agents.is_empty() {
-        return Err(EngineError::Config(format!(
-            "{} agents configured for {} agent slots",
-            agents.len(),
-            spec.agents.len()
-        )));
+    // The team was paired with its specs before fitting (`check_team`); fitted, it may still
+    // be empty.
+    if agents.is_empty() {
+        return Err(EngineError::Config(
+            "0 agents configured for 0 agent slots".into(),
+        ));
     }
     if config.hard_timeout < config.soft_timeout {
         return Err(EngineError::Config(

@@ -11,6 +11,7 @@
 //! The parts, each depending only on those listed before it:
 //! - `config`: what the engine is told (agents, timing, budget) and the defaults;
 //! - `error`, `ids`, `observer`: the engine's errors, run ids and timestamps, progress hooks;
+//! - `lineup`: which of a team's agents a protocol runs, for how many rounds;
 //! - `budget`: budgets and deadlines, and prompts estimated and cut to fit;
 //! - `cache`: request keys and the response cache;
 //! - `reask`: asking again for a final line when an answer cannot be read;
@@ -20,7 +21,8 @@
 //! - `decision`: every rule's decision on a transcript, and its JSON;
 //! - `scheduler`: one round (concurrency, the soft and hard deadlines, cancellation);
 //! - `validate`: checking code answers in the sandbox (syntax, tests), stored per program;
-//! - `result`, `debate`: a debate's lifecycle and what it hands back.
+//! - `result`, `debate`: a debate's construction (the team fitted to the protocol, the rule
+//!   resolved), its lifecycle and what it hands back.
 
 mod budget;
 mod cache;
@@ -31,6 +33,7 @@ mod debate;
 mod decision;
 mod error;
 mod ids;
+mod lineup;
 mod observer;
 mod reask;
 mod record;
@@ -47,10 +50,11 @@ pub use config::{
     Budget, EngineAgent, EngineConfig, DEFAULT_HARD_TIMEOUT, DEFAULT_MAX_CONCURRENT_CALLS,
     DEFAULT_MIN_AGENTS, DEFAULT_SOFT_TIMEOUT,
 };
-pub use debate::Debate;
+pub use debate::{Debate, DebateSetup};
 pub use decision::{decide_all, decide_all_with, decision_json};
 pub use error::EngineError;
 pub use ids::{new_run_id, timestamp};
+pub use lineup::Lineup;
 pub use observer::{NoObserver, Observer, Observers};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;

@@ -13,7 +13,7 @@ use moot_core::chat::SamplingParams;
 use moot_core::debate::{DebateSpec, Outcome};
 use moot_core::decision::DecisionConfig;
 use moot_core::protocol::{build_protocol, PlannedCall, Step};
-use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
+use moot_engine::{DebateResult, DebateSetup, EngineAgent, EngineConfig, NoObserver};
 use moot_store::{MemoryStore, RunStatus, SqliteStore, Store};
 
 fn spec(agents: usize, rounds: usize) -> DebateSpec {
@@ -51,18 +51,20 @@ async fn run_new(
     agents: Vec<EngineAgent>,
     config: EngineConfig,
 ) -> DebateResult {
-    let mut debate = Debate::new(
-        id.into(),
+    let mut debate = DebateSetup {
+        run_id: id.into(),
         spec,
-        build_protocol(protocol, &Default::default()).unwrap(),
+        protocol: build_protocol(protocol, &Default::default()).unwrap(),
         agents,
         config,
+        rule: Some(rule),
         store,
-    )
+    }
+    .build()
     .unwrap();
-    debate.create(rule, serde_json::json!({})).await.unwrap();
+    debate.create(serde_json::json!({})).await.unwrap();
     debate
-        .run(rule, &DecisionConfig::default(), &NoObserver)
+        .run(&DecisionConfig::default(), &NoObserver)
         .await
         .unwrap()
 }
@@ -354,21 +356,20 @@ async fn hard_deadline_really_cancels_the_call() {
         [Scripted::reply("Final answer: 1")],
     ));
     let agents = vec![agent(ok), agent(watched.clone())];
-    let mut debate = Debate::new(
-        "r5".into(),
-        spec(2, 0),
-        build_protocol("cot-sc", &Default::default()).unwrap(),
+    let mut debate = DebateSetup {
+        run_id: "r5".into(),
+        spec: spec(2, 0),
+        protocol: build_protocol("cot-sc", &Default::default()).unwrap(),
         agents,
-        config(100, 1_000, 2),
-        &store,
-    )
+        config: config(100, 1_000, 2),
+        rule: Some("majority-last"),
+        store: &store,
+    }
+    .build()
     .unwrap();
+    debate.create(serde_json::json!({})).await.unwrap();
     debate
-        .create("majority-last", serde_json::json!({}))
-        .await
-        .unwrap();
-    debate
-        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .run(&DecisionConfig::default(), &NoObserver)
         .await
         .unwrap();
     assert_eq!(watched.started.load(Ordering::SeqCst), 1);
@@ -548,22 +549,21 @@ async fn resume_after_a_crash_repeats_no_completed_call() {
         .collect();
     {
         let agents = first.iter().map(|m| agent(m.clone())).collect();
-        let mut debate = Debate::new(
-            "r7".into(),
-            spec(3, 1),
-            build_protocol("free-mad-n", &Default::default()).unwrap(),
+        let mut debate = DebateSetup {
+            run_id: "r7".into(),
+            spec: spec(3, 1),
+            protocol: build_protocol("free-mad-n", &Default::default()).unwrap(),
             agents,
-            config(15_000, 30_000, 2),
-            &store,
-        )
+            config: config(15_000, 30_000, 2),
+            rule: Some("free-mad"),
+            store: &store,
+        }
+        .build()
         .unwrap();
-        debate
-            .create("free-mad", serde_json::json!({}))
-            .await
-            .unwrap();
+        debate.create(serde_json::json!({})).await.unwrap();
         let crashed = tokio::time::timeout(
             Duration::from_millis(300),
-            debate.run("free-mad", &DecisionConfig::default(), &NoObserver),
+            debate.run(&DecisionConfig::default(), &NoObserver),
         )
         .await;
         assert!(crashed.is_err(), "the run was interrupted mid-round");
@@ -580,18 +580,20 @@ async fn resume_after_a_crash_repeats_no_completed_call() {
         })
         .collect();
     let agents = second.iter().map(|m| agent(m.clone())).collect();
-    let mut debate = Debate::new(
-        "r7".into(),
-        spec(3, 1),
-        build_protocol("free-mad-n", &Default::default()).unwrap(),
+    let mut debate = DebateSetup {
+        run_id: "r7".into(),
+        spec: spec(3, 1),
+        protocol: build_protocol("free-mad-n", &Default::default()).unwrap(),
         agents,
-        config(15_000, 30_000, 2),
-        &store,
-    )
+        config: config(15_000, 30_000, 2),
+        rule: Some("free-mad"),
+        store: &store,
+    }
+    .build()
     .unwrap();
     debate.restore(store.calls("r7").await.unwrap());
     let result = debate
-        .run("free-mad", &DecisionConfig::default(), &NoObserver)
+        .run(&DecisionConfig::default(), &NoObserver)
         .await
         .unwrap();
     for m in &second {
@@ -718,18 +720,20 @@ async fn resume_keeps_recorded_judgements() {
             ))
         })
         .collect();
-    let mut debate = Debate::new(
-        "m2".into(),
-        s,
-        build_protocol("mad-m2", &Default::default()).unwrap(),
-        second.iter().map(|m| agent(m.clone())).collect(),
-        EngineConfig::default(),
-        &store,
-    )
+    let mut debate = DebateSetup {
+        run_id: "m2".into(),
+        spec: s,
+        protocol: build_protocol("mad-m2", &Default::default()).unwrap(),
+        agents: second.iter().map(|m| agent(m.clone())).collect(),
+        config: EngineConfig::default(),
+        rule: Some("majority-last"),
+        store: &store,
+    }
+    .build()
     .unwrap();
     debate.restore(kept);
     let resumed = debate
-        .run("majority-last", &DecisionConfig::default(), &NoObserver)
+        .run(&DecisionConfig::default(), &NoObserver)
         .await
         .unwrap();
     for m in &second {
@@ -1401,17 +1405,19 @@ async fn an_impossible_plan_is_a_protocol_bug_not_a_configuration_error() {
         .into_iter()
         .zip(["an empty round 0", "for agent 6 of"])
     {
-        let mut debate = Debate::new(
-            "bug".into(),
-            spec(2, 1),
-            Box::new(Planning(plan)),
-            models(),
-            EngineConfig::default(),
-            &store,
-        )
+        let mut debate = DebateSetup {
+            run_id: "bug".into(),
+            spec: spec(2, 1),
+            protocol: Box::new(Planning(plan)),
+            agents: models(),
+            config: EngineConfig::default(),
+            rule: Some("majority-last"),
+            store: &store,
+        }
+        .build()
         .unwrap();
         let err = debate
-            .run("majority-last", &DecisionConfig::default(), &NoObserver)
+            .run(&DecisionConfig::default(), &NoObserver)
             .await
             .unwrap_err();
         assert!(
@@ -1426,6 +1432,59 @@ async fn an_impossible_plan_is_a_protocol_bug_not_a_configuration_error() {
     }
 }
 
+/// The constructor fits the team to the protocol: `cot` runs one debater and no debate round,
+/// the debaters after the first are dropped from the spec and from the engine's agents alike,
+/// a judge listed last stays (last), and the rule is the protocol's unless one is configured.
+#[tokio::test]
+async fn the_constructor_cuts_debaters_to_the_shape_and_keeps_a_judge_listed_last() {
+    use moot_core::debate::AgentRole;
+    let store = memory();
+    let mut team = spec(4, 2);
+    team.agents[3].id = "judge".into();
+    team.agents[3].role = AgentRole::Judge;
+    let models: Vec<Arc<ScriptedModel>> = ["a0", "a1", "a2", "judge"]
+        .iter()
+        .map(|name| {
+            Arc::new(ScriptedModel::new(
+                *name,
+                [Scripted::reply(format!("{name}. Final answer: 408"))],
+            ))
+        })
+        .collect();
+    let setup = |rule| DebateSetup {
+        run_id: "fitted".into(),
+        spec: team.clone(),
+        protocol: build_protocol("cot", &Default::default()).unwrap(),
+        agents: models.iter().map(|m| agent(m.clone())).collect(),
+        config: EngineConfig::default(),
+        rule,
+        store: &store,
+    };
+    let mut debate = setup(None).build().unwrap();
+    let ids: Vec<&str> = debate.spec.agents.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["a0", "judge"]);
+    assert_eq!(debate.spec.rounds, 0);
+    assert_eq!(debate.rule(), "majority-last");
+    debate.create(serde_json::json!({})).await.unwrap();
+    let result = debate
+        .run(&DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    // Each kept spec was paired with its own model: agent 1 is the judge's.
+    let asked: Vec<usize> = models.iter().map(|m| m.requests().len()).collect();
+    assert_eq!(asked, [1, 0, 0, 1]);
+    let judge = result.records.iter().find(|r| r.agent == 1).unwrap();
+    assert_eq!(judge.agent_id, "judge");
+    assert!(judge
+        .response_text
+        .as_deref()
+        .unwrap()
+        .starts_with("judge."));
+    assert_eq!(result.chosen, "majority-last");
+    assert_eq!(store.run("fitted").await.unwrap().rule, "majority-last");
+    assert_eq!(setup(Some("free-mad")).build().unwrap().rule(), "free-mad");
+}
+
 /// What the user configured wrong stays a configuration error.
 #[test]
 fn a_configuration_that_cannot_run_is_a_configuration_error() {
@@ -1436,14 +1495,16 @@ fn a_configuration_that_cannot_run_is_a_configuration_error() {
             .collect()
     };
     let new = |agents, config| {
-        Debate::new(
-            "config".into(),
-            spec(2, 1),
-            build_protocol("som", &Default::default()).unwrap(),
+        DebateSetup {
+            run_id: "config".into(),
+            spec: spec(2, 1),
+            protocol: build_protocol("som", &Default::default()).unwrap(),
             agents,
             config,
-            &store,
-        )
+            rule: None,
+            store: &store,
+        }
+        .build()
     };
     let backwards = config(30_000, 15_000, 2);
     for result in [

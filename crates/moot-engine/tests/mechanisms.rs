@@ -20,7 +20,7 @@ use moot_core::decision::{Action, DecisionConfig};
 use moot_core::faults::Faults;
 use moot_core::protocol::{build_protocol, Masking, Ordering, ProtocolOptions};
 use moot_core::topology::group_of;
-use moot_engine::{Debate, DebateResult, EngineAgent, EngineConfig, NoObserver};
+use moot_engine::{DebateResult, DebateSetup, EngineAgent, EngineConfig, NoObserver};
 use moot_store::{CallRecord, MemoryStore};
 
 const GOLD: &str = "408";
@@ -60,7 +60,8 @@ async fn debate(
 ) -> DebateResult {
     let store = MemoryStore::default();
     let protocol = build_protocol(protocol, options).unwrap();
-    let (n, rounds) = protocol.shape(population.len(), rounds);
+    // The whole population, fitted to the protocol's shape by the constructor.
+    let n = population.len();
     let agents = population
         .iter()
         .enumerate()
@@ -74,18 +75,19 @@ async fn debate(
             params: SamplingParams::default(),
         })
         .collect();
-    let rule = protocol.default_rule();
-    let mut d = Debate::new(
-        format!("s{seed}"),
-        spec(n, rounds, seed),
+    let mut d = DebateSetup {
+        run_id: format!("s{seed}"),
+        spec: spec(n, rounds, seed),
         protocol,
         agents,
-        config(n),
-        &store,
-    )
+        config: config(n),
+        rule: None,
+        store: &store,
+    }
+    .build()
     .unwrap();
-    d.create(rule, serde_json::json!({})).await.unwrap();
-    d.run(rule, &DecisionConfig::default(), &NoObserver)
+    d.create(serde_json::json!({})).await.unwrap();
+    d.run(&DecisionConfig::default(), &NoObserver)
         .await
         .unwrap()
 }
@@ -282,14 +284,16 @@ async fn mad_m2_objective_masking_works_with_calibrated_logprobs_and_needs_them(
             }
         })
         .collect();
-    let refused = Debate::new(
-        "no-logprobs".into(),
-        spec(3, 2, 1),
-        build_protocol("mad-m2", &objective).unwrap(),
-        scripted,
-        config(3),
-        &store,
-    );
+    let refused = DebateSetup {
+        run_id: "no-logprobs".into(),
+        spec: spec(3, 2, 1),
+        protocol: build_protocol("mad-m2", &objective).unwrap(),
+        agents: scripted,
+        config: config(3),
+        rule: None,
+        store: &store,
+    }
+    .build();
     let Err(e) = refused else {
         panic!("a backend without logprobs was accepted for objective masking")
     };

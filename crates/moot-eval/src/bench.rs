@@ -19,7 +19,7 @@ use moot_core::decision::{DecisionConfig, Evidence, RULES};
 use moot_core::protocol::Protocol;
 use moot_core::validation::{CheckKind, Validation};
 use moot_engine::{
-    Debate, DebateResult, EngineAgent, EngineConfig, EngineError, NoObserver, Observer,
+    DebateResult, DebateSetup, EngineAgent, EngineConfig, EngineError, NoObserver, Observer,
 };
 use moot_store::{
     BenchItemRecord, BenchJobRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError,
@@ -253,17 +253,15 @@ pub(crate) async fn run_item(
     observer: &dyn Observer,
 ) -> Result<ItemResult, BenchError> {
     let protocol = (plan.protocol)(protocol_name, item)?;
-    let rule = plan.rule.unwrap_or_else(|| protocol.default_rule());
     let (specs, engine_agents) = source.agents(item)?;
-    let (n, rounds) = protocol.shape(specs.len(), plan.rounds);
-    let specs: Vec<AgentSpec> = specs.into_iter().take(n).collect();
-    let engine_agents: Vec<EngineAgent> = engine_agents.into_iter().take(n).collect();
+    // The whole team and the requested rounds: the debate's constructor fits them to the
+    // protocol.
     let spec = DebateSpec {
         question: item.question.clone(),
         kind: item.kind,
         options: item.options.clone(),
         agents: specs,
-        rounds,
+        rounds: plan.rounds,
         seed: item_seed(plan.seed, &item.id),
         tests: item.tests.clone(),
     };
@@ -290,14 +288,16 @@ pub(crate) async fn run_item(
         }
     }
     let reused = stored.is_some();
-    let mut debate = Debate::new(
-        id.clone(),
+    let mut debate = DebateSetup {
+        run_id: id.clone(),
         spec,
         protocol,
-        engine_agents,
-        plan.engine,
+        agents: engine_agents,
+        config: plan.engine,
+        rule: plan.rule,
         store,
-    )?
+    }
+    .build()?
     .with_redactor(plan.redactor.clone())
     .with_sandbox(plan.sandbox.clone());
     match &stored {
@@ -309,7 +309,7 @@ pub(crate) async fn run_item(
                 return Err(BenchError::Config(format!("run {id} failed earlier")));
             }
         }
-        None => debate.create(rule, plan.config.clone()).await?,
+        None => debate.create(plan.config.clone()).await?,
     }
     store
         .record_bench_item(&BenchItemRecord {
@@ -321,7 +321,7 @@ pub(crate) async fn run_item(
             run_id: id.clone(),
         })
         .await?;
-    let result = debate.run(rule, &plan.decision, observer).await?;
+    let result = debate.run(&plan.decision, observer).await?;
     Ok(ItemResult {
         protocol: protocol_name.to_string(),
         item_id: item.id.clone(),

@@ -10,7 +10,7 @@ use moot_core::answer::AnswerKind;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::DebateSpec;
 use moot_core::protocol::{build_protocol, ProtocolOptions};
-use moot_engine::{Debate, EngineAgent, EngineConfig};
+use moot_engine::{Debate, DebateSetup, EngineAgent, EngineConfig};
 use moot_store::MemoryStore;
 
 /// The question every simulated debate asks (the sim does not read it).
@@ -25,34 +25,32 @@ pub struct Group {
     pub options: ProtocolOptions,
 }
 
-/// Sim agents answer at once: the deadlines never matter, and every agent is waited for.
+/// The engine's defaults, but for what a simulated debate needs otherwise.
 fn engine_config(agents: usize) -> EngineConfig {
     EngineConfig {
+        // Every agent is waited for: a sweep compares the same full debates in every arm, not
+        // whichever answers came first (the quorum is at most the agents there are).
+        min_agents: agents,
+        // Sim agents answer at once, so the deadlines never matter; they are shorter than the
+        // defaults so that a simulated call that did hang would be given up sooner.
         soft_timeout: Duration::from_secs(60),
         hard_timeout: Duration::from_secs(120),
-        min_agents: agents,
-        max_concurrent_calls: 8,
-        cache: false,
-        cache_max_entries: None,
-        budget: Default::default(),
-        reask: true,
+        ..EngineConfig::default()
     }
 }
 
-/// The debate of `group` among `team` with `seed`, ready to run, and its default rule.
+/// The debate of `group` among `team` with `seed`, ready to run under the protocol's default
+/// rule: the team fitted to the protocol by the engine.
 pub(crate) fn debate<'s>(
     group: &Group,
     team: &[SimAgent],
     rounds: usize,
     seed: u64,
     store: &'s MemoryStore,
-) -> Result<(Debate<'s>, &'static str), String> {
+) -> Result<Debate<'s>, String> {
     let protocol = build_protocol(&group.protocol, &group.options).map_err(|e| e.to_string())?;
-    let rule = protocol.default_rule();
-    let (n, rounds) = protocol.shape(team.len(), rounds);
     let agents = team
         .iter()
-        .take(n)
         .enumerate()
         .map(|(i, a)| EngineAgent {
             model: Arc::new(SimModel::new(
@@ -65,16 +63,17 @@ pub(crate) fn debate<'s>(
         })
         .collect::<Vec<_>>();
     let spec = DebateSpec::with_agents(QUESTION, AnswerKind::Numeric, agents.len(), rounds, seed);
-    let d = Debate::new(
-        format!("sweep-{}-s{seed}", group.protocol),
+    DebateSetup {
+        run_id: format!("sweep-{}-s{seed}", group.protocol),
         spec,
         protocol,
         agents,
-        engine_config(n.min(team.len())),
+        config: engine_config(team.len()),
+        rule: None,
         store,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok((d, rule))
+    }
+    .build()
+    .map_err(|e| e.to_string())
 }
 
 /// Whether `group` can debate among `team` (the protocol's checks of team size and options),

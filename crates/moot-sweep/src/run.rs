@@ -69,14 +69,12 @@ async fn run_one(
         )
     };
     let store = MemoryStore::default();
-    let (mut d, rule) = debate(&c.groups[group], &c.team, c.rounds, seed as u64, &store)
+    let mut d = debate(&c.groups[group], &c.team, c.rounds, seed as u64, &store)
         .map_err(|e| SweepError::Debate(format!("{}: {e}", where_())))?;
     let failed = |e: moot_engine::EngineError| SweepError::Debate(format!("{}: {e}", where_()));
-    d.create(rule, serde_json::json!({}))
-        .await
-        .map_err(failed)?;
+    d.create(serde_json::json!({})).await.map_err(failed)?;
     let r = d
-        .run(rule, &DecisionConfig::default(), &NoObserver)
+        .run(&DecisionConfig::default(), &NoObserver)
         .await
         .map_err(failed)?;
     let gold = Answer::parse(AnswerKind::Numeric, GOLD, &ExtractContext::default());
