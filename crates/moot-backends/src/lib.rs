@@ -7,8 +7,10 @@
 //! without them. Cancellation is by dropping the future: every backend must stop its work
 //! (drop the HTTP request, kill the process group, free the sequence) when that happens.
 //!
-//! One module per provider; wrappers (timeouts, retries, rate limits, caching) live outside the
-//! provider code.
+//! One module per provider. The wrappers are `LanguageModel`s of their own, apart from the
+//! provider code: endpoint failover ([`balance`]), rate limits ([`limits`]) and retries
+//! ([`retry`]). Timeouts are the engine's deadlines and budgets, and the request cache is the
+//! engine's too; neither is a backend's business.
 
 pub mod anthropic;
 pub mod balance;

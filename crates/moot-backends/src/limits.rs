@@ -37,9 +37,9 @@ impl Limits {
 
 /// A rate allowance shared beyond this process: by every moot process working one store, so
 /// that N workers together keep an agent's `requests_per_minute` and `tokens_per_minute`
-/// instead of N times them. moot-backends does not know the store; the binary hands one in
-/// with [`share_across_processes`]. `max_in_flight` stays per process (a cap on this
-/// process's open connections, not an account's budget).
+/// instead of N times them. moot-backends does not know the store; the application layer
+/// (moot-app's `StoreArg`) hands one in with [`share_across_processes`]. `max_in_flight` stays
+/// per process (a cap on this process's open connections, not an account's budget).
 #[async_trait]
 pub trait SharedAllowance: Send + Sync {
     /// Takes `cost` from allowance `key`, which refills at one second a second and whose debt

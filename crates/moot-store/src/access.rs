@@ -2,9 +2,10 @@
 
 /// What a command does with its store; it decides whether a store may be created or changed.
 ///
-/// Reading never creates: `moot show`, `report`, `decide` (and a server) use [`Access::Read`],
-/// `moot resume` [`Access::Write`], and only the commands that record new runs (`moot ask`,
-/// `bench`) [`Access::Create`].
+/// Reading never creates: `moot show`, `report`, `decide` and `bench status` use
+/// [`Access::Read`], `moot resume`, `work` and `regrade` [`Access::Write`], and only what records
+/// new runs (`moot ask`, `bench`, `import`, and the server, which records the debates it
+/// starts) [`Access::Create`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// Only reads. The store must exist; it is opened read-only and is never created, migrated

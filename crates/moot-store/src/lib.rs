@@ -1,8 +1,11 @@
 //! Storage for runs, calls and decisions (see docs/architecture.md, Storage).
 //!
-//! [`Store`] is the interface the engine and CLI use; [`SqliteStore`] is the embedded default (one
-//! file, WAL journal, migrations from `migrations/`). Every call is written as soon as it
-//! completes, before the engine uses its outcome, so a killed process loses nothing it acted on.
+//! [`Store`] is the interface the engine and the application layer use. [`SqliteStore`] is the
+//! embedded default (one file, WAL journal, migrations from `migrations/sqlite/`),
+//! [`PostgresStore`] the one that many machines share (migrations from `migrations/postgres/`),
+//! and [`MemoryStore`] keeps runs in memory (`memory:`, and tests); [`StoreLocation`] opens one
+//! from `--store`. Every call is written as soon as it completes, before the engine uses its
+//! outcome, so a killed process loses nothing it acted on.
 //!
 //! A store is opened for an [`Access`]: reading never creates, migrates or writes a store; only
 //! [`Access::Create`] (commands that record new runs) creates one, and only in a folder that
