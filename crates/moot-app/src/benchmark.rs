@@ -164,13 +164,11 @@ impl Prepared {
             rounds_flag: args.rounds.is_some(),
             sim: args.sim,
         };
-        if !args.resumed {
-            let size = team.size(&config, args.config_file.as_deref());
-            config
-                .validate_size_for(&size, &names)
-                .map_err(InputError::from)?;
-        }
-        let redactor = team.assemble(&mut config)?;
+        let redactor = team.sized(
+            &mut config,
+            args.config_file.as_deref(),
+            (!args.resumed).then_some(&names[..]),
+        )?;
         let (dataset, items) = match items {
             Some(given) => given,
             None => load_items(args)?,

@@ -186,11 +186,27 @@ impl TeamRequest {
         }
     }
 
+    /// The first steps of every run, a debate's or a benchmark's: the size checked for each of
+    /// `protocols` before anything is built (`None`: not checked — a resumed benchmark's size
+    /// was checked when it started, perhaps under older limits), then the team assembled (see
+    /// [`TeamRequest::assemble`]).
+    pub fn sized(
+        &self,
+        config: &mut Config,
+        file: Option<&Path>,
+        protocols: Option<&[&str]>,
+    ) -> Result<Arc<Redactor>, InputError> {
+        if let Some(protocols) = protocols {
+            config.validate_size_for(&self.size(config, file), protocols)?;
+        }
+        self.assemble(config)
+    }
+
     /// Replaces the configured agents by the team: simulated agents with `--sim`, the embedded
     /// default team without agents, else the configured ones cycled to the count. Returns what
     /// removes secrets, built from the configured agents first: a key pasted into a question
     /// must not reach the store because `--sim` replaced the agent that names it.
-    pub fn assemble(&self, config: &mut Config) -> Result<Arc<Redactor>, InputError> {
+    fn assemble(&self, config: &mut Config) -> Result<Arc<Redactor>, InputError> {
         let count = self.count(config);
         if count == 0 {
             return Err(InputError("--agents must be at least 1".into()));
@@ -214,8 +230,8 @@ pub fn prepare_debate(
     file: Option<&Path>,
     question: &str,
 ) -> Result<PreparedDebate, InputError> {
-    config.validate_size(&team.size(&config, file))?;
-    let redactor = team.assemble(&mut config)?;
+    let protocol = config.debate.protocol.clone();
+    let redactor = team.sized(&mut config, file, Some(&[protocol.as_str()]))?;
     config.validate_settings()?;
     config.check_gold()?;
     config.debate.check_question(question)?;

@@ -2,17 +2,19 @@
 //! [`DebateService`] is the one that runs them, from a base configuration and a store. The
 //! server only starts debates and reads the store; a test may give it a runner of its own.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use moot_config::{Config, DebateSize, ProtocolName};
 use moot_core::debate::DebateSpec;
-use moot_engine::{DebateSetup, NoObserver};
+use moot_engine::NoObserver;
 use moot_store::Store;
 use serde::{Deserialize, Serialize};
 
 use crate::prepare::{prepare_debate, Overrides, TeamRequest};
+use crate::session::Session;
 
 /// A debate to start: the question and what the request changes of the configured debate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,16 +273,7 @@ impl Runner for DebateService {
 
     async fn start(&self, req: DebateRequest) -> Result<Started, RunnerError> {
         let (config, redactor) = self.configure(&req).map_err(RunnerError::BadRequest)?;
-        let protocol = config
-            .build_protocol()
-            .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
-        let rounds = config.debate.rounds;
-        let (rule, decision) = config
-            .decision()
-            .map_err(|e| RunnerError::BadRequest(e.to_string()))?;
         let kind = config.debate.answer.resolve(&req.question, &[]);
-        let config_json = serde_json::to_value(&config)
-            .map_err(|e| RunnerError::Internal(format!("serialising the configuration: {e}")))?;
         let run_id = moot_engine::new_run_id();
         let store = self.store.clone();
         let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
@@ -310,77 +303,34 @@ impl Runner for DebateService {
                             return;
                         }
                     };
-                    let sandbox = match crate::sandbox::for_code(
-                        &config,
-                        kind == moot_core::answer::AnswerKind::Code,
-                        None,
-                    )
-                    .await
-                    {
-                        Ok(s) => s,
-                        Err(e) => {
-                            let _ = created_tx.send(Err(format!("{e:#}")));
-                            return;
-                        }
-                    };
                     let spec = DebateSpec {
                         question,
                         kind,
                         options: vec![],
                         agents: built.specs.clone(),
-                        rounds,
+                        rounds: config.debate.rounds,
                         seed: config.debate.seed,
                         tests: None,
                     };
-                    let log_redactor = redactor.clone();
-                    let protocol_name = protocol.name();
-                    let mut debate = match (DebateSetup {
-                        run_id: id,
-                        spec,
-                        protocol,
-                        agents: built.engine.clone(),
-                        config: config.engine(),
-                        rule,
-                        store: store.as_ref(),
-                    })
-                    .build()
-                    {
-                        Ok(d) => d.with_redactor(redactor).with_sandbox(sandbox),
-                        Err(e) => {
-                            let _ = created_tx.send(Err(e.to_string()));
-                            return;
-                        }
-                    };
-                    if let Err(e) = debate.create(config_json).await {
-                        let _ = created_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                    let _ = created_tx.send(Ok(()));
                     // `[logging]` and `[output]` apply to debates the server starts as to
-                    // `moot ask`'s.
-                    let ids: Vec<String> = built.specs.iter().map(|a| a.id.clone()).collect();
-                    let log = match crate::run_log::RunLog::open(&config.logging, log_redactor, ids)
-                    {
-                        Ok(log) => log,
-                        Err(e) => {
-                            eprintln!("moot serve: {e:#}; this debate is not logged");
-                            None
+                    // `moot ask`'s: the session writes both.
+                    let session = Session {
+                        store: store.as_ref(),
+                        run_id: id.clone(),
+                        config,
+                        spec,
+                        agents: built,
+                        restore: None,
+                        redactor,
+                    };
+                    // Told once the run is recorded; until then a failure is the request's.
+                    let created = RefCell::new(Some(created_tx));
+                    let mut on_created = |_: &str| {
+                        if let Some(tx) = created.borrow_mut().take() {
+                            let _ = tx.send(Ok(()));
                         }
                     };
-                    if let Some(log) = &log {
-                        crate::session::log_start(
-                            log,
-                            debate.run_id.as_str(),
-                            protocol_name,
-                            &debate.spec,
-                            false,
-                        );
-                    }
-                    let observer: &dyn moot_engine::Observer = match &log {
-                        Some(l) => l,
-                        None => &NoObserver,
-                    };
-                    let started = std::time::Instant::now();
+                    let running = crate::session::run(session, &NoObserver, &mut on_created);
                     // Run until done, or until the only client asks to cancel (a sender
                     // dropped without a word is no request: the debate goes on).
                     let cancelled = async {
@@ -389,38 +339,32 @@ impl Runner for DebateService {
                         }
                     };
                     let outcome = tokio::select! {
-                        outcome = debate.run(&decision, observer) => outcome,
+                        outcome = running => outcome,
                         () = cancelled => {
                             // Dropping the debate stopped its calls; what it recorded stays.
-                            let run_id = debate.run_id.clone();
-                            drop(debate);
                             let at = moot_engine::timestamp();
                             let _ = store
-                                .finish_run(&run_id, moot_store::RunStatus::Failed, None, &at)
+                                .finish_run(&id, moot_store::RunStatus::Failed, None, &at)
                                 .await;
                             let _ = done_tx.send(Err("cancelled: its client went away".into()));
                             return;
                         }
                     };
-                    if let (Some(log), Ok(result)) = (&log, &outcome) {
-                        crate::session::log_outcome(log, result, started.elapsed());
-                    }
-                    if let (Some(dir), Ok(result)) = (&config.output.transcript_dir, &outcome) {
-                        if let Err(e) = crate::session::save_transcript(
-                            store.as_ref(),
-                            dir,
-                            config.output.transcript_format,
-                            &result.run_id,
-                        )
-                        .await
-                        {
-                            eprintln!(
-                                "moot serve: run {}: writing its transcript: {e:#}",
-                                result.run_id
-                            );
+                    let not_created = created.borrow_mut().take();
+                    match (outcome, not_created) {
+                        (Err(e), Some(created_tx)) => {
+                            let _ = created_tx.send(Err(format!("{e:#}")));
+                        }
+                        (Err(e), None) => {
+                            let _ = done_tx.send(Err(e.to_string()));
+                        }
+                        (Ok(finished), _) => {
+                            if let Some(Err(e)) = &finished.transcript {
+                                eprintln!("moot serve: run {id}: writing its transcript: {e:#}");
+                            }
+                            let _ = done_tx.send(Ok(()));
                         }
                     }
-                    let _ = done_tx.send(outcome.map(|_| ()).map_err(|e| e.to_string()));
                 });
             })
             .map_err(|e| RunnerError::Internal(format!("starting the debate's thread: {e}")))?;

@@ -37,8 +37,9 @@ pub struct Finished {
     pub wall: std::time::Duration,
     /// The embedded model's throughput, when local agents ran.
     pub throughput: Option<String>,
-    /// Where its transcript was saved (`[output] transcript_dir`).
-    pub transcript: Option<std::path::PathBuf>,
+    /// Where its transcript was saved (`[output] transcript_dir`), or why it could not be: the
+    /// debate is stored either way, and each front end says so in its own place.
+    pub transcript: Option<Result<std::path::PathBuf>>,
 }
 
 impl Finished {
@@ -126,7 +127,7 @@ pub async fn run(
                 s.config.output.transcript_format,
                 &result.run_id,
             )
-            .await?,
+            .await,
         ),
         None => None,
     };

@@ -93,7 +93,7 @@ pub fn run_and_print(
         progress.message(&format!("run {run_id}"));
     }));
     progress.finish();
-    let finished = finished?;
+    let mut finished = finished?;
     let summary = finished.summary();
     if json {
         outln!("{}", summary.json());
@@ -101,8 +101,10 @@ pub fn run_and_print(
         // The answer and its program are model text: shown, never obeyed by the terminal.
         out!("{}", moot_core::escape::terminal(&summary.text()));
     }
-    if let (Some(path), false) = (&finished.transcript, json) {
-        eprintln!("Transcript saved to: {}", path.display());
+    match finished.transcript.take() {
+        Some(Ok(path)) if !json => eprintln!("Transcript saved to: {}", path.display()),
+        Some(Err(e)) => return Err(e),
+        _ => {}
     }
     if let Some(failures) = finished.result.every_call_failed() {
         anyhow::bail!(
