@@ -1,0 +1,346 @@
+"""moot: multi-agent debate from Python.
+
+Several language-model agents answer a question, read each other's answers over rounds, and a
+decision rule picks the final answer. This package runs moot's engine (Rust) in this process::
+
+    import moot
+    r = moot.ask("What is 17 * 24?", protocol="free-mad-n", agents=3, rounds=1,
+                 sim=True, gold="408", store="memory:")
+    r.answer          # '408'
+    r.to_pandas()     # one row per agent and round
+
+Debates release the GIL while they run, and ``await moot.ask_async(...)`` runs many at once
+from asyncio. Ctrl-C stops a running debate (its agent processes too) and raises
+``KeyboardInterrupt``. Results, runs and calls become pandas DataFrames (``.to_pandas()``) or
+Arrow tables (``.to_arrow()``) when those packages are installed; neither is needed otherwise.
+Errors are ``moot.MootError`` and its kinds: ``InputError`` (what was asked cannot run),
+``ConfigError`` (a configuration's file and key), ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import threading
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+from . import _moot
+from ._moot import ConfigError, InputError, MootError, StoreError, __version__
+from ._tables import Table
+
+__all__ = [
+    "ask",
+    "ask_async",
+    "bench",
+    "Store",
+    "Result",
+    "BenchReport",
+    "Table",
+    "MootError",
+    "InputError",
+    "ConfigError",
+    "StoreError",
+    "inspect_solver",
+    "__version__",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+ConfigArg = Union[PathLike, Mapping[str, Any], None]
+OptionsArg = Union[Mapping[str, Any], Sequence[str], None]
+
+
+class Store:
+    """A store of runs: a SQLite file path or ``sqlite://`` URL, a ``postgres://`` URL,
+    ``"memory:"`` (kept while this object lives), or ``None`` for moot's default store
+    (``MOOT_STORE``, else ``moot.db`` in the user's data directory). Created if missing."""
+
+    def __init__(self, location: Optional[PathLike] = None) -> None:
+        self._inner = _moot.Store(None if location is None else os.fspath(location))
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
+
+    def runs(
+        self,
+        protocol: Optional[str] = None,
+        answer: Optional[str] = None,
+        since: Optional[str] = None,
+        until: Optional[str] = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> Table:
+        """Stored runs, newest first: those of ``protocol``, whose answer contains ``answer``,
+        created from ``since`` to the end of ``until`` (``"2026-11-27"`` style prefixes)."""
+        rows = json.loads(self._inner.runs(protocol, answer, since, until, offset, limit))
+        return Table(rows)
+
+    def run(self, run_id: str) -> Dict[str, Any]:
+        """The stored run whole: ``run``, ``calls``, ``decisions``, ``validations`` and
+        ``view`` (what the web page shows: the grid of answers, each rule's decision)."""
+        return json.loads(self._inner.run(run_id))
+
+    def calls(self, run_id: str) -> Table:
+        """Every stored call of the run, in order: round, agent, slot, prompt, response,
+        answer, tokens, latency."""
+        return Table(json.loads(self._inner.calls(run_id)))
+
+    def decide(self, run_id: str, rule: Optional[str] = None) -> Dict[str, Any]:
+        """The run decided again under ``rule`` (every rule when ``None``), at no token
+        cost."""
+        return json.loads(self._inner.decide(run_id, rule))
+
+    def close(self) -> None:
+        """Closes the store; a SQLite file then holds everything written."""
+        self._inner.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Result:
+    """A finished debate: its chosen ``answer`` (``None`` when no agent gave one), the
+    ``rule`` that chose it, each round's answers (``rounds[r][a]``), ``tokens``, ``ncomm``
+    and the stored ``run_id`` (``Store.run(run_id)`` reads it back)."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+        self.run_id: str = data["run_id"]
+        self.answer: Optional[str] = data.get("answer")
+        self.rule: str = data["rule"]
+        self.protocol: str = data["protocol"]
+        self.rounds: List[List[Optional[str]]] = data.get("rounds", [])
+        self.tokens: Dict[str, int] = data.get("tokens", {})
+        self.ncomm: int = data.get("ncomm", 0)
+        self.calls: int = data.get("calls", 0)
+        self.wall_ms: int = data.get("wall_ms", 0)
+
+    def __repr__(self) -> str:
+        return (
+            f"moot.Result(answer={self.answer!r}, rule={self.rule!r}, "
+            f"protocol={self.protocol!r}, run_id={self.run_id!r})"
+        )
+
+    def rows(self) -> List[Dict[str, Any]]:
+        """One row per agent and round: run id, protocol, round, agent, answer."""
+        return [
+            {
+                "run_id": self.run_id,
+                "protocol": self.protocol,
+                "round": r,
+                "agent": a,
+                "answer": answer,
+            }
+            for r, answers in enumerate(self.rounds)
+            for a, answer in enumerate(answers)
+        ]
+
+    def to_pandas(self) -> Any:
+        """:meth:`rows` as a pandas DataFrame."""
+        return Table(self.rows()).to_pandas()
+
+    def to_arrow(self) -> Any:
+        """:meth:`rows` as a pyarrow Table."""
+        return Table(self.rows()).to_arrow()
+
+
+class BenchReport:
+    """A benchmark's report: ``data`` is what ``moot bench --json`` prints (per protocol:
+    accuracy with its interval, tokens, NComm, flips; paired tests), ``results`` one row per
+    debate (protocol, item, run id, gold, answer, correct, tokens)."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+        self.name: str = data.get("bench", "")
+        self.results = Table(data.get("results", []))
+
+    def __repr__(self) -> str:
+        return f"moot.BenchReport(name={self.name!r}, debates={len(self.results)})"
+
+    def accuracy(self) -> Dict[str, float]:
+        """Each protocol's share of right answers among its debates here."""
+        totals: Dict[str, List[int]] = {}
+        for row in self.results:
+            t = totals.setdefault(row["protocol"], [0, 0])
+            t[0] += 1 if row["correct"] else 0
+            t[1] += 1
+        return {p: right / n for p, (right, n) in totals.items()}
+
+    def to_pandas(self) -> Any:
+        """The per-debate rows as a pandas DataFrame."""
+        return self.results.to_pandas()
+
+    def to_arrow(self) -> Any:
+        """The per-debate rows as a pyarrow Table."""
+        return self.results.to_arrow()
+
+
+_stores: Dict[str, Store] = {}
+_stores_lock = threading.Lock()
+
+
+def _store(store: Union[Store, PathLike, None]) -> Store:
+    """The store a call is given, opened once per location and reused."""
+    if isinstance(store, Store):
+        return store
+    key = "" if store is None else os.fspath(store)
+    with _stores_lock:
+        if key not in _stores:
+            _stores[key] = Store(store)
+        return _stores[key]
+
+
+def _config(config: ConfigArg) -> Dict[str, Optional[str]]:
+    if config is None:
+        return {"config_path": None, "config_text": None}
+    if isinstance(config, Mapping):
+        return {"config_path": None, "config_text": json.dumps(dict(config))}
+    return {"config_path": os.fspath(config), "config_text": None}
+
+
+def _options(options: OptionsArg) -> List[str]:
+    if options is None:
+        return []
+    if isinstance(options, Mapping):
+        return [f"{k}={v}" for k, v in options.items()]
+    if isinstance(options, str):
+        return [options]
+    return [str(o) for o in options]
+
+
+def ask(
+    question: str,
+    *,
+    protocol: Optional[str] = None,
+    agents: Optional[int] = None,
+    rounds: Optional[int] = None,
+    config: ConfigArg = None,
+    store: Union[Store, PathLike, None] = None,
+    sim: bool = False,
+    gold: Optional[str] = None,
+    options: OptionsArg = None,
+    answer: Optional[str] = None,
+    choices: Optional[Sequence[str]] = None,
+    tests: Optional[str] = None,
+    require_passing: bool = False,
+    _cancel: Optional["_moot.Cancel"] = None,
+) -> Result:
+    """Debates ``question`` and returns the :class:`Result`, as ``moot ask`` does.
+
+    ``protocol``, ``agents`` and ``rounds`` override the configuration (``config``: a file's
+    path, or a dict in moot's or freemad's format; without one, the embedded default team).
+    ``sim=True`` debates among simulated agents, which need ``gold``. ``options`` are protocol
+    options (``{"topology": "ring"}``), ``answer`` the answer kind (``numeric``, ``choice``,
+    ``code``, …), ``choices`` a choice question's options, ``tests`` Python tests for a code
+    answer. The run is recorded in ``store`` (see :class:`Store`).
+    """
+    if not isinstance(question, str):
+        raise TypeError("question must be a str")
+    text = _moot.ask(
+        _store(store)._inner,
+        question,
+        protocol=protocol,
+        agents=agents,
+        rounds=rounds,
+        sim=sim,
+        gold=None if gold is None else str(gold),
+        options=_options(options),
+        answer=answer,
+        choices=list(choices or []),
+        tests=tests,
+        require_passing=require_passing,
+        cancel=_cancel,
+        **_config(config),
+    )
+    return Result(json.loads(text))
+
+
+_executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+_executor_lock = threading.Lock()
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            # Debates wait on models, not on this process: many may run at once.
+            _executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=64, thread_name_prefix="moot-debate"
+            )
+        return _executor
+
+
+async def ask_async(question: str, **kwargs: Any) -> Result:
+    """:func:`ask` for asyncio: the debate runs on a worker thread with the GIL released, so
+    many run at once (``asyncio.gather``). Cancelling the task cancels the debate (its run is
+    recorded as failed)."""
+    cancel = _moot.Cancel()
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(
+        _pool(), lambda: ask(question, _cancel=cancel, **kwargs)
+    )
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancel.cancel()
+        try:
+            await future
+        except MootError:
+            pass
+        raise
+
+
+def bench(
+    dataset: str,
+    protocols: Union[str, Sequence[str]],
+    *,
+    limit: Optional[int] = None,
+    seed: Optional[int] = None,
+    concurrency: int = 4,
+    rounds: Optional[int] = None,
+    agents: Optional[int] = None,
+    sim: bool = False,
+    name: Optional[str] = None,
+    data_dir: Optional[PathLike] = None,
+    config: ConfigArg = None,
+    store: Union[Store, PathLike, None] = None,
+    options: OptionsArg = None,
+    no_cache: bool = False,
+) -> BenchReport:
+    """Runs every item of ``dataset`` (``gsm8k``, ``mmlu:SUBJECT``, ``jsonl:PATH?kind=…``, …;
+    ``limit`` of them, drawn with ``seed``) under each of ``protocols`` and returns the
+    :class:`BenchReport`, as ``moot bench`` does. The same ``name`` resumes it."""
+    if isinstance(protocols, str):
+        protocols = [p for p in protocols.split(",") if p]
+    extra: Dict[str, Any] = {}
+    if seed is not None:
+        extra["seed"] = seed
+    text = _moot.bench(
+        _store(store)._inner,
+        dataset,
+        list(protocols),
+        limit=limit,
+        concurrency=concurrency,
+        rounds=rounds,
+        agents=agents,
+        sim=sim,
+        name=name,
+        data_dir=None if data_dir is None else os.fspath(data_dir),
+        options=_options(options),
+        no_cache=no_cache,
+        **_config(config),
+        **extra,
+    )
+    return BenchReport(json.loads(text))
+
+
+def inspect_solver(**kwargs: Any) -> Any:
+    """An inspect_ai solver that answers each sample by a debate (see
+    :func:`moot.inspect.debate`); needs ``inspect-ai``."""
+    from .inspect import debate
+
+    return debate(**kwargs)

@@ -1,0 +1,543 @@
+//! `moot._moot`: the extension module under moot's Python package (`python/moot`). It is a thin
+//! face over the application layer (`moot-app`): it turns Python arguments into moot-app's
+//! requests, runs them with the GIL released, and hands results back as JSON text, which the
+//! Python side turns into objects and tables. Nothing here decides anything a front end of
+//! moot-app would not.
+//!
+//! Running: every call that reaches a model or the store runs on the `Store`'s runtime with
+//! the GIL released, so other Python threads and asyncio tasks go on meanwhile. While it runs it
+//! looks every 50 ms for a Python signal (Ctrl-C raises `KeyboardInterrupt` in the main thread)
+//! and for its `Cancel` token: either drops the debate, which stops its calls and ends the agent
+//! processes it started, records the run as failed, and raises. The library installs no signal
+//! handler of its own.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use moot_app::ask::{AskRequest, Tests};
+use moot_app::benchmark::{BenchRequest, Prepared};
+use moot_app::error::{kind_of, ErrorKind};
+use moot_app::prepare::{Overrides, TeamRequest};
+use moot_config::{AnswerSetting, Config, ProtocolName};
+use moot_store::{Access, RunFilter, RunStatus, StoreLocation};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+create_exception!(
+    _moot,
+    MootError,
+    PyException,
+    "The base of every error moot raises."
+);
+create_exception!(
+    _moot,
+    InputError,
+    MootError,
+    "What was asked cannot run as given (an argument, a question, a protocol option, a team \
+     size); the message says what to change."
+);
+create_exception!(
+    _moot,
+    ConfigError,
+    InputError,
+    "A configuration (a file or a dict) cannot be used; the message names the file and key."
+);
+create_exception!(
+    _moot,
+    StoreError,
+    MootError,
+    "The store cannot be used as it is, or failed while in use."
+);
+
+/// How often a running call looks for a Python signal and its cancel token.
+const POLL: Duration = Duration::from_millis(50);
+
+/// `e` as the Python exception of its kind, with moot's message.
+fn to_py(e: anyhow::Error) -> PyErr {
+    let message = format!("{e:#}");
+    match kind_of(&e) {
+        ErrorKind::Input => InputError::new_err(message),
+        ErrorKind::UnusableStore | ErrorKind::Store => StoreError::new_err(message),
+        ErrorKind::Other => MootError::new_err(message),
+    }
+}
+
+fn input(message: impl Into<String>) -> PyErr {
+    InputError::new_err(message.into())
+}
+
+/// A token that cancels the call it is given to (`ask(..., cancel=token)`), from any thread:
+/// what `ask_async` uses when its task is cancelled.
+#[pyclass(frozen)]
+#[derive(Default)]
+struct Cancel {
+    flag: Arc<AtomicBool>,
+}
+
+#[pymethods]
+impl Cancel {
+    #[new]
+    fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Cancels the call: it stops within 50 ms and raises `asyncio.CancelledError`'s cause,
+    /// `moot.MootError("cancelled")`.
+    fn cancel(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+    }
+
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+/// How a detached call ended.
+enum Ended<T> {
+    Done(anyhow::Result<T>),
+    Cancelled,
+    Signal(PyErr),
+}
+
+/// Runs the future `make` builds on `rt` with the GIL released, until it ends, the token is
+/// cancelled, or a Python signal handler raises (Ctrl-C); the future is dropped on the way out,
+/// which stops whatever it was doing.
+fn detached<T, F, Fut>(
+    py: Python<'_>,
+    rt: &tokio::runtime::Runtime,
+    cancel: Option<&Cancel>,
+    make: F,
+) -> Ended<T>
+where
+    T: Send,
+    F: FnOnce() -> Fut + Send,
+    Fut: Future<Output = anyhow::Result<T>>,
+{
+    let flag = cancel.map(|c| c.flag.clone());
+    py.detach(move || {
+        rt.block_on(async move {
+            let work = make();
+            tokio::pin!(work);
+            let mut tick = tokio::time::interval(POLL);
+            loop {
+                tokio::select! {
+                    ended = &mut work => return Ended::Done(ended),
+                    _ = tick.tick() => {
+                        if flag.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
+                            return Ended::Cancelled;
+                        }
+                        if let Err(e) = Python::attach(|py| py.check_signals()) {
+                            return Ended::Signal(e);
+                        }
+                    }
+                }
+            }
+        })
+    })
+}
+
+/// A store of runs, opened once and shared by every call given it.
+#[pyclass(frozen)]
+struct Store {
+    store: Arc<dyn moot_store::Store>,
+    rt: Arc<tokio::runtime::Runtime>,
+    location: String,
+}
+
+impl Store {
+    /// Ends `ended`: a result, or after a cancel or a signal, the run `run_id` (if it was
+    /// created) recorded as failed and the matching Python error.
+    fn finish<T>(
+        &self,
+        py: Python<'_>,
+        ended: Ended<T>,
+        run_id: &Mutex<Option<String>>,
+    ) -> PyResult<T> {
+        let stopped = match ended {
+            Ended::Done(result) => return result.map_err(to_py),
+            Ended::Cancelled => MootError::new_err("cancelled"),
+            Ended::Signal(e) => e,
+        };
+        let id = run_id.lock().ok().and_then(|mut id| id.take());
+        if let Some(id) = id {
+            let store = self.store.clone();
+            py.detach(|| {
+                self.rt.block_on(async move {
+                    let at = moot_engine::timestamp();
+                    // The run's calls so far stay stored; it is failed, not interrupted: no
+                    // process will resume it by itself.
+                    let _ = store.finish_run(&id, RunStatus::Failed, None, &at).await;
+                })
+            });
+        }
+        Err(stopped)
+    }
+}
+
+#[pymethods]
+impl Store {
+    /// Opens (creating it if needed) the store at `location`: a SQLite file path or
+    /// `sqlite://` URL, a `postgres://` URL, `memory:` (kept only while this object lives), or
+    /// `None` for moot's default (`MOOT_STORE`, else `moot.db` in the user's data directory).
+    #[new]
+    #[pyo3(signature = (location=None))]
+    fn new(py: Python<'_>, location: Option<String>) -> PyResult<Store> {
+        let location = location
+            .filter(|l| !l.trim().is_empty())
+            .or_else(|| std::env::var("MOOT_STORE").ok().filter(|l| !l.is_empty()));
+        let parsed = match &location {
+            Some(spec) => StoreLocation::parse(spec),
+            None => StoreLocation::default_location().map_err(|e| to_py(anyhow::Error::new(e)))?,
+        };
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("moot")
+            .build()
+            .map_err(|e| MootError::new_err(format!("starting moot's runtime: {e}")))?;
+        let opened = py.detach(|| rt.block_on(parsed.open(Access::Create)));
+        let store = opened.map_err(|e| to_py(anyhow::Error::new(e)))?;
+        Ok(Store {
+            store: Arc::from(store),
+            rt: Arc::new(rt),
+            location: location.unwrap_or_else(|| "the default store".into()),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("moot.Store({:?})", self.location)
+    }
+
+    /// Stored runs, newest first, as JSON: those of `protocol`, whose answer contains
+    /// `answer`, created from `since` up to the end of `until` (RFC 3339 prefixes such as
+    /// `2026-11-27`).
+    #[pyo3(signature = (protocol=None, answer=None, since=None, until=None, offset=0, limit=100))]
+    #[allow(clippy::too_many_arguments)]
+    fn runs(
+        &self,
+        py: Python<'_>,
+        protocol: Option<String>,
+        answer: Option<String>,
+        since: Option<String>,
+        until: Option<String>,
+        offset: u32,
+        limit: u32,
+    ) -> PyResult<String> {
+        let filter = RunFilter {
+            protocol,
+            answer,
+            from: since,
+            to: until,
+            offset,
+            limit,
+        };
+        let store = self.store.clone();
+        let runs = py
+            .detach(|| {
+                self.rt
+                    .block_on(async move { store.list_runs(&filter).await })
+            })
+            .map_err(|e| to_py(anyhow::Error::new(e)))?;
+        let shown: Vec<Value> = runs
+            .iter()
+            .map(|run| {
+                let mut value = serde_json::to_value(run).unwrap_or(Value::Null);
+                value["status"] = json!(run.shown_status());
+                value
+            })
+            .collect();
+        Ok(Value::Array(shown).to_string())
+    }
+
+    /// The stored run `run_id` whole, as JSON: the run, its calls, decisions and code checks,
+    /// and the view the web pages show of it.
+    fn run(&self, py: Python<'_>, run_id: String) -> PyResult<String> {
+        let store = self.store.clone();
+        let records = py
+            .detach(|| {
+                self.rt.block_on(async move {
+                    moot_app::records::RunRecords::load(store.as_ref(), &run_id).await
+                })
+            })
+            .map_err(to_py)?;
+        let mut value = records.json();
+        let view = moot_app::view::run_view(
+            &records.run,
+            &records.calls,
+            &records.decisions,
+            &records.validations,
+        );
+        value["view"] = serde_json::to_value(&view).unwrap_or(Value::Null);
+        Ok(value.to_string())
+    }
+
+    /// The stored calls of run `run_id`, in order, as JSON.
+    fn calls(&self, py: Python<'_>, run_id: String) -> PyResult<String> {
+        let store = self.store.clone();
+        let records = py
+            .detach(|| {
+                self.rt.block_on(async move {
+                    moot_app::records::RunRecords::load(store.as_ref(), &run_id).await
+                })
+            })
+            .map_err(to_py)?;
+        Ok(serde_json::to_string(&records.calls).unwrap_or_else(|_| "[]".into()))
+    }
+
+    /// Run `run_id` decided again under `rule` (every rule when `None`), at no token cost, as
+    /// JSON.
+    #[pyo3(signature = (run_id, rule=None))]
+    fn decide(&self, py: Python<'_>, run_id: String, rule: Option<String>) -> PyResult<String> {
+        let rules =
+            moot_app::decide::Rules::parse(rule.as_deref().unwrap_or("all")).map_err(to_py)?;
+        let store = self.store.clone();
+        let stored = py
+            .detach(|| {
+                self.rt.block_on(async move {
+                    moot_app::decide::StoredRun::load(store.as_ref(), &run_id).await
+                })
+            })
+            .map_err(to_py)?;
+        let decided = moot_app::decide::decide(
+            &rules,
+            moot_app::decide::Decided::Stored(Box::new(stored)),
+            None,
+            &moot_app::decide::SettingOverrides::default(),
+        )
+        .map_err(to_py)?;
+        Ok(decided.to_string())
+    }
+
+    /// Closes the store (a SQLite file then holds everything written). Calls after this fail.
+    fn close(&self, py: Python<'_>) {
+        let store = self.store.clone();
+        py.detach(|| self.rt.block_on(async move { store.close().await }));
+    }
+}
+
+/// The configuration a call is given: a file's path, or a text (a dict as JSON), or neither.
+fn configuration(
+    path: Option<String>,
+    text: Option<String>,
+) -> PyResult<(Option<Config>, Option<PathBuf>)> {
+    match (path, text) {
+        (Some(_), Some(_)) => Err(input("config: give a file's path or a dict, not both")),
+        (Some(path), None) => {
+            let path = PathBuf::from(path);
+            let config =
+                moot_config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
+            Ok((Some(config), Some(path)))
+        }
+        (None, Some(text)) => {
+            // A dict, as JSON: checked as a file is (`moot_config::load`).
+            let name = "the config dict";
+            let config = moot_config::dialect::from_json(&text)
+                .and_then(|(config, _)| {
+                    config.check_agents_can_run()?;
+                    config.validate_values()?;
+                    Ok(config)
+                })
+                .map_err(|e| ConfigError::new_err(e.in_file(name).to_string()))?;
+            Ok((Some(config), None))
+        }
+        (None, None) => Ok((None, None)),
+    }
+}
+
+fn protocol_name(protocol: Option<String>) -> PyResult<Option<ProtocolName>> {
+    protocol
+        .map(|p| {
+            p.parse::<ProtocolName>()
+                .map_err(|e| input(format!("protocol: {e}")))
+        })
+        .transpose()
+}
+
+/// Debates `question` and returns the summary `moot ask --json` prints, as JSON.
+#[pyfunction]
+#[pyo3(signature = (
+    store, question, *, protocol=None, agents=None, rounds=None, config_path=None,
+    config_text=None, sim=false, gold=None, options=Vec::new(), answer=None,
+    choices=Vec::new(), tests=None, require_passing=false, cancel=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn ask(
+    py: Python<'_>,
+    store: &Store,
+    question: String,
+    protocol: Option<String>,
+    agents: Option<usize>,
+    rounds: Option<usize>,
+    config_path: Option<String>,
+    config_text: Option<String>,
+    sim: bool,
+    gold: Option<String>,
+    options: Vec<String>,
+    answer: Option<String>,
+    choices: Vec<String>,
+    tests: Option<String>,
+    require_passing: bool,
+    cancel: Option<&Cancel>,
+) -> PyResult<String> {
+    if agents == Some(0) {
+        return Err(input("agents must be at least 1"));
+    }
+    let (config, config_file) = configuration(config_path, config_text)?;
+    let answer = answer
+        .map(|a| {
+            a.parse::<AnswerSetting>()
+                .map_err(|e| input(format!("answer: {e}")))
+        })
+        .transpose()?;
+    let request = AskRequest {
+        config,
+        config_file,
+        overrides: Overrides {
+            protocol: protocol_name(protocol)?,
+            rounds,
+            answer,
+            gold,
+            options,
+        },
+        team: TeamRequest {
+            agents,
+            rounds_flag: rounds.is_some(),
+            sim,
+        },
+        options: choices,
+        tests: tests.map(Tests::Text),
+        require_passing,
+        ..AskRequest::new(question)
+    };
+    let run_id = Mutex::new(None);
+    let shared = store.store.clone();
+    let id_cell = &run_id;
+    let ended = detached(py, &store.rt, cancel, move || async move {
+        let session = request.session(shared.as_ref(), &mut |_| {})?;
+        if let Ok(mut id) = id_cell.lock() {
+            *id = Some(session.run_id.clone());
+        }
+        let finished =
+            moot_app::session::run(session, &moot_engine::NoObserver, &mut |_| {}).await?;
+        let mut summary = finished.summary().json();
+        if let Some(Err(e)) = &finished.transcript {
+            summary["transcript_error"] = json!(format!("{e:#}"));
+        }
+        Ok(summary.to_string())
+    });
+    store.finish(py, ended, &run_id)
+}
+
+/// Benchmarks `protocols` on `dataset` and returns the report (as `moot bench --json` prints
+/// it) with each debate's row under `"results"`, as JSON.
+#[pyfunction(name = "bench")]
+#[pyo3(signature = (
+    store, dataset, protocols, *, limit=None, seed=moot_config::DEFAULT_SEED, concurrency=4,
+    rounds=None, agents=None, sim=false, name=None, data_dir=None, config_path=None,
+    config_text=None, options=Vec::new(), no_cache=false, cancel=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn benchmark(
+    py: Python<'_>,
+    store: &Store,
+    dataset: String,
+    protocols: Vec<String>,
+    limit: Option<usize>,
+    seed: u64,
+    concurrency: usize,
+    rounds: Option<usize>,
+    agents: Option<usize>,
+    sim: bool,
+    name: Option<String>,
+    data_dir: Option<String>,
+    config_path: Option<String>,
+    config_text: Option<String>,
+    options: Vec<String>,
+    no_cache: bool,
+    cancel: Option<&Cancel>,
+) -> PyResult<String> {
+    if concurrency == 0 {
+        return Err(input("concurrency must be at least 1"));
+    }
+    if limit == Some(0) || agents == Some(0) {
+        return Err(input("limit and agents must be at least 1"));
+    }
+    if protocols.is_empty() {
+        return Err(input("protocols: name at least one"));
+    }
+    let (config, config_file) = configuration(config_path, config_text)?;
+    let protocols = protocols
+        .into_iter()
+        .map(|p| protocol_name(Some(p)).map(|p| p.into_iter().next()))
+        .collect::<PyResult<Option<Vec<_>>>>()?
+        .unwrap_or_default();
+    let request = BenchRequest {
+        dataset,
+        protocols,
+        config_file: config_file.clone(),
+        options_set: options,
+        limit,
+        seed,
+        concurrency,
+        rounds,
+        agents,
+        sim,
+        name,
+        data_dir: data_dir.map(PathBuf::from),
+        no_cache,
+        resumed: false,
+    };
+    let config: Config = config.unwrap_or_default();
+    let shared = store.store.clone();
+    let ended = detached(py, &store.rt, cancel, move || async move {
+        let prepared = Prepared::new(&request, config, None, &mut |_| {}).await?;
+        let mut rows = Vec::new();
+        let ran = prepared
+            .run(shared.as_ref(), request.concurrency, &mut |r, correct| {
+                let decision = r.result.decision();
+                rows.push(json!({
+                    "protocol": r.protocol,
+                    "item_id": r.item_id,
+                    "run_id": r.run_id,
+                    "gold": r.gold,
+                    "answer": decision
+                        .and_then(|d| d.answer.as_ref())
+                        .map(|a| a.canonical().to_string()),
+                    "rule": r.result.chosen,
+                    "correct": correct,
+                    "input_tokens": r.result.usage().input_tokens,
+                    "output_tokens": r.result.usage().output_tokens,
+                    "ncomm": r.result.ncomm(),
+                    "reused": r.reused,
+                }));
+            })
+            .await?;
+        let mut report = serde_json::to_value(&ran.report)?;
+        report["throughput"] = serde_json::to_value(&ran.throughput)?;
+        report["bench"] = json!(prepared.name);
+        report["results"] = Value::Array(rows);
+        Ok(report.to_string())
+    });
+    // A benchmark's debates are resumable runs: a cancelled one is left to `moot resume`.
+    store.finish(py, ended, &Mutex::new(None))
+}
+
+/// moot's extension module; `import moot` is the way in.
+#[pymodule]
+fn _moot(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MootError", m.py().get_type::<MootError>())?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("StoreError", m.py().get_type::<StoreError>())?;
+    m.add_class::<Store>()?;
+    m.add_class::<Cancel>()?;
+    m.add_function(wrap_pyfunction!(ask, m)?)?;
+    m.add_function(wrap_pyfunction!(benchmark, m)?)?;
+    Ok(())
+}

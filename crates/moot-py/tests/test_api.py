@@ -1,0 +1,117 @@
+"""moot.ask, moot.bench and moot.Store read and write what the CLI does."""
+
+import json
+
+import moot
+
+
+def test_a_simulated_debate_returns_its_answer_rounds_and_run(store):
+    r = moot.ask(
+        "What is 17 * 24?",
+        protocol="free-mad-n",
+        agents=3,
+        rounds=2,
+        sim=True,
+        gold="408",
+        store=store,
+    )
+    assert r.protocol == "free-mad-n"
+    assert r.rule == "free-mad"
+    assert len(r.rounds) == 3 and all(len(answers) == 3 for answers in r.rounds)
+    assert r.calls == 9
+    assert r.ncomm > 0
+    assert set(r.tokens) >= {"input", "output"}
+    stored = store.run(r.run_id)
+    assert stored["run"]["question"] == "What is 17 * 24?"
+    assert stored["run"]["answer"] == r.answer
+    assert stored["run"]["status"] == "done"
+    assert len(stored["calls"]) == 9
+    assert len(stored["view"]["rounds"]) == 3
+
+
+def test_runs_calls_and_decide_read_the_store_back(store):
+    first = moot.ask("What is 2 + 2?", agents=3, rounds=1, sim=True, gold="4", store=store)
+    second = moot.ask(
+        "What is 3 + 3?", protocol="cot", sim=True, gold="6", store=store
+    )
+    runs = store.runs()
+    assert [row["id"] for row in runs] == [second.run_id, first.run_id]
+    assert [row["id"] for row in store.runs(protocol="cot")] == [second.run_id]
+    calls = store.calls(first.run_id)
+    assert len(calls) == 6
+    assert {c["round"] for c in calls} == {0, 1}
+    every = store.decide(first.run_id)
+    assert {"majority-last", "free-mad"} <= {d["rule"] for d in every}
+    chosen = next(d for d in every if d["rule"] == first.rule)
+    assert chosen["answer"] == first.answer
+    one = store.decide(first.run_id, rule="majority-last")
+    assert one["rule"] == "majority-last"
+    assert one == next(d for d in every if d["rule"] == "majority-last")
+
+
+def test_a_config_dict_is_read_as_a_configuration_file_would_be(store):
+    r = moot.ask(
+        "What is 5 + 5?",
+        config={"debate": {"protocol": "som", "rounds": 1}},
+        agents=3,
+        sim=True,
+        gold="10",
+        store=store,
+    )
+    assert r.protocol == "som"
+    assert len(r.rounds) == 2
+
+
+def test_protocol_options_are_given_as_a_dict(store):
+    r = moot.ask(
+        "What is 6 * 7?",
+        protocol="free-mad-n",
+        agents=4,
+        rounds=1,
+        options={"topology": "ring"},
+        sim=True,
+        gold="42",
+        store=store,
+    )
+    spec = store.run(r.run_id)["run"]["config"]
+    assert "ring" in json.dumps(spec)
+
+
+def test_a_benchmark_reports_each_protocol_and_each_debate(tmp_path, store):
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "\n".join(
+            json.dumps({"question": f"What is {i} + {i}?", "answer": str(2 * i)})
+            for i in range(1, 6)
+        )
+    )
+    report = moot.bench(
+        f"jsonl:{data}?kind=numeric",
+        ["som", "cot"],
+        sim=True,
+        agents=3,
+        rounds=1,
+        name="py-bench",
+        store=store,
+    )
+    assert report.name == "py-bench"
+    assert len(report.results) == 10
+    assert {row["protocol"] for row in report.results} == {"som", "cot"}
+    assert set(report.accuracy()) == {"som", "cot"}
+    assert all(0.0 <= a <= 1.0 for a in report.accuracy().values())
+    again = moot.bench(
+        f"jsonl:{data}?kind=numeric",
+        "som,cot",
+        sim=True,
+        agents=3,
+        rounds=1,
+        name="py-bench",
+        store=store,
+    )
+    assert all(row["reused"] for row in again.results)
+
+
+def test_help_reads_well():
+    assert "Debates ``question``" in moot.ask.__doc__
+    assert moot.Store.__doc__ and moot.Result.__doc__ and moot.BenchReport.__doc__
+    assert moot.__version__
