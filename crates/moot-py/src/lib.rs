@@ -151,6 +151,17 @@ struct Store {
 }
 
 impl Store {
+    /// The stored run `run_id` whole (an unknown run is an input error).
+    fn records(&self, py: Python<'_>, run_id: String) -> PyResult<moot_app::records::RunRecords> {
+        let store = self.store.clone();
+        py.detach(|| {
+            self.rt.block_on(async move {
+                moot_app::records::RunRecords::load(store.as_ref(), &run_id).await
+            })
+        })
+        .map_err(to_py)
+    }
+
     /// Ends `ended`: a result, or after a cancel or a signal, the run `run_id` (if it was
     /// created) recorded as failed and the matching Python error.
     fn finish<T>(
@@ -257,14 +268,7 @@ impl Store {
     /// The stored run `run_id` whole, as JSON: the run, its calls, decisions and code checks,
     /// and the view the web pages show of it.
     fn run(&self, py: Python<'_>, run_id: String) -> PyResult<String> {
-        let store = self.store.clone();
-        let records = py
-            .detach(|| {
-                self.rt.block_on(async move {
-                    moot_app::records::RunRecords::load(store.as_ref(), &run_id).await
-                })
-            })
-            .map_err(to_py)?;
+        let records = self.records(py, run_id)?;
         let mut value = records.json();
         let view = moot_app::view::run_view(
             &records.run,
@@ -278,14 +282,7 @@ impl Store {
 
     /// The stored calls of run `run_id`, in order, as JSON.
     fn calls(&self, py: Python<'_>, run_id: String) -> PyResult<String> {
-        let store = self.store.clone();
-        let records = py
-            .detach(|| {
-                self.rt.block_on(async move {
-                    moot_app::records::RunRecords::load(store.as_ref(), &run_id).await
-                })
-            })
-            .map_err(to_py)?;
+        let records = self.records(py, run_id)?;
         Ok(serde_json::to_string(&records.calls).unwrap_or_else(|_| "[]".into()))
     }
 
