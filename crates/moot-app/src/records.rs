@@ -7,6 +7,14 @@ use serde_json::{json, Value};
 
 use crate::error::InputError;
 
+/// A run record as JSON, with the status it is shown with (`interrupted` for a running run
+/// whose process is gone) rather than the one stored.
+pub fn run_json(run: &RunRecord) -> Value {
+    let mut shown = serde_json::to_value(run).unwrap_or_default();
+    shown["status"] = json!(run.shown_status());
+    shown
+}
+
 /// One stored run with everything recorded about it.
 #[derive(Debug, Clone)]
 pub struct RunRecords {
@@ -37,10 +45,8 @@ impl RunRecords {
     /// The run as one JSON document (`moot show --format json`): the run with the status it is
     /// shown with, its calls, each rule's decision and the checks.
     pub fn json(&self) -> Value {
-        let mut shown = serde_json::to_value(&self.run).unwrap_or_default();
-        shown["status"] = json!(self.run.shown_status());
         json!({
-            "run": shown,
+            "run": run_json(&self.run),
             "calls": self.calls,
             "decisions": self.decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
             "validations": self.validations,

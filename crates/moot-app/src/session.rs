@@ -142,13 +142,7 @@ pub async fn run(
 }
 
 /// The start of a run in its log.
-pub(crate) fn log_start(
-    log: &RunLog,
-    run_id: &str,
-    protocol: &str,
-    spec: &DebateSpec,
-    resumed: bool,
-) {
+fn log_start(log: &RunLog, run_id: &str, protocol: &str, spec: &DebateSpec, resumed: bool) {
     log.event(
         LogLevel::Info,
         "run_start",
@@ -164,11 +158,7 @@ pub(crate) fn log_start(
 }
 
 /// The end of a run in its log: each program's checks, then the decision.
-pub(crate) fn log_outcome(
-    log: &RunLog,
-    result: &moot_engine::DebateResult,
-    wall: std::time::Duration,
-) {
+fn log_outcome(log: &RunLog, result: &moot_engine::DebateResult, wall: std::time::Duration) {
     for (i, program) in crate::summary::programs(result).iter().enumerate() {
         let Some(checks) = result.validations.get(program) else {
             continue;
@@ -217,7 +207,7 @@ pub(crate) fn log_outcome(
 }
 
 /// Writes the stored run's transcript in freemad's format into `dir` (`[output]`).
-pub(crate) async fn save_transcript(
+async fn save_transcript(
     store: &dyn Store,
     dir: &std::path::Path,
     format: moot_config::TranscriptFormat,

@@ -254,14 +254,7 @@ impl Store {
                     .block_on(async move { store.list_runs(&filter).await })
             })
             .map_err(|e| to_py(anyhow::Error::new(e)))?;
-        let shown: Vec<Value> = runs
-            .iter()
-            .map(|run| {
-                let mut value = serde_json::to_value(run).unwrap_or(Value::Null);
-                value["status"] = json!(run.shown_status());
-                value
-            })
-            .collect();
+        let shown: Vec<Value> = runs.iter().map(moot_app::records::run_json).collect();
         Ok(Value::Array(shown).to_string())
     }
 
@@ -346,13 +339,10 @@ fn configuration(
     }
 }
 
-fn protocol_name(protocol: Option<String>) -> PyResult<Option<ProtocolName>> {
+fn protocol_name(protocol: String) -> PyResult<ProtocolName> {
     protocol
-        .map(|p| {
-            p.parse::<ProtocolName>()
-                .map_err(|e| input(format!("protocol: {e}")))
-        })
-        .transpose()
+        .parse::<ProtocolName>()
+        .map_err(|e| input(format!("protocol: {e}")))
 }
 
 /// Debates `question` and returns the summary `moot ask --json` prints, as JSON.
@@ -395,7 +385,7 @@ fn ask(
         config,
         config_file,
         overrides: Overrides {
-            protocol: protocol_name(protocol)?,
+            protocol: protocol.map(protocol_name).transpose()?,
             rounds,
             answer,
             gold,
@@ -470,9 +460,8 @@ fn benchmark(
     let (config, config_file) = configuration(config_path, config_text)?;
     let protocols = protocols
         .into_iter()
-        .map(|p| protocol_name(Some(p)).map(|p| p.into_iter().next()))
-        .collect::<PyResult<Option<Vec<_>>>>()?
-        .unwrap_or_default();
+        .map(protocol_name)
+        .collect::<PyResult<Vec<_>>>()?;
     let request = BenchRequest {
         dataset,
         protocols,
