@@ -83,10 +83,10 @@ pub fn build(
         let model = (driver.build)(&mut building, i, a)?;
         let model = resilient(model, a, driver, config)
             .with_context(|| format!("agents[{i}] ({})", a.id))?;
-        // Every configured agent debates: the configuration names no other role.
         specs.push(AgentSpec {
             persona: a.persona.clone(),
             contract: a.contract,
+            role: a.role,
             ..AgentSpec::named(a.id.clone())
         });
         let sampling = &a.sampling;

@@ -203,7 +203,9 @@ impl TeamRequest {
     }
 
     /// Replaces the configured agents by the team: simulated agents with `--sim`, the embedded
-    /// default team without agents, else the configured ones cycled to the count. Returns what
+    /// default team without agents, else the configured debaters cycled to the count; agents
+    /// with another role (judges, aggregators, chairmen) follow, simulated under `--sim` and
+    /// never dropped. Returns what
     /// removes secrets, built from the configured agents first: a key pasted into a question
     /// must not reach the store because `--sim` replaced the agent that names it.
     fn assemble(&self, config: &mut Config) -> Result<Arc<Redactor>, InputError> {
@@ -213,7 +215,7 @@ impl TeamRequest {
         }
         let redactor = Arc::new(config.redactor()?);
         config.agents = if self.sim {
-            moot_config::sim_agents(count)
+            moot_config::sim_team(&config.agents, count)
         } else {
             moot_config::resize(&config.agents, count)
         };
@@ -237,10 +239,14 @@ pub fn prepare_debate(
     config.debate.check_question(question)?;
     let protocol = config.build_protocol()?;
     // Fitted here as the debate's constructor fits them, so that only the agents the debate
-    // runs are built and the stored configuration matches the stored spec. Configured agents
-    // are all debaters: the configuration names no other role.
-    let lineup =
-        moot_engine::Lineup::fit_debaters(&*protocol, config.agents.len(), config.debate.rounds);
+    // runs are built and the stored configuration matches the stored spec.
+    let roles: Vec<_> = config.agents.iter().map(|a| a.role).collect();
+    let lineup = moot_engine::Lineup::fit(&*protocol, &roles, config.debate.rounds);
+    if let Some((i, role)) = lineup.cast {
+        if let Some(agent) = config.agents.get_mut(i) {
+            agent.role = role;
+        }
+    }
     config.agents = lineup.keep(config.agents);
     config.debate.rounds = lineup.rounds;
     Ok(PreparedDebate { config, redactor })

@@ -60,6 +60,8 @@ const SOLUTION_START: &str = "Solution:\n";
 const SOLUTION_END: &str = "\n\nCheck it step by step";
 /// Precedes the saboteur's target in [`moot_core::prompts::MALICIOUS`].
 const MALICIOUS_MARK: &str = "that the final answer is: ";
+/// Marks a council's ranking prompt ([`moot_core::prompts::RANK`]).
+const RANK_MARK: &str = "rank them from best to worst";
 /// Marks a confidence request ([`moot_core::prompts::CONFIDENCE`]).
 const CONFIDENCE_MARK: &str = "Confidence: <0 to 100>%";
 /// Mark prompts that urge agreement or use of the peers' solutions ([`prompts::CONFORMITY`],
@@ -76,6 +78,7 @@ const CONFORM_MARKS: &[&str] = &["as additional information"];
 /// [`prompts::FREEMAD_CRITIQUE`]: moot_core::prompts::FREEMAD_CRITIQUE
 const ANTI_MARKS: &[&str] = &[
     "do not look for agreement",
+    "You do not have to agree with them",
     "Examine its argument critically",
     "Review your peers' solutions critically",
 ];
@@ -353,6 +356,8 @@ enum Reply {
         right: bool,
         /// Self-reported confidence in percent, when the prompt asks for it.
         confidence: Option<u32>,
+        /// A council's ranking line (`Ranking: B > A`), when the prompt asks for one.
+        ranking: Option<String>,
     },
     Judgement {
         label: &'static str,
@@ -361,26 +366,50 @@ enum Reply {
 }
 
 /// The bodies of the peer blocks in a prompt, in order. A block runs from a line starting with
-/// `[Agent N` to the line `[End of Agent N's solution]`; an unterminated block is skipped.
+/// `[Agent N` to the line `[End of Agent N's solution]`, or from `[Response X]` to
+/// `[End of Response X]` (a council's anonymous blocks); an unterminated block is skipped.
 fn peer_blocks(text: &str) -> Vec<String> {
+    labelled_blocks(text)
+        .into_iter()
+        .map(|(_, body)| body)
+        .collect()
+}
+
+/// [`peer_blocks`] with each block's anonymous label (`None` for an agent's block).
+fn labelled_blocks(text: &str) -> Vec<(Option<char>, String)> {
     let lines: Vec<&str> = text.lines().collect();
     let mut blocks = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        if let Some(rest) = lines[i].strip_prefix("[Agent ") {
+        let opened = if let Some(rest) = lines[i].strip_prefix("[Agent ") {
             let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            if !n.is_empty() {
-                let end = format!("[End of Agent {n}'s solution]");
-                if let Some(len) = lines[i + 1..].iter().position(|l| l.trim() == end) {
-                    blocks.push(lines[i + 1..i + 1 + len].join("\n"));
-                    i += len + 2;
-                    continue;
-                }
+            (!n.is_empty()).then(|| (None, format!("[End of Agent {n}'s solution]")))
+        } else {
+            lines[i]
+                .trim_end()
+                .strip_prefix("[Response ")
+                .and_then(|rest| rest.strip_suffix(']'))
+                .filter(|l| l.len() == 1)
+                .and_then(|l| l.chars().next())
+                .map(|l| (Some(l), format!("[End of Response {l}]")))
+        };
+        if let Some((label, end)) = opened {
+            if let Some(len) = lines[i + 1..].iter().position(|l| l.trim() == end) {
+                blocks.push((label, lines[i + 1..i + 1 + len].join("\n")));
+                i += len + 2;
+                continue;
             }
         }
         i += 1;
     }
     blocks
+}
+
+/// The answer an `assigned` or `consultancy` prompt tells the agent to defend.
+fn assigned_position(prompt: &str) -> Option<&str> {
+    let at = prompt.find(moot_core::prompts::ASSIGNED_MARK)?;
+    let rest = &prompt[at + moot_core::prompts::ASSIGNED_MARK.len()..];
+    Some(rest.lines().next().unwrap_or("").trim()).filter(|p| !p.is_empty())
 }
 
 /// Each answer's weighted share among the peer blocks, in order of first appearance: the i-th of
@@ -699,10 +728,32 @@ impl SimModel {
                 right: yes == correct,
             };
         }
-        let answer = match &target {
+        // A saboteur argues for its target, an assigned debater for its position.
+        let assigned = assigned_position(prompt).map(|p| {
+            Answer::parse(self.kind, p, &ExtractContext::default())
+                .map_or_else(|| p.to_string(), |a| a.canonical().to_string())
+        });
+        let answer = match target.as_ref().or(assigned.as_ref()) {
             Some(t) => t.clone(),
             None => self.solve(request, prompt, &mut rng),
         };
+        // A council member ranks the responses holding its answer first, the others after,
+        // each group in label order.
+        let ranking = prompt.contains(RANK_MARK).then(|| {
+            let labelled: Vec<(char, bool)> = labelled_blocks(prompt)
+                .into_iter()
+                .filter_map(|(label, body)| {
+                    label.map(|l| (l, self.read(&body).as_deref() == Some(answer.as_str())))
+                })
+                .collect();
+            let order: Vec<String> = labelled
+                .iter()
+                .filter(|(_, same)| *same)
+                .chain(labelled.iter().filter(|(_, same)| !*same))
+                .map(|(l, _)| l.to_string())
+                .collect();
+            format!("Ranking: {}\n", order.join(" > "))
+        });
         let right = answer == self.gold;
         let confidence = prompt.contains(CONFIDENCE_MARK).then(|| {
             if right || !self.agent.calibrated || target.is_some() {
@@ -715,6 +766,7 @@ impl SimModel {
             answer,
             right,
             confidence,
+            ranking,
         }
     }
 
@@ -751,6 +803,7 @@ impl SimModel {
                 answer,
                 right,
                 confidence,
+                ranking,
             } => {
                 let confidence = confidence
                     .map(|c| format!("Confidence: {c}%\n"))
@@ -763,7 +816,8 @@ impl SimModel {
                 };
                 (
                     format!(
-                        "I worked through the problem and checked the other solutions I was shown.\n{confidence}Final answer: {answer}"
+                        "I worked through the problem and checked the other solutions I was shown.\n{}{confidence}Final answer: {answer}",
+                        ranking.unwrap_or_default()
                     ),
                     right,
                 )

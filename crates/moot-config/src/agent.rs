@@ -13,6 +13,7 @@ use moot_backends::sim::SimAgent;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use moot_core::contract::ReplyContract;
+use moot_core::debate::AgentRole;
 
 use crate::error::{invalid, ConfigError};
 use crate::names::ServerKindSetting;
@@ -35,6 +36,9 @@ pub struct AgentConfig {
     /// How the agent lays out its replies: moot's final line, or freemad's sections (agents of
     /// freemad configurations).
     pub contract: ReplyContract,
+    /// What the agent does: debate (the default), or decide as a judge, an aggregator or a
+    /// chairman in the protocols that give that role a part (and sit out the others).
+    pub role: AgentRole,
     pub sampling: Sampling,
     /// Limits of this agent's provider and model, shared by every agent and debate in the
     /// process that calls the same one (they must agree).
@@ -191,6 +195,7 @@ pub const COMMON_KEYS: &[&str] = &[
     "backend",
     "persona",
     "contract",
+    "role",
     "temperature",
     "top_p",
     "max_tokens",
@@ -255,6 +260,9 @@ pub struct AgentFields {
     /// `moot` (default) or `freemad`: the layout the agent's replies follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract: Option<ReplyContract>,
+    /// `debater` (default), `judge`, `aggregator` or `chairman`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<AgentRole>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub responses: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -314,6 +322,7 @@ impl AgentFields {
             id: self.id,
             persona: self.persona,
             contract: self.contract.unwrap_or_default(),
+            role: self.role.unwrap_or_default(),
             sampling: Sampling {
                 temperature: self.temperature,
                 top_p: self.top_p,
@@ -549,6 +558,7 @@ impl From<AgentConfig> for AgentFields {
             persona: a.persona,
             // The default is left unwritten, so configurations keep the shape they had.
             contract: (!a.contract.is_moot()).then_some(a.contract),
+            role: (!a.role.is_debater()).then_some(a.role),
             temperature: a.sampling.temperature,
             top_p: a.sampling.top_p,
             max_tokens: a.sampling.max_tokens,
@@ -628,6 +638,7 @@ impl AgentConfig {
             id: id.into(),
             persona: None,
             contract: ReplyContract::Moot,
+            role: AgentRole::Debater,
             sampling: Sampling::default(),
             limits: RateLimits::default(),
             backend,
@@ -661,21 +672,28 @@ pub fn default_agents(count: usize) -> Vec<AgentConfig> {
         .collect()
 }
 
-/// `count` agents from the configured ones: the first `count`, cycling with numbered ids when
-/// more are asked for than configured.
+/// The team from the configured agents: `count` debaters — the configured debaters, the first
+/// `count` of them, cycling with numbered ids when more are asked for (the embedded default
+/// team when none is configured) — followed by every configured agent with another role (a
+/// judge, an aggregator, a chairman), which team sizing never drops.
 pub fn resize(agents: &[AgentConfig], count: usize) -> Vec<AgentConfig> {
-    if agents.is_empty() {
-        return default_agents(count);
-    }
-    (0..count)
-        .map(|i| {
-            let mut a = agents[i % agents.len()].clone();
-            if i >= agents.len() {
-                a.id = format!("{}-{}", a.id, i / agents.len() + 1);
-            }
-            a
-        })
-        .collect()
+    let (debaters, deciders): (Vec<&AgentConfig>, Vec<&AgentConfig>) =
+        agents.iter().partition(|a| a.role.is_debater());
+    let mut team: Vec<AgentConfig> = if debaters.is_empty() {
+        default_agents(count)
+    } else {
+        (0..count)
+            .map(|i| {
+                let mut a = debaters[i % debaters.len()].clone();
+                if i >= debaters.len() {
+                    a.id = format!("{}-{}", a.id, i / debaters.len() + 1);
+                }
+                a
+            })
+            .collect()
+    };
+    team.extend(deciders.into_iter().cloned());
+    team
 }
 
 /// `count` simulated agents with default parameters (`--sim`).
@@ -683,6 +701,28 @@ pub fn sim_agents(count: usize) -> Vec<AgentConfig> {
     (1..=count.max(1))
         .map(|i| AgentConfig::new(format!("sim-{i}"), Backend::Sim { sim: None }))
         .collect()
+}
+
+/// `--sim`'s team: `count` simulated debaters, then one simulated agent for each configured
+/// agent with another role, keeping its role (`sim-judge`, `sim-judge-2`, …), so a configured
+/// judge is still a judge under `--sim`.
+pub fn sim_team(configured: &[AgentConfig], count: usize) -> Vec<AgentConfig> {
+    let mut team = sim_agents(count);
+    let mut seen: Vec<AgentRole> = Vec::new();
+    for a in configured.iter().filter(|a| !a.role.is_debater()) {
+        seen.push(a.role);
+        let nth = seen.iter().filter(|&&r| r == a.role).count();
+        let name = a.role.name();
+        let id = if nth == 1 {
+            format!("sim-{name}")
+        } else {
+            format!("sim-{name}-{nth}")
+        };
+        let mut agent = AgentConfig::new(id, Backend::Sim { sim: None });
+        agent.role = a.role;
+        team.push(agent);
+    }
+    team
 }
 
 #[cfg(test)]

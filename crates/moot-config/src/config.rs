@@ -2,6 +2,7 @@
 //! it, and the checks that span sections.
 
 use moot_core::answer::AnswerKind;
+use moot_core::debate::AgentRole;
 use moot_core::protocol::{
     build_protocol, Protocol, ProtocolEntry, ProtocolOptions, TopologyName, PROTOCOLS,
 };
@@ -62,10 +63,10 @@ impl DebateSize {
     /// `debate.rounds`.
     pub fn of(config: &Config) -> DebateSize {
         DebateSize {
-            agents: if config.agents.is_empty() {
-                DEFAULT_AGENTS
-            } else {
-                config.agents.len()
+            // Team sizes count debaters: agents with another role come on top (see `resize`).
+            agents: match config.agents.iter().filter(|a| a.role.is_debater()).count() {
+                0 => DEFAULT_AGENTS,
+                debaters => debaters,
             },
             rounds: config.debate.rounds,
             agents_flag: false,
@@ -204,14 +205,26 @@ impl Config {
             let Ok(protocol) = build_protocol(name, &options) else {
                 continue; // the settings' check reports it
             };
-            let lineup = moot_engine::Lineup::fit_debaters(&*protocol, size.agents, size.rounds);
-            let spec = moot_core::debate::DebateSpec::with_agents(
+            let mut roles = vec![AgentRole::Debater; size.agents];
+            roles.extend(
+                self.agents
+                    .iter()
+                    .map(|a| a.role)
+                    .filter(|r| !r.is_debater()),
+            );
+            let lineup = moot_engine::Lineup::fit(&*protocol, &roles, size.rounds);
+            lineup.cast_roles(&mut roles);
+            let mut spec = moot_core::debate::DebateSpec::with_agents(
                 "",
                 AnswerKind::Numeric,
-                lineup.kept.len(),
+                roles.len(),
                 lineup.rounds,
                 self.debate.seed,
             );
+            for (agent, role) in spec.agents.iter_mut().zip(roles) {
+                agent.role = role;
+            }
+            spec.agents = lineup.keep(spec.agents);
             protocol.validate(&spec).map_err(|e| {
                 ConfigError::new(
                     "protocol",

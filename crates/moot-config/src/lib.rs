@@ -41,9 +41,9 @@ mod size;
 mod validation;
 
 pub use agent::{
-    backend_names, default_agents, resize, sim_agents, typed_agents, AgentConfig, AgentFields,
-    Backend, BackendEntry, Endpoints, Http, RateLimits, Sampling, BACKENDS, COMMON_KEYS,
-    DEFAULT_AGENTS, DEFAULT_TEAM_MAX_TOKENS, DEFAULT_TEAM_TEMPERATURE,
+    backend_names, default_agents, resize, sim_agents, sim_team, typed_agents, AgentConfig,
+    AgentFields, Backend, BackendEntry, Endpoints, Http, RateLimits, Sampling, BACKENDS,
+    COMMON_KEYS, DEFAULT_AGENTS, DEFAULT_TEAM_MAX_TOKENS, DEFAULT_TEAM_TEMPERATURE,
 };
 pub use budget::BudgetSection;
 pub use cache::CacheSection;

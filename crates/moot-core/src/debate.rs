@@ -46,6 +46,16 @@ impl AgentRole {
     pub fn is_debater(&self) -> bool {
         *self == AgentRole::Debater
     }
+
+    /// The role's name as configurations spell it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentRole::Debater => "debater",
+            AgentRole::Judge => "judge",
+            AgentRole::Aggregator => "aggregator",
+            AgentRole::Chairman => "chairman",
+        }
+    }
 }
 
 /// An agent is named by its id: what topologies that seed on names (freemad's `k_reviewers`)
@@ -65,6 +75,26 @@ impl AgentSpec {
             contract: ReplyContract::Moot,
             role: AgentRole::Debater,
         }
+    }
+}
+
+impl DebateSpec {
+    /// How many agents lead the list as debaters, before the first agent with another role.
+    pub fn leading_debaters(&self) -> usize {
+        self.agents
+            .iter()
+            .position(|a| !a.role.is_debater())
+            .unwrap_or(self.agents.len())
+    }
+
+    /// Agents with a role other than debater (judges, aggregators, chairmen), in list order.
+    pub fn deciders(&self) -> Vec<usize> {
+        self.agents
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| !a.role.is_debater())
+            .map(|(i, _)| i)
+            .collect()
     }
 }
 
@@ -389,6 +419,31 @@ impl Transcript {
                 .iter()
                 .any(|o| matches!(o, Some(Outcome::Responded { .. })))
         })
+    }
+
+    /// The first `agents` agents' part of this transcript (their cells, and the extra calls
+    /// among them): what a protocol whose deciding agents are listed after its debaters gives
+    /// the debaters' own state machine.
+    pub fn first_agents(&self, agents: usize) -> Transcript {
+        Transcript {
+            rounds: self
+                .rounds
+                .iter()
+                .map(|r| r.iter().take(agents).cloned().collect())
+                .collect(),
+            extra: self
+                .extra
+                .iter()
+                .filter(|(k, _)| {
+                    k.agent < agents
+                        && match k.slot {
+                            Slot::Answer => true,
+                            Slot::Judge(p) | Slot::Challenge(p) => p < agents,
+                        }
+                })
+                .map(|(k, o)| (*k, o.clone()))
+                .collect(),
+        }
     }
 
     /// This transcript through round `last` (its later rounds and their extra calls dropped).

@@ -67,7 +67,8 @@ pub struct DebateSetup<'a> {
 
 impl<'a> DebateSetup<'a> {
     /// The debate: the team fitted to the protocol (see [`Lineup::fit`]: its debaters cut to
-    /// the protocol's shape, judges and other roles kept in place), `spec.agents` and the
+    /// the protocol's shape, the roles it uses kept in place or cast, others sitting out),
+    /// `spec.agents` and the
     /// engine agents trimmed together, the spec's rounds set to the shape's, and the rule
     /// resolved. Refuses a team whose two lists differ in length, and what the protocol or the
     /// backends cannot run.
@@ -86,6 +87,11 @@ impl<'a> DebateSetup<'a> {
         check_team(&spec, &agents)?;
         let roles: Vec<AgentRole> = spec.agents.iter().map(|a| a.role).collect();
         let lineup = Lineup::fit(&*protocol, &roles, spec.rounds);
+        if let Some((i, role)) = lineup.cast {
+            if let Some(agent) = spec.agents.get_mut(i) {
+                agent.role = role;
+            }
+        }
         spec.agents = lineup.keep(spec.agents);
         spec.rounds = lineup.rounds;
         let agents = lineup.keep(agents);

@@ -12,15 +12,36 @@ pub struct Lineup {
     pub kept: Vec<usize>,
     /// Debate rounds after round 0.
     pub rounds: usize,
+    /// A debater (by position in the team) given the protocol's deciding role because the team
+    /// named nobody for it; see [`Lineup::fit`].
+    pub cast: Option<(usize, AgentRole)>,
 }
 
 impl Lineup {
     /// Fits a team whose agents have `roles` (in team order) to `protocol`, asked for `rounds`
-    /// debate rounds. The protocol's shape applies to the debaters: the first ones it runs are
-    /// kept, the rest dropped. An agent with another role (a judge, an aggregator, a chairman)
-    /// is always kept and stays where it was relative to the others kept, so a judge listed
-    /// last is still last. A shape asking for more debaters than the team has keeps them all.
+    /// debate rounds.
+    ///
+    /// - A protocol with a deciding role (a judge, an aggregator, a chairman: see
+    ///   [`Protocol::roles`]) whose team names nobody for it gives the role to the team's last
+    ///   debater ([`Lineup::cast`]), so any team runs it: three agents become two debaters and
+    ///   a judge.
+    /// - An agent with a role the protocol uses is always kept, where it was relative to the
+    ///   others kept; one with a role the protocol does not use sits out (a benchmark runs one
+    ///   team under several protocols, and `som` has no part for a judge).
+    /// - The protocol's shape applies to the debaters: the first ones it runs are kept, the
+    ///   rest dropped. A shape asking for more debaters than the team has keeps them all.
     pub fn fit(protocol: &dyn Protocol, roles: &[AgentRole], rounds: usize) -> Lineup {
+        let used = protocol.roles();
+        let mut roles = roles.to_vec();
+        let mut cast = None;
+        if let Some(&role) = used.first() {
+            if !roles.iter().any(|r| used.contains(r)) {
+                if let Some(last) = roles.iter().rposition(AgentRole::is_debater) {
+                    roles[last] = role;
+                    cast = Some((last, role));
+                }
+            }
+        }
         let debaters = roles.iter().filter(|r| r.is_debater()).count();
         let (runs, rounds) = protocol.shape(debaters, rounds);
         let mut debaters_kept = 0;
@@ -29,14 +50,23 @@ impl Lineup {
             .enumerate()
             .filter(|(_, role)| {
                 if !role.is_debater() {
-                    return true;
+                    return used.contains(role);
                 }
                 debaters_kept += 1;
                 debaters_kept <= runs
             })
             .map(|(i, _)| i)
             .collect();
-        Lineup { kept, rounds }
+        Lineup { kept, rounds, cast }
+    }
+
+    /// `roles` with the cast applied (see [`Lineup::cast`]).
+    pub fn cast_roles(&self, roles: &mut [AgentRole]) {
+        if let Some((i, role)) = self.cast {
+            if let Some(r) = roles.get_mut(i) {
+                *r = role;
+            }
+        }
     }
 
     /// A team of `agents` debaters (a configuration's agents, which name no roles) fitted to
@@ -71,7 +101,10 @@ mod tests {
     struct Capped {
         debaters: usize,
         rounds: usize,
+        roles: &'static [AgentRole],
     }
+
+    const DECIDERS: &[AgentRole] = &[AgentRole::Judge, AgentRole::Aggregator, AgentRole::Chairman];
 
     impl Protocol for Capped {
         fn name(&self) -> &'static str {
@@ -82,6 +115,9 @@ mod tests {
         }
         fn shape(&self, agents: usize, rounds: usize) -> (usize, usize) {
             (agents.min(self.debaters), rounds.min(self.rounds))
+        }
+        fn roles(&self) -> &'static [AgentRole] {
+            self.roles
         }
         fn next(&self, _spec: &DebateSpec, _transcript: &Transcript) -> Step {
             Step::Done
@@ -103,6 +139,7 @@ mod tests {
         let one = Capped {
             debaters: 1,
             rounds: 0,
+            roles: DECIDERS,
         };
         let lineup = Lineup::fit(&one, &[Debater, Debater, Debater, Judge], 3);
         assert_eq!(lineup.kept, vec![0, 3]);
@@ -113,11 +150,52 @@ mod tests {
         );
     }
 
+    /// A protocol without deciding roles (every protocol of the four papers).
+    struct Plain;
+
+    impl Protocol for Plain {
+        fn name(&self) -> &'static str {
+            "plain"
+        }
+        fn default_rule(&self) -> &'static str {
+            "majority-last"
+        }
+        fn shape(&self, agents: usize, rounds: usize) -> (usize, usize) {
+            (agents, rounds)
+        }
+        fn next(&self, _spec: &DebateSpec, _transcript: &Transcript) -> Step {
+            Step::Done
+        }
+    }
+
+    #[test]
+    fn a_judge_sits_out_a_protocol_that_gives_it_no_part() {
+        use AgentRole::{Debater, Judge};
+        let lineup = Lineup::fit(&Plain, &[Debater, Judge, Debater], 2);
+        assert_eq!((lineup.kept, lineup.cast), (vec![0, 2], None));
+    }
+
+    #[test]
+    fn a_team_without_a_judge_gives_the_role_to_its_last_debater() {
+        let judge = build_protocol("judge", &ProtocolOptions::default()).unwrap();
+        let lineup = Lineup::fit_debaters(&*judge, 3, 2);
+        assert_eq!(lineup.kept, vec![0, 1, 2]);
+        assert_eq!(lineup.cast, Some((2, AgentRole::Judge)));
+        let mut roles = vec![AgentRole::Debater; 3];
+        lineup.cast_roles(&mut roles);
+        assert_eq!(roles[2], AgentRole::Judge);
+        // A configured judge is kept wherever it is listed, and nobody is cast.
+        use AgentRole::{Debater, Judge};
+        let named = Lineup::fit(&*judge, &[Debater, Debater, Debater, Judge], 1);
+        assert_eq!((named.kept, named.cast), (vec![0, 1, 2, 3], None));
+    }
+
     #[test]
     fn a_team_of_debaters_is_cut_to_its_first_agents() {
         let two = Capped {
             debaters: 2,
             rounds: 5,
+            roles: &[],
         };
         let lineup = Lineup::fit_debaters(&two, 4, 3);
         assert_eq!(lineup.kept, vec![0, 1]);
@@ -162,8 +240,15 @@ mod tests {
             max_rounds in 0usize..4,
             rounds in 0usize..6,
         ) {
-            let protocol = Capped { debaters, rounds: max_rounds };
+            let protocol = Capped { debaters, rounds: max_rounds, roles: DECIDERS };
             let lineup = Lineup::fit(&protocol, &roles, rounds);
+            // A team naming no deciding role has its last debater cast as the judge.
+            let named_role = roles.iter().any(|r| !r.is_debater());
+            let last_debater = roles.iter().rposition(AgentRole::is_debater);
+            let expected_cast = if named_role { None } else { last_debater.map(|i| (i, AgentRole::Judge)) };
+            prop_assert_eq!(lineup.cast, expected_cast);
+            let mut roles = roles;
+            lineup.cast_roles(&mut roles);
             let team_debaters = roles.iter().filter(|r| r.is_debater()).count();
             let (runs, shaped_rounds) = protocol.shape(team_debaters, rounds);
             prop_assert_eq!(lineup.rounds, shaped_rounds);

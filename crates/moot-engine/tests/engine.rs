@@ -1432,9 +1432,10 @@ async fn an_impossible_plan_is_a_protocol_bug_not_a_configuration_error() {
     }
 }
 
-/// The constructor fits the team to the protocol: `cot` runs one debater and no debate round,
+/// The constructor fits the team to the protocol: `consultancy` runs one debater and its judge,
 /// the debaters after the first are dropped from the spec and from the engine's agents alike,
-/// a judge listed last stays (last), and the rule is the protocol's unless one is configured.
+/// a judge listed last stays (last), and the rule is the protocol's unless one is configured;
+/// under `cot`, which gives a judge no part, the judge sits out.
 #[tokio::test]
 async fn the_constructor_cuts_debaters_to_the_shape_and_keeps_a_judge_listed_last() {
     use moot_core::debate::AgentRole;
@@ -1454,7 +1455,7 @@ async fn the_constructor_cuts_debaters_to_the_shape_and_keeps_a_judge_listed_las
     let setup = |rule| DebateSetup {
         run_id: "fitted".into(),
         spec: team.clone(),
-        protocol: build_protocol("cot", &Default::default()).unwrap(),
+        protocol: build_protocol("consultancy", &Default::default()).unwrap(),
         agents: models.iter().map(|m| agent(m.clone())).collect(),
         config: EngineConfig::default(),
         rule,
@@ -1463,26 +1464,40 @@ async fn the_constructor_cuts_debaters_to_the_shape_and_keeps_a_judge_listed_las
     let mut debate = setup(None).build().unwrap();
     let ids: Vec<&str> = debate.spec.agents.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["a0", "judge"]);
-    assert_eq!(debate.spec.rounds, 0);
-    assert_eq!(debate.rule(), "majority-last");
+    assert_eq!(debate.spec.rounds, 2);
+    assert_eq!(debate.rule(), "verdict");
     debate.create(serde_json::json!({})).await.unwrap();
     let result = debate
         .run(&DecisionConfig::default(), &NoObserver)
         .await
         .unwrap();
-    // Each kept spec was paired with its own model: agent 1 is the judge's.
+    // Each kept spec was paired with its own model: agent 1 is the judge's. The consultant
+    // answered, then argued twice; the judge spoke once, last.
     let asked: Vec<usize> = models.iter().map(|m| m.requests().len()).collect();
-    assert_eq!(asked, [1, 0, 0, 1]);
-    let judge = result.records.iter().find(|r| r.agent == 1).unwrap();
+    assert_eq!(asked, [3, 0, 0, 1]);
+    let judge = result
+        .records
+        .iter()
+        .find(|r| r.agent == 1 && !r.skipped)
+        .unwrap();
+    assert_eq!(judge.round, 2);
     assert_eq!(judge.agent_id, "judge");
     assert!(judge
         .response_text
         .as_deref()
         .unwrap()
         .starts_with("judge."));
-    assert_eq!(result.chosen, "majority-last");
-    assert_eq!(store.run("fitted").await.unwrap().rule, "majority-last");
+    assert_eq!(result.chosen, "verdict");
+    assert_eq!(store.run("fitted").await.unwrap().rule, "verdict");
     assert_eq!(setup(Some("free-mad")).build().unwrap().rule(), "free-mad");
+    let cot = DebateSetup {
+        protocol: build_protocol("cot", &Default::default()).unwrap(),
+        ..setup(None)
+    }
+    .build()
+    .unwrap();
+    let ids: Vec<&str> = cot.spec.agents.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["a0"]);
 }
 
 /// What the user configured wrong stays a configuration error.

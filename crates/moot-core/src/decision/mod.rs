@@ -18,6 +18,7 @@ mod sid_et;
 mod svr;
 #[cfg(test)]
 pub(crate) mod test_support;
+mod verdict;
 
 pub use rule::{
     Action, ChallengeEvidence, Decision, DecisionRule, Evidence, ScoreEvent, Tie, TieBreak,
@@ -28,6 +29,7 @@ pub use majority::MajorityLast;
 pub use max_consistency::MaxConsistency;
 pub use sid_et::SidEt;
 pub use svr::Svr;
+pub use verdict::Verdict;
 
 /// Settings shared by the rules; each rule reads what applies to it.
 #[derive(Debug, Clone, Default)]
@@ -76,6 +78,11 @@ pub const RULES: &[RuleEntry] = &[
         summary:
             "SID-ET: the confident agent's answer when the debate was skipped; else majority-last",
         build: |c| Box::new(SidEt::new(c.tie_break)),
+    },
+    RuleEntry {
+        name: verdict::NAME,
+        summary: "the judge's, aggregator's or chairman's answer; else the debaters' last-round plurality",
+        build: |c| Box::new(Verdict::new(c.tie_break)),
     },
 ];
 

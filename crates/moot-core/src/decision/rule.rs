@@ -58,6 +58,8 @@ pub enum Action {
     /// The receiver reached SVR = 1 over enough challengers (SVR-MAD), or the debate stopped
     /// early on one agent's answer (SID-ET).
     Accept,
+    /// A judge's, aggregator's or chairman's answer (the `verdict` rule).
+    Verdict,
 }
 
 /// One change of one answer's score. `agent` is `None` for changes not due to one agent.
@@ -99,6 +101,8 @@ pub struct Evidence {
     pub accept_after: Option<usize>,
     /// The agent whose answer ended the debate early (SID-ET).
     pub early_stop: Option<usize>,
+    /// Agents whose role is to decide (judges, aggregators, chairmen), from the spec.
+    pub deciders: Vec<usize>,
 }
 
 /// One pairwise debate: the receiver's pre-debate answer and its answer after reading the
@@ -114,7 +118,7 @@ pub struct ChallengeEvidence {
 
 impl Evidence {
     /// The challenges recorded in a transcript (any protocol's; empty for most).
-    pub fn from_transcript(_spec: &DebateSpec, t: &Transcript) -> Evidence {
+    pub fn from_transcript(spec: &DebateSpec, t: &Transcript) -> Evidence {
         let challenges = t
             .extra_calls()
             .filter_map(|(key, outcome)| match key.slot {
@@ -133,6 +137,7 @@ impl Evidence {
             .collect();
         Evidence {
             challenges,
+            deciders: spec.deciders(),
             ..Evidence::default()
         }
     }

@@ -200,6 +200,7 @@ mod tests {
         // Agent 0 holds A alone; it survives challenges from 1 and 2 (both B).
         let t = traj(&[&["A"], &["B"], &["B"]]);
         let e = Evidence {
+            deciders: vec![],
             challenges: vec![ch(1, 0, 1, "A", Some("A")), ch(1, 0, 2, "A", Some("A"))],
             accept_after: Some(2),
             early_stop: None,
@@ -230,6 +231,7 @@ mod tests {
         // tie-break: the first seen, A.
         let t = traj(&[&["A"], &["B"], &["C"]]);
         let e = Evidence {
+            deciders: vec![],
             challenges: vec![ch(1, 0, 1, "A", Some("B")), ch(2, 0, 2, "A", Some("A"))],
             accept_after: Some(2),
             early_stop: None,
@@ -239,6 +241,7 @@ mod tests {
         // A missing challenge is no evidence.
         let t = traj(&[&["A"], &["B"], &["B"], &["A"]]);
         let e = Evidence {
+            deciders: vec![],
             challenges: vec![ch(1, 0, 1, "A", None), ch(1, 0, 2, "A", Some("B"))],
             accept_after: Some(1),
             early_stop: None,

@@ -9,6 +9,11 @@
 //! - this module: the registry ([`PROTOCOLS`], [`build_protocol`]) and the public re-exports;
 //! - the protocols: `independent`, `svr_mad`, and the round-table ones (`madc`, `mad_m2`,
 //!   `s2_mad`, `sid_et`, `group_debate`; `som`, `free-mad-*` and `sparse` are built here);
+//!   `assigned` (with `consultancy`) and `council`, whose debaters are followed by a deciding
+//!   agent;
+//! - `judged`: a debate among debaters, then the deciding agent's call (`judge`, `moa`,
+//!   `assigned`, `consultancy`, `council`; `judge` and `moa` are built here from a round table
+//!   and one of its finales);
 //! - `round_table`: the state machine most protocols share;
 //! - `opening` (system message, round-0 call), `plan` (the [`Protocol`] trait, [`PlannedCall`]);
 //! - `notes` ([`CallNotes`]), `options` ([`ProtocolOptions`]);
@@ -17,9 +22,12 @@
 //!
 //! No module imports this one or a module above it.
 
+mod assigned;
 mod challenge;
+mod council;
 mod group_debate;
 mod independent;
+mod judged;
 mod mad_m2;
 mod madc;
 mod masking;
@@ -35,10 +43,14 @@ mod svr_mad;
 #[cfg(test)]
 pub(crate) mod test_support;
 
+use crate::debate::AgentRole;
 use crate::topology::Topology;
 
+pub use assigned::Assigned;
 pub use challenge::{ChallengeNote, Prior};
+pub use council::{anonymous_order, read_ranking, Council};
 pub use independent::Independent;
+pub use judged::Judged;
 pub use masking::{parse_label, JudgeLabel, MaskNote, MaskPlan};
 pub use masking::{Judging, Masking, ObjectiveKeep};
 pub use notes::{CallNotes, FaultNote, PromptCut, ReaskNote};
@@ -148,7 +160,94 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         options: sid_et::OPTIONS,
         build: sid_et::build,
     },
+    ProtocolEntry {
+        name: "judge",
+        summary: "MAD (Liang et al.): debaters argue tit for tat over rounds, a judge reads the debate and answers",
+        options: ROUND_TABLE_OPTIONS,
+        build: |o| {
+            let table = RoundTable::new("judge", PromptStyle::TitForTat, "verdict");
+            judged_table("judge", AgentRole::Judge, table, Box::new(judged::TranscriptJudge), o)
+        },
+    },
+    ProtocolEntry {
+        name: "assigned",
+        summary: "assigned-position debate (Khan et al.): each debater defends an assigned answer, a judge decides",
+        options: &[],
+        build: |o| judged_positions(o, false),
+    },
+    ProtocolEntry {
+        name: "consultancy",
+        summary: "consultancy (Khan et al.): one consultant argues an assigned answer, a judge decides",
+        options: &[],
+        build: |o| judged_positions(o, true),
+    },
+    ProtocolEntry {
+        name: "moa",
+        summary: "Mixture-of-Agents (Wang et al.): layers of proposers, each reading the previous layer, then an aggregator",
+        options: &[],
+        build: |o| {
+            let mut table = RoundTable::new("moa", PromptStyle::Neutral, "verdict");
+            table.variant = round_table::Variant::Layers;
+            judged_table("moa", AgentRole::Aggregator, table, Box::new(judged::Aggregator), o)
+        },
+    },
+    ProtocolEntry {
+        name: "council",
+        summary: "council: answers, anonymous peer ranking, then a chairman writes the final answer",
+        options: &[],
+        build: |o| {
+            let council = Council {
+                faults: o.faults.clone(),
+            };
+            Ok(Box::new(Judged {
+                name: "council",
+                role: AgentRole::Chairman,
+                debate: Box::new(council.clone()),
+                finale: Box::new(council),
+                min_debaters: 2,
+            }))
+        },
+    },
 ];
+
+/// `judge`'s and `moa`'s debate: a round table among the debaters, then `finale`.
+fn judged_table(
+    name: &'static str,
+    role: AgentRole,
+    table: RoundTable,
+    finale: Box<dyn judged::Finale>,
+    o: &ProtocolOptions,
+) -> Result<Box<dyn Protocol>, ProtocolError> {
+    Ok(Box::new(Judged {
+        name,
+        role,
+        debate: table.configured(o, Topology::AllToAll)?,
+        finale,
+        min_debaters: 1,
+    }))
+}
+
+/// `assigned` and `consultancy`: assigned positions, then the judge.
+fn judged_positions(
+    o: &ProtocolOptions,
+    consultancy: bool,
+) -> Result<Box<dyn Protocol>, ProtocolError> {
+    let positions = Assigned {
+        consultancy,
+        faults: o.faults.clone(),
+    };
+    Ok(Box::new(Judged {
+        name: if consultancy {
+            "consultancy"
+        } else {
+            "assigned"
+        },
+        role: AgentRole::Judge,
+        debate: Box::new(positions.clone()),
+        finale: Box::new(positions),
+        min_debaters: if consultancy { 1 } else { 2 },
+    }))
+}
 
 pub fn protocol_names() -> Vec<&'static str> {
     PROTOCOLS.iter().map(|p| p.name).collect()

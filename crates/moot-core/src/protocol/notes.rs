@@ -43,6 +43,12 @@ pub struct CallNotes {
     /// SVR-MAD: the challenge this call answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub challenge: Option<ChallengeNote>,
+    /// `assigned` and `consultancy`: the answer this debater was assigned to defend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<String>,
+    /// `council`: the agents whose responses the prompt shows as Response A, B, … in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub anonymised: Vec<usize>,
     /// The protocol recorded this call without asking the model, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
@@ -149,6 +155,18 @@ impl CallNotes {
         }
         if let Some(answer) = &notes.malicious {
             lines.push(format!("malicious: instructed to argue for {answer}"));
+        }
+        if let Some(position) = &notes.position {
+            lines.push(format!("assigned to defend {position}"));
+        }
+        if !notes.anonymised.is_empty() {
+            let shown: Vec<String> = notes
+                .anonymised
+                .iter()
+                .enumerate()
+                .map(|(i, a)| format!("{} = agent {}", crate::prompts::response_label(i), a + 1))
+                .collect();
+            lines.push(format!("anonymous labels: {}", shown.join(", ")));
         }
         if let Some(order) = &notes.ordering {
             let consistency = order
@@ -288,6 +306,8 @@ mod tests {
 
     fn full() -> CallNotes {
         CallNotes {
+            position: Some("408".into()),
+            anonymised: vec![2, 0],
             ncomm: 2,
             faults: vec![
                 FaultNote {
@@ -457,6 +477,8 @@ mod tests {
                 "receiver_score": 0.36787944117144233,
                 "budget_left": 6
             },
+            "position": "408",
+            "anonymised": [2, 0],
             "skipped": "s2-mad: every peer agrees",
             "prompt_cut": {"from_tokens": 9000, "to_tokens": 4000},
             "reask": {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::notes::CallNotes;
 use crate::chat::{CallMode, ChatMessage};
-use crate::debate::{CallKey, DebateSpec, Slot, Transcript};
+use crate::debate::{AgentRole, CallKey, DebateSpec, Slot, Transcript};
 use crate::decision::Evidence;
 use crate::faults::FaultsError;
 use crate::topology::TopologyError;
@@ -83,6 +83,11 @@ pub trait Protocol: Send + Sync {
     /// Checks the protocol's settings against the debate (number of agents, gold answer).
     fn validate(&self, _spec: &DebateSpec) -> Result<(), ProtocolError> {
         Ok(())
+    }
+    /// The roles besides debater this protocol gives a part to (a judge, an aggregator, a
+    /// chairman). Agents with any other role sit out its debates; see `moot_engine::Lineup`.
+    fn roles(&self) -> &'static [AgentRole] {
+        &[]
     }
     /// Why this protocol needs token logprobs from every backend, if it does.
     fn needs_logprobs(&self) -> Option<&'static str> {

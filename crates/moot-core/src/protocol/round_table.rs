@@ -36,6 +36,9 @@ pub enum PromptStyle {
     AntiConformity,
     /// The peers' solutions and the question, with no instruction on how to weigh them.
     Neutral,
+    /// `judge`'s debaters (Liang et al.): defend your answer against the others' arguments
+    /// before a judge.
+    TitForTat,
 }
 
 impl PromptStyle {
@@ -44,6 +47,7 @@ impl PromptStyle {
             PromptStyle::Conformity => ("conformity", prompts::CONFORMITY),
             PromptStyle::AntiConformity => ("anti-conformity", prompts::ANTI_CONFORMITY),
             PromptStyle::Neutral => ("neutral", prompts::NEUTRAL),
+            PromptStyle::TitForTat => ("tit-for-tat", prompts::TIT_FOR_TAT),
         }
     }
 }
@@ -75,6 +79,9 @@ pub(crate) enum Variant {
     /// `sid-et`: the debate is skipped when the best round-0 min token log-likelihood is above
     /// `threshold`.
     SidEt { threshold: f64 },
+    /// `moa`'s layers of proposers: one prompt with every response of the previous layer, the
+    /// agent's own among them, to synthesise (`Context::Memories` without a mask).
+    Layers,
 }
 
 #[derive(Debug, Clone)]
@@ -118,7 +125,7 @@ impl RoundTable {
     /// How debate prompts carry what came before: memories under MAD-M², else the history.
     pub fn context(&self) -> Context {
         match self.variant {
-            Variant::MadM2(_) => Context::Memories,
+            Variant::MadM2(_) | Variant::Layers => Context::Memories,
             _ => Context::History,
         }
     }
@@ -340,6 +347,9 @@ impl RoundTable {
         };
         let (name, template) = match self.context() {
             Context::Memories if shown.is_empty() => ("initial", prompts::INITIAL),
+            Context::Memories if self.variant == Variant::Layers => {
+                ("synthesize", prompts::SYNTHESIZE)
+            }
             Context::Memories => ("memories", prompts::MEMORIES),
             Context::History => self.style.template(),
         };

@@ -1,0 +1,334 @@
+//! Protocols in which an agent with a deciding role speaks last: `judge`, `assigned`,
+//! `consultancy`, `moa` and `council`.
+//!
+//! The team is its debaters followed by its deciding agents (judges, aggregators or chairmen:
+//! agents whose role is the protocol's). The debaters run their own state machine — a round
+//! table, assigned positions, a council's ranking round — on the debaters alone. The deciding
+//! agents are rows of the same transcript: their cells are recorded as skipped ("speaks after
+//! the debate") in every round before the last, and in the last round, once every debater's
+//! call of that round has an outcome, each deciding agent makes one call built by the
+//! protocol's [`Finale`]. Its answer is an answer like any other: it is the last round's cell
+//! of that agent, so every rule, `moot decide` and the reports read it, and the `verdict` rule
+//! takes it.
+//!
+//! Faults (cut-off, drop, delay, malicious) act on the debate among the debaters; the deciding
+//! agents' calls are not subject to them.
+
+use super::opening::system_message;
+use super::plan::{PlannedCall, Protocol, ProtocolError, Step};
+use crate::chat::{CallMode, ChatMessage};
+use crate::contract::ReplyContract;
+use crate::debate::{AgentRole, DebateSpec, Outcome, Slot, Transcript};
+use crate::faults::Faults;
+use crate::prompts;
+
+/// How a protocol's deciding agent is asked, once the debaters are done.
+pub(crate) trait Finale: Send + Sync {
+    /// The call of deciding `agent` in the last round `round`, or why it is not asked (it is
+    /// then recorded as skipped with that reason, and the `verdict` rule falls back to the
+    /// debaters' vote). `debaters` is how many agents lead the list as debaters.
+    fn call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        debaters: usize,
+        round: usize,
+        agent: usize,
+    ) -> Result<PlannedCall, String>;
+}
+
+/// A debate among debaters, then one call per deciding agent.
+pub struct Judged {
+    pub(crate) name: &'static str,
+    pub(crate) role: AgentRole,
+    pub(crate) debate: Box<dyn Protocol>,
+    pub(crate) finale: Box<dyn Finale>,
+    /// Debaters the protocol needs at least.
+    pub(crate) min_debaters: usize,
+}
+
+impl Judged {
+    /// The debaters' part of the spec: the agents before the first deciding one.
+    fn debaters_spec(spec: &DebateSpec, debaters: usize) -> DebateSpec {
+        DebateSpec {
+            agents: spec.agents.iter().take(debaters).cloned().collect(),
+            ..spec.clone()
+        }
+    }
+
+    fn role_name(&self) -> &'static str {
+        self.role.name()
+    }
+}
+
+impl Protocol for Judged {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn default_rule(&self) -> &'static str {
+        "verdict"
+    }
+
+    fn shape(&self, agents: usize, rounds: usize) -> (usize, usize) {
+        self.debate.shape(agents, rounds)
+    }
+
+    fn roles(&self) -> &'static [AgentRole] {
+        match self.role {
+            AgentRole::Judge => &[AgentRole::Judge],
+            AgentRole::Aggregator => &[AgentRole::Aggregator],
+            AgentRole::Chairman => &[AgentRole::Chairman],
+            AgentRole::Debater => &[],
+        }
+    }
+
+    fn validate(&self, spec: &DebateSpec) -> Result<(), ProtocolError> {
+        let debaters = spec.leading_debaters();
+        let role = self.role_name();
+        if let Some(late) = spec
+            .agents
+            .iter()
+            .skip(debaters)
+            .position(|a| a.role.is_debater())
+        {
+            return Err(ProtocolError::Invalid(format!(
+                "{}: list the {role} after the debaters (agent {} is a debater listed after agent {}, a {})",
+                self.name,
+                debaters + late + 1,
+                debaters + 1,
+                spec.agents[debaters].role.name(),
+            )));
+        }
+        if let Some((i, other)) = spec
+            .agents
+            .iter()
+            .enumerate()
+            .skip(debaters)
+            .find(|(_, a)| a.role != self.role)
+        {
+            return Err(ProtocolError::Invalid(format!(
+                "{} gives no part to a {} (agent {}, {:?}); its deciding role is {role}",
+                self.name,
+                other.role.name(),
+                i + 1,
+                other.id
+            )));
+        }
+        if debaters == spec.agents.len() {
+            return Err(ProtocolError::Invalid(format!(
+                "{} needs an agent with role = \"{role}\", listed after the debaters",
+                self.name
+            )));
+        }
+        if debaters < self.min_debaters {
+            return Err(ProtocolError::Invalid(format!(
+                "{} needs at least {} besides the {role} (it has {debaters})",
+                self.name,
+                crate::text::plural(self.min_debaters, "debater"),
+            )));
+        }
+        if let Some(i) = spec
+            .agents
+            .iter()
+            .position(|a| a.contract == ReplyContract::Freemad)
+        {
+            return Err(ProtocolError::Invalid(format!(
+                "{} asks for moot's reply layout, and agent {} replies under freemad's contract, \
+                 which has no place for a verdict, an assigned position or a ranking",
+                self.name,
+                i + 1
+            )));
+        }
+        self.debate.validate(&Self::debaters_spec(spec, debaters))
+    }
+
+    fn next(&self, spec: &DebateSpec, t: &Transcript) -> Step {
+        let debaters = spec.leading_debaters();
+        let last = t.rounds().saturating_sub(1);
+        let sits_out = |round: usize| {
+            (debaters..t.agents())
+                .filter(move |&a| t.get(round, a).is_none())
+                .map(move |a| {
+                    PlannedCall::skip(
+                        round,
+                        a,
+                        format!(
+                            "the {} speaks once the debate is over",
+                            spec.agents[a].role.name()
+                        ),
+                    )
+                })
+        };
+        let inner_spec = Self::debaters_spec(spec, debaters);
+        match self.debate.next(&inner_spec, &t.first_agents(debaters)) {
+            Step::Round { round, mut calls } => {
+                if round < last {
+                    calls.extend(sits_out(round));
+                }
+                Step::Round { round, calls }
+            }
+            Step::Done => {
+                let Some(round) = t.first_open_round() else {
+                    return Step::Done;
+                };
+                let calls = if round < last {
+                    sits_out(round).collect()
+                } else {
+                    t.open_agents(round)
+                        .into_iter()
+                        .map(|agent| {
+                            self.finale
+                                .call(spec, t, debaters, round, agent)
+                                .unwrap_or_else(|why| PlannedCall::skip(round, agent, why))
+                        })
+                        .collect()
+                };
+                Step::Round { round, calls }
+            }
+        }
+    }
+}
+
+/// The debaters' responses of `round` as fenced blocks (agents without a response are left
+/// out), with who is shown.
+pub(crate) fn round_blocks(
+    t: &Transcript,
+    debaters: usize,
+    round: usize,
+) -> (Vec<String>, Vec<usize>) {
+    (0..debaters)
+        .filter_map(|a| {
+            t.get(round, a)
+                .and_then(Outcome::text)
+                .map(|text| (prompts::peer_block(a, text), a))
+        })
+        .unzip()
+}
+
+/// A deciding agent's call: its system message and one prompt.
+pub(crate) fn decider_call(
+    spec: &DebateSpec,
+    round: usize,
+    agent: usize,
+    template: (&'static str, &'static str),
+    prompt: String,
+    peers: Vec<usize>,
+    ncomm: usize,
+) -> PlannedCall {
+    PlannedCall {
+        round,
+        agent,
+        slot: Slot::Answer,
+        mode: CallMode::Generate,
+        messages: vec![
+            system_message(spec, &Faults::default(), agent),
+            ChatMessage::user(prompt),
+        ],
+        peers,
+        template: template.0,
+        template_hash: prompts::template_hash(template.1),
+        notes: super::notes::CallNotes {
+            ncomm,
+            ..Default::default()
+        },
+    }
+}
+
+/// Distinct agents of `shown`, in first-seen order.
+pub(crate) fn distinct(shown: &[usize]) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::new();
+    for &a in shown {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// `judge`'s judge (Liang et al.): the whole debate, round by round.
+pub(crate) struct TranscriptJudge;
+
+impl Finale for TranscriptJudge {
+    fn call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        debaters: usize,
+        round: usize,
+        agent: usize,
+    ) -> Result<PlannedCall, String> {
+        let mut parts = Vec::new();
+        let mut shown = Vec::new();
+        for r in 0..=round {
+            let (blocks, who) = round_blocks(t, debaters, r);
+            if blocks.is_empty() {
+                continue;
+            }
+            parts.push(format!("Round {r}:\n\n{}", blocks.join("\n\n")));
+            shown.extend(who);
+        }
+        if parts.is_empty() {
+            return Err("no debater responded, so there is nothing to judge".into());
+        }
+        let prompt = prompts::render(
+            prompts::JUDGE_VERDICT,
+            &[
+                ("question", &spec.question),
+                ("options", &prompts::options_block(&spec.options)),
+                ("format", prompts::format_instruction(spec.kind)),
+                ("debate", &parts.join("\n\n")),
+            ],
+        );
+        let ncomm = shown.len();
+        Ok(decider_call(
+            spec,
+            round,
+            agent,
+            ("judge-verdict", prompts::JUDGE_VERDICT),
+            prompt,
+            distinct(&shown),
+            ncomm,
+        ))
+    }
+}
+
+/// `moa`'s aggregator (Wang et al.): the last layer's responses, synthesised.
+pub(crate) struct Aggregator;
+
+impl Finale for Aggregator {
+    fn call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        debaters: usize,
+        round: usize,
+        agent: usize,
+    ) -> Result<PlannedCall, String> {
+        let (blocks, shown) = round_blocks(t, debaters, round);
+        if blocks.is_empty() {
+            return Err(
+                "no proposer of the last layer responded, so there is nothing to aggregate".into(),
+            );
+        }
+        let prompt = prompts::render(
+            prompts::AGGREGATE,
+            &[
+                ("question", &spec.question),
+                ("options", &prompts::options_block(&spec.options)),
+                ("format", prompts::format_instruction(spec.kind)),
+                ("peers", &blocks.join("\n\n")),
+            ],
+        );
+        let ncomm = shown.len();
+        Ok(decider_call(
+            spec,
+            round,
+            agent,
+            ("aggregate", prompts::AGGREGATE),
+            prompt,
+            shown,
+            ncomm,
+        ))
+    }
+}

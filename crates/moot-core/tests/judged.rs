@@ -1,0 +1,426 @@
+//! The protocols whose debaters are followed by a deciding agent (`judge`, `assigned`,
+//! `consultancy`, `moa`, `council`): who is asked what, when, and what the decider sees. Pure:
+//! transcripts are filled by a scripted responder.
+
+use moot_core::answer::AnswerKind;
+use moot_core::contract::ReplyContract;
+use moot_core::debate::{AgentRole, DebateSpec, Outcome, Transcript};
+use moot_core::decision::{build_rule, DecisionConfig, Evidence};
+use moot_core::protocol::{
+    build_protocol, read_ranking, PlannedCall, Protocol, ProtocolOptions, Step,
+};
+use proptest::prelude::*;
+
+/// `debaters` debaters followed by one agent of `role`.
+fn team(
+    question: &str,
+    kind: AnswerKind,
+    debaters: usize,
+    role: AgentRole,
+    rounds: usize,
+) -> DebateSpec {
+    let mut s = DebateSpec::with_agents(question, kind, debaters + 1, rounds, 11);
+    s.agents[debaters].role = role;
+    s
+}
+
+fn protocol(name: &str) -> Box<dyn Protocol> {
+    build_protocol(name, &ProtocolOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Every call the protocol planned, in order, answered by `reply` (`None`: no response).
+fn drive(
+    p: &dyn Protocol,
+    s: &DebateSpec,
+    mut reply: impl FnMut(&PlannedCall) -> Option<String>,
+) -> (Transcript, Vec<PlannedCall>) {
+    let mut t = Transcript::new(s.agents.len(), s.rounds);
+    let mut planned = Vec::new();
+    for _ in 0..100 {
+        let Step::Round { calls, .. } = p.next(s, &t) else {
+            return (t, planned);
+        };
+        assert!(!calls.is_empty(), "{}: an empty step", p.name());
+        for c in calls {
+            assert!(
+                t.get_call(&c.key()).is_none(),
+                "{}: {:?} planned twice",
+                p.name(),
+                c.key()
+            );
+            let outcome = match c.skipped() {
+                Some(why) => Outcome::Skipped { reason: why.into() },
+                None => match reply(&c) {
+                    Some(text) => Outcome::responded(text.clone(), s.extract(&text)),
+                    None => Outcome::Missing {
+                        reason: "timeout".into(),
+                    },
+                },
+            };
+            assert!(t.set_call(c.key(), outcome));
+            planned.push(c);
+        }
+    }
+    panic!("{} did not finish", p.name());
+}
+
+fn prompt(c: &PlannedCall) -> &str {
+    &c.messages.last().expect("a message").content
+}
+
+fn made(calls: &[PlannedCall], round: usize, agent: usize) -> &PlannedCall {
+    calls
+        .iter()
+        .find(|c| c.round == round && c.agent == agent && c.skipped().is_none())
+        .unwrap_or_else(|| panic!("no call of agent {agent} in round {round}"))
+}
+
+fn decided(s: &DebateSpec, t: &Transcript, rule: &str) -> Option<String> {
+    let rule = build_rule(rule, &DecisionConfig::default()).unwrap();
+    let d = rule.decide_with(&t.trajectory().unwrap(), &Evidence::from_transcript(s, t));
+    d.answer.map(|a| a.canonical().to_string())
+}
+
+#[test]
+fn the_judge_sits_out_the_debate_then_reads_every_round_and_decides() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        2,
+        AgentRole::Judge,
+        2,
+    );
+    let p = protocol("judge");
+    p.validate(&s).unwrap();
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(match c.agent {
+            2 => "Agent 1 is right.\nFinal answer: 408".into(),
+            a => format!(
+                "Round {} argument of agent {a}.\nFinal answer: {}",
+                c.round,
+                400 + 8 * a
+            ),
+        })
+    });
+    for round in 0..2 {
+        assert!(
+            matches!(t.get(round, 2), Some(Outcome::Skipped { .. })),
+            "round {round}"
+        );
+        // The debaters never see the judge.
+        for a in 0..2 {
+            if round > 0 {
+                assert_eq!(made(&calls, round, a).peers, vec![1 - a]);
+                assert!(prompt(made(&calls, round, a)).contains("a judge will decide"));
+            }
+        }
+    }
+    let verdict = made(&calls, 2, 2);
+    // Planned only once both debaters' last round was in.
+    let position = calls.iter().position(|c| std::ptr::eq(c, verdict)).unwrap();
+    assert!(
+        calls[..position]
+            .iter()
+            .filter(|c| c.round == 2 && c.agent < 2)
+            .count()
+            == 2
+    );
+    for r in 0..=2 {
+        for a in 0..2 {
+            assert!(prompt(verdict).contains(&format!("Round {r} argument of agent {a}")));
+        }
+    }
+    assert!(prompt(verdict).contains("Round 0:") && prompt(verdict).contains("Round 2:"));
+    assert_eq!(verdict.peers, vec![0, 1]);
+    assert_eq!(verdict.notes.ncomm, 6);
+    // The judge's answer is the verdict, and an answer like any other for the other rules.
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("408"));
+    assert_eq!(decided(&s, &t, p.default_rule()).as_deref(), Some("408"));
+    assert!(decided(&s, &t, "majority-last").is_some());
+}
+
+#[test]
+fn a_team_that_lists_its_judge_first_or_has_none_is_refused_by_name() {
+    let p = protocol("judge");
+    let mut first = DebateSpec::with_agents("q", AnswerKind::Numeric, 3, 1, 1);
+    first.agents[0].role = AgentRole::Judge;
+    let e = p.validate(&first).unwrap_err().to_string();
+    assert!(e.contains("list the judge after the debaters"), "{e}");
+    let none = DebateSpec::with_agents("q", AnswerKind::Numeric, 3, 1, 1);
+    let e = p.validate(&none).unwrap_err().to_string();
+    assert!(e.contains("role = \"judge\""), "{e}");
+    let mut chair = team("q", AnswerKind::Numeric, 2, AgentRole::Chairman, 1);
+    let e = p.validate(&chair).unwrap_err().to_string();
+    assert!(e.contains("gives no part to a chairman"), "{e}");
+    chair.agents[2].role = AgentRole::Judge;
+    chair.agents[0].contract = ReplyContract::Freemad;
+    let e = p.validate(&chair).unwrap_err().to_string();
+    assert!(e.contains("freemad"), "{e}");
+    let lone = team("q", AnswerKind::Numeric, 1, AgentRole::Judge, 1);
+    let e = protocol("assigned")
+        .validate(&lone)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at least 2 debaters"), "{e}");
+}
+
+#[test]
+fn assigned_debaters_defend_distinct_round0_answers_and_the_judge_sees_only_the_arguments() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        3,
+        AgentRole::Judge,
+        2,
+    );
+    let p = protocol("assigned");
+    let beliefs = ["400", "408", "408"];
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(match (c.round, c.agent) {
+            (0, a) => format!("My private belief.\nFinal answer: {}", beliefs[a]),
+            (_, 3) => "Final answer: 408".into(),
+            (r, a) => {
+                let position = c.notes.position.clone().expect("a position");
+                format!("Argument {r} of agent {a} for {position}.\nFinal answer: {position}")
+            }
+        })
+    });
+    // The most held answer first, then the others; the third debater cycles back.
+    let positions: Vec<String> = (0..3)
+        .map(|a| made(&calls, 1, a).notes.position.clone().unwrap())
+        .collect();
+    assert_eq!(positions, ["408", "400", "408"]);
+    let opening = prompt(made(&calls, 1, 1));
+    assert!(
+        opening.contains("assigned to defend the answer: 400\n"),
+        "{opening}"
+    );
+    assert!(opening.contains("opening statements") && !opening.contains("private belief"));
+    // Round 2 shows every round-1 argument.
+    let rebuttal = made(&calls, 2, 0);
+    assert_eq!(rebuttal.peers, vec![1, 2]);
+    assert!(prompt(rebuttal).contains("Argument 1 of agent 1 for 400"));
+    let verdict = prompt(made(&calls, 2, 3));
+    assert!(verdict.contains("Agent 1 defends 408; Agent 2 defends 400; Agent 3 defends 408."));
+    assert!(verdict.contains("Argument 2 of agent 2") && !verdict.contains("private belief"));
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("408"));
+}
+
+#[test]
+fn a_unanimous_round0_without_options_is_not_debated_and_the_vote_decides() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        2,
+        AgentRole::Judge,
+        2,
+    );
+    let p = protocol("assigned");
+    let (t, calls) = drive(&*p, &s, |_| Some("Final answer: 408".into()));
+    assert_eq!(calls.iter().filter(|c| c.skipped().is_none()).count(), 2);
+    let why = calls
+        .iter()
+        .find_map(|c| c.skipped().filter(|w| w.contains("unanimous")))
+        .unwrap();
+    assert!(
+        why.contains("nothing to contest") && why.contains("408"),
+        "{why}"
+    );
+    assert!(matches!(t.get(2, 2), Some(Outcome::Skipped { .. })));
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("408"));
+}
+
+#[test]
+fn a_unanimous_choice_or_yes_no_question_still_has_a_side_to_defend() {
+    let mut s = team("Which?", AnswerKind::Choice, 2, AgentRole::Judge, 1);
+    s.options = vec!["one".into(), "two".into(), "three".into()];
+    let (_, calls) = drive(&*protocol("assigned"), &s, |c| {
+        Some(format!(
+            "Final answer: {}",
+            c.notes.position.clone().unwrap_or("B".into())
+        ))
+    });
+    let second = made(&calls, 1, 1).notes.position.clone().unwrap();
+    assert_eq!(made(&calls, 1, 0).notes.position.as_deref(), Some("B"));
+    assert!(second == "A" || second == "C", "{second}");
+    let yn = team("Is 7 prime?", AnswerKind::YesNo, 2, AgentRole::Judge, 1);
+    let (_, calls) = drive(&*protocol("assigned"), &yn, |c| {
+        Some(format!(
+            "Final answer: {}",
+            c.notes.position.clone().unwrap_or("yes".into())
+        ))
+    });
+    assert_eq!(made(&calls, 1, 1).notes.position.as_deref(), Some("no"));
+}
+
+#[test]
+fn the_consultant_defends_its_own_answer_or_another_half_the_time_by_seed() {
+    let mut own = 0;
+    for seed in 0..200 {
+        let mut s = team("Which?", AnswerKind::Choice, 1, AgentRole::Judge, 1);
+        s.options = vec!["one".into(), "two".into(), "three".into(), "four".into()];
+        s.seed = seed;
+        let p = protocol("consultancy");
+        p.validate(&s).unwrap();
+        let (_, calls) = drive(&*p, &s, |c| {
+            Some(format!(
+                "Final answer: {}",
+                c.notes.position.clone().unwrap_or("C".into())
+            ))
+        });
+        let argue = made(&calls, 1, 0);
+        assert!(argue.peers.is_empty());
+        assert!(prompt(argue).contains("consultant"));
+        let position = argue.notes.position.clone().unwrap();
+        own += usize::from(position == "C");
+        let verdict = prompt(made(&calls, 1, 1));
+        assert!(verdict.contains(&format!(
+            "argues for {position}, and may have been assigned a wrong answer"
+        )));
+    }
+    assert!((70..130).contains(&own), "own answer {own} times of 200");
+}
+
+#[test]
+fn moa_layers_read_the_whole_previous_layer_and_the_aggregator_only_the_last() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        3,
+        AgentRole::Aggregator,
+        2,
+    );
+    let p = protocol("moa");
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(format!(
+            "Layer {} of proposer {}.\nFinal answer: {}",
+            c.round,
+            c.agent,
+            408 + c.agent
+        ))
+    });
+    let layer = made(&calls, 1, 0);
+    assert_eq!(layer.template, "synthesize");
+    assert_eq!(layer.messages.len(), 2, "one prompt, no conversation");
+    for a in 0..3 {
+        assert!(prompt(layer).contains(&format!("Layer 0 of proposer {a}")));
+    }
+    assert_eq!(layer.notes.ncomm, 2, "its own response is not a transfer");
+    let aggregate = made(&calls, 2, 3);
+    assert_eq!(aggregate.template, "aggregate");
+    assert!(
+        prompt(aggregate).contains("Layer 2 of proposer 1")
+            && !prompt(aggregate).contains("Layer 1 of")
+    );
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("411"));
+}
+
+#[test]
+fn council_members_rank_the_others_anonymously_and_the_chairman_sees_the_rankings() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        3,
+        AgentRole::Chairman,
+        4,
+    );
+    let p = protocol("council");
+    assert_eq!(p.shape(3, 4), (3, 1), "one ranking round whatever is asked");
+    let s = DebateSpec { rounds: 1, ..s };
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(match (c.round, c.agent) {
+            (0, a) => format!("Member {a} reasons.\nFinal answer: {}", [408, 408, 400][a]),
+            (_, 3) => "Final answer: 408".into(),
+            // Each member ranks the first label best.
+            _ => "B is weaker.\nRanking: A > B\nFinal answer: 408".into(),
+        })
+    });
+    for a in 0..3 {
+        let rank = made(&calls, 1, a);
+        assert_eq!(rank.template, "rank");
+        assert!(!rank.notes.anonymised.contains(&a));
+        assert_eq!(rank.notes.anonymised.len(), 2);
+        let text = prompt(rank);
+        assert!(text.contains("[Response A]") && text.contains("[Response B]"));
+        assert!(!text.contains("[Agent "), "no agent is named: {text}");
+    }
+    let chair = made(&calls, 1, 3);
+    let text = prompt(chair);
+    assert_eq!(chair.notes.anonymised.len(), 3);
+    // Each member's ranking, translated to the chairman's labels: its first label is the agent
+    // it saw first.
+    for member in 0..3 {
+        let best = made(&calls, 1, member).notes.anonymised[0];
+        let label = (b'A'
+            + chair
+                .notes
+                .anonymised
+                .iter()
+                .position(|&a| a == best)
+                .unwrap() as u8) as char;
+        assert!(
+            text.contains(&format!("Member {}: {label} > ", member + 1)),
+            "{text}"
+        );
+    }
+    assert!(text.contains("Combined ranking (Borda count): "));
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("408"));
+}
+
+#[test]
+fn rankings_are_read_leniently_and_never_past_the_labels_shown() {
+    assert_eq!(read_ranking("Ranking: C > A > B", 3), Some(vec![2, 0, 1]));
+    assert_eq!(
+        read_ranking("**Final ranking:** B, A, B, Z, A", 2),
+        Some(vec![1, 0])
+    );
+    assert_eq!(
+        read_ranking("ranking: a > b", 2),
+        None,
+        "labels are capitals"
+    );
+    assert_eq!(read_ranking("no order given", 3), None);
+    let flood = format!("Ranking: {}", "Q > ".repeat(100_000));
+    assert_eq!(read_ranking(&flood, 3), None);
+}
+
+fn judged_names() -> impl Strategy<Value = (&'static str, AgentRole)> {
+    prop_oneof![
+        Just(("judge", AgentRole::Judge)),
+        Just(("assigned", AgentRole::Judge)),
+        Just(("consultancy", AgentRole::Judge)),
+        Just(("moa", AgentRole::Aggregator)),
+        Just(("council", AgentRole::Chairman)),
+    ]
+}
+
+proptest! {
+    /// Whatever the debaters answer (or fail to), every protocol with a decider finishes with
+    /// every cell filled, the decider skipped before the last round, and at most one call of
+    /// the decider.
+    #[test]
+    fn every_judged_protocol_finishes_with_the_decider_last(
+        (name, role) in judged_names(),
+        debaters in 1usize..5,
+        rounds in 0usize..3,
+        replies in prop::collection::vec(prop::option::of(0u8..4), 64),
+    ) {
+        let p = protocol(name);
+        let (d, r) = p.shape(debaters, rounds);
+        let s = team("What is 17 * 24?", AnswerKind::Numeric, d, role, r);
+        prop_assume!(p.validate(&s).is_ok());
+        let mut i = 0;
+        let (t, calls) = drive(&*p, &s, |_| {
+            i += 1;
+            replies[i % replies.len()].map(|x| format!("Final answer: {}", 400 + u32::from(x)))
+        });
+        prop_assert!(t.is_complete());
+        for round in 0..r {
+            prop_assert!(matches!(t.get(round, d), Some(Outcome::Skipped { .. })), "round {}", round);
+        }
+        prop_assert!(calls.iter().filter(|c| c.agent == d && c.skipped().is_none()).count() <= 1);
+        let decider_call = calls.iter().position(|c| c.agent == d && c.round == r);
+        let last_debater = calls.iter().rposition(|c| c.agent < d);
+        prop_assert!(decider_call > last_debater);
+    }
+}
