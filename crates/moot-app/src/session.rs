@@ -69,6 +69,16 @@ pub async fn run(
     let engine_config = s.config.engine();
     let protocol_name = protocol.name();
     let agent_ids: Vec<String> = s.spec.agents.iter().map(|a| a.id.clone()).collect();
+    // What the summary shows: a deciding agent is named with its role.
+    let shown_ids: Vec<String> = s
+        .spec
+        .agents
+        .iter()
+        .map(|a| match a.role {
+            moot_core::debate::AgentRole::Debater => a.id.clone(),
+            role => format!("{} [{}]", a.id, role.name()),
+        })
+        .collect();
     let config_json = serde_json::to_value(&s.config).context("serialising the configuration")?;
     let sandbox = crate::sandbox::for_code(
         &s.config,
@@ -76,7 +86,7 @@ pub async fn run(
         s.spec.tests.as_ref().map(|_| "--tests"),
     )
     .await?;
-    let log = RunLog::open(&s.config.logging, s.redactor.clone(), agent_ids.clone())?;
+    let log = RunLog::open(&s.config.logging, s.redactor.clone(), agent_ids)?;
     if let Some(log) = &log {
         log_start(log, &s.run_id, protocol_name, &s.spec, s.restore.is_some());
     }
@@ -134,7 +144,7 @@ pub async fn run(
     Ok(Finished {
         result,
         protocol: protocol_name,
-        agent_ids,
+        agent_ids: shown_ids,
         wall,
         throughput,
         transcript,

@@ -170,6 +170,8 @@ impl RunSummary<'_> {
                     let value = match (x, self.result.transcript.get(r, a)) {
                         (Some(v), _) => name(v),
                         (None, Some(Outcome::Missing { .. })) => "(missing)".into(),
+                        // A deciding agent before its turn, or a debate the protocol skipped.
+                        (None, Some(Outcome::Skipped { .. })) => "—".into(),
                         (None, _) => "(no answer)".into(),
                     };
                     format!("{id} {value}")

@@ -73,6 +73,8 @@ pub struct RuleDecision {
 pub struct AgentTotals {
     pub agent_id: String,
     pub backend: String,
+    /// `judge`, `aggregator` or `chairman`; `None` for a debater.
+    pub role: Option<String>,
     pub calls: usize,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -130,7 +132,7 @@ pub fn run_view(
             None => shorten(answer, 60),
         }
     };
-    let agents = agent_totals(calls);
+    let agents = agent_totals(calls, &roles(&run.spec));
     let answer_calls: Vec<&CallRecord> = calls.iter().filter(|c| c.slot == "answer").collect();
     // The rounds that have calls, not every number up to the largest: what is stored is data.
     let present: std::collections::BTreeSet<u32> = answer_calls.iter().map(|c| c.round).collect();
@@ -238,12 +240,27 @@ pub fn run_view(
     }
 }
 
-fn agent_totals(calls: &[CallRecord]) -> Vec<AgentTotals> {
+/// Each agent's role as the stored spec names it (`None`: a debater, or a spec without roles).
+pub fn roles(spec: &Value) -> Vec<Option<String>> {
+    spec.get("agents")
+        .and_then(Value::as_array)
+        .map(|agents| {
+            agents
+                .iter()
+                .map(|a| a.get("role").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn agent_totals(calls: &[CallRecord], roles: &[Option<String>]) -> Vec<AgentTotals> {
+    let role = |agent: u32| roles.get(agent as usize).cloned().flatten();
     let mut by_agent: BTreeMap<u32, AgentTotals> = BTreeMap::new();
     for c in calls {
         let t = by_agent.entry(c.agent).or_insert_with(|| AgentTotals {
             agent_id: c.agent_id.clone(),
             backend: c.backend.clone(),
+            role: role(c.agent),
             calls: 0,
             input_tokens: 0,
             output_tokens: 0,
@@ -263,6 +280,7 @@ fn agent_totals(calls: &[CallRecord]) -> Vec<AgentTotals> {
             by_agent.remove(&a).unwrap_or_else(|| AgentTotals {
                 agent_id: format!("agent {}", a + 1),
                 backend: String::new(),
+                role: role(a),
                 calls: 0,
                 input_tokens: 0,
                 output_tokens: 0,

@@ -263,3 +263,159 @@ fn refusals_name_the_problem() {
     .unwrap();
     fail(&["ask", "q", "--config", cfg.to_str().unwrap()], "logprobs");
 }
+
+/// Three simulated debaters and a stronger simulated judge, as a configuration names them.
+const JUDGED_TEAM: &str = r#"
+[[agents]]
+id = "weak-1"
+backend = "sim"
+sim = { accuracy = 0.3 }
+
+[[agents]]
+id = "weak-2"
+backend = "sim"
+sim = { accuracy = 0.3 }
+
+[[agents]]
+id = "weak-3"
+backend = "sim"
+sim = { accuracy = 0.3 }
+
+[[agents]]
+id = "strong-judge"
+backend = "sim"
+role = "judge"
+sim = { accuracy = 0.95 }
+"#;
+
+/// The stored spec's agents as (id, role), debaters with role `None`.
+fn stored_team(env: &Env, run: &Value) -> Vec<(String, Option<String>)> {
+    let shown = env.json(&["show", run["run_id"].as_str().unwrap(), "--format", "json"]);
+    shown["run"]["spec"]["agents"]
+        .as_array()
+        .unwrap_or_else(|| panic!("spec agents in {shown}"))
+        .iter()
+        .map(|a| {
+            (
+                a["id"].as_str().unwrap().to_string(),
+                a["role"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+/// `moot ask` on the configured (simulated) team, gold 408, two rounds, JSON out.
+fn ask_team(env: &Env, protocol: &str, config: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "ask",
+        "What is 17 * 24?",
+        "--protocol",
+        protocol,
+        "--config",
+        config,
+        "--gold",
+        "408",
+        "--answer",
+        "numeric",
+        "--rounds",
+        "2",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    env.json(&args)
+}
+
+#[test]
+fn a_configured_judge_decides_on_its_own_model_and_sits_out_protocols_without_one() {
+    let env = Env::new();
+    let config = env.write("judged.toml", JUDGED_TEAM);
+    let config = config.to_str().unwrap();
+    let run = ask_team(&env, "judge", config, &[]);
+    assert_eq!(run["rule"], "verdict", "{run}");
+    let team = stored_team(&env, &run);
+    assert_eq!(team.len(), 4);
+    assert_eq!(team[3], ("strong-judge".into(), Some("judge".into())));
+    assert!(team[..3].iter().all(|(_, role)| role.is_none()));
+    let text = show(&env, &run);
+    assert!(
+        text.contains("### Agent 4 (`strong-judge`, judge, sim:p=0.95"),
+        "{text}"
+    );
+    assert!(text.contains("_Not asked: the judge speaks once the debate is over_"));
+    // `--agents` sizes the debaters; the judge comes on top and is never cut.
+    let five = ask_team(&env, "judge", config, &["--agents", "5"]);
+    let team = stored_team(&env, &five);
+    assert_eq!(team.len(), 6);
+    assert_eq!(team[5].0, "strong-judge");
+    let one = ask_team(&env, "consultancy", config, &[]);
+    let team = stored_team(&env, &one);
+    assert_eq!(
+        team,
+        [
+            ("weak-1".into(), None),
+            ("strong-judge".into(), Some("judge".into()))
+        ]
+    );
+    // som gives a judge no part: it sits out.
+    let som = ask_team(&env, "som", config, &[]);
+    let team = stored_team(&env, &som);
+    assert_eq!(
+        team.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        ["weak-1", "weak-2", "weak-3"]
+    );
+    // moa needs an aggregator: nobody is named, so the last debater is cast (the judge sits
+    // out).
+    let moa = ask_team(&env, "moa", config, &[]);
+    let team = stored_team(&env, &moa);
+    assert_eq!(team.len(), 3);
+    assert_eq!(team[2], ("weak-3".into(), Some("aggregator".into())));
+}
+
+#[test]
+fn sim_keeps_the_configured_roles() {
+    let env = Env::new();
+    let config = env.write("judged.toml", JUDGED_TEAM);
+    let run = ask(
+        &env,
+        "assigned",
+        &["--config", config.to_str().unwrap(), "--agents", "2"],
+    );
+    let team = stored_team(&env, &run);
+    assert_eq!(
+        team,
+        [
+            ("sim-1".into(), None),
+            ("sim-2".into(), None),
+            ("sim-judge".into(), Some("judge".into()))
+        ]
+    );
+}
+
+#[test]
+fn a_judge_listed_first_still_speaks_last_and_an_unknown_role_is_refused_by_name() {
+    let env = Env::new();
+    let first = env.write(
+        "first.toml",
+        "[[agents]]\nid = \"j\"\nbackend = \"sim\"\nrole = \"judge\"\n\n[[agents]]\nid = \"d\"\nbackend = \"sim\"\n",
+    );
+    let run = ask_team(&env, "judge", first.to_str().unwrap(), &[]);
+    assert_eq!(
+        stored_team(&env, &run),
+        [("d".into(), None), ("j".into(), Some("judge".into()))]
+    );
+    let unknown = env.write(
+        "unknown.toml",
+        "[[agents]]\nid = \"j\"\nbackend = \"sim\"\nrole = \"referee\"\n",
+    );
+    let err = env.refused(&[
+        "ask",
+        "q?",
+        "--protocol",
+        "judge",
+        "--gold",
+        "4",
+        "--config",
+        unknown.to_str().unwrap(),
+    ]);
+    assert!(err.contains("role") && err.contains("referee"), "{err}");
+}

@@ -82,6 +82,7 @@ pub fn markdown(records: &RunRecords) -> String {
         validations: checks,
     } = records;
     let programs = Programs::new(calls, checks);
+    let roles = super::roles(&run.spec);
     let mut out = String::new();
     out.push_str(&format!("# Run {}\n\n", escape::markdown_inline(&run.id)));
     if run.question.contains('\n') {
@@ -146,14 +147,14 @@ pub fn markdown(records: &RunRecords) -> String {
             .into_iter()
             .partition(|c| c.slot.starts_with("judge:"));
         for c in others {
-            call_markdown(&mut out, c, &programs);
+            call_markdown(&mut out, c, &programs, &roles);
         }
         if !judgements.is_empty() {
             out.push_str(&format!(
                 "### MAD-M² judgements of round {round}'s responses\n\n"
             ));
             for c in judgements {
-                call_markdown(&mut out, c, &programs);
+                call_markdown(&mut out, c, &programs, &roles);
             }
         }
     }
@@ -191,7 +192,18 @@ pub fn markdown(records: &RunRecords) -> String {
 }
 
 /// One call: heading, cost line, what the protocol did to its prompt, the response.
-fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
+fn call_markdown(
+    out: &mut String,
+    c: &CallRecord,
+    programs: &Programs<'_>,
+    roles: &[Option<String>],
+) {
+    let role = roles
+        .get(c.agent as usize)
+        .cloned()
+        .flatten()
+        .map(|r| format!("{}, ", escape::markdown_inline(&r)))
+        .unwrap_or_default();
     let answer = match c.answer.as_deref() {
         Some(a) => programs.name(a),
         None if c.response_text.is_some() => "(unreadable)".into(),
@@ -219,7 +231,7 @@ fn call_markdown(out: &mut String, c: &CallRecord, programs: &Programs<'_>) {
             challenger + 1
         ),
         _ => format!(
-            "### Agent {} ({}, {}) — answer: {answer}",
+            "### Agent {} ({}, {role}{}) — answer: {answer}",
             c.agent + 1,
             escape::markdown_code(&c.agent_id),
             escape::markdown_inline(&c.backend)
