@@ -735,6 +735,42 @@ mod tests {
     }
 
     #[test]
+    fn a_role_is_read_written_back_and_debater_is_left_unwritten() {
+        let judge = read("id = \"j\"\nbackend = \"sim\"\nrole = \"judge\"\n").unwrap();
+        assert_eq!(judge.role, AgentRole::Judge);
+        let fields = AgentFields::from(judge);
+        assert_eq!(fields.role, Some(AgentRole::Judge));
+        let debater = read("id = \"d\"\nbackend = \"sim\"\n").unwrap();
+        assert_eq!(AgentFields::from(debater).role, None);
+        let wrong =
+            toml::from_str::<AgentFields>("id = \"x\"\nbackend = \"sim\"\nrole = \"Judge\"\n");
+        let e = wrong.unwrap_err().to_string();
+        assert!(
+            e.contains("unknown variant `Judge`") && e.contains("chairman"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn team_sizes_cycle_the_debaters_and_keep_every_role_once() {
+        let mut judge = AgentConfig::new("judge", Backend::Sim { sim: None });
+        judge.role = AgentRole::Judge;
+        let configured = vec![
+            judge,
+            AgentConfig::new("a", Backend::Sim { sim: None }),
+            AgentConfig::new("b", Backend::Sim { sim: None }),
+        ];
+        let ids =
+            |team: &[AgentConfig]| -> Vec<String> { team.iter().map(|a| a.id.clone()).collect() };
+        assert_eq!(ids(&resize(&configured, 3)), ["a", "b", "a-2", "judge"]);
+        assert_eq!(ids(&resize(&configured, 1)), ["a", "judge"]);
+        let sim = sim_team(&configured, 2);
+        assert_eq!(ids(&sim), ["sim-1", "sim-2", "sim-judge"]);
+        assert_eq!(sim[2].role, AgentRole::Judge);
+        assert!(sim.iter().all(AgentConfig::is_sim));
+    }
+
+    #[test]
     fn every_backend_refuses_the_keys_of_others_by_name() {
         let base = |backend: &str| match backend {
             "openai" => "model = \"m\"\nbase_url = \"http://h/v1\"\n",
