@@ -449,3 +449,83 @@ fn benchmark_names_cannot_make_two_benchmarks_share_a_debate() {
     let shown = env.json(&["show", "x/som/y/som/z", "--format", "json"]);
     assert_eq!(shown["run"]["question"], "What is 2 * 7?");
 }
+
+/// One team with a decider for each role benchmarks every protocol that has one: each protocol
+/// runs the debaters and its own decider, `cot-sc` the debaters alone, and the report decides
+/// them by `verdict` and every other rule.
+#[test]
+fn a_team_with_a_judge_an_aggregator_and_a_chairman_benchmarks_every_judged_protocol() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 6);
+    let config = env.write(
+        "deciders.toml",
+        "[[agents]]\nid = \"d\"\nbackend = \"sim\"\n\n\
+         [[agents]]\nid = \"j\"\nbackend = \"sim\"\nrole = \"judge\"\n\n\
+         [[agents]]\nid = \"a\"\nbackend = \"sim\"\nrole = \"aggregator\"\n\n\
+         [[agents]]\nid = \"c\"\nbackend = \"sim\"\nrole = \"chairman\"\n",
+    );
+    let report = env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot-sc,judge,assigned,consultancy,moa,council",
+        "--config",
+        config.to_str().unwrap(),
+        "--sim",
+        "--agents",
+        "3",
+        "--rounds",
+        "1",
+        "--run",
+        "judged",
+        "--json",
+    ]);
+    let protocols = report["protocols"].as_array().unwrap();
+    let names: Vec<&str> = protocols
+        .iter()
+        .map(|p| p["protocol"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "cot-sc",
+            "judge",
+            "assigned",
+            "consultancy",
+            "moa",
+            "council"
+        ]
+    );
+    for p in protocols {
+        assert_eq!(p["items"], 6, "{p}");
+        let rules: Vec<&str> = p["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["rule"].as_str().unwrap())
+            .collect();
+        assert!(rules.contains(&"verdict"), "{p}");
+    }
+    // Calls per item: cot-sc samples three debaters; judge and moa add one debate round and the
+    // decider (3 + 3 + 1); consultancy one consultant who answers, argues once, and the judge.
+    let calls = |name: &str| {
+        protocols.iter().find(|p| p["protocol"] == name).unwrap()["calls"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(calls("cot-sc"), 18);
+    assert_eq!(calls("judge"), 42);
+    assert_eq!(calls("moa"), 42);
+    assert_eq!(calls("consultancy"), 18);
+    let md = env
+        .moot()
+        .args(["report", "judged"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("council") && md.contains("verdict"), "{md}");
+}
