@@ -662,6 +662,41 @@ async fn faults_and_options_given_to_the_api_show_on_the_run_page() {
     assert!(peers.contains(&2), "{peers:?}");
 }
 
+/// A judged debate started over the API: the page names the judge's role, shows its turn, and
+/// the chosen rule is the verdict.
+#[tokio::test]
+async fn a_judge_debate_shows_the_judge_and_its_verdict_on_the_run_page() {
+    let env = Env::new();
+    let cfg = team(&env, "Agent 1 is right.\nFinal answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "What is 17 * 24?", "protocol": "judge", "rounds": 1}),
+    )
+    .await;
+    assert_eq!(r.status(), 202);
+    let run = r.json::<Value>().await.unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events(&s, &run).await;
+    let t: Value = get_json(format!("{}/api/runs/{run}", s.url)).await;
+    assert_eq!(t["view"]["rule"], "verdict", "{t}");
+    let roles: Vec<Value> = t["view"]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["role"].clone())
+        .collect();
+    assert_eq!(roles, [Value::Null, Value::Null, json!("judge")]);
+    let html = get_text(format!("{}/runs/{run}", s.url)).await;
+    assert!(
+        html.contains("c <span class=\"hint\">(judge)</span>"),
+        "{html}"
+    );
+    assert!(html.contains("speaks once the debate is over"), "{html}");
+}
+
 #[tokio::test]
 async fn the_form_works_without_the_script_too() {
     let env = Env::new();
