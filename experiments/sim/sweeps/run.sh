@@ -8,7 +8,8 @@ moot=${MOOT:-target/release/moot}
 [[ -x $moot ]] || cargo build --release -p moot
 names=("$@")
 if [[ ${#names[@]} -eq 0 ]]; then
-  names=(free-mad-score free-mad-team anti-vs-conform cut-off malicious masking madc svr qwen-like)
+  names=(free-mad-score free-mad-team anti-vs-conform cut-off malicious masking madc svr qwen-like
+    judge-strength judge-conformity)
 fi
 for name in "${names[@]}"; do
   start=$SECONDS
