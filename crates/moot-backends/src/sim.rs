@@ -25,6 +25,12 @@
 //!   `<label>NOT SURE</label>` with probability `unsure` (drawn first);
 //! - the saboteur instruction ([`prompts::MALICIOUS`]) in its system message: it then always
 //!   answers the target X, and judges a solution YES exactly when its answer is X;
+//! - an assigned position ([`prompts::ASSIGNED_MARK`], `assigned` and `consultancy`): it then
+//!   argues for that answer, as a saboteur argues for its target;
+//! - a council's ranking prompt ([`prompts::RANK`]): its blocks are `[Response X]` …
+//!   `[End of Response X]`, read like peer blocks; it answers as usual and writes
+//!   `Ranking: …` with the labels of the responses holding its answer first, the others after,
+//!   each group in label order;
 //! - the confidence request ([`prompts::CONFIDENCE`]): it then writes `Confidence: NN%` just
 //!   before its final line, 80–95 when right and 30–55 when wrong if calibrated, 80–95 either way
 //!   if hallucinating (and always 80–95 as a saboteur).
@@ -41,6 +47,8 @@
 //! [`prompts::peer_answer_block`]: moot_core::prompts::peer_answer_block
 //! [`prompts::JUDGE`]: moot_core::prompts::JUDGE
 //! [`prompts::MALICIOUS`]: moot_core::prompts::MALICIOUS
+//! [`prompts::ASSIGNED_MARK`]: moot_core::prompts::ASSIGNED_MARK
+//! [`prompts::RANK`]: moot_core::prompts::RANK
 //! [`prompts::CONFIDENCE`]: moot_core::prompts::CONFIDENCE
 
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -1084,6 +1092,59 @@ mod tests {
         // What is written back reads back the same.
         let again = read(&serde_json::to_string(&follower).unwrap()).unwrap();
         assert_eq!(again, follower);
+    }
+
+    /// An assigned debater argues for its position whatever it would answer alone, and a
+    /// council member ranks the responses holding its answer first, by their labels.
+    #[test]
+    fn assigned_positions_are_defended_and_rankings_put_the_agents_answer_first() {
+        let argue = prompts::render(
+            prompts::ASSIGNED_ARGUE,
+            &[
+                ("agent", "1"),
+                ("position", "400"),
+                ("question", QUESTION),
+                ("options", ""),
+                ("format", prompts::format_instruction(AnswerKind::Numeric)),
+                ("peers", "(none yet)"),
+            ],
+        );
+        let expert = SimAgent {
+            accuracy: 1.0,
+            ..SimAgent::default()
+        };
+        let req = CompletionRequest::new(vec![ChatMessage::user(argue)]);
+        for seed in 0..20 {
+            assert_eq!(model(&expert, seed).choose(&req), "400");
+        }
+        let shown = [("A", "418"), ("B", "408"), ("C", "408")]
+            .iter()
+            .enumerate()
+            .map(|(i, (_, answer))| {
+                prompts::response_block(
+                    prompts::response_label(i),
+                    &format!("Final answer: {answer}"),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let rank = prompts::render(
+            prompts::RANK,
+            &[
+                ("question", QUESTION),
+                ("options", ""),
+                ("format", prompts::format_instruction(AnswerKind::Numeric)),
+                ("peers", &shown),
+            ],
+        );
+        let req = CompletionRequest::new(vec![ChatMessage::user(rank)]);
+        let reply = model(&expert, 3).respond(&req).text;
+        assert!(reply.contains("Ranking: B > C > A\n"), "{reply}");
+        assert!(reply.ends_with("Final answer: 408"), "{reply}");
+        assert_eq!(
+            moot_core::protocol::read_ranking(&reply, 3),
+            Some(vec![1, 2, 0])
+        );
     }
 
     /// The name, which the request cache keys on, changes with every parameter.
