@@ -72,7 +72,7 @@ impl Assigned {
             );
         }
         // Stable: equally held answers stay in the order first given.
-        candidates.sort_by(|a, b| b.1.cmp(&a.1));
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.1));
         let mut ordered: Vec<Answer> = candidates.into_iter().map(|(c, _)| c).collect();
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ SEED_SALT);
         for other in alternatives(spec, &mut rng) {

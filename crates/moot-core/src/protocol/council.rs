@@ -230,7 +230,7 @@ impl Finale for Council {
             lines.push(format!("Member {number}: {}", labels.join(" > ")));
         }
         let mut combined: Vec<usize> = (0..order.len()).collect();
-        combined.sort_by(|&a, &b| points[b].cmp(&points[a]));
+        combined.sort_by_key(|&i| std::cmp::Reverse(points[i]));
         let combined_text = combined
             .iter()
             .map(|&i| format!("{} ({} points)", prompts::response_label(i), points[i]))
