@@ -459,8 +459,9 @@ impl Runner for DebateService {
             moot_config::Dialect::Freemad(_) => "freemad's format",
         };
         Ok(format!(
-            "ok ({from}; {}, protocol {}, {})",
+            "ok ({from}; {}{}, protocol {}, {})",
             moot_core::text::plural(size.agents, "agent"),
+            c.deciders_suffix(),
             c.debate.protocol,
             moot_core::text::plural(c.debate.rounds, "debate round")
         ))

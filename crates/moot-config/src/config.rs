@@ -170,6 +170,22 @@ impl Config {
         self.validate_size_for(size, &[self.debate.protocol.as_str()])
     }
 
+    /// The configured agents with a deciding role, as a summary line names them after the
+    /// debaters: `" + judge, aggregator"`, or nothing.
+    pub fn deciders_suffix(&self) -> String {
+        let roles: Vec<&str> = self
+            .agents
+            .iter()
+            .filter(|a| !a.role.is_debater())
+            .map(|a| a.role.name())
+            .collect();
+        if roles.is_empty() {
+            String::new()
+        } else {
+            format!(" + {}", roles.join(", "))
+        }
+    }
+
     /// Checks that a debate of `size` can run under these settings with each of `protocols`
     /// (each given the options it reads):
     /// - at most [`crate::MAX_ROUNDS`] rounds and [`crate::MAX_AGENTS`] agents, unless

@@ -330,6 +330,19 @@ fn a_configured_judge_decides_on_its_own_model_and_sits_out_protocols_without_on
     let env = Env::new();
     let config = env.write("judged.toml", JUDGED_TEAM);
     let config = config.to_str().unwrap();
+    let checked = env
+        .moot()
+        .args(["config", "check", config])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let checked = String::from_utf8_lossy(&checked);
+    assert!(
+        checked.contains("ok (3 agents + judge, protocol"),
+        "{checked}"
+    );
     let run = ask_team(&env, "judge", config, &[]);
     assert_eq!(run["rule"], "verdict", "{run}");
     let team = stored_team(&env, &run);

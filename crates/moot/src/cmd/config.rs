@@ -29,7 +29,7 @@ pub fn run(cmd: Command) -> Result<()> {
             c.validate_size(&size)
                 .map_err(|e| InputError::from(e.in_file(file.display().to_string())))?;
             outln!(
-                "{}: ok ({}, protocol {}, {})",
+                "{}: ok ({}{}, protocol {}, {})",
                 file.display(),
                 plural(
                     size.agents,
@@ -39,6 +39,7 @@ pub fn run(cmd: Command) -> Result<()> {
                         "agent"
                     }
                 ),
+                c.deciders_suffix(),
                 c.debate.protocol,
                 plural(c.debate.rounds, "debate round")
             );
