@@ -592,6 +592,84 @@ fn sc_at_budget(protocol: &str, debates: &[Debate], arm: &str, samples: &[Debate
     }
 }
 
+/// What a self-consistency arm needs to spend a benchmark's costliest debate budget
+/// (`moot bench --sc-at-budget`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SamplesForBudget {
+    /// The costliest protocol with a debate round, and its mean tokens per item.
+    pub protocol: String,
+    pub budget: f64,
+    /// Mean tokens of one sample: a cot-sc arm's samples when the benchmark has one, else the
+    /// debaters' round-0 answers (the same first call a cot-sc sample makes).
+    pub per_sample: f64,
+    /// ⌈1.1 × budget / per_sample⌉: a tenth more than the estimate, so that samples costing a
+    /// little less than it do not leave the arm short of the budget (the report then uses
+    /// the most that fit).
+    pub samples: usize,
+}
+
+/// Samples above which the estimate is not taken as a team size: far past any team moot runs
+/// (its size checks refuse teams much smaller).
+const MAX_ESTIMATED_SAMPLES: f64 = 1_000_000.0;
+
+/// How many samples a cot-sc arm needs for the costliest debate of `results`; `None` when no
+/// protocol ran a debate round or no sample has a cost.
+pub fn samples_for_budget(results: &[ItemResult], items: &[Item]) -> Option<SamplesForBudget> {
+    let arms: Vec<(&str, Vec<Debate>)> = protocols(results)
+        .into_iter()
+        .map(|p| (p, debates_of(results, items, p)))
+        .collect();
+    let (protocol, budget) = arms
+        .iter()
+        .filter(|(_, debates)| debates.iter().any(Debate::has_debate_round))
+        .map(|(p, debates)| (*p, mean_tokens(debates)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let sc: Vec<u64> = arms
+        .iter()
+        .flat_map(|(_, debates)| debates)
+        .filter(|d| d.result.protocol_name == "cot-sc")
+        .flat_map(|d| d.debaters.iter().map(|&row| sample_tokens(d.result, row)))
+        .collect();
+    let samples = if sc.is_empty() {
+        arms.iter()
+            .flat_map(|(_, debates)| debates)
+            .filter(|d| d.has_debate_round())
+            .flat_map(|d| {
+                d.debaters.iter().map(|&row| {
+                    moot_core::chat::total_tokens(
+                        d.result
+                            .result
+                            .records
+                            .iter()
+                            .filter(|c| c.agent as usize == row && c.round == 0)
+                            .filter(|c| {
+                                moot_engine::key_of(c)
+                                    .is_some_and(|k| k.slot == moot_core::debate::Slot::Answer)
+                            })
+                            .flat_map(|c| [c.input_tokens, c.output_tokens]),
+                    )
+                })
+            })
+            .collect()
+    } else {
+        sc
+    };
+    let per_sample =
+        moot_core::chat::total_tokens(samples.iter().copied()) as f64 / samples.len().max(1) as f64;
+    if per_sample <= 0.0 {
+        return None;
+    }
+    let estimate = (1.1 * budget / per_sample)
+        .ceil()
+        .clamp(1.0, MAX_ESTIMATED_SAMPLES);
+    Some(SamplesForBudget {
+        protocol: protocol.to_string(),
+        budget,
+        per_sample,
+        samples: estimate as usize,
+    })
+}
+
 impl Controls {
     /// The controls as Markdown paragraphs and tables, for the report (empty when the report has
     /// no protocol).
@@ -1255,5 +1333,33 @@ mod tests {
             md.contains("| tiny | 50 | cot-sc (other) | 0 of 5 | 0 | – | not even one sample fits"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn samples_for_budget_pay_for_the_costliest_debate() {
+        let (results, items) = budgets();
+        // long: 1000 tokens per item; the cot-sc arm's samples cost 90: ⌈1.1 × 1000 / 90⌉ = 13.
+        let need = samples_for_budget(&results, &items).unwrap();
+        assert_eq!(need.protocol, "long");
+        assert_eq!(
+            (need.budget, need.per_sample, need.samples),
+            (1000.0, 90.0, 13)
+        );
+        // Without a cot-sc arm, a sample costs what a debater's round-0 answer did: two items of
+        // two agents at 250 (long) and at 100 (som), one of one at 25 (tiny): 1425 / 9; then
+        // ⌈1.1 × 1000 × 9 / 1425⌉ = ⌈6.95⌉ = 7.
+        let debates: Vec<ItemResult> = results
+            .into_iter()
+            .filter(|r| r.protocol_name != "cot-sc")
+            .collect();
+        let need = samples_for_budget(&debates, &items).unwrap();
+        assert_eq!((need.per_sample, need.samples), (1425.0 / 9.0, 7));
+        // No debate round: nothing to match.
+        let (results, items) = judged();
+        let sc: Vec<ItemResult> = results
+            .into_iter()
+            .filter(|r| r.protocol == "cot-sc")
+            .collect();
+        assert_eq!(samples_for_budget(&sc, &items), None);
     }
 }

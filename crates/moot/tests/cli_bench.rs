@@ -798,3 +798,130 @@ fn the_report_controls_match_the_stored_debates() {
         assert!(md.contains(needle), "{needle:?} missing from\n{md}");
     }
 }
+
+/// Issue 35: `moot bench --sc-at-budget` adds a cot-sc arm with enough samples for the costliest
+/// debate — ⌈1.1 × its tokens per item / a sample's⌉, a sample's cost read from the benchmark's
+/// own cot-sc samples — as a benchmark of its own, reported with the first; run again, it reads
+/// both back.
+#[test]
+fn sc_at_budget_runs_a_cot_sc_arm_that_pays_for_the_costliest_debate() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 10);
+    // More than 16 samples need a token budget that pays for them.
+    let config = env.write("budget.toml", "[budget]\nmax_total_tokens = 1000000\n");
+    let config = config.to_str().unwrap();
+    let args = [
+        "bench",
+        "--config",
+        config,
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot-sc,som",
+        "--sim",
+        "--agents",
+        "3",
+        "--rounds",
+        "2",
+        "--run",
+        "sb",
+        "--sc-at-budget",
+        "--json",
+    ];
+    let both = env.json(&args);
+    let alone = env.json(&["report", "sb", "--format", "json"]);
+    let tokens =
+        |p: &Value| p["input_tokens"].as_f64().unwrap() + p["output_tokens"].as_f64().unwrap();
+    let (sc, som) = (&alone["protocols"][0], &alone["protocols"][1]);
+    assert_eq!(
+        (&sc["protocol"], &som["protocol"]),
+        (&"cot-sc".into(), &"som".into())
+    );
+    let budget = tokens(som) / 10.0;
+    let per_sample = tokens(sc) / 30.0;
+    let k = (1.1 * budget / per_sample).ceil() as usize;
+    assert!(
+        k > 3,
+        "the debate costs more than the three stored samples: {k}"
+    );
+    let arm = format!("sb-sc{k}");
+    let names: Vec<&str> = both["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sb", arm.as_str()]);
+    let label = format!("cot-sc ({arm})");
+    let row = both["controls"]["self_consistency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == "som" && r["self_consistency"] == label.as_str())
+        .unwrap_or_else(|| panic!("{}", both["controls"]))
+        .clone();
+    assert_eq!(row["samples_stored"], k, "{row}");
+    assert_eq!(row["short"], false, "{row}");
+    assert!(
+        (row["budget"].as_f64().unwrap() - budget).abs() < 1e-9,
+        "{row}"
+    );
+    assert!(row["tokens"].as_f64().unwrap() <= budget + 0.5, "{row}");
+    // The benchmark's own three samples are short of som's budget, and say so.
+    let own = both["controls"]["self_consistency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == "som" && r["self_consistency"] == "cot-sc (sb)")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&own["samples"], &own["short"]),
+        (&3.into(), &true.into()),
+        "{own}"
+    );
+    // `moot report` of both is the same report; running again reads everything back.
+    assert_eq!(env.json(&["report", "sb", &arm, "--format", "json"]), both);
+    let again = env.raw_json(&args);
+    assert_eq!(
+        (
+            &again["throughput"]["debates"],
+            &again["throughput"]["reused_debates"]
+        ),
+        (&0.into(), &30.into())
+    );
+    let mut again = again;
+    again.as_object_mut().unwrap().remove("throughput");
+    assert_eq!(again, both);
+    // Without a debate there is no budget to match; without a token budget, 16 agents at most.
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot,cot-sc",
+        "--sim",
+        "--sc-at-budget",
+    ]);
+    assert!(
+        err.contains("--sc-at-budget") && err.contains("debate"),
+        "{err}"
+    );
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "free-mad-n",
+        "--sim",
+        "--rounds",
+        "3",
+        "--run",
+        "big",
+        "--sc-at-budget",
+    ]);
+    assert!(
+        err.contains("--sc-at-budget: the cot-sc arm needs") && err.contains("max_total_tokens"),
+        "{err}"
+    );
+}
