@@ -15,6 +15,7 @@ use moot_eval::bench::{
     item_seed, plan_bench, run_bench, AgentSource, BenchError, BenchPlan, ItemResult,
     ProtocolFactory,
 };
+use moot_eval::controls::{samples_for_budget, SamplesForBudget};
 use moot_eval::report::{BenchInfo, Report};
 use moot_eval::work::{WorkSummary, WorkerOptions};
 use moot_eval::{DatasetSpec, Item};
@@ -247,6 +248,49 @@ impl Prepared {
     }
 }
 
+/// `moot bench --sc-at-budget`: the benchmark that runs a self-consistency arm paying for the
+/// costliest debate of the benchmark `name` just run (`results` on `items`, asked by `request`
+/// with `config`): `cot-sc` with as many samples as [`samples_for_budget`] finds, as many
+/// agents cycling the team (each its own seed: independent samples), on the same items and
+/// seed, named `NAME-scK`. Its `[protocol]` options are only those `cot-sc` reads. A benchmark
+/// without a debate round has no budget to match: an input error that says so.
+pub fn sc_arm(
+    request: &BenchRequest,
+    config: &Config,
+    name: &str,
+    results: &[ItemResult],
+    items: &[Item],
+) -> Result<(BenchRequest, Config, SamplesForBudget)> {
+    let Some(need) = samples_for_budget(results, items) else {
+        return bad_input(format!(
+            "--sc-at-budget: no protocol of benchmark {name} ran a debate round, so there is no debate budget for self-consistency to match"
+        ));
+    };
+    let mut config = config.clone();
+    let reads = PROTOCOLS
+        .iter()
+        .find(|e| e.name == "cot-sc")
+        .map_or(&[][..], |e| e.options);
+    config.protocol = config.protocol.restricted_to(reads);
+    let arm = BenchRequest {
+        dataset: request.dataset.clone(),
+        protocols: vec![ProtocolName::from_str("cot-sc").map_err(|e| InputError(e.to_string()))?],
+        config_file: request.config_file.clone(),
+        options_set: Vec::new(),
+        limit: request.limit,
+        seed: request.seed,
+        concurrency: request.concurrency,
+        rounds: request.rounds,
+        agents: Some(need.samples),
+        sim: request.sim,
+        name: Some(format!("{name}-sc{}", need.samples)),
+        data_dir: request.data_dir.clone(),
+        no_cache: request.no_cache,
+        resumed: false,
+    };
+    Ok((arm, config, need))
+}
+
 /// A benchmark error as the CLI reports it: a configuration problem is the user's to fix.
 fn bench_error(e: BenchError) -> anyhow::Error {
     match e {
@@ -449,6 +493,29 @@ pub struct Throughput {
 }
 
 impl Throughput {
+    /// Two runs' throughput as one (`moot bench --sc-at-budget` runs two benchmarks).
+    pub fn and(&self, other: &Throughput) -> Throughput {
+        let debates = self.debates + other.debates;
+        let calls = self.calls + other.calls;
+        let seconds = self.seconds + other.seconds;
+        Throughput {
+            debates,
+            reused_debates: self.reused_debates + other.reused_debates,
+            calls,
+            seconds,
+            calls_per_second: if seconds > 0.0 {
+                calls as f64 / seconds
+            } else {
+                0.0
+            },
+            us_per_call: if calls > 0 {
+                seconds * 1e6 / calls as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
     fn of(results: &[moot_eval::bench::ItemResult], wall: std::time::Duration) -> Throughput {
         let fresh: Vec<_> = results.iter().filter(|r| !r.reused).collect();
         let calls: usize = fresh.iter().map(|r| r.result.records.len()).sum();

@@ -77,7 +77,14 @@ pub struct BenchPlan<'a> {
 /// One item's debate under one protocol, as the benchmark saw it.
 #[derive(Debug, Clone)]
 pub struct ItemResult {
+    /// The protocol's label in a report: its registry name, unless several benchmarks reported
+    /// together ran it (`som R=2`, `cot-sc (other)`; see `moot_app::bench_report::combine`).
     pub protocol: String,
+    /// The protocol's registry name, whatever its label.
+    pub protocol_name: String,
+    /// The debate's agents as it ran them (the team fitted to the protocol), in trajectory row
+    /// order: their ids and roles.
+    pub agents: Vec<AgentSpec>,
     pub item_id: String,
     pub position: u32,
     pub gold: String,
@@ -300,6 +307,7 @@ pub(crate) async fn run_item(
     .build()?
     .with_redactor(plan.redactor.clone())
     .with_sandbox(plan.sandbox.clone());
+    let agents = debate.spec.agents.clone();
     match &stored {
         // Finished or interrupted: fold the stored calls back; a finished debate plans no call.
         Some(run) => {
@@ -324,6 +332,8 @@ pub(crate) async fn run_item(
     let result = debate.run(&plan.decision, observer).await?;
     Ok(ItemResult {
         protocol: protocol_name.to_string(),
+        protocol_name: protocol_name.to_string(),
+        agents,
         item_id: item.id.clone(),
         position,
         gold: item.gold.clone(),
@@ -401,7 +411,9 @@ pub async fn load_bench(
             });
         }
         results.push(ItemResult {
+            protocol_name: link.protocol.clone(),
             protocol: link.protocol,
+            agents: spec.agents,
             item_id: link.item_id,
             position: link.position,
             gold: link.gold,

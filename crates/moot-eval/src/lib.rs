@@ -1,6 +1,7 @@
 //! `moot-eval`: benchmarks (see docs/architecture.md, Benchmarks) — dataset names, loaders and
 //! seeded subsets; the runner that debates every item under every protocol as stored, resumable
-//! runs ([`bench`]); and the summaries and reports made of them ([`summary`], [`report`]). No CLI
+//! runs ([`bench`]); and the summaries, controls and reports made of them ([`summary`],
+//! [`controls`], [`report`]). No CLI
 //! lives here.
 //!
 //! A [`DatasetSpec`] names a dataset (`"gsm8k"`, `"mmlu:logical_fallacies"`, `"bbh:navigate"`,
@@ -87,6 +88,7 @@
 mod bbh;
 pub mod bench;
 mod builtin;
+pub mod controls;
 mod data_dir;
 mod error;
 mod generic;

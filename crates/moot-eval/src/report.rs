@@ -18,6 +18,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use crate::bench::ItemResult;
+use crate::controls::Controls;
 use crate::item::Item;
 use crate::summary::{paired, summarize, Paired, ProtocolSummary};
 
@@ -87,6 +88,8 @@ pub struct Report {
     pub timing: Vec<Timing>,
     /// Items graded by running their tests (code items): their accuracy is pass@1.
     pub graded_by_tests: usize,
+    /// The field's controls on the same debates (see [`crate::controls`]).
+    pub controls: Controls,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -232,6 +235,7 @@ impl Report {
             protocols,
             paired: pairs,
             timing: timing(results),
+            controls: Controls::new(results, items),
             graded_by_tests: items
                 .iter()
                 .filter(|i| ids.binary_search(&i.id.as_str()).is_ok())
@@ -406,6 +410,7 @@ impl Report {
                 ));
             }
         }
+        out.push_str(&self.controls.markdown());
         out.push_str("\nModel time (sum of call latencies, cache hits excluded):\n\n| protocol | seconds | per item |\n|---|---|---|\n");
         for t in &self.timing {
             out.push_str(&format!(
@@ -701,6 +706,7 @@ mod tests {
             },
             timing: Vec::new(),
             graded_by_tests: 0,
+            controls: Controls::default(),
         };
         let tokens = report.accuracy_vs_tokens_svg().unwrap();
         assert!(tokens.contains("som &lt;&amp;&gt;"), "labels are escaped");

@@ -32,6 +32,122 @@ pub fn wilson(k: usize, n: usize) -> (f64, f64) {
     )
 }
 
+/// The mean of `values` with its 95% Student t-interval (mean ± t₀.₉₇₅,ₙ₋₁ · s/√n); no interval
+/// below two values, where the spread is unknown. `None` when there are no values.
+pub fn mean_t_interval(values: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n < 2 {
+        return Some((mean, None));
+    }
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = student_t_quantile(0.975, (n - 1) as f64) * (variance / n as f64).sqrt();
+    Some((mean, Some((mean - half, mean + half))))
+}
+
+/// The `p` quantile (0.5 < p < 1) of Student's t distribution with `df` degrees of freedom, by
+/// bisection on its distribution function (to 1e-10, far below what a report prints).
+pub fn student_t_quantile(p: f64, df: f64) -> f64 {
+    // P(T ≤ t) for t ≥ 0: 1 − I_{df/(df+t²)}(df/2, 1/2) / 2.
+    let cdf = |t: f64| 1.0 - 0.5 * regularized_incomplete_beta(df / (df + t * t), df / 2.0, 0.5);
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    // The 0.975 quantile is 12.7 at df = 1; grow the bracket for anything further out.
+    while cdf(hi) < p && hi < 1e12 {
+        hi *= 2.0;
+    }
+    while hi - lo > 1e-10 {
+        let mid = (lo + hi) / 2.0;
+        if cdf(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// ln Γ(x) for x > 0 (Lanczos approximation, g = 7, nine coefficients: about 15 digits).
+fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x) Γ(1 − x) = π / sin(πx).
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + G + 0.5;
+    let series = C[1..]
+        .iter()
+        .enumerate()
+        .fold(C[0], |s, (i, c)| s + c / (x + i as f64 + 1.0));
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + series.ln()
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
+/// Lentz), on the side of x where it converges fast.
+fn regularized_incomplete_beta(x: f64, a: f64, b: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(x, a, b) / a
+    } else {
+        1.0 - front * beta_fraction(1.0 - x, b, a) / b
+    }
+}
+
+fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - (a + b) * x / (a + 1.0);
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..=300 {
+        let m = m as f64;
+        for numerator in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + numerator * d;
+            if d.abs() < TINY {
+                d = TINY;
+            }
+            c = 1.0 + numerator / c;
+            if c.abs() < TINY {
+                c = TINY;
+            }
+            d = 1.0 / d;
+            h *= d * c;
+        }
+        if (d * c - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
 /// One protocol's results over a benchmark's items.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProtocolSummary {
@@ -128,12 +244,31 @@ pub fn mcnemar_exact(b: usize, c: usize) -> f64 {
     (2.0 * tail).min(1.0)
 }
 
-/// The trajectory cut after `round` (rounds 0..=round).
-fn through(t: &Trajectory, round: usize) -> Option<Trajectory> {
-    let rows: Vec<Vec<Cell>> = (0..t.agents())
-        .map(|a| (0..=round).map(|r| t.cell(a, r).clone()).collect())
+/// The plurality of `round` among the agents `rows` (every agent when `None`): the answer a
+/// debate stopped after that round gives, as the report's accuracy by round counts it
+/// (`majority-last` with its deterministic tie-break: agents without a response do not vote,
+/// an unreadable answer never wins, ties go to the answer given first in agent order).
+pub fn plurality(t: &Trajectory, rows: Option<&[usize]>, round: usize) -> Option<Answer> {
+    if round >= t.rounds() {
+        return None;
+    }
+    let all: Vec<usize>;
+    let rows = match rows {
+        Some(r) => r,
+        None => {
+            all = (0..t.agents()).collect();
+            &all
+        }
+    };
+    let cut: Vec<Vec<Cell>> = rows
+        .iter()
+        .filter(|&&a| a < t.agents())
+        .map(|&a| (0..=round).map(|r| t.cell(a, r).clone()).collect())
         .collect();
-    Trajectory::new(rows).ok()
+    let cut = Trajectory::new(cut).ok()?;
+    MajorityLast::new(TieBreak::Deterministic)
+        .decide(&cut)
+        .answer
 }
 
 /// Paired comparison of protocols `a` and `b` over the items both ran.
@@ -254,7 +389,6 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
 
 /// The per-round and per-rule parts of a protocol's summary.
 fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
-    let majority = MajorityLast::new(TieBreak::Deterministic);
     let (mut right, mut seen, mut entropy) =
         (Vec::<usize>::new(), Vec::<usize>::new(), Vec::<f64>::new());
     let (mut to_wrong, mut to_right) = (0, 0);
@@ -327,8 +461,8 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
                 Some(_) => absent[round] += 1,
                 None => {}
             }
-            let plurality = through(&t, round).and_then(|cut| majority.decide(&cut).answer);
-            right[round] += usize::from(is_gold(plurality.as_ref()));
+            let vote = plurality(&t, None, round);
+            right[round] += usize::from(is_gold(vote.as_ref()));
             if round > 0 {
                 adoption.add(adoption_all_to_all(&t, round));
                 for agent in 0..t.agents() {
@@ -436,5 +570,36 @@ mod tests {
             "{lo} {hi}"
         );
         assert_eq!(wilson(0, 0), (0.0, 1.0));
+    }
+
+    #[test]
+    fn student_t_quantiles_match_tables() {
+        // Reference: R's qt(0.975, df).
+        for (df, q) in [
+            (1.0, 12.706_204_74),
+            (2.0, 4.302_652_73),
+            (5.0, 2.570_581_84),
+            (10.0, 2.228_138_85),
+            (30.0, 2.042_272_46),
+            (199.0, 1.971_956_54),
+            (1000.0, 1.962_339_06),
+        ] {
+            let got = student_t_quantile(0.975, df);
+            assert!((got - q).abs() < 1e-6, "df {df}: {got} vs {q}");
+        }
+    }
+
+    #[test]
+    fn mean_t_intervals() {
+        assert_eq!(mean_t_interval(&[]), None);
+        assert_eq!(mean_t_interval(&[0.5]), Some((0.5, None)));
+        // Mean 2, s = 1, n = 3: 2 ± 4.3027 / √3.
+        let (mean, ci) = mean_t_interval(&[1.0, 2.0, 3.0]).unwrap();
+        let (lo, hi) = ci.unwrap();
+        let half = 4.302_652_73 / 3f64.sqrt();
+        assert!((mean - 2.0).abs() < 1e-12);
+        assert!((lo - (2.0 - half)).abs() < 1e-6 && (hi - (2.0 + half)).abs() < 1e-6);
+        // No spread: the interval is the mean.
+        assert_eq!(mean_t_interval(&[0.0; 4]), Some((0.0, Some((0.0, 0.0)))));
     }
 }

@@ -9,17 +9,46 @@ use moot_core::text::plural;
 use moot_eval::report::Report;
 use moot_store::{JobCounts, Store};
 
+/// How `moot bench` runs: only planned for workers, and whether a self-consistency arm at the
+/// costliest debate's budget follows the benchmark.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunMode {
+    pub detach: bool,
+    pub json: bool,
+    /// `--sc-at-budget`.
+    pub sc_at_budget: bool,
+}
+
 /// Runs (or resumes) the benchmark `request` describes with `config` (a file's, or a stored
 /// benchmark's, whose agents are already sized) and prints its report; with `detach`, only
-/// records its plan for `moot work`.
+/// records its plan for `moot work`; with `sc_at_budget`, then runs the self-consistency arm
+/// that pays for its costliest debate (see [`moot_app::benchmark::sc_arm`]) and prints the
+/// report of both.
 pub fn run(
     request: BenchRequest,
     config: Config,
-    detach: bool,
-    json: bool,
+    mode: RunMode,
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
+    let RunMode {
+        detach,
+        json,
+        sc_at_budget,
+    } = mode;
+    if sc_at_budget {
+        // Known before anything runs: these two never debate.
+        if request
+            .protocols
+            .iter()
+            .all(|p| matches!(p.as_str(), "cot" | "cot-sc"))
+        {
+            return moot_app::bad_input(
+                "--sc-at-budget matches self-consistency to a debate's budget: add a protocol that debates (som, free-mad-n, …)",
+            );
+        }
+    }
+    let arm_config = sc_at_budget.then(|| config.clone());
     let prepared = rt.block_on(Prepared::new(&request, config, None, &mut |m| {
         eprintln!("{m}")
     }))?;
@@ -50,12 +79,62 @@ pub fn run(
             prepared.protocols.join(", ")
         );
     }
+    let ran = run_prepared(&prepared, request.concurrency, json, store, rt)?;
+    let Some(config) = arm_config else {
+        return print_report(&ran.report, json, &ran.throughput);
+    };
+    let (arm_request, arm_config, need) =
+        moot_app::benchmark::sc_arm(&request, &config, name, &ran.results, &prepared.items)?;
+    if !json {
+        eprintln!(
+            "--sc-at-budget: {} costs {:.0} tokens per item and a sample about {:.0}; cot-sc with {} samples follows",
+            need.protocol,
+            need.budget,
+            need.per_sample,
+            need.samples
+        );
+    }
+    let arm = rt
+        .block_on(Prepared::new(&arm_request, arm_config, None, &mut |m| {
+            eprintln!("{m}")
+        }))
+        .with_context(|| {
+            format!(
+                "--sc-at-budget: the cot-sc arm needs {} samples (agents) to spend {}'s {:.0} tokens per item",
+                need.samples, need.protocol, need.budget
+            )
+        })?;
+    if !json {
+        eprintln!(
+            "benchmark {}: {} of {dataset} × cot-sc with {} samples",
+            arm.name,
+            plural(arm.items.len(), "item"),
+            need.samples
+        );
+    }
+    let arm_ran = run_prepared(&arm, request.concurrency, json, store, rt)?;
+    let report = rt.block_on(moot_app::bench_report::report(
+        store,
+        &[name.clone(), arm.name.clone()],
+        false,
+    ))?;
+    print_report(&report, json, &ran.throughput.and(&arm_ran.throughput))
+}
+
+/// Runs a prepared benchmark with a progress bar per protocol.
+fn run_prepared(
+    prepared: &Prepared,
+    concurrency: usize,
+    json: bool,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<moot_app::benchmark::Ran> {
     let mut progress = BenchProgress::new(&prepared.protocols, prepared.items.len(), json);
-    let ran = rt.block_on(prepared.run(store, request.concurrency, &mut |r, correct| {
+    let ran = rt.block_on(prepared.run(store, concurrency, &mut |r, correct| {
         progress.finished(&r.protocol, correct, r.result.usage().output_tokens);
     }))?;
     progress.clear();
-    print_report(&ran.report, json, &ran.throughput)
+    Ok(ran)
 }
 
 /// Works the planned benchmark `record` as one of any number of workers and prints the

@@ -450,6 +450,482 @@ fn benchmark_names_cannot_make_two_benchmarks_share_a_debate() {
     assert_eq!(shown["run"]["question"], "What is 2 * 7?");
 }
 
+/// One stored debate as `moot show` gives it: each agent's answer per round (`None`: no
+/// answer), each agent's tokens, the whole debate's, and the chosen decision's answer.
+struct Shown {
+    answers: Vec<Vec<Option<String>>>,
+    agent_tokens: Vec<u64>,
+    tokens: u64,
+    decided: Option<String>,
+}
+
+fn shown(env: &Env, run: &str) -> Shown {
+    let v = env.json(&["show", run, "--format", "json"]);
+    let calls = v["calls"].as_array().unwrap();
+    let agents = calls
+        .iter()
+        .map(|c| c["agent"].as_u64().unwrap() as usize + 1)
+        .max()
+        .unwrap();
+    let rounds = calls
+        .iter()
+        .map(|c| c["round"].as_u64().unwrap() as usize + 1)
+        .max()
+        .unwrap();
+    let mut answers = vec![vec![None; rounds]; agents];
+    let mut agent_tokens = vec![0; agents];
+    let mut tokens = 0;
+    for c in calls {
+        let (agent, round) = (
+            c["agent"].as_u64().unwrap() as usize,
+            c["round"].as_u64().unwrap() as usize,
+        );
+        let spent = c["input_tokens"].as_u64().unwrap() + c["output_tokens"].as_u64().unwrap();
+        agent_tokens[agent] += spent;
+        tokens += spent;
+        // Simulated agents answer every call, and these protocols skip none.
+        assert!(
+            c["response_text"].is_string() && c["skipped"] == false,
+            "{c}"
+        );
+        answers[agent][round] = c["answer"].as_str().map(str::to_string);
+    }
+    let rule = v["run"]["rule"].as_str().unwrap();
+    let decided = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == rule)
+        .and_then(|d| d["answer"].as_str().map(str::to_string));
+    Shown {
+        answers,
+        agent_tokens,
+        tokens,
+        decided,
+    }
+}
+
+/// The counts under `keys` of a JSON object.
+fn counts(object: &Value, keys: &[&str]) -> Vec<usize> {
+    keys.iter()
+        .map(|k| {
+            object[*k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{k} in {object}")) as usize
+        })
+        .collect()
+}
+
+/// The plurality of `answers` (`None` never wins; ties go to the answer given first).
+fn vote(answers: &[Option<String>]) -> Option<String> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for a in answers.iter().flatten() {
+        match counts.iter_mut().find(|(x, _)| x == a) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((a, 1)),
+        }
+    }
+    let best = counts.iter().map(|c| c.1).max()?;
+    counts.iter().find(|c| c.1 == best).map(|c| c.0.to_string())
+}
+
+/// Issue 35: the controls of `moot report` recomputed here from the stored debates themselves
+/// (`moot show`): the round-0 vote against the decision, the martingale check, the flips per
+/// agent and team, and self-consistency at the debates' budgets from a 3-sample and a
+/// 16-sample cot-sc arm.
+#[test]
+fn the_report_controls_match_the_stored_debates() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 12);
+    let bench = |name: &str, protocols: &str, agents: &str| {
+        env.json(&[
+            "bench",
+            "--dataset",
+            &data,
+            "--protocol",
+            protocols,
+            "--sim",
+            "--agents",
+            agents,
+            "--rounds",
+            "1",
+            "--run",
+            name,
+            "--json",
+        ])
+    };
+    let first = bench("ctl", "cot-sc,som,free-mad-n", "3");
+    bench("ctl-sc", "cot-sc", "16");
+    let report = env.json(&["report", "ctl", "ctl-sc", "--format", "json"]);
+    assert_eq!(report["items"], 12);
+    // A benchmark's own report carries the same controls as `moot report` reads back.
+    assert_eq!(
+        first["controls"],
+        env.json(&["report", "ctl", "--format", "json"])["controls"]
+    );
+    let controls = &report["controls"];
+    let gold = |i: usize| (i * 7).to_string();
+    let items = 1..=12usize;
+    let debates = |protocol: &str| -> Vec<(usize, Shown)> {
+        items
+            .clone()
+            .map(|i| (i, shown(&env, &format!("ctl/{protocol}/q{i}"))))
+            .collect()
+    };
+    let close = |a: &Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-9;
+    let by_protocol = |key: &str, protocol: &str| -> Value {
+        controls[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["protocol"] == protocol)
+            .unwrap_or_else(|| panic!("{protocol} missing from {key}: {controls}"))
+            .clone()
+    };
+    for label in ["cot-sc (ctl)", "cot-sc (ctl-sc)"] {
+        assert_eq!(
+            by_protocol("vote_vs_decision", label)["paired"],
+            Value::Null
+        );
+        assert_eq!(
+            by_protocol("martingale", label)["rounds"],
+            serde_json::json!([])
+        );
+    }
+    for protocol in ["som", "free-mad-n"] {
+        let stored = debates(protocol);
+        // The round-0 vote against the decision.
+        let (mut only_vote, mut only_decision, mut both) = (0, 0, 0);
+        for (i, d) in &stored {
+            let round0: Vec<Option<String>> = d.answers.iter().map(|a| a[0].clone()).collect();
+            let v = vote(&round0) == Some(gold(*i));
+            let c = d.decided == Some(gold(*i));
+            only_vote += usize::from(v && !c);
+            only_decision += usize::from(c && !v);
+            both += usize::from(v && c);
+        }
+        let paired = &by_protocol("vote_vs_decision", protocol)["paired"];
+        assert_eq!(
+            (
+                &paired["items"],
+                &paired["only_vote"],
+                &paired["only_decision"],
+                &paired["both_correct"]
+            ),
+            (
+                &12.into(),
+                &only_vote.into(),
+                &only_decision.into(),
+                &both.into()
+            ),
+            "{protocol}"
+        );
+        assert!(close(
+            &paired["p_value"],
+            moot_eval::summary::mcnemar_exact(only_vote, only_decision)
+        ));
+        // The martingale check: every simulated agent answers every round.
+        let rounds = by_protocol("martingale", protocol)["rounds"].clone();
+        assert_eq!(rounds.as_array().unwrap().len(), 1, "{protocol}: round 1");
+        let changes: Vec<f64> = stored
+            .iter()
+            .map(|(i, d)| {
+                let share = |r: usize| {
+                    d.answers.iter().filter(|a| a[r] == Some(gold(*i))).count() as f64 / 3.0
+                };
+                share(1) - share(0)
+            })
+            .collect();
+        let mean = changes.iter().sum::<f64>() / 12.0;
+        let sd = (changes.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / 11.0).sqrt();
+        // t(0.975, 11), from R's qt.
+        let half = 2.200_985_16 * sd / 12f64.sqrt();
+        let r = &rounds[0];
+        assert_eq!(
+            (&r["round"], &r["items"], &r["left_out"]),
+            (&1.into(), &12.into(), &0.into())
+        );
+        assert!(close(&r["mean"], mean), "{protocol} {r} {mean}");
+        assert!(
+            (r["ci95"][0].as_f64().unwrap() - (mean - half)).abs() < 1e-6,
+            "{r}"
+        );
+        assert!(
+            (r["ci95"][1].as_f64().unwrap() - (mean + half)).abs() < 1e-6,
+            "{r}"
+        );
+        // Flips per agent (each agent's id and model), and the team's: one mix of three.
+        let flips = by_protocol("flips", protocol);
+        let mut team = [0usize; 4];
+        for agent in 0..3 {
+            let (mut to_wrong, mut to_right, mut last_wrong, mut last_right) = (0, 0, 0, 0);
+            for (i, d) in &stored {
+                let right: Vec<bool> = d.answers[agent]
+                    .iter()
+                    .map(|a| *a == Some(gold(*i)))
+                    .collect();
+                for r in 1..right.len() {
+                    to_wrong += usize::from(right[r - 1] && !right[r]);
+                    to_right += usize::from(!right[r - 1] && right[r]);
+                }
+                last_wrong += usize::from(right[0] && !right[1]);
+                last_right += usize::from(!right[0] && right[1]);
+            }
+            let row = &flips["by_agent"][agent];
+            assert_eq!(row["agent"], format!("sim-{}", agent + 1));
+            assert!(
+                row["model"].as_str().unwrap().starts_with("sim:p=0.6,"),
+                "{row}"
+            );
+            assert_eq!(row["debates"], 12);
+            let f = &row["flips"];
+            assert_eq!(
+                counts(
+                    f,
+                    &[
+                        "transitions",
+                        "right_to_wrong",
+                        "wrong_to_right",
+                        "first_to_last",
+                        "first_to_last_right_to_wrong",
+                        "first_to_last_wrong_to_right"
+                    ]
+                ),
+                [12, to_wrong, to_right, 12, last_wrong, last_right],
+                "{protocol} agent {agent}"
+            );
+            for (sum, n) in team
+                .iter_mut()
+                .zip([to_wrong, to_right, last_wrong, last_right])
+            {
+                *sum += n;
+            }
+        }
+        let mixes = flips["by_mix"].as_array().unwrap();
+        assert_eq!(mixes.len(), 1, "{mixes:?}");
+        let model = flips["by_agent"][0]["model"].as_str().unwrap();
+        assert_eq!(mixes[0]["mix"], format!("{model}×3"));
+        assert_eq!(mixes[0]["decision_correct"], both + only_decision);
+        let f = &mixes[0]["flips"];
+        assert_eq!(
+            counts(
+                f,
+                &[
+                    "right_to_wrong",
+                    "wrong_to_right",
+                    "first_to_last_right_to_wrong",
+                    "first_to_last_wrong_to_right"
+                ]
+            ),
+            team
+        );
+        // Self-consistency at this debate's budget, from each cot-sc arm's stored samples.
+        let budget = stored.iter().map(|(_, d)| d.tokens).sum::<u64>() as f64 / 12.0;
+        for (arm, bench_name) in [("cot-sc (ctl)", "ctl"), ("cot-sc (ctl-sc)", "ctl-sc")] {
+            let samples: Vec<(usize, Shown)> = items
+                .clone()
+                .map(|i| (i, shown(&env, &format!("{bench_name}/cot-sc/q{i}"))))
+                .collect();
+            let stored = samples[0].1.agent_tokens.len();
+            let cost = |k: usize| {
+                samples
+                    .iter()
+                    .map(|(_, s)| s.agent_tokens[..k].iter().sum::<u64>())
+                    .sum::<u64>() as f64
+                    / 12.0
+            };
+            let k = (1..=stored)
+                .take_while(|&k| cost(k) <= budget + 0.5)
+                .last()
+                .unwrap_or(0);
+            let row = controls["self_consistency"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["protocol"] == protocol && r["self_consistency"] == arm)
+                .unwrap_or_else(|| panic!("{protocol} × {arm}: {controls}"))
+                .clone();
+            assert!(close(&row["budget"], budget), "{row} {budget}");
+            assert_eq!(
+                (&row["samples"], &row["samples_stored"]),
+                (&k.into(), &stored.into()),
+                "{row}"
+            );
+            assert!(close(&row["tokens"], cost(k)), "{row}");
+            let affordable = ((budget + 0.5) / (cost(stored) / stored as f64)).floor() as usize;
+            assert_eq!(row["short"], k == stored && affordable > stored, "{row}");
+            let sc_correct = samples
+                .iter()
+                .filter(|(i, s)| {
+                    let first_k: Vec<Option<String>> =
+                        s.answers[..k].iter().map(|a| a[0].clone()).collect();
+                    vote(&first_k) == Some(gold(*i))
+                })
+                .count();
+            assert_eq!(row["paired"]["sc_correct"], sc_correct, "{row}");
+            assert_eq!(
+                row["paired"]["protocol_correct"],
+                both + only_decision,
+                "{row}"
+            );
+        }
+    }
+    // Three samples cost less than either debate; sixteen cost more than som, so that arm is cut there.
+    let rows = controls["self_consistency"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .any(|r| r["self_consistency"] == "cot-sc (ctl)" && r["short"] == true),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r["self_consistency"] == "cot-sc (ctl-sc)"
+                && r["short"] == false
+                && r["samples"].as_u64().unwrap() < 16),
+        "{rows:?}"
+    );
+    // The Markdown report has every control.
+    let md = env.stdout(&["report", "ctl", "ctl-sc"]);
+    for needle in [
+        "Did the debate beat its own vote?",
+        "| cot-sc (ctl) | not applicable: no debate round",
+        "Martingale check",
+        "Flips by agent",
+        "Flips by team mix",
+        "Self-consistency at each debate's token budget",
+        "short: the budget pays for",
+    ] {
+        assert!(md.contains(needle), "{needle:?} missing from\n{md}");
+    }
+}
+
+/// Issue 35: `moot bench --sc-at-budget` adds a cot-sc arm with enough samples for the costliest
+/// debate — ⌈1.1 × its tokens per item / a sample's⌉, a sample's cost read from the benchmark's
+/// own cot-sc samples — as a benchmark of its own, reported with the first; run again, it reads
+/// both back.
+#[test]
+fn sc_at_budget_runs_a_cot_sc_arm_that_pays_for_the_costliest_debate() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 10);
+    // More than 16 samples need a token budget that pays for them.
+    let config = env.write("budget.toml", "[budget]\nmax_total_tokens = 1000000\n");
+    let config = config.to_str().unwrap();
+    let args = [
+        "bench",
+        "--config",
+        config,
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot-sc,som",
+        "--sim",
+        "--agents",
+        "3",
+        "--rounds",
+        "2",
+        "--run",
+        "sb",
+        "--sc-at-budget",
+        "--json",
+    ];
+    let both = env.json(&args);
+    let alone = env.json(&["report", "sb", "--format", "json"]);
+    let tokens =
+        |p: &Value| p["input_tokens"].as_f64().unwrap() + p["output_tokens"].as_f64().unwrap();
+    let (sc, som) = (&alone["protocols"][0], &alone["protocols"][1]);
+    assert_eq!(
+        (&sc["protocol"], &som["protocol"]),
+        (&"cot-sc".into(), &"som".into())
+    );
+    let budget = tokens(som) / 10.0;
+    let per_sample = tokens(sc) / 30.0;
+    let k = (1.1 * budget / per_sample).ceil() as usize;
+    assert!(
+        k > 3,
+        "the debate costs more than the three stored samples: {k}"
+    );
+    let arm = format!("sb-sc{k}");
+    let names: Vec<&str> = both["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["sb", arm.as_str()]);
+    let label = format!("cot-sc ({arm})");
+    let row = both["controls"]["self_consistency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == "som" && r["self_consistency"] == label.as_str())
+        .unwrap_or_else(|| panic!("{}", both["controls"]))
+        .clone();
+    assert_eq!(row["samples_stored"], k, "{row}");
+    assert_eq!(row["short"], false, "{row}");
+    assert!(
+        (row["budget"].as_f64().unwrap() - budget).abs() < 1e-9,
+        "{row}"
+    );
+    assert!(row["tokens"].as_f64().unwrap() <= budget + 0.5, "{row}");
+    // The benchmark's own three samples are short of som's budget, and say so.
+    let own = both["controls"]["self_consistency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == "som" && r["self_consistency"] == "cot-sc (sb)")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (&own["samples"], &own["short"]),
+        (&3.into(), &true.into()),
+        "{own}"
+    );
+    // `moot report` of both is the same report; running again reads everything back.
+    assert_eq!(env.json(&["report", "sb", &arm, "--format", "json"]), both);
+    let again = env.raw_json(&args);
+    assert_eq!(
+        (
+            &again["throughput"]["debates"],
+            &again["throughput"]["reused_debates"]
+        ),
+        (&0.into(), &30.into())
+    );
+    let mut again = again;
+    again.as_object_mut().unwrap().remove("throughput");
+    assert_eq!(again, both);
+    // Without a debate there is no budget to match; without a token budget, 16 agents at most.
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot,cot-sc",
+        "--sim",
+        "--sc-at-budget",
+    ]);
+    assert!(
+        err.contains("--sc-at-budget") && err.contains("debate"),
+        "{err}"
+    );
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "free-mad-n",
+        "--sim",
+        "--rounds",
+        "3",
+        "--run",
+        "big",
+        "--sc-at-budget",
+    ]);
+    assert!(
+        err.contains("--sc-at-budget: the cot-sc arm needs") && err.contains("max_total_tokens"),
+        "{err}"
+    );
+}
+
 /// One team with a decider for each role benchmarks every protocol that has one: each protocol
 /// runs the debaters and its own decider, `cot-sc` the debaters alone, and the report decides
 /// them by `verdict` and every other rule.

@@ -439,6 +439,35 @@ async fn benchmarks_show_progress_their_report_and_each_debate() {
         "items link to their debates"
     );
     assert!(page.contains('✓') || page.contains('✗'));
+    // The controls of issue 35, with the numbers `moot report` gives for the same debates.
+    let report = env.json(&["report", "arith", "--format", "json"]);
+    let vote = &report["controls"]["vote_vs_decision"][0];
+    assert_eq!(vote["protocol"], "som");
+    let share = |key: &str| {
+        let k = vote["paired"][key].as_u64().unwrap();
+        format!("{k}/4 = {:.3}", k as f64 / 4.0)
+    };
+    let martingale = &report["controls"]["martingale"][0]["rounds"][0];
+    for needle in [
+        "Did the debate beat its own vote?".to_string(),
+        format!(
+            "<td>som</td><td>4</td><td>{}</td><td>{}</td>",
+            share("vote_correct"),
+            share("decision_correct")
+        ),
+        "<td>cot</td><td>not applicable: no debate round".into(),
+        "Martingale check".into(),
+        format!(
+            "<td>som</td><td>1</td><td>4</td><td>{:+.4}</td>",
+            martingale["mean"].as_f64().unwrap()
+        ),
+        "Flips by agent".into(),
+        "<td>som</td><td>sim-1</td>".into(),
+        "Flips by team mix".into(),
+        "no cot-sc arm".into(),
+    ] {
+        assert!(page.contains(&needle), "{needle:?} missing from {page}");
+    }
     let plot = c
         .get(format!(
             "{}/benches/arith/plots/accuracy-vs-tokens.svg",

@@ -53,6 +53,14 @@ pub struct Args {
     /// machines sharing the store to work; prints the plan and exits.
     #[arg(long, requires = "name")]
     detach: bool,
+    /// Then run a self-consistency arm that spends what the costliest debate protocol spent:
+    /// cot-sc with as many samples as its mean tokens per item pay for (a sample's cost taken
+    /// from the benchmark's cot-sc samples, else its debaters' round-0 answers, plus a tenth),
+    /// as the benchmark NAME-scK on the same items and seed, and report both together (`moot
+    /// report NAME NAME-scK` again). Its samples are that many agents cycling the team, each
+    /// with its own seed; the team-size limits apply to them.
+    #[arg(long, conflicts_with = "detach")]
+    sc_at_budget: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -87,6 +95,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         no_cache: args.no_cache.no_cache,
         resumed: false,
     };
-    let json = args.output.json;
-    crate::bench_progress::run(request, config, args.detach, json, store, rt)
+    let mode = crate::bench_progress::RunMode {
+        detach: args.detach,
+        json: args.output.json,
+        sc_at_budget: args.sc_at_budget,
+    };
+    crate::bench_progress::run(request, config, mode, store, rt)
 }

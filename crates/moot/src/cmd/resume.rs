@@ -64,7 +64,16 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             if !json {
                 eprintln!("resuming benchmark {}", bench.name);
             }
-            crate::bench_progress::run(request, config, false, json, store, rt)
+            crate::bench_progress::run(
+                request,
+                config,
+                crate::bench_progress::RunMode {
+                    json,
+                    ..Default::default()
+                },
+                store,
+                rt,
+            )
         }
     }
 }
