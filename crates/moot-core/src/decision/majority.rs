@@ -37,10 +37,20 @@ pub(super) fn votes(
     round: usize,
     action: Action,
 ) -> (Tally, Vec<ScoreEvent>) {
+    votes_of(trajectory, round, action, |_| true)
+}
+
+/// One vote per responding agent in `round` that `voter` admits, recorded as `action`.
+pub(super) fn votes_of(
+    trajectory: &Trajectory,
+    round: usize,
+    action: Action,
+    voter: impl Fn(usize) -> bool,
+) -> (Tally, Vec<ScoreEvent>) {
     let mut tally = Tally::default();
     let mut events = Vec::new();
     for (agent, cell) in trajectory.round(round).enumerate() {
-        if !cell.responded() {
+        if !cell.responded() || !voter(agent) {
             continue;
         }
         let key = cell.answer();

@@ -5,9 +5,8 @@
 //! or the run has no decider at all), the debaters' last-round plurality decides, as
 //! `majority-last` over the debaters alone.
 
-use super::rule::{
-    key_text, Action, Decision, DecisionRule, Evidence, ScoreEvent, Tally, TieBreak,
-};
+use super::majority::votes_of;
+use super::rule::{Action, Decision, DecisionRule, Evidence, TieBreak};
 use crate::trajectory::Trajectory;
 
 pub(super) const NAME: &str = "verdict";
@@ -20,37 +19,6 @@ pub struct Verdict {
 impl Verdict {
     pub fn new(tie_break: TieBreak) -> Verdict {
         Verdict { tie_break }
-    }
-
-    /// One vote per agent of `voters` that answered in the latest round any of them answered.
-    fn votes(
-        trajectory: &Trajectory,
-        voters: &[usize],
-        action: Action,
-    ) -> Option<(Tally, Vec<ScoreEvent>)> {
-        let round = (0..trajectory.rounds()).rev().find(|&r| {
-            voters
-                .iter()
-                .any(|&a| trajectory.cell(a, r).answer().is_some())
-        })?;
-        let mut tally = Tally::default();
-        let mut events = Vec::new();
-        for &agent in voters {
-            let cell = trajectory.cell(agent, round);
-            if !cell.responded() {
-                continue;
-            }
-            let key = cell.answer();
-            tally.add(key, 1.0);
-            events.push(ScoreEvent {
-                round,
-                agent: Some(agent),
-                action,
-                answer: key_text(key),
-                delta: 1.0,
-            });
-        }
-        Some((tally, events))
     }
 }
 
@@ -71,27 +39,20 @@ impl DecisionRule for Verdict {
             .copied()
             .filter(|&a| a < n)
             .collect();
-        if let Some((tally, events)) = Self::votes(trajectory, &deciders, Action::Verdict) {
-            return tally.decide(NAME, self.tie_break, events);
-        }
-        let debaters: Vec<usize> = (0..n).filter(|a| !deciders.contains(a)).collect();
-        let round = trajectory.last_round();
-        let mut tally = Tally::default();
-        let mut events = Vec::new();
-        for &agent in &debaters {
-            let cell = trajectory.cell(agent, round);
-            if !cell.responded() {
-                continue;
-            }
-            tally.add(cell.answer(), 1.0);
-            events.push(ScoreEvent {
-                round,
-                agent: Some(agent),
-                action: Action::Vote,
-                answer: key_text(cell.answer()),
-                delta: 1.0,
-            });
-        }
+        // The latest round in which a decider gave an answer: its deciders vote.
+        let decided = (0..trajectory.rounds()).rev().find(|&r| {
+            deciders
+                .iter()
+                .any(|&a| trajectory.cell(a, r).answer().is_some())
+        });
+        let (tally, events) = match decided {
+            Some(round) => votes_of(trajectory, round, Action::Verdict, |a| {
+                deciders.contains(&a)
+            }),
+            None => votes_of(trajectory, trajectory.last_round(), Action::Vote, |a| {
+                !deciders.contains(&a)
+            }),
+        };
         tally.decide(NAME, self.tie_break, events)
     }
 }

@@ -25,7 +25,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::judged::{decider_call, distinct, round_blocks, Finale};
+use super::judged::{decider_call, round_blocks, Finale, Shown};
 use super::notes::CallNotes;
 use super::opening::{initial_call, system_message};
 use super::plan::{PlannedCall, Protocol, Step};
@@ -276,43 +276,20 @@ impl Finale for Assigned {
                 }
             })
             .collect();
-        let mut parts = Vec::new();
-        let mut shown = Vec::new();
-        for r in 1..=round {
-            let (blocks, who) = round_blocks(t, debaters, r);
-            if blocks.is_empty() {
-                continue;
-            }
-            parts.push(format!("Round {r}:\n\n{}", blocks.join("\n\n")));
-            shown.extend(who);
-        }
-        if parts.is_empty() {
-            return Err("no debater argued, so there is nothing to judge".into());
-        }
+        let shown = Shown::rounds(t, debaters, 1..=round)
+            .ok_or("no debater argued, so there is nothing to judge")?;
         let positions_text = if self.consultancy {
             described.join(" ")
         } else {
             format!("{}.", described.join("; "))
         };
-        let prompt = prompts::render(
-            prompts::JUDGE_ASSIGNED,
-            &[
-                ("positions", &positions_text),
-                ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
-                ("format", prompts::format_instruction(spec.kind)),
-                ("debate", &parts.join("\n\n")),
-            ],
-        );
-        let ncomm = shown.len();
         Ok(decider_call(
             spec,
             round,
             agent,
             ("judge-assigned", prompts::JUDGE_ASSIGNED),
-            prompt,
-            distinct(&shown),
-            ncomm,
+            &[("positions", &positions_text), ("debate", &shown.text)],
+            &shown,
         ))
     }
 }

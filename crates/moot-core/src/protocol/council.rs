@@ -13,7 +13,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::judged::{decider_call, Finale};
+use super::judged::{decider_call, Finale, Shown};
 use super::notes::CallNotes;
 use super::opening::{initial_call, system_message};
 use super::plan::{PlannedCall, Protocol, ProtocolError, Step};
@@ -236,25 +236,24 @@ impl Finale for Council {
             .map(|&i| format!("{} ({} points)", prompts::response_label(i), points[i]))
             .collect::<Vec<_>>()
             .join(" > ");
-        let prompt = prompts::render(
-            prompts::CHAIR,
-            &[
-                ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
-                ("format", prompts::format_instruction(spec.kind)),
-                ("combined", &combined_text),
-                ("peers", &Self::blocks(t, &order)),
-                ("rankings", &lines.join("\n")),
-            ],
-        );
+        let shown = Shown {
+            text: Self::blocks(t, &order),
+            peers: order.clone(),
+            responses: order.len(),
+        };
+        // The rankings are read from the members' replies: untrusted, so rendered last.
+        let rankings = lines.join("\n");
         let mut call = decider_call(
             spec,
             round,
             agent,
             ("chair", prompts::CHAIR),
-            prompt,
-            order.clone(),
-            order.len(),
+            &[
+                ("combined", &combined_text),
+                ("peers", &shown.text),
+                ("rankings", &rankings),
+            ],
+            &shown,
         );
         call.notes.anonymised = order;
         Ok(call)

@@ -206,16 +206,64 @@ pub(crate) fn round_blocks(
         .unzip()
 }
 
-/// A deciding agent's call: its system message and one prompt.
+/// What a decider's prompt shows of the debate: the text, the debaters shown (each once, in
+/// first-shown order) and how many responses (each a context transfer).
+pub(crate) struct Shown {
+    pub text: String,
+    pub peers: Vec<usize>,
+    pub responses: usize,
+}
+
+impl Shown {
+    /// The debaters' responses of `rounds`, round by round under a `Round r:` heading, or
+    /// `None` when nobody responded in any of them.
+    pub fn rounds(
+        t: &Transcript,
+        debaters: usize,
+        rounds: std::ops::RangeInclusive<usize>,
+    ) -> Option<Shown> {
+        let mut parts = Vec::new();
+        let mut peers: Vec<usize> = Vec::new();
+        let mut responses = 0;
+        for r in rounds {
+            let (blocks, who) = round_blocks(t, debaters, r);
+            if blocks.is_empty() {
+                continue;
+            }
+            responses += blocks.len();
+            parts.push(format!("Round {r}:\n\n{}", blocks.join("\n\n")));
+            for a in who {
+                if !peers.contains(&a) {
+                    peers.push(a);
+                }
+            }
+        }
+        (!parts.is_empty()).then(|| Shown {
+            text: parts.join("\n\n"),
+            peers,
+            responses,
+        })
+    }
+}
+
+/// A deciding agent's call: its system message and one prompt, `template` rendered with the
+/// question, its options, the answer format and `vars` (the debate's text last, since it is
+/// the untrusted part).
 pub(crate) fn decider_call(
     spec: &DebateSpec,
     round: usize,
     agent: usize,
     template: (&'static str, &'static str),
-    prompt: String,
-    peers: Vec<usize>,
-    ncomm: usize,
+    vars: &[(&str, &str)],
+    shown: &Shown,
 ) -> PlannedCall {
+    let options = prompts::options_block(&spec.options);
+    let mut all: Vec<(&str, &str)> = vec![
+        ("question", &spec.question),
+        ("options", &options),
+        ("format", prompts::format_instruction(spec.kind)),
+    ];
+    all.extend_from_slice(vars);
     PlannedCall {
         round,
         agent,
@@ -223,27 +271,16 @@ pub(crate) fn decider_call(
         mode: CallMode::Generate,
         messages: vec![
             system_message(spec, &Faults::default(), agent),
-            ChatMessage::user(prompt),
+            ChatMessage::user(prompts::render(template.1, &all)),
         ],
-        peers,
+        peers: shown.peers.clone(),
         template: template.0,
         template_hash: prompts::template_hash(template.1),
         notes: super::notes::CallNotes {
-            ncomm,
+            ncomm: shown.responses,
             ..Default::default()
         },
     }
-}
-
-/// Distinct agents of `shown`, in first-seen order.
-pub(crate) fn distinct(shown: &[usize]) -> Vec<usize> {
-    let mut out: Vec<usize> = Vec::new();
-    for &a in shown {
-        if !out.contains(&a) {
-            out.push(a);
-        }
-    }
-    out
 }
 
 /// `judge`'s judge (Liang et al.): the whole debate, round by round.
@@ -258,37 +295,15 @@ impl Finale for TranscriptJudge {
         round: usize,
         agent: usize,
     ) -> Result<PlannedCall, String> {
-        let mut parts = Vec::new();
-        let mut shown = Vec::new();
-        for r in 0..=round {
-            let (blocks, who) = round_blocks(t, debaters, r);
-            if blocks.is_empty() {
-                continue;
-            }
-            parts.push(format!("Round {r}:\n\n{}", blocks.join("\n\n")));
-            shown.extend(who);
-        }
-        if parts.is_empty() {
-            return Err("no debater responded, so there is nothing to judge".into());
-        }
-        let prompt = prompts::render(
-            prompts::JUDGE_VERDICT,
-            &[
-                ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
-                ("format", prompts::format_instruction(spec.kind)),
-                ("debate", &parts.join("\n\n")),
-            ],
-        );
-        let ncomm = shown.len();
+        let shown = Shown::rounds(t, debaters, 0..=round)
+            .ok_or("no debater responded, so there is nothing to judge")?;
         Ok(decider_call(
             spec,
             round,
             agent,
             ("judge-verdict", prompts::JUDGE_VERDICT),
-            prompt,
-            distinct(&shown),
-            ncomm,
+            &[("debate", &shown.text)],
+            &shown,
         ))
     }
 }
@@ -305,30 +320,24 @@ impl Finale for Aggregator {
         round: usize,
         agent: usize,
     ) -> Result<PlannedCall, String> {
-        let (blocks, shown) = round_blocks(t, debaters, round);
+        let (blocks, peers) = round_blocks(t, debaters, round);
         if blocks.is_empty() {
             return Err(
                 "no proposer of the last layer responded, so there is nothing to aggregate".into(),
             );
         }
-        let prompt = prompts::render(
-            prompts::AGGREGATE,
-            &[
-                ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
-                ("format", prompts::format_instruction(spec.kind)),
-                ("peers", &blocks.join("\n\n")),
-            ],
-        );
-        let ncomm = shown.len();
+        let shown = Shown {
+            text: blocks.join("\n\n"),
+            responses: peers.len(),
+            peers,
+        };
         Ok(decider_call(
             spec,
             round,
             agent,
             ("aggregate", prompts::AGGREGATE),
-            prompt,
-            shown,
-            ncomm,
+            &[("peers", &shown.text)],
+            &shown,
         ))
     }
 }
