@@ -200,11 +200,8 @@ pub fn check_fork(
         round,
         reason,
     };
-    if round > rounds {
-        return Err(refused(format!(
-            "the debate's rounds are 0 to {rounds} (round 0 is the independent answers)"
-        )));
-    }
+    // The protocol's own reason first: it says more than the range (SVR-MAD's steps lie past
+    // its one grid round).
     let entry = PROTOCOLS
         .iter()
         .find(|p| p.name == protocol.name())
@@ -213,6 +210,11 @@ pub fn check_fork(
         .forks
         .allows(kind, round)
         .map_err(|why| refused(why.to_string()))?;
+    if round > rounds {
+        return Err(refused(format!(
+            "the debate's rounds are 0 to {rounds} (round 0 is the independent answers)"
+        )));
+    }
     if kind == InterventionKind::Say {
         if let Some(why) = protocol.needs_logprobs() {
             return Err(refused(format!(
