@@ -321,6 +321,7 @@ impl Runner for DebateService {
                         spec,
                         agents: built,
                         restore: None,
+                        fork: None,
                         redactor,
                     };
                     // Told once the run is recorded; until then a failure is the request's.
