@@ -191,6 +191,29 @@ pub async fn prepare<'a>(
     })
 }
 
+/// Why a fork of `parent` with an intervention of `kind` at `round` is refused by its protocol
+/// (see `moot_core::protocol::check_fork`), if it is; checked before anything is built, as
+/// `moot bench --fork-of` does for each protocol of a benchmark.
+pub fn refusal(
+    parent: &RunRecord,
+    round: usize,
+    kind: moot_core::fork::InterventionKind,
+) -> Result<Option<String>> {
+    let spec: DebateSpec = serde_json::from_value(parent.spec.clone())
+        .with_context(|| format!("run {}: the stored debate spec is unreadable", parent.id))?;
+    let Some(protocol) = Config::protocol_of_run(&parent.config, &parent.protocol) else {
+        return Ok(Some(format!(
+            "protocol {} no longer builds from run {}'s configuration",
+            parent.protocol, parent.id
+        )));
+    };
+    Ok(
+        moot_core::protocol::check_fork(&*protocol, kind, round, spec.rounds)
+            .err()
+            .map(|e| e.to_string()),
+    )
+}
+
 /// The run `id`, which must be finished: a fork starts from a whole debate.
 async fn finished_parent(store: &dyn Store, id: &str) -> Result<RunRecord> {
     let run = match store.run(id).await {

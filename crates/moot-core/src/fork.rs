@@ -17,6 +17,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::answer::{Answer, AnswerKind, ExtractContext};
+
 /// The longest text `--say` may put in an agent's place: far more than any response a debate
 /// reads, and short enough that a mistaken file given as the text is refused before anything
 /// runs.
@@ -131,9 +133,124 @@ impl Forks {
     }
 }
 
+/// The wrong answer a wrong-answer fork (`moot bench --fork-of … --say-wrong`) puts in an
+/// agent's place on an item whose gold answer is `gold`, with `options` (choice items) and the
+/// debate's round-0 answers `round0`:
+/// - `choice`: the option after the gold one, cyclically (B for A, A for the last option), over
+///   the item's options, or A–D when it lists none;
+/// - `yes-no`: the opposite;
+/// - `numeric`: the most common wrong round-0 answer (the first given, in agent order, among
+///   equally common ones), else the gold answer plus one;
+/// - `math` and `text`: the most common wrong round-0 answer, else none;
+/// - `code`: none (a program is no value to put in a mouth).
+///
+/// `None`: the item has no defined wrong answer, and is left out of the fork.
+pub fn wrong_answer(
+    kind: AnswerKind,
+    gold: &Answer,
+    options: &[String],
+    round0: &[Answer],
+) -> Option<Answer> {
+    let ctx = ExtractContext { options };
+    let parse = |s: &str| Answer::parse(kind, s, &ctx);
+    match kind {
+        AnswerKind::Choice => {
+            let letters = if options.len() >= 2 { options.len() } else { 4 };
+            let at = gold
+                .canonical()
+                .chars()
+                .next()
+                .filter(char::is_ascii_uppercase)
+                .map(|c| (c as u8 - b'A') as usize)?;
+            let next = (b'A' + ((at + 1) % letters) as u8) as char;
+            parse(&next.to_string())
+        }
+        AnswerKind::YesNo => match gold.canonical() {
+            "yes" => parse("no"),
+            "no" => parse("yes"),
+            _ => None,
+        },
+        AnswerKind::Numeric => most_common_wrong(gold, round0).or_else(|| {
+            let x: f64 = gold.canonical().parse().ok()?;
+            let plus_one = x + 1.0;
+            if plus_one.fract() == 0.0 && plus_one.abs() < 1e15 {
+                parse(&format!("{}", plus_one as i64))
+            } else {
+                parse(&plus_one.to_string())
+            }
+        }),
+        AnswerKind::Math | AnswerKind::Text => most_common_wrong(gold, round0),
+        AnswerKind::Code => None,
+    }
+}
+
+/// The most common of `answers` not equivalent to `gold`; among equally common ones, the first
+/// given.
+fn most_common_wrong(gold: &Answer, answers: &[Answer]) -> Option<Answer> {
+    let mut counts: Vec<(&Answer, usize)> = Vec::new();
+    for a in answers.iter().filter(|a| !a.equivalent(gold)) {
+        match counts.iter_mut().find(|(seen, _)| seen.equivalent(a)) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((a, 1)),
+        }
+    }
+    // `max_by_key` keeps the last of equal maxima; the first given wins here.
+    let best = counts.iter().map(|(_, n)| *n).max()?;
+    counts
+        .into_iter()
+        .find(|(_, n)| *n == best)
+        .map(|(a, _)| a.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn answer(kind: AnswerKind, s: &str) -> Answer {
+        Answer::parse(kind, s, &ExtractContext::default()).unwrap()
+    }
+
+    #[test]
+    fn each_kind_has_its_defined_wrong_answer() {
+        use AnswerKind::*;
+        let wrong = |kind, gold: &str, options: &[&str], round0: &[&str]| {
+            let options: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+            let round0: Vec<Answer> = round0.iter().map(|a| answer(kind, a)).collect();
+            wrong_answer(kind, &answer(kind, gold), &options, &round0)
+                .map(|a| a.canonical().to_string())
+        };
+        // Choice: the next option, cyclically; A–D without options.
+        assert_eq!(wrong(Choice, "B", &["1", "2", "3"], &[]), Some("C".into()));
+        assert_eq!(
+            wrong(Choice, "C", &["1", "2", "3"], &["A"]),
+            Some("A".into())
+        );
+        assert_eq!(wrong(Choice, "D", &[], &[]), Some("A".into()));
+        // Yes/no: the opposite.
+        assert_eq!(wrong(YesNo, "yes", &[], &[]), Some("no".into()));
+        assert_eq!(wrong(YesNo, "false", &[], &[]), Some("yes".into()));
+        // Numeric: the most common wrong round-0 answer, the first of equals; else gold + 1.
+        assert_eq!(
+            wrong(Numeric, "408", &[], &["408", "418", "398", "398", "418"]),
+            Some("418".into())
+        );
+        assert_eq!(
+            wrong(Numeric, "408", &[], &["408", "408.0"]),
+            Some("409".into())
+        );
+        assert_eq!(wrong(Numeric, "0.5", &[], &[]), Some("1.5".into()));
+        // Math and text: a wrong round-0 answer or none; code: none.
+        assert_eq!(
+            wrong(Text, "paris", &[], &["Paris", "Lyon"]),
+            Some("lyon".into())
+        );
+        assert_eq!(wrong(Text, "paris", &[], &["paris"]), None);
+        assert_eq!(wrong(Math, "\\frac{1}{2}", &[], &[]), None);
+        assert_eq!(
+            wrong_answer(Code, &answer(Code, "def f():\n    return 1"), &[], &[]),
+            None
+        );
+    }
 
     #[test]
     fn each_declaration_refuses_what_it_says_with_its_reason() {

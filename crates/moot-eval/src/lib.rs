@@ -89,6 +89,7 @@ pub mod bench;
 mod builtin;
 mod data_dir;
 mod error;
+pub mod fork_pairs;
 mod generic;
 mod gold;
 mod humaneval;

@@ -87,6 +87,9 @@ pub struct Report {
     pub timing: Vec<Timing>,
     /// Items graded by running their tests (code items): their accuracy is pass@1.
     pub graded_by_tests: usize,
+    /// For a forked benchmark (`moot bench --fork-of`), its debates paired with the parent's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork: Option<crate::fork_pairs::ForkComparison>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -237,6 +240,7 @@ impl Report {
                 .filter(|i| ids.binary_search(&i.id.as_str()).is_ok())
                 .filter(|i| i.kind == moot_core::AnswerKind::Code && i.tests.is_some())
                 .count(),
+            fork: None,
         }
     }
 
@@ -414,6 +418,10 @@ impl Report {
                 t.model_seconds,
                 t.model_seconds_per_item
             ));
+        }
+        if let Some(fork) = &self.fork {
+            out.push('\n');
+            out.push_str(&fork.markdown());
         }
         for (caption, path) in plots {
             out.push_str(&format!("\n![{caption}]({path})\n"));
@@ -701,6 +709,7 @@ mod tests {
             },
             timing: Vec::new(),
             graded_by_tests: 0,
+            fork: None,
         };
         let tokens = report.accuracy_vs_tokens_svg().unwrap();
         assert!(tokens.contains("som &lt;&amp;&gt;"), "labels are escaped");
