@@ -337,7 +337,7 @@ fn swapped(agent: &AgentConfig, model: &str, catalog: &[AgentConfig]) -> Result<
                 model: model.to_string(),
                 ..http.clone()
             },
-            server_kind: server_kind.clone(),
+            server_kind: *server_kind,
         },
         Backend::Anthropic { http } => Backend::Anthropic {
             http: moot_config::Http {
