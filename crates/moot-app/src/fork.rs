@@ -362,3 +362,76 @@ fn swapped(agent: &AgentConfig, model: &str, catalog: &[AgentConfig]) -> Result<
         ..agent.clone()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use moot_core::answer::AnswerKind;
+
+    fn message(e: anyhow::Error) -> String {
+        format!("{e:#}")
+    }
+
+    #[test]
+    fn agents_are_named_by_number_from_one_or_by_id() {
+        let spec = DebateSpec::with_agents("q", AnswerKind::Numeric, 3, 1, 1);
+        let second = spec.agents[1].id.clone();
+        assert_eq!(agent_index(&spec, "1"), Ok(0));
+        assert_eq!(agent_index(&spec, &second), Ok(1));
+        assert!(agent_index(&spec, "0")
+            .unwrap_err()
+            .0
+            .contains("agents are 1 to 3"));
+        assert!(agent_index(&spec, "4")
+            .unwrap_err()
+            .0
+            .contains("agents are 1 to 3"));
+        let e = agent_index(&spec, "nobody").unwrap_err().0;
+        assert!(e.contains("no agent of the debate has that id"), "{e}");
+        assert!(e.contains(&format!("2 = {second}")), "{e}");
+    }
+
+    #[test]
+    fn a_model_is_a_configured_agent_first_then_a_model_of_the_agents_backend() {
+        let config =
+            |text: &str| -> Config { moot_config::from_text(text, "team.toml").unwrap().0 };
+        let sim = AgentConfig::new("sim-1", Backend::Sim { sim: None });
+        let catalog = config(
+            "[[agents]]\nid = \"big\"\nbackend = \"openai\"\nmodel = \"gpt-big\"\nbase_url = \"http://h/v1\"\ntemperature = 0.2\n",
+        )
+        .agents;
+        // A configured agent's backend and sampling, under the agent's own id and seed.
+        let swapped_in = swapped(&sim, "big", &catalog).unwrap();
+        assert_eq!(swapped_in.id, "sim-1");
+        assert_eq!(swapped_in.backend, catalog[0].backend);
+        assert_eq!(swapped_in.sampling.temperature, Some(0.2));
+        // A sim preset for a simulated agent; anything else is refused with what there is.
+        let expert = swapped(&sim, "expert", &catalog).unwrap();
+        assert_eq!(
+            expert.backend,
+            Backend::Sim {
+                sim: SimAgent::preset("expert")
+            }
+        );
+        let e = message(swapped(&sim, "gpt-4o", &catalog).unwrap_err());
+        assert!(e.contains("big") && e.contains("expert"), "{e}");
+        // The model of an HTTP agent, on the same endpoint.
+        let swapped_model = swapped(&catalog[0], "gpt-small", &[]).unwrap();
+        match (&swapped_model.backend, &catalog[0].backend) {
+            (Backend::OpenAi { http: new, .. }, Backend::OpenAi { http: old, .. }) => {
+                assert_eq!(new.model, "gpt-small");
+                assert_eq!(new.endpoints, old.endpoints);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Scripted and cli agents have no model to swap.
+        let scripted = AgentConfig::new(
+            "s",
+            Backend::Scripted {
+                responses: vec!["1".into()],
+            },
+        );
+        let e = message(swapped(&scripted, "x", &catalog).unwrap_err());
+        assert!(e.contains("has no model to swap"), "{e}");
+    }
+}

@@ -313,3 +313,57 @@ async fn forks_are_refused_by_the_protocol_round_and_agent_with_reasons() {
         Err(moot_store::StoreError::RunNotFound(_))
     ));
 }
+
+/// A fork whose process died after its run was written is resumed with the same source: its
+/// copied calls are not asked, its round is still salted (fresh samples, the same salt), and
+/// nothing is asked twice.
+#[tokio::test]
+async fn a_resumed_fork_reuses_and_resamples_as_it_started() {
+    let (_dir, store) = sqlite().await;
+    let team = team();
+    parent(&store, &team).await;
+    let source = || async {
+        ForkSource {
+            parent: "parent".into(),
+            parent_calls: store.calls("parent").await.unwrap(),
+            round: 1,
+            intervention: Intervention::Null,
+        }
+    };
+    // Created (run and copied round 0 written), then the process dies before asking anything.
+    let mut first = setup(&store, "resumed", "som", &ProtocolOptions::default(), &team)
+        .build()
+        .unwrap()
+        .with_fork(source().await)
+        .unwrap();
+    first.create(serde_json::json!({})).await.unwrap();
+    drop(first);
+    assert_eq!(asked(&team), 9);
+    for m in &team {
+        m.salts.lock().unwrap().clear();
+    }
+    let mut resumed = setup(&store, "resumed", "som", &ProtocolOptions::default(), &team)
+        .build()
+        .unwrap()
+        .with_fork(source().await)
+        .unwrap();
+    resumed.restore(store.calls("resumed").await.unwrap());
+    resumed
+        .run(&DecisionConfig::default(), &NoObserver)
+        .await
+        .unwrap();
+    let calls = store.calls("resumed").await.unwrap();
+    assert_eq!(calls.len(), 9);
+    let fresh = calls.iter().filter(|c| c.reused_from.is_none()).count();
+    assert_eq!(asked(&team), 9 + fresh, "nothing asked twice");
+    let salts: Vec<u64> = team
+        .iter()
+        .flat_map(|m| m.salts.lock().unwrap().clone())
+        .flatten()
+        .collect();
+    assert_eq!(salts.len(), 3, "round 1 salted again");
+    assert!(salts.windows(2).all(|w| w[0] == w[1]), "one salt per fork");
+    for c in calls.iter().filter(|c| c.round == 0) {
+        assert_eq!(c.reused_from.as_deref(), Some("parent"));
+    }
+}
