@@ -60,7 +60,7 @@ pub async fn report(store: &dyn Store, names: &[String], all_items: bool) -> Res
 
 /// A fork benchmark's debates paired with its parent's (`moot bench --fork-of`); `None` for a
 /// benchmark that is no fork, or whose parent is no longer in the store.
-async fn against_parent(
+pub async fn against_parent(
     store: &dyn Store,
     fork: &LoadedBench,
 ) -> Result<Option<moot_eval::fork_pairs::ForkComparison>> {

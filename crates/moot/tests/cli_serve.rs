@@ -1406,3 +1406,23 @@ async fn a_fork_is_shown_beside_its_parent() {
     let api = get_json(format!("{}/api/runs/{fork}", s.url)).await;
     assert_eq!(api["lineage"]["parent"]["id"], parent.as_str());
 }
+
+/// A fork benchmark's page carries the paired comparison with its parent.
+#[tokio::test]
+async fn a_fork_benchmark_page_pairs_it_with_its_parent() {
+    let env = Env::new();
+    common::arith_bench(&env, 4);
+    env.stdout(&[
+        "bench",
+        "--fork-of",
+        "arith",
+        "--round",
+        "1",
+        "--run",
+        "ctl",
+    ]);
+    let s = serve(&env, &[]);
+    let page = get_text(format!("{}/benches/ctl", s.url)).await;
+    assert!(page.contains("Against the parent benchmark"), "{page}");
+    assert!(page.contains("McNemar p"), "{page}");
+}
