@@ -98,6 +98,7 @@ pub fn build(
                 max_tokens: sampling.max_tokens,
                 seed: Some(agent_seed(config, i, a)),
                 logprobs: sampling.logprobs || driver.always_logprobs,
+                resample: None,
             },
         });
     }

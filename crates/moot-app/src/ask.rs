@@ -207,6 +207,7 @@ impl PreparedAsk {
             spec,
             agents: built,
             restore: None,
+            fork: None,
             redactor: self.redactor,
         })
     }

@@ -29,6 +29,10 @@ pub async fn report(store: &dyn Store, names: &[String], all_items: bool) -> Res
             })?;
         loaded.push(bench);
     }
+    let fork = match loaded.as_slice() {
+        [one] => against_parent(store, one).await?,
+        _ => None,
+    };
     let (infos, results, items) = combine(loaded)?;
     if results.is_empty() {
         let unfinished: usize = infos.iter().map(|i| i.unfinished).sum();
@@ -50,7 +54,38 @@ pub async fn report(store: &dyn Store, names: &[String], all_items: bool) -> Res
     }
     let mut report = Report::new(infos, &results, &items);
     report.left_out = left_out;
+    report.fork = fork;
     Ok(report)
+}
+
+/// A fork benchmark's debates paired with its parent's (`moot bench --fork-of`); `None` for a
+/// benchmark that is no fork, or whose parent is no longer in the store.
+pub async fn against_parent(
+    store: &dyn Store,
+    fork: &LoadedBench,
+) -> Result<Option<moot_eval::fork_pairs::ForkComparison>> {
+    let Some(origin) = &fork.record.fork else {
+        return Ok(None);
+    };
+    let parent = match load(store, &origin.parent).await {
+        Ok(parent) => parent,
+        Err(e) => match e.downcast_ref::<StoreError>() {
+            Some(StoreError::BenchNotFound(_)) => return Ok(None),
+            _ => return Err(e),
+        },
+    };
+    let mut items = parent.items.clone();
+    for item in &fork.items {
+        if !items.iter().any(|i| i.id == item.id) {
+            items.push(item.clone());
+        }
+    }
+    Ok(Some(moot_eval::fork_pairs::ForkComparison {
+        parent: origin.parent.clone(),
+        round: origin.round,
+        intervention: crate::bench_fork::describe(&origin.intervention),
+        protocols: moot_eval::fork_pairs::compare(&parent.results, &fork.results, &items),
+    }))
 }
 
 /// The benchmark `name` with every finished debate re-decided under its own decision settings

@@ -12,6 +12,8 @@
 //! - [`benchmark`]: run, plan, resume and work benchmarks;
 //! - [`ask`]: one question prepared into a session ([`ask::AskRequest`]: what a front end asks);
 //! - [`resume`]: what a name resumes (a debate or a benchmark), and whether it may;
+//! - [`fork`]: a finished debate forked at a round with an intervention (`moot fork`), and
+//!   [`bench_fork`]: every debate of a benchmark forked so (`moot bench --fork-of`);
 //! - [`records`], [`view`] and [`summary`]: a stored run read whole, one view of it (and its
 //!   Markdown, [`view::markdown`]), and the summary of a finished one;
 //! - [`decide`] and [`regrade`]: stored runs decided again, and their programs graded again;
@@ -27,11 +29,13 @@
 pub mod agents;
 pub mod ask;
 pub mod backends;
+pub mod bench_fork;
 pub mod bench_report;
 pub mod bench_status;
 pub mod benchmark;
 pub mod decide;
 pub mod error;
+pub mod fork;
 pub mod health;
 pub mod import;
 pub mod prepare;

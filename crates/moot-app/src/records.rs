@@ -15,6 +15,22 @@ pub fn run_json(run: &RunRecord) -> Value {
     shown
 }
 
+/// The most forks of one run that are read with it (`moot show`, the run page): far more
+/// than anyone forks one debate by hand; a benchmark fork makes one per debate.
+pub const MAX_FORKS_SHOWN: u32 = 1_000;
+
+/// A fork of a run as it is listed beside its parent: its id, round, intervention, status and
+/// answer.
+pub fn fork_json(fork: &RunRecord) -> Value {
+    json!({
+        "id": fork.id,
+        "round": fork.fork.as_ref().map(|f| f.round),
+        "intervention": fork.fork.as_ref().map(|f| &f.intervention),
+        "status": fork.shown_status(),
+        "answer": fork.answer,
+    })
+}
+
 /// One stored run with everything recorded about it.
 #[derive(Debug, Clone)]
 pub struct RunRecords {
@@ -22,6 +38,9 @@ pub struct RunRecords {
     pub calls: Vec<CallRecord>,
     pub decisions: Vec<DecisionRecord>,
     pub validations: Vec<ValidationRecord>,
+    /// The runs forked from this one (`moot fork`), oldest first, at most
+    /// [`MAX_FORKS_SHOWN`].
+    pub forks: Vec<RunRecord>,
 }
 
 impl RunRecords {
@@ -34,6 +53,7 @@ impl RunRecords {
                 calls: store.calls(run_id).await?,
                 decisions: store.decisions(run_id).await?,
                 validations: store.validations(run_id).await?,
+                forks: store.forks_of(run_id, MAX_FORKS_SHOWN).await?,
             })
         };
         read.await.map_err(|e| match e {
@@ -43,13 +63,15 @@ impl RunRecords {
     }
 
     /// The run as one JSON document (`moot show --format json`): the run with the status it is
-    /// shown with, its calls, each rule's decision and the checks.
+    /// shown with (and, for a fork, where it comes from: `run.fork`), its calls, each rule's
+    /// decision, the checks, and the runs forked from it.
     pub fn json(&self) -> Value {
         json!({
             "run": run_json(&self.run),
             "calls": self.calls,
             "decisions": self.decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
             "validations": self.validations,
+            "forks": self.forks.iter().map(fork_json).collect::<Vec<_>>(),
         })
     }
 

@@ -59,6 +59,9 @@ pub struct ResumedRun {
     pub calls: Vec<CallRecord>,
     /// What removes secrets, from the run's stored configuration.
     pub redactor: Arc<Redactor>,
+    /// What the run is a fork of, when it is one: resumed, it reuses its parent's calls and
+    /// resamples its round as it did when it started.
+    pub fork: Option<moot_engine::ForkSource>,
 }
 
 impl ResumedRun {
@@ -78,6 +81,7 @@ impl ResumedRun {
             agents,
             restore: Some(self.calls),
             redactor: self.redactor,
+            fork: self.fork,
         })
     }
 }
@@ -107,12 +111,25 @@ pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Re
     let spec: DebateSpec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
     let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
+    let fork = match &run.fork {
+        Some(origin) => Some(moot_engine::ForkSource {
+            intervention: serde_json::from_value(origin.intervention.clone()).with_context(
+                || format!("run {}: the stored fork intervention is unreadable", run.id),
+            )?,
+            // A parent no longer in the store has no calls: only later reuses are lost.
+            parent_calls: store.calls(&origin.parent).await?,
+            parent: origin.parent.clone(),
+            round: origin.round as usize,
+        }),
+        None => None,
+    };
     Ok(Resumption::Run(ResumedRun {
         run_id: run.id,
         config,
         spec,
         calls,
         redactor,
+        fork,
     }))
 }
 

@@ -321,6 +321,7 @@ impl Runner for DebateService {
                         spec,
                         agents: built,
                         restore: None,
+                        fork: None,
                         redactor,
                     };
                     // Told once the run is recorded; until then a failure is the request's.
@@ -413,6 +414,9 @@ impl Runner for DebateService {
                 }
                 _ => RunnerError::Internal(format!("{e:#}")),
             })?;
+        let fork = crate::bench_report::against_parent(self.store.as_ref(), &loaded)
+            .await
+            .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
         let (infos, results, items) = crate::bench_report::combine(vec![loaded])
             .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
         if results.is_empty() {
@@ -425,6 +429,7 @@ impl Runner for DebateService {
         }
         let mut report = moot_eval::report::Report::new(infos, &results, &items);
         report.left_out = left_out;
+        report.fork = fork;
         let plots = crate::bench_report::plots(&report)
             .map_err(|e| RunnerError::Internal(format!("{e:#}")))?;
         let links: Vec<(&str, String)> = plots

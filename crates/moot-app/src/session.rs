@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use moot_config::{Config, LogLevel};
 use moot_core::debate::DebateSpec;
 use moot_core::redact::Redactor;
-use moot_engine::{DebateResult, DebateSetup, Observer};
+use moot_engine::{DebateResult, DebateSetup, ForkSource, Observer};
 use moot_store::{CallRecord, Store};
 
 use crate::agents::BuiltAgents;
@@ -27,6 +27,9 @@ pub struct Session<'a> {
     pub restore: Option<Vec<CallRecord>>,
     /// What removes secrets from everything the debate stores and prints.
     pub redactor: Arc<Redactor>,
+    /// The stored debate this one is a fork of (`moot fork`): new, or resumed with its calls
+    /// in `restore`.
+    pub fork: Option<ForkSource>,
 }
 
 /// A debate that ran to its decision.
@@ -109,6 +112,9 @@ pub async fn run(
         .build()?
         .with_redactor(s.redactor.clone())
         .with_sandbox(sandbox);
+        if let Some(fork) = s.fork {
+            debate = debate.with_fork(fork)?;
+        }
         match s.restore {
             Some(calls) => debate.restore(calls),
             None => debate.create(config_json).await?,

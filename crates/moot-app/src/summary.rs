@@ -100,6 +100,15 @@ impl RunSummary<'_> {
             .collect()
     }
 
+    /// Calls a fork reused from its parent instead of asking (0 when the run is no fork).
+    fn reused(&self) -> usize {
+        self.result
+            .records
+            .iter()
+            .filter(|r| r.reused_from.is_some())
+            .count()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         let usage = self.result.usage();
         json!({
@@ -110,6 +119,7 @@ impl RunSummary<'_> {
             "rounds": self.rounds(),
             "calls": self.result.records.iter().filter(|r| !r.skipped).count(),
             "calls_skipped": self.result.records.iter().filter(|r| r.skipped).count(),
+            "calls_reused": self.reused(),
             "calls_per_round": self.result.calls_per_round().iter().map(|(r, n)| json!({"round": r, "calls": n})).collect::<Vec<_>>(),
             "ncomm": self.result.ncomm(),
             "tokens": {
@@ -208,8 +218,12 @@ impl RunSummary<'_> {
         } else {
             String::new()
         };
+        let reused = match self.reused() {
+            0 => String::new(),
+            n => format!(" ({n} reused from the parent at 0 tokens)"),
+        };
         out.push_str(&format!(
-            "Tokens: {} in{processed}, {} out · {}{skipped} · NComm {} · {:.1} s\n",
+            "Tokens: {} in{processed}, {} out · {}{skipped}{reused} · NComm {} · {:.1} s\n",
             u.input_tokens,
             u.output_tokens,
             plural(made, "call"),

@@ -30,6 +30,10 @@ pub struct Cell {
     pub output_tokens: u64,
     pub latency_ms: u64,
     pub cached: bool,
+    /// The run this call was copied from (a fork reusing its parent's call at 0 tokens).
+    pub reused_from: Option<String>,
+    /// A fork put this text in the agent's place (`moot fork --say`): no model answered.
+    pub injected: bool,
     /// Peers whose responses were in the prompt, numbered from 1.
     pub peers: Vec<u32>,
     /// Faults and protocol notes on the call, as lines.
@@ -118,6 +122,59 @@ pub struct RunView {
     pub calls: usize,
 }
 
+/// A run's place among forks (`moot fork`): the run it was forked from, and the runs forked
+/// from it.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Lineage {
+    pub parent: Option<ForkLink>,
+    pub forks: Vec<ForkLink>,
+}
+
+/// One end of a fork: the run, the round it was forked at and what changed there.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ForkLink {
+    pub id: String,
+    pub round: u32,
+    /// The intervention in one line (`agent 2 says "…"`), for people.
+    pub intervention: String,
+    /// The fork's status and answer (`None` for a parent, which is not read).
+    pub status: Option<String>,
+    pub answer: Option<String>,
+}
+
+/// What the page and `moot show` say of `run`'s lineage, from its record and its `forks`.
+pub fn lineage(run: &RunRecord, forks: &[RunRecord]) -> Lineage {
+    let link = |origin: &moot_store::ForkOrigin, id: &str| ForkLink {
+        id: id.to_string(),
+        round: origin.round,
+        intervention: describe_intervention(&origin.intervention),
+        status: None,
+        answer: None,
+    };
+    Lineage {
+        parent: run.fork.as_ref().map(|o| link(o, &o.parent)),
+        forks: forks
+            .iter()
+            .filter_map(|f| {
+                let origin = f.fork.as_ref()?;
+                Some(ForkLink {
+                    status: Some(f.shown_status().to_string()),
+                    answer: f.answer.clone(),
+                    ..link(origin, &f.id)
+                })
+            })
+            .collect(),
+    }
+}
+
+/// A stored intervention in one line, or what it holds when this moot cannot read it.
+pub fn describe_intervention(stored: &Value) -> String {
+    match serde_json::from_value::<moot_core::fork::Intervention>(stored.clone()) {
+        Ok(i) => i.describe(60),
+        Err(_) => shorten(&stored.to_string(), 60),
+    }
+}
+
 /// The run page's view of a stored run.
 pub fn run_view(
     run: &RunRecord,
@@ -186,6 +243,9 @@ pub fn run_view(
                     output_tokens: c.output_tokens,
                     latency_ms: c.latency_ms,
                     cached: c.cached,
+                    reused_from: c.reused_from.clone(),
+                    injected: moot_core::protocol::CallNotes::from_json(&c.notes)
+                        .is_ok_and(|n| n.injected),
                     peers: c.peers.iter().map(|p| p + 1).collect(),
                     notes,
                 });
@@ -451,6 +511,7 @@ mod tests {
             cached: false,
             retries: json!([]),
             request_key: None,
+            reused_from: None,
         }
     }
 
@@ -468,6 +529,7 @@ mod tests {
             finished_at: None,
             silent_ms: None,
             owner: None,
+            fork: None,
         }
     }
 

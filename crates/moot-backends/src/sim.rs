@@ -41,7 +41,7 @@
 //! right and −2.5 when wrong if calibrated, −0.5 either way if hallucinating (the other tokens make
 //! up the difference, so the mean is exact). A judgement counts as right when its label is the
 //! correct one. Draws are deterministic per request (seed, session, message count and the last
-//! user message). It needs the gold answer, so it is for benchmarks and tests, not for `moot ask`.
+//! user message, and a fork's resample salt, `params.resample`). It needs the gold answer, so it is for benchmarks and tests, not for `moot ask`.
 //!
 //! [`prompts::peer_block`]: moot_core::prompts::peer_block
 //! [`prompts::peer_answer_block`]: moot_core::prompts::peer_answer_block
@@ -596,13 +596,18 @@ impl SimModel {
         dist
     }
 
-    /// The request's random stream: seed, session, message count and the last user message.
+    /// The request's random stream: seed, session, message count and the last user message,
+    /// and a fork's resample salt when there is one (so a resampled round draws afresh, while
+    /// every other request draws exactly as before).
     fn rng(&self, request: &CompletionRequest) -> ChaCha8Rng {
         let mut h = DefaultHasher::new();
         self.seed.hash(&mut h);
         request.session.hash(&mut h);
         request.messages.len().hash(&mut h);
         last_user(request).hash(&mut h);
+        if let Some(salt) = request.params.resample {
+            salt.hash(&mut h);
+        }
         ChaCha8Rng::seed_from_u64(h.finish())
     }
 
@@ -1459,6 +1464,25 @@ mod tests {
         let draw = |r: &CompletionRequest| m.rng(r).random::<u64>();
         assert_eq!(draw(&judge), draw(&judge.clone()));
         assert_ne!(draw(&judge), draw(&other));
+    }
+
+    /// A fork's null intervention asks a round again with a resample salt: the sim must then
+    /// draw afresh (else the "resampled" round would repeat its parent), and only then.
+    #[test]
+    fn a_resample_salt_draws_afresh_and_its_absence_draws_as_before() {
+        let m = SimModel::new(SimAgent::default(), "408", AnswerKind::Numeric, 3);
+        let req = CompletionRequest::new(vec![ChatMessage::user(QUESTION)]);
+        let draw = |r: &CompletionRequest| m.rng(r).random::<u64>();
+        let unsalted = draw(&req);
+        assert_eq!(draw(&req), unsalted, "no salt: the same draw as before");
+        let salted = |salt: u64| {
+            let mut r = req.clone();
+            r.params.resample = Some(salt);
+            draw(&r)
+        };
+        assert_ne!(salted(1), unsalted);
+        assert_ne!(salted(1), salted(2));
+        assert_eq!(salted(1), salted(1), "a salt draws the same each time");
     }
 
     #[tokio::test]

@@ -80,6 +80,12 @@ pub struct SamplingParams {
     pub seed: Option<u64>,
     /// Ask for the log-probabilities of the sampled tokens.
     pub logprobs: bool,
+    /// A fresh draw of a request asked before: a fork's resampled round (see
+    /// [`crate::fork`]). Backends whose draws are a function of the request (the sim) mix it in;
+    /// the engine also folds it into `seed`, which seeded samplers read. Left out of the
+    /// serialised form when unset, so the request keys of every other call stay as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resample: Option<u64>,
 }
 
 /// An attempt at a call that failed and was retried: the error, its class (`rate-limited`,

@@ -12,6 +12,8 @@
 //! - [`cpython_random`]: CPython's `random.Random` (Mersenne Twister), for freemad's
 //!   `k_reviewers` draw.
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
+//! - [`fork`]: the interventions of counterfactual forks and how protocols declare which they
+//!   allow.
 //! - [`text`]: helpers for printed text (counts with their nouns).
 //! - [`validation`]: checks of code answers (verdicts, test suites) and dropping failing ones.
 
@@ -23,6 +25,7 @@ pub mod debate;
 pub mod decision;
 pub mod escape;
 pub mod faults;
+pub mod fork;
 pub mod metrics;
 pub mod prompts;
 pub mod protocol;

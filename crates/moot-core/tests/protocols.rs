@@ -893,3 +893,64 @@ proptest! {
         }
     }
 }
+
+/// Forks (`moot fork`): each protocol's declaration in the registry, the round range and the
+/// log-probability rule every protocol shares, each refusal with its reason.
+#[test]
+fn forks_are_refused_where_each_protocol_declares_and_with_their_reason() {
+    use moot_core::fork::InterventionKind::{self, Model, Null, Say};
+    use moot_core::protocol::check_fork;
+    let check = |name: &str, options: ProtocolOptions, kind: InterventionKind, round, rounds| {
+        check_fork(&*protocol(name, options), kind, round, rounds).map_err(|e| e.to_string())
+    };
+    let plain = ProtocolOptions::default;
+    // A round-table protocol: anything at any of its rounds, nothing past them.
+    for kind in [Null, Say, Model] {
+        for round in 0..=2 {
+            assert_eq!(check("som", plain(), kind, round, 2), Ok(()));
+        }
+    }
+    let past = check("som", plain(), Null, 3, 2).unwrap_err();
+    assert!(past.contains("rounds are 0 to 2"), "{past}");
+    // cot and cot-sc have round 0 only: a fork there replaces or resamples a first answer.
+    assert_eq!(check("cot-sc", plain(), Say, 0, 0), Ok(()));
+    assert!(check("cot", plain(), Null, 1, 0)
+        .unwrap_err()
+        .contains("rounds are 0 to 0"));
+    // SVR-MAD: round 0 only, with the reason.
+    let svr = check("svr-mad", plain(), Null, 1, 1).unwrap_err();
+    assert!(svr.contains("challenge steps"), "{svr}");
+    let confidence = || ProtocolOptions {
+        prior: Some(Prior::Confidence),
+        ..ProtocolOptions::default()
+    };
+    assert_eq!(check("svr-mad", confidence(), Say, 0, 1), Ok(()));
+    // Its logprob priors read what injected text lacks.
+    let min_ll = ProtocolOptions {
+        prior: Some(Prior::MinLl),
+        ..ProtocolOptions::default()
+    };
+    let lp = check("svr-mad", min_ll, Say, 0, 1).unwrap_err();
+    assert!(lp.contains("log-probabilities"), "{lp}");
+    // SID-ET: no say anywhere; null and model forks are fine.
+    let sid = check("sid-et", plain(), Say, 1, 2).unwrap_err();
+    assert!(sid.contains("log-likelihoods"), "{sid}");
+    assert_eq!(check("sid-et", plain(), Null, 1, 2), Ok(()));
+    assert_eq!(check("sid-et", plain(), Model, 0, 2), Ok(()));
+    // MAD-M²: say refused under objective masking only.
+    let masked = |masking| ProtocolOptions {
+        masking: Some(masking),
+        ..ProtocolOptions::default()
+    };
+    let objective = check("mad-m2", masked(Masking::Objective), Say, 1, 2).unwrap_err();
+    assert!(objective.contains("perplexity"), "{objective}");
+    assert!(objective.starts_with("mad-m2 cannot be forked with say at round 1"));
+    assert_eq!(
+        check("mad-m2", masked(Masking::SubjectiveStrict), Say, 1, 2),
+        Ok(())
+    );
+    assert_eq!(
+        check("mad-m2", masked(Masking::Objective), Null, 1, 2),
+        Ok(())
+    );
+}

@@ -11,7 +11,8 @@ use moot_core::protocol::{PlannedCall, Protocol, Step};
 use moot_core::redact::Redactor;
 use moot_sandbox::Sandbox;
 use moot_store::{
-    CallRecord, DecisionRecord, RunOutcome, RunRecord, RunStatus, Store, RUN_HEARTBEAT,
+    CallRecord, DecisionRecord, ForkOrigin, RunOutcome, RunRecord, RunStatus, Store, WholeRun,
+    RUN_HEARTBEAT,
 };
 use tokio::time::Instant;
 
@@ -20,6 +21,7 @@ use crate::code_checks::check_code_answers;
 use crate::config::{EngineAgent, EngineConfig};
 use crate::decision::{decide_all, decision_json};
 use crate::error::EngineError;
+use crate::fork::{Fork, ForkSource};
 use crate::ids::timestamp;
 use crate::lineup::Lineup;
 use crate::observer::Observer;
@@ -48,6 +50,8 @@ pub struct Debate<'a> {
     exhausted: Option<String>,
     /// Checks code answers (syntax, and the spec's tests) when the answer kind is `code`.
     sandbox: Option<Arc<Sandbox>>,
+    /// The fork this debate is of a stored parent, if it is one.
+    fork: Option<Fork>,
 }
 
 /// What a debate is built from: the whole team and the requested rounds, before the protocol's
@@ -135,6 +139,7 @@ impl<'a> Debate<'a> {
             started: Instant::now(),
             exhausted: None,
             sandbox: None,
+            fork: None,
         })
     }
 
@@ -157,6 +162,22 @@ impl<'a> Debate<'a> {
         self
     }
 
+    /// Makes this debate a fork of `source` (see `moot_core::fork`): [`Debate::create`] then
+    /// writes the run with the parent's calls before the fork's round (and the injected
+    /// response under `say`), and every later call the parent made with the same request is
+    /// reused from it. Give the same source to a resumed fork (its calls restored), so that it
+    /// reuses and resamples as it did. Refused, with the reason, when the protocol does not
+    /// allow the intervention at that round (see `moot_core::protocol::check_fork`).
+    pub fn with_fork(mut self, source: ForkSource) -> Result<Debate<'a>, EngineError> {
+        self.fork = Some(Fork::new(
+            source,
+            &self.run_id,
+            &*self.protocol,
+            &self.spec,
+        )?);
+        Ok(self)
+    }
+
     /// Folds stored calls back into the transcript (resume). Calls for positions outside the
     /// debate's shape are ignored.
     pub fn restore(&mut self, calls: Vec<CallRecord>) {
@@ -171,8 +192,9 @@ impl<'a> Debate<'a> {
         &self.transcript
     }
 
-    /// Writes the run row (new debates only).
-    pub async fn create(&self, config: serde_json::Value) -> Result<(), EngineError> {
+    /// Writes the run row (new debates only). A fork's run is written whole with the calls it
+    /// starts with, which are then folded into its transcript.
+    pub async fn create(&mut self, config: serde_json::Value) -> Result<(), EngineError> {
         let mut spec = serde_json::to_value(&self.spec).unwrap_or_default();
         self.redactor.redact_json(&mut spec);
         let mut config = config;
@@ -190,8 +212,34 @@ impl<'a> Debate<'a> {
             finished_at: None,
             silent_ms: None,
             owner: None,
+            fork: self.fork.as_ref().map(|f| {
+                let mut intervention = serde_json::to_value(f.intervention()).unwrap_or_default();
+                self.redactor.redact_json(&mut intervention);
+                ForkOrigin {
+                    parent: f.parent().to_string(),
+                    round: f.round() as u32,
+                    intervention,
+                }
+            }),
         };
-        self.store.create_run(&run).await?;
+        let Some(fork) = &self.fork else {
+            self.store.create_run(&run).await?;
+            return Ok(());
+        };
+        let calls = fork.opening(&self.run_id, &self.spec, &self.redactor)?;
+        let whole = WholeRun {
+            run,
+            calls,
+            decisions: Vec::new(),
+            validations: Vec::new(),
+        };
+        if !self.store.record_whole_run(&whole).await? {
+            return Err(EngineError::Config(format!(
+                "a run with id {} is in the store already: choose another id",
+                self.run_id
+            )));
+        }
+        self.restore(whole.calls);
         Ok(())
     }
 
@@ -363,6 +411,7 @@ impl<'a> Debate<'a> {
             config: &self.config,
             debate_started: self.started,
             observer,
+            fork: self.fork.as_ref(),
             log: CallLog {
                 run_id: &self.run_id,
                 spec: &self.spec,

@@ -19,6 +19,7 @@
 //! - `replay`: the outcomes and transcript stored calls stand for;
 //! - `record`: building and writing the stored record of a call;
 //! - `decision`: every rule's decision on a transcript, and its JSON;
+//! - `fork`: a fork's copied and reused calls, its injected response and resample salt;
 //! - `scheduler`: one round (concurrency, the soft and hard deadlines, cancellation);
 //! - `validate`: checking code answers in the sandbox (syntax, tests), stored per program;
 //! - `result`, `debate`: a debate's construction (the team fitted to the protocol, the rule
@@ -32,6 +33,7 @@ mod config;
 mod debate;
 mod decision;
 mod error;
+mod fork;
 mod ids;
 mod lineup;
 mod observer;
@@ -53,6 +55,7 @@ pub use config::{
 pub use debate::{Debate, DebateSetup};
 pub use decision::{decide_all, decide_all_with, decision_json};
 pub use error::EngineError;
+pub use fork::ForkSource;
 pub use ids::{new_run_id, timestamp};
 pub use lineup::Lineup;
 pub use observer::{NoObserver, Observer, Observers};

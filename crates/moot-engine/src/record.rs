@@ -30,6 +30,8 @@ pub(crate) struct CallEnd {
     cached: bool,
     /// The request's key (see [`crate::request_key`]), when it was built.
     request_key: Option<String>,
+    /// A fork's copy of its parent's call, recorded instead of an answer of its own.
+    reused: Option<CallRecord>,
 }
 
 impl CallEnd {
@@ -51,6 +53,15 @@ impl CallEnd {
         CallEnd {
             completion: Some(completion),
             cached: true,
+            ..CallEnd::default()
+        }
+    }
+
+    /// Not asked: a fork's parent made the same request here, and this is its record as the
+    /// fork keeps it (see `crate::fork::reused`).
+    pub(crate) fn reused(record: CallRecord) -> CallEnd {
+        CallEnd {
+            reused: Some(record),
             ..CallEnd::default()
         }
     }
@@ -136,6 +147,9 @@ impl CallLog<'_> {
         end: CallEnd,
         previous: Option<&Answer>,
     ) -> CallRecord {
+        if let Some(record) = end.reused {
+            return record;
+        }
         let completion = end.completion.as_ref();
         let reading = self.reading(call, completion, previous);
         let mut notes = call.notes.clone();
@@ -177,6 +191,7 @@ impl CallLog<'_> {
             cached: end.cached,
             retries: self.redacted_json(&end.retries),
             request_key: end.request_key,
+            reused_from: None,
         }
     }
 

@@ -88,7 +88,7 @@ pub fn transcript_of(spec: &DebateSpec, calls: &[CallRecord]) -> Transcript {
 }
 
 /// The mode a stored call was made in (`critique`, else a first answer).
-fn mode_of(call: &CallRecord) -> CallMode {
+pub(crate) fn mode_of(call: &CallRecord) -> CallMode {
     if call.mode == CallMode::Critique.as_str() {
         CallMode::Critique
     } else {

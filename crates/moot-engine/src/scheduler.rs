@@ -20,6 +20,7 @@ use crate::cache::{cache_entry, cached, request_key, trim};
 use crate::call::{request_for, Ask, Asked};
 use crate::config::EngineConfig;
 use crate::error::EngineError;
+use crate::fork::{reused, Fork};
 use crate::observer::Observer;
 use crate::reask::{self, Reask};
 use crate::record::{CallEnd, CallLog};
@@ -47,6 +48,8 @@ pub(crate) struct RoundContext<'d> {
     /// When the debate's run started (for its time budget).
     pub debate_started: Instant,
     pub observer: &'d dyn Observer,
+    /// The fork this debate is, if it is one: what it reuses and resamples.
+    pub fork: Option<&'d Fork>,
 }
 
 /// Runs `calls` (none of them skipped) as round `round`, recording every one.
@@ -83,6 +86,7 @@ struct RoundRun<'d> {
     config: &'d EngineConfig,
     debate_started: Instant,
     observer: &'d dyn Observer,
+    fork: Option<&'d Fork>,
     start: Instant,
     tally: RoundTally,
     /// Responses that count toward the quorum so far.
@@ -114,6 +118,7 @@ impl<'d> RoundRun<'d> {
             config: context.config,
             debate_started: context.debate_started,
             observer: context.observer,
+            fork: context.fork,
             start: Instant::now(),
             tally: RoundTally {
                 asked: calls.len(),
@@ -129,7 +134,8 @@ impl<'d> RoundRun<'d> {
     }
 
     /// What asking each of `calls` takes; calls settled without asking (a prompt over budget,
-    /// a request answered from the cache) are noted as ended instead.
+    /// a request a fork's parent made already, a request answered from the cache) are noted as
+    /// ended instead.
     async fn start(&mut self, calls: Vec<PlannedCall>) -> Vec<Ask> {
         let mut requests = Vec::with_capacity(calls.len());
         for mut call in calls {
@@ -139,9 +145,21 @@ impl<'d> RoundRun<'d> {
                 continue;
             }
             let agent = &self.log.agents[call.agent];
-            let request = request_for(self.log.spec, agent, &call);
+            let mut request = request_for(self.log.spec, agent, &call);
+            if let Some(fork) = self.fork {
+                request.params = fork.sampling(call.round, request.params);
+            }
             let key = request_key(&agent.model.name(), &request, call.agent);
             self.request_keys.insert(call.key(), key.clone());
+            // The parent asked exactly this here: its answer is the fork's, at no cost.
+            if let Some(parent) = self.fork.and_then(|f| {
+                f.reusable(&call.key(), &key)
+                    .map(|c| reused(c, self.log.run_id, f.parent()))
+            }) {
+                self.responded += 1;
+                self.finish(call, CallEnd::reused(parent));
+                continue;
+            }
             requests.push((call, request, key));
         }
         // The cache is read and written here and in `answered`, never inside the call

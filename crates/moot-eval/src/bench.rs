@@ -174,6 +174,7 @@ pub async fn ensure_bench(plan: &BenchPlan<'_>, store: &dyn Store) -> Result<(),
                     limit: plan.limit,
                     seed: plan.seed,
                     config: plan.config.clone(),
+                    fork: None,
                 })
                 .await?;
         }

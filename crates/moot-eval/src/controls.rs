@@ -871,6 +871,7 @@ mod tests {
             cached: false,
             retries: serde_json::json!([]),
             request_key: None,
+            reused_from: None,
         }
     }
 

@@ -91,6 +91,7 @@ mod builtin;
 pub mod controls;
 mod data_dir;
 mod error;
+pub mod fork_pairs;
 mod generic;
 mod gold;
 mod humaneval;

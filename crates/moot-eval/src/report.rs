@@ -90,6 +90,9 @@ pub struct Report {
     pub graded_by_tests: usize,
     /// The field's controls on the same debates (see [`crate::controls`]).
     pub controls: Controls,
+    /// For a forked benchmark (`moot bench --fork-of`), its debates paired with the parent's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork: Option<crate::fork_pairs::ForkComparison>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -241,6 +244,7 @@ impl Report {
                 .filter(|i| ids.binary_search(&i.id.as_str()).is_ok())
                 .filter(|i| i.kind == moot_core::AnswerKind::Code && i.tests.is_some())
                 .count(),
+            fork: None,
         }
     }
 
@@ -419,6 +423,10 @@ impl Report {
                 t.model_seconds,
                 t.model_seconds_per_item
             ));
+        }
+        if let Some(fork) = &self.fork {
+            out.push('\n');
+            out.push_str(&fork.markdown());
         }
         for (caption, path) in plots {
             out.push_str(&format!("\n![{caption}]({path})\n"));
@@ -707,6 +715,7 @@ mod tests {
             timing: Vec::new(),
             graded_by_tests: 0,
             controls: Controls::default(),
+            fork: None,
         };
         let tokens = report.accuracy_vs_tokens_svg().unwrap();
         assert!(tokens.contains("som &lt;&amp;&gt;"), "labels are escaped");

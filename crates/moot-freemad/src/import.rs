@@ -126,6 +126,7 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
             finished_at: Some(at.to_string()),
             silent_ms: None,
             owner: None,
+            fork: None,
         },
         calls,
     })
@@ -213,6 +214,7 @@ fn call(
         cached: response["metadata"]["timings"]["cached"].as_f64() == Some(1.0),
         retries: json!([]),
         request_key: None,
+        reused_from: None,
     })
 }
 

@@ -133,10 +133,18 @@ pub async fn run_path(State(app): State<Arc<App>>, Path(path): Path<String>) -> 
 }
 
 /// `GET /api/runs/ID`: the run (without its configuration), its calls, decisions and checks,
-/// and the view the run page draws.
+/// the view the run page draws, and its lineage (the run it was forked from, its forks).
 async fn transcript(app: Arc<App>, id: String) -> Response {
-    match app.load_run(&id).await {
-        Ok((run, calls, decisions, checks)) => {
+    let loaded = async {
+        let run = app.load_run(&id).await?;
+        let forks = app
+            .store
+            .forks_of(&id, moot_app::records::MAX_FORKS_SHOWN)
+            .await?;
+        Ok::<_, moot_store::StoreError>((run, forks))
+    };
+    match loaded.await {
+        Ok(((run, calls, decisions, checks), forks)) => {
             let view = moot_app::view::run_view(&run, &calls, &decisions, &checks);
             Json(json!({
                 "run": run_summary(&run),
@@ -144,6 +152,7 @@ async fn transcript(app: Arc<App>, id: String) -> Response {
                 "decisions": decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
                 "validations": checks,
                 "view": view,
+                "lineage": moot_app::view::lineage(&run, &forks),
             }))
             .into_response()
         }

@@ -121,9 +121,22 @@ pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Respons
         Ok(x) => x,
         Err(e) => return store_page_error(e),
     };
+    let forks = match app
+        .store
+        .forks_of(&id, moot_app::records::MAX_FORKS_SHOWN)
+        .await
+    {
+        Ok(forks) => forks,
+        Err(e) => return store_page_error(e),
+    };
+    let lineage = moot_app::view::lineage(&run, &forks);
     let v = moot_app::view::run_view(&run, &calls, &decisions, &checks);
     let topology = topology_svg(&v);
-    render(&app, "run.html", context! { v => v, topology => topology })
+    render(
+        &app,
+        "run.html",
+        context! { v => v, topology => topology, lineage => lineage },
+    )
 }
 
 /// Who read whom in the last round, as an SVG: agents on a circle, an arrow from each agent to

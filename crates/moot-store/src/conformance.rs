@@ -62,6 +62,7 @@ pub(crate) fn running_run(id: &str) -> RunRecord {
         finished_at: None,
         silent_ms: None,
         owner: None,
+        fork: None,
     }
 }
 
@@ -77,6 +78,7 @@ pub(crate) async fn check_bench_conformance(store: &dyn Store) {
         limit: Some(2),
         seed: 7,
         config: serde_json::json!({"debate": {"rounds": 1}}),
+        fork: None,
     };
     assert!(matches!(
         store.bench("b1").await,
@@ -259,6 +261,7 @@ pub(crate) fn full_call(run: &str, round: u32, agent: u32, text: Option<&str>) -
         cached: false,
         retries: serde_json::json!([{"error": "HTTP 503: busy", "class": "transient", "wait_ms": 500}]),
         request_key: Some(format!("k-{round}-{agent}")),
+        reused_from: None,
     }
 }
 
@@ -507,6 +510,7 @@ async fn planned_bench(store: &dyn Store, name: &str, jobs: u32) -> Vec<BenchJob
             limit: None,
             seed: 1,
             config: serde_json::json!({}),
+            fork: None,
         })
         .await
         .unwrap();
@@ -1105,4 +1109,83 @@ where
     check_large_batch_conformance(fresh().await.as_ref()).await;
     check_allowance_conformance(fresh().await).await;
     check_whole_run_conformance(fresh().await).await;
+    check_fork_conformance(fresh().await.as_ref()).await;
+}
+
+/// Checks a store against the lineage part of the [`Store`] contract: a fork's origin and its
+/// reused calls read back, whether the fork was created or written whole (a copy), and
+/// [`Store::forks_of`] lists a run's forks, oldest first.
+#[cfg(test)]
+pub(crate) async fn check_fork_conformance(store: &dyn Store) {
+    use crate::records::{ForkOrigin, WholeRun};
+    store.create_run(&running_run("parent")).await.unwrap();
+    assert_eq!(store.run("parent").await.unwrap().fork, None);
+    let origin = |round: u32, intervention: serde_json::Value| ForkOrigin {
+        parent: "parent".into(),
+        round,
+        intervention,
+    };
+    let null = origin(1, serde_json::json!({"kind": "null"}));
+    let said = origin(
+        2,
+        serde_json::json!({"kind": "say", "agent": 1, "text": "Final answer: 9"}),
+    );
+    let first = RunRecord {
+        created_at: "t1".into(),
+        fork: Some(null.clone()),
+        ..running_run("fork-a")
+    };
+    store.create_run(&first).await.unwrap();
+    let reused = CallRecord {
+        input_tokens: 0,
+        output_tokens: 0,
+        reused_from: Some("parent".into()),
+        ..full_call("fork-b", 0, 0, Some("Final answer: 7"))
+    };
+    let copied = WholeRun {
+        run: RunRecord {
+            created_at: "t2".into(),
+            status: RunStatus::Done,
+            answer: Some("7".into()),
+            fork: Some(said.clone()),
+            ..running_run("fork-b")
+        },
+        calls: vec![reused.clone()],
+        decisions: vec![],
+        validations: vec![],
+    };
+    assert!(store.record_whole_run(&copied).await.unwrap());
+    assert_eq!(store.run("fork-a").await.unwrap().fork, Some(null.clone()));
+    assert_eq!(store.run("fork-b").await.unwrap().fork, Some(said.clone()));
+    assert_eq!(store.calls("fork-b").await.unwrap(), vec![reused]);
+    let forks = store.forks_of("parent", 10).await.unwrap();
+    let listed: Vec<(&str, Option<&ForkOrigin>)> = forks
+        .iter()
+        .map(|r| (r.id.as_str(), r.fork.as_ref()))
+        .collect();
+    assert_eq!(
+        listed,
+        [("fork-a", Some(&null)), ("fork-b", Some(&said))],
+        "oldest first, each with its origin"
+    );
+    assert_eq!(store.forks_of("parent", 1).await.unwrap().len(), 1);
+    assert!(store.forks_of("fork-a", 10).await.unwrap().is_empty());
+    assert!(store.forks_of("nothing", 10).await.unwrap().is_empty());
+    // A forked benchmark names its parent benchmark.
+    let bench = BenchRecord {
+        name: "b-fork".into(),
+        created_at: "t".into(),
+        dataset: "gsm8k".into(),
+        protocols: vec!["som".into()],
+        limit: None,
+        seed: 1,
+        config: serde_json::json!({}),
+        fork: Some(ForkOrigin {
+            parent: "b".into(),
+            round: 1,
+            intervention: serde_json::json!({"kind": "say-wrong", "agent": 0}),
+        }),
+    };
+    store.create_bench(&bench).await.unwrap();
+    assert_eq!(store.bench("b-fork").await.unwrap(), bench);
 }

@@ -32,7 +32,7 @@ pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
-    DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
+    DecisionRecord, ForkOrigin, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
     ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
 };
 pub use sqlite::SqliteStore;

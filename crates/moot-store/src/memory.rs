@@ -406,6 +406,20 @@ impl Store for MemoryStore {
         })
     }
 
+    async fn forks_of(&self, parent: &str, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+        self.with(|i| {
+            let mut forks: Vec<RunRecord> = i
+                .runs
+                .values()
+                .filter(|r| r.fork.as_ref().is_some_and(|f| f.parent == parent))
+                .map(|r| i.as_read(r))
+                .collect();
+            forks.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+            forks.truncate(limit as usize);
+            Ok(forks)
+        })
+    }
+
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {
         self.with(|i| {
             if i.benches.contains_key(&bench.name) {

@@ -34,7 +34,7 @@ macro_rules! call_columns {
         "run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
          messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
          processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-         notes_json, ncomm, cached, retries_json, request_key, seq"
+         notes_json, ncomm, cached, retries_json, request_key, reused_from, seq"
     };
 }
 
@@ -64,7 +64,7 @@ macro_rules! call_upsert {
            latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
            notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
            retries_json = excluded.retries_json, request_key = excluded.request_key,
-           seq = excluded.seq
+           reused_from = excluded.reused_from, seq = excluded.seq
          WHERE calls.status <> 'ok'"
     };
 }
@@ -105,6 +105,7 @@ macro_rules! bind_call {
             .$bind(i64::from(c.cached))
             .$bind(json_text(&c.retries))
             .$bind(&c.request_key)
+            .$bind(&c.reused_from)
     }};
 }
 
@@ -116,7 +117,7 @@ macro_rules! insert_call {
                 "INSERT INTO calls (",
                 crate::queries::call_columns!(),
                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, ",
+                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, ",
                 crate::queries::next_seq!(),
                 "$1))",
                 crate::queries::call_upsert!()
@@ -208,8 +209,8 @@ macro_rules! insert_run {
     ($executor:expr, $run:expr, $now_ms:expr, $conflict:expr) => {{
         let run: &RunRecord = $run;
         let sql = format!(
-            "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at, heartbeat_ms, owner)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {}, $11){}",
+            "INSERT INTO runs (id, created_at, question, protocol, rule, spec_json, config_json, status, answer, finished_at, heartbeat_ms, owner, fork_parent, fork_round, fork_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {}, $11, $12, $13, $14){}",
             $now_ms, $conflict
         );
         sqlx::query(&sql)
@@ -224,6 +225,9 @@ macro_rules! insert_run {
             .bind(&run.answer)
             .bind(&run.finished_at)
             .bind(crate::owner::this_process())
+            .bind(run.fork.as_ref().map(|f| &f.parent))
+            .bind(run.fork.as_ref().map(|f| i64::from(f.round)))
+            .bind(run.fork.as_ref().map(|f| json_text(&f.intervention)))
             .execute($executor)
             .await?
     }};
@@ -325,7 +329,7 @@ pub(crate) fn run_columns(now_ms: &str) -> String {
     format!("*, {now_ms} - heartbeat_ms AS silent_ms")
 }
 
-/// Rows per multi-row `INSERT`: a call binds 31 parameters, and SQLite allows 32,766 a
+/// Rows per multi-row `INSERT`: a call binds 32 parameters, and SQLite allows 32,766 a
 /// statement (PostgreSQL 65,535).
 pub(crate) const ROWS_PER_INSERT: usize = 500;
 
@@ -620,10 +624,23 @@ macro_rules! store_queries {
                 all(&rows, run_from_row)
             }
 
+            async fn forks_of(&self, parent: &str, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+                let sql = format!(
+                    "SELECT {} FROM runs WHERE fork_parent = $1 ORDER BY created_at, id LIMIT $2",
+                    run_columns($dialect.now_ms)
+                );
+                let rows = sqlx::query(&sql)
+                    .bind(parent)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.read)
+                    .await?;
+                all(&rows, run_from_row)
+            }
+
             async fn create_bench(&self, b: &BenchRecord) -> Result<(), StoreError> {
                 let result = sqlx::query(
-                    "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json, fork_parent, fork_round, fork_json)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                 )
                 .bind(&b.name)
                 .bind(&b.created_at)
@@ -632,6 +649,9 @@ macro_rules! store_queries {
                 .bind(b.limit.map(|l| l as i64))
                 .bind(b.seed as i64)
                 .bind(json_text(&b.config))
+                .bind(b.fork.as_ref().map(|f| &f.parent))
+                .bind(b.fork.as_ref().map(|f| i64::from(f.round)))
+                .bind(b.fork.as_ref().map(|f| json_text(&f.intervention)))
                 .execute(&self.pool)
                 .await;
                 match result {
@@ -1064,6 +1084,14 @@ macro_rules! delegate_store {
 
             async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
                 self.located(self.queries.list_runs(filter).await)
+            }
+
+            async fn forks_of(
+                &self,
+                parent: &str,
+                limit: u32,
+            ) -> Result<Vec<RunRecord>, StoreError> {
+                self.located(self.queries.forks_of(parent, limit).await)
             }
 
             async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError> {

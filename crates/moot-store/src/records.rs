@@ -51,6 +51,23 @@ pub struct RunRecord {
     /// not part of the record's JSON either.
     #[serde(skip)]
     pub owner: Option<String>,
+    /// Where the run comes from when it is a fork of another (`moot fork`); `None` for a debate
+    /// run from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkOrigin>,
+}
+
+/// Where a forked run or benchmark comes from (`moot fork`, `moot bench --fork-of`): its parent,
+/// the round it was forked at and what it changed there. The parent is named, not linked: a
+/// store may hold a fork without its parent (a partial copy), and the lineage still reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkOrigin {
+    /// The parent run's id (a benchmark's name, for a forked benchmark).
+    pub parent: String,
+    pub round: u32,
+    /// The intervention as JSON (`moot_core::fork::Intervention` for a run; for a benchmark,
+    /// the request every item's fork was made from).
+    pub intervention: serde_json::Value,
 }
 
 /// How often the process running a debate tells the store it is alive.
@@ -173,6 +190,10 @@ pub struct CallRecord {
     /// the same key is the same request, never a second one.
     #[serde(default)]
     pub request_key: Option<String>,
+    /// The run this call was copied from, when a fork reused its parent's call instead of
+    /// asking (its tokens, spent there, count 0 here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<String>,
 }
 
 /// The largest round a stored call may have: far past any debate moot runs (a budget raises
@@ -341,6 +362,10 @@ pub struct BenchRecord {
     pub limit: Option<u64>,
     pub seed: u64,
     pub config: serde_json::Value,
+    /// Where the benchmark comes from when every debate of it is a fork of another
+    /// benchmark's (`moot bench --fork-of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkOrigin>,
 }
 
 /// One item's debate under one protocol of a benchmark.

@@ -8,8 +8,8 @@ use sqlx::Row;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, JobState, RunRecord,
-    RunStatus, ValidationRecord, WorkerRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, ForkOrigin, JobState,
+    RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 
 /// The column reads the decoders need, over either database's rows.
@@ -98,8 +98,27 @@ pub(crate) fn run_from_row(row: &impl Columns) -> Result<RunRecord, StoreError> 
         finished_at: row.opt_text("finished_at")?,
         silent_ms: row.opt_int("silent_ms")?,
         owner: row.opt_text("owner")?,
+        fork: fork_from_row(row, &id)?,
         id,
     })
+}
+
+/// Where a run or benchmark (`owner`, named in errors) comes from, from its `fork_*` columns;
+/// `None` for one that is no fork.
+fn fork_from_row(row: &impl Columns, owner: &str) -> Result<Option<ForkOrigin>, StoreError> {
+    let Some(parent) = row.opt_text("fork_parent")? else {
+        return Ok(None);
+    };
+    let intervention = match row.opt_text("fork_json")? {
+        Some(text) => parse_json(owner, "fork intervention", &text)?,
+        None => serde_json::Value::Null,
+    };
+    Ok(Some(ForkOrigin {
+        parent,
+        // Saturating, as a call's round: a number past u32 is no round of any debate.
+        round: u32::try_from(u64_or_zero(row, "fork_round")?).unwrap_or(u32::MAX),
+        intervention,
+    }))
 }
 
 /// A call's row, an unreadable column naming the call it belongs to.
@@ -163,6 +182,7 @@ fn decode_call(row: &impl Columns) -> Result<CallRecord, StoreError> {
         latency_ms: u64_or_zero(row, "latency_ms")?,
         recorded_at: row.text("recorded_at")?,
         request_key: row.opt_text("request_key")?,
+        reused_from: row.opt_text("reused_from")?,
         run_id,
     };
     call.check_bounds()?;
@@ -206,6 +226,7 @@ pub(crate) fn bench_from_row(row: &impl Columns) -> Result<BenchRecord, StoreErr
         limit: opt_u64(row, "item_limit")?,
         seed: row.opt_int("seed")?.unwrap_or(0) as u64,
         config: parse_json(&name, "benchmark config", &row.text("config_json")?)?,
+        fork: fork_from_row(row, &name)?,
         name,
     })
 }

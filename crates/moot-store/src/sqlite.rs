@@ -624,6 +624,7 @@ mod tests {
             finished_at: None,
             silent_ms: None,
             owner: None,
+            fork: None,
         }
     }
 

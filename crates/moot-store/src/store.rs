@@ -94,6 +94,9 @@ pub trait Store: Send + Sync {
     async fn validations(&self, id: &str) -> Result<Vec<ValidationRecord>, StoreError>;
     /// Most recent first.
     async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError>;
+    /// The runs forked from run `parent` (`moot fork`: those whose [`RunRecord::fork`] names
+    /// it), oldest first, at most `limit` of them; none for a run without forks or unknown.
+    async fn forks_of(&self, parent: &str, limit: u32) -> Result<Vec<RunRecord>, StoreError>;
     /// Records a new benchmark; a name already taken is refused ([`StoreError::BenchExists`]).
     async fn create_bench(&self, bench: &BenchRecord) -> Result<(), StoreError>;
     async fn bench(&self, name: &str) -> Result<BenchRecord, StoreError>;

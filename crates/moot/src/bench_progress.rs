@@ -137,6 +137,74 @@ fn run_prepared(
     Ok(ran)
 }
 
+/// Forks every debate of a stored benchmark (`moot bench --fork-of`) and prints the fork
+/// benchmark's report, paired with its parent's; protocols and items left out are said on
+/// stderr (and listed in the JSON).
+pub fn fork(
+    request: moot_app::bench_fork::BenchForkRequest,
+    json: bool,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let spinner = if json {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new_spinner()
+    };
+    let (mut forked, mut read) = (0usize, 0usize);
+    let started = std::time::Instant::now();
+    let done = rt.block_on(moot_app::bench_fork::run(
+        store,
+        &request,
+        &mut |protocol, new| {
+            if new {
+                forked += 1;
+            } else {
+                read += 1;
+            }
+            spinner.set_message(format!(
+                "{forked} forked, {read} read back · last: {protocol}"
+            ));
+            spinner.tick();
+        },
+    ))?;
+    spinner.finish_and_clear();
+    if !json {
+        eprintln!(
+            "benchmark {}: fork of {} at round {}; {} forked, {} read back",
+            done.name, done.parent, request.round, done.forked, done.read_back
+        );
+        for (protocol, reason) in &done.refused {
+            eprintln!(
+                "{protocol} left out: {}",
+                moot_core::escape::terminal(reason)
+            );
+        }
+        for l in &done.left_out {
+            eprintln!(
+                "{} {} left out: {}",
+                l.protocol,
+                l.item_id,
+                moot_core::escape::terminal(&l.reason)
+            );
+        }
+    }
+    let report = rt.block_on(moot_app::bench_report::report(
+        store,
+        std::slice::from_ref(&done.name),
+        false,
+    ))?;
+    if json {
+        let mut value = serde_json::to_value(&report).context("serialising the report")?;
+        value["fork_run"] = serde_json::to_value(&done).context("serialising the report")?;
+        value["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+        outln!("{value}");
+    } else {
+        out!("{}", moot_core::escape::terminal(&report.markdown(&[])));
+    }
+    Ok(())
+}
+
 /// Works the planned benchmark `record` as one of any number of workers and prints the
 /// worker's summary; a worker stopped by a signal fails, so that a scheduler starts another.
 pub fn work(

@@ -45,6 +45,10 @@ enum Command {
     Ask(cmd::ask::Args),
     /// Finish an interrupted debate without repeating completed calls.
     Resume(cmd::resume::Args),
+    /// Fork a finished debate at a round: the same debate until then, with one agent's
+    /// response replaced (--say), one agent's model swapped (--model), or nothing changed (the
+    /// round resampled: the control). The parent's earlier calls are reused at 0 tokens.
+    Fork(cmd::fork::Args),
     /// Run every item of a dataset under several protocols; the same --run name resumes.
     /// With --detach, only plan it for `moot work`; `moot bench status NAME` shows progress.
     Bench(cmd::bench::Args),
@@ -166,6 +170,8 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Resume(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::resume::run(args, s, rt))
         }
+        // A fork records a new run beside its parent, which must be in the store already.
+        Command::Fork(args) => store_arg.with(Access::Write, |s, rt| cmd::fork::run(args, s, rt)),
         Command::Import(args) => {
             store_arg.with(Access::Create, |s, rt| cmd::import::run(args, s, rt))
         }

@@ -1413,3 +1413,80 @@ fn slow_cli_team(env: &Env, then: &str) -> (String, std::path::PathBuf) {
     );
     (a, cfg)
 }
+
+/// A fork's page links its parent and says what changed (the said text escaped); the parent's
+/// page lists its forks; the API gives the same lineage.
+#[tokio::test]
+async fn a_fork_is_shown_beside_its_parent() {
+    let env = Env::new();
+    let ask = |args: &[&str]| -> Value {
+        let out = env
+            .moot()
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let parent = ask(&[
+        "ask",
+        "What is 17 * 24?",
+        "--sim",
+        "--gold",
+        "408",
+        "--protocol",
+        "som",
+        "--rounds",
+        "1",
+        "--json",
+    ])["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let evil = "<script>alert(3)</script> Final answer: 7";
+    let fork = ask(&[
+        "fork", &parent, "--round", "1", "--agent", "1", "--say", evil, "--json",
+    ])["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let s = serve(&env, &[]);
+    let page = get_text(format!("{}/runs/{fork}", s.url)).await;
+    assert!(page.contains("id=\"fork-of\""), "{page}");
+    assert!(page.contains(&format!("href=\"/runs/{parent}\"")), "{page}");
+    assert!(page.contains("at round 1: agent 1 says"), "{page}");
+    assert!(
+        page.contains("· injected") && page.contains("· reused from"),
+        "{page}"
+    );
+    assert!(!page.contains("<script>alert(3)"), "raw script in the page");
+    let page = get_text(format!("{}/runs/{parent}", s.url)).await;
+    assert!(page.contains("id=\"forks\""), "{page}");
+    assert!(page.contains(&format!("href=\"/runs/{fork}\"")), "{page}");
+    let api = get_json(format!("{}/api/runs/{parent}", s.url)).await;
+    assert_eq!(api["lineage"]["forks"][0]["id"], fork.as_str());
+    assert_eq!(api["lineage"]["forks"][0]["round"], 1);
+    let api = get_json(format!("{}/api/runs/{fork}", s.url)).await;
+    assert_eq!(api["lineage"]["parent"]["id"], parent.as_str());
+}
+
+/// A fork benchmark's page carries the paired comparison with its parent.
+#[tokio::test]
+async fn a_fork_benchmark_page_pairs_it_with_its_parent() {
+    let env = Env::new();
+    common::arith_bench(&env, 4);
+    env.stdout(&[
+        "bench",
+        "--fork-of",
+        "arith",
+        "--round",
+        "1",
+        "--run",
+        "ctl",
+    ]);
+    let s = serve(&env, &[]);
+    let page = get_text(format!("{}/benches/ctl", s.url)).await;
+    assert!(page.contains("Against the parent benchmark"), "{page}");
+    assert!(page.contains("McNemar p"), "{page}");
+}

@@ -80,6 +80,7 @@ pub fn markdown(records: &RunRecords) -> String {
         calls,
         decisions,
         validations: checks,
+        forks,
     } = records;
     let programs = Programs::new(calls, checks);
     let roles = super::roles(&run.spec);
@@ -110,6 +111,7 @@ pub fn markdown(records: &RunRecords) -> String {
             .map(|f| format!(" · finished: {}", escape::markdown_inline(f)))
             .unwrap_or_default()
     ));
+    lineage_markdown(&mut out, &crate::view::lineage(run, forks));
     if run.interrupted() {
         out.push_str(&format!(
             "The process running this debate stopped before it finished; {} continues it.\n\n",
@@ -189,6 +191,33 @@ pub fn markdown(records: &RunRecords) -> String {
     }
     programs.markdown(&mut out);
     out
+}
+
+/// Where a fork comes from, and the forks of a run, a line each.
+fn lineage_markdown(out: &mut String, lineage: &crate::view::Lineage) {
+    if let Some(parent) = &lineage.parent {
+        out.push_str(&format!(
+            "Fork of run {} at round {}: {}. Calls before that round are the parent's (0 tokens here).\n\n",
+            escape::markdown_code(&parent.id),
+            parent.round,
+            escape::markdown_inline(&parent.intervention)
+        ));
+    }
+    if lineage.forks.is_empty() {
+        return;
+    }
+    out.push_str("Forks of this run:\n\n");
+    for f in &lineage.forks {
+        out.push_str(&format!(
+            "- {} at round {}: {} — {}, answer: {}\n",
+            escape::markdown_code(&f.id),
+            f.round,
+            escape::markdown_inline(&f.intervention),
+            escape::markdown_inline(f.status.as_deref().unwrap_or("?")),
+            escape::markdown_inline(f.answer.as_deref().unwrap_or("(none)"))
+        ));
+    }
+    out.push('\n');
 }
 
 /// One call: heading, cost line, what the protocol did to its prompt, the response.
@@ -273,8 +302,13 @@ fn call_markdown(
         escape::markdown_inline(&c.template_hash)
     ));
     let mut listed = false;
-    for line in notes_lines(&c.notes)
+    let reused = c
+        .reused_from
+        .as_ref()
+        .map(|p| format!("reused from run {p} (asked there; 0 tokens here)"));
+    for line in reused
         .into_iter()
+        .chain(notes_lines(&c.notes))
         .chain(retry_lines(&c.retries))
     {
         out.push_str(&format!("- {}\n", escape::markdown_inline(&line)));

@@ -367,6 +367,7 @@ mod tests {
             max_tokens: Some(16),
             seed: Some(42),
             logprobs: true,
+            resample: None,
         };
         let body = request_body(&config(), &request(params), true).unwrap();
         let mut expected = json!({

@@ -44,6 +44,7 @@ mod svr_mad;
 pub(crate) mod test_support;
 
 use crate::debate::AgentRole;
+use crate::fork::{Forks, InterventionKind};
 use crate::topology::Topology;
 
 pub use assigned::Assigned;
@@ -66,9 +67,17 @@ pub struct ProtocolEntry {
     /// Options this protocol reads (`faults` applies to every protocol).
     pub options: &'static [&'static str],
     pub build: fn(&ProtocolOptions) -> Result<Box<dyn Protocol>, ProtocolError>,
+    /// The interventions a fork of one of its debates may make, and at which rounds
+    /// (`moot fork`; see [`check_fork`] for the rules every protocol shares).
+    pub forks: Forks,
 }
 
 const ROUND_TABLE_OPTIONS: &[&str] = &["topology", "k", "hub", "groups", "ordering", "gold"];
+
+/// Why SVR-MAD is forked at round 0 only.
+const SVR_MAD_FORKS: &str = "svr-mad's rounds after round 0 are challenge steps whose targets and budget are chosen from round 0's answers: a later step cannot be changed on its own; fork at round 0";
+/// Why SID-ET refuses `say` (its null and model forks are fine: the new samples have logprobs).
+const SID_ET_FORKS: &str = "sid-et's early stop reads each agent's token log-likelihoods, which injected text does not have";
 
 /// Every protocol, by name.
 pub const PROTOCOLS: &[ProtocolEntry] = &[
@@ -77,12 +86,14 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         summary: "one agent, one chain-of-thought call",
         options: &[],
         build: |o| Ok(Box::new(Independent::single(o))),
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "cot-sc",
         summary: "self-consistency: N independent samples, majority vote",
         options: &[],
         build: |o| Ok(Box::new(Independent::self_consistency(o))),
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "som",
@@ -91,6 +102,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         build: |o| {
             RoundTable::new("som", PromptStyle::Conformity, "majority-last").configured(o, Topology::AllToAll)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "free-mad-n",
@@ -99,6 +111,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         build: |o| {
             RoundTable::new("free-mad-n", PromptStyle::AntiConformity, "free-mad").configured(o, Topology::AllToAll)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "free-mad-c",
@@ -107,6 +120,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         build: |o| {
             RoundTable::new("free-mad-c", PromptStyle::Conformity, "free-mad").configured(o, Topology::AllToAll)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "free-mad-neutral",
@@ -115,24 +129,28 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         build: |o| {
             RoundTable::new("free-mad-neutral", PromptStyle::Neutral, "free-mad").configured(o, Topology::AllToAll)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "mad-m2",
         summary: "MAD-M²: previous-round memories judged and masked before every debate round",
         options: mad_m2::OPTIONS,
         build: mad_m2::build,
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "madc",
         summary: "MADC: peers' responses in path-consistency order, most agreed-with last",
         options: ROUND_TABLE_OPTIONS,
         build: madc::build,
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "svr-mad",
         summary: "SVR-MAD: pairwise challenges to the likeliest-correct agent, survival-rate acceptance",
         options: svr_mad::OPTIONS,
         build: svr_mad::build,
+        forks: Forks::RoundZeroOnly(SVR_MAD_FORKS),
     },
     ProtocolEntry {
         name: "sparse",
@@ -141,24 +159,28 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         build: |o| {
             RoundTable::new("sparse", PromptStyle::Conformity, "majority-last").configured(o, Topology::Ring)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "group-debate",
         summary: "GroupDebate: full solutions inside a group, only final answers across groups",
         options: group_debate::OPTIONS,
         build: group_debate::build,
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "s2-mad",
         summary: "S2-MAD: no message between agents holding the same answer; agreed agents skip",
         options: ROUND_TABLE_OPTIONS,
         build: s2_mad::build,
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "sid-et",
         summary: "SID-ET: skip the debate when the best agent's min token log-likelihood clears a threshold",
         options: sid_et::OPTIONS,
         build: sid_et::build,
+        forks: Forks::NoSay(SID_ET_FORKS),
     },
     ProtocolEntry {
         name: "judge",
@@ -168,18 +190,21 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
             let table = RoundTable::new("judge", PromptStyle::TitForTat, "verdict");
             judged_table("judge", AgentRole::Judge, table, Box::new(judged::TranscriptJudge), o)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "assigned",
         summary: "assigned-position debate (Khan et al.): each debater defends an assigned answer, a judge decides",
         options: &[],
         build: |o| judged_positions(o, false),
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "consultancy",
         summary: "consultancy (Khan et al.): one consultant argues an assigned answer, a judge decides",
         options: &[],
         build: |o| judged_positions(o, true),
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "moa",
@@ -190,6 +215,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
             table.variant = round_table::Variant::Layers;
             judged_table("moa", AgentRole::Aggregator, table, Box::new(judged::Aggregator), o)
         },
+        forks: Forks::Any,
     },
     ProtocolEntry {
         name: "council",
@@ -207,6 +233,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
                 min_debaters: 2,
             }))
         },
+        forks: Forks::Any,
     },
 ];
 
@@ -247,6 +274,59 @@ fn judged_positions(
         finale: Box::new(positions),
         min_debaters: if consultancy { 1 } else { 2 },
     }))
+}
+
+/// Why a fork cannot make an intervention at a round (said to the user as it is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{protocol} cannot be forked with {} at round {round}: {reason}", kind.as_str())]
+pub struct ForkRefused {
+    pub protocol: String,
+    pub kind: InterventionKind,
+    pub round: usize,
+    pub reason: String,
+}
+
+/// Whether a debate of `protocol` (as built, with its options) with `rounds` debate rounds may
+/// be forked with an intervention of `kind` at `round`. Beside the protocol's own declaration
+/// ([`ProtocolEntry::forks`]), two rules hold for every protocol: the round must be one of the
+/// debate's (0 to `rounds`), and `say` is refused where the protocol reads token
+/// log-probabilities ([`Protocol::needs_logprobs`]: MAD-M²'s objective masking, SID-ET,
+/// SVR-MAD's logprob priors), since injected text has none.
+pub fn check_fork(
+    protocol: &dyn Protocol,
+    kind: InterventionKind,
+    round: usize,
+    rounds: usize,
+) -> Result<(), ForkRefused> {
+    let refused = |reason: String| ForkRefused {
+        protocol: protocol.name().to_string(),
+        kind,
+        round,
+        reason,
+    };
+    // The protocol's own reason first: it says more than the range (SVR-MAD's steps lie past
+    // its one grid round).
+    let entry = PROTOCOLS
+        .iter()
+        .find(|p| p.name == protocol.name())
+        .ok_or_else(|| refused("the protocol is not in this moot's registry".into()))?;
+    entry
+        .forks
+        .allows(kind, round)
+        .map_err(|why| refused(why.to_string()))?;
+    if round > rounds {
+        return Err(refused(format!(
+            "the debate's rounds are 0 to {rounds} (round 0 is the independent answers)"
+        )));
+    }
+    if kind == InterventionKind::Say {
+        if let Some(why) = protocol.needs_logprobs() {
+            return Err(refused(format!(
+                "{why}, and injected text has no token log-probabilities"
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub fn protocol_names() -> Vec<&'static str> {

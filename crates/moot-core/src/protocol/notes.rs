@@ -62,6 +62,10 @@ pub struct CallNotes {
     /// freemad's reply contract: the decision read and whether the answer changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<crate::contract::ContractNote>,
+    /// The response is text a fork put in the agent's place (`moot fork --say`, see
+    /// [`crate::fork`]): no model was asked, and it has no token log-probabilities.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub injected: bool,
 }
 
 /// The one re-ask of a response without a readable answer.
@@ -121,6 +125,12 @@ impl CallNotes {
     pub fn describe(&self) -> Vec<String> {
         let notes = self;
         let mut lines = Vec::new();
+        if notes.injected {
+            lines.push(
+                "injected by a fork: this text was put in the agent's place, no model was asked"
+                    .to_string(),
+            );
+        }
         if let Some(reask) = &notes.reask {
             let said = match (&reask.reply, &reask.error) {
                 (Some(reply), _) => format!("replied {:?}", reply.trim()),
@@ -339,7 +349,25 @@ mod tests {
                 decision: Some(crate::contract::Decision::Revise),
                 changed: true,
             }),
+            injected: false,
         }
+    }
+
+    /// A fork's injected response is marked in its notes, under this name; notes without the
+    /// mark (every call a model answered) read as not injected and are stored without it.
+    #[test]
+    fn the_injected_mark_reads_back_and_is_left_out_when_unset() {
+        let marked = CallNotes {
+            injected: true,
+            ..CallNotes::default()
+        };
+        let stored = serde_json::to_value(&marked).unwrap();
+        assert_eq!(stored["injected"], json!(true));
+        assert_eq!(CallNotes::from_json(&stored).unwrap(), marked);
+        assert!(marked.describe()[0].starts_with("injected by a fork"));
+        let plain = serde_json::to_value(CallNotes::default()).unwrap();
+        assert!(plain.get("injected").is_none());
+        assert!(!CallNotes::from_json(&json!({"ncomm": 1})).unwrap().injected);
     }
 
     #[test]

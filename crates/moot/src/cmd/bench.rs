@@ -8,21 +8,46 @@ use anyhow::Result;
 use moot_config::ProtocolName;
 use moot_store::Store;
 
+use moot_app::bench_fork::{BenchChange, BenchForkRequest};
 use moot_app::benchmark::BenchRequest;
 
 use crate::flags;
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+#[command(group(clap::ArgGroup::new("fork_change").args(["say", "say_wrong", "model"]).multiple(false)))]
 pub struct Args {
     #[command(subcommand)]
     command: Option<BenchCommand>,
     // The help lists moot-eval's dataset registry.
-    #[arg(long, required = true, help = moot_eval::dataset_help(), long_help = moot_eval::dataset_long_help())]
+    #[arg(long, required_unless_present = "fork_of", help = moot_eval::dataset_help(), long_help = moot_eval::dataset_long_help())]
     dataset: Option<String>,
     /// Protocols to compare, comma-separated.
-    #[arg(long, value_delimiter = ',', required = true, value_parser = ProtocolName::parser())]
+    #[arg(long, value_delimiter = ',', required_unless_present = "fork_of", value_parser = ProtocolName::parser())]
     protocol: Vec<ProtocolName>,
+    /// Instead of a dataset, fork every debate of the stored benchmark NAME at --round, with
+    /// the same intervention on every item (none: a null fork, the control). The report pairs
+    /// each item with the parent's (McNemar). The same command again continues it.
+    #[arg(long, value_name = "NAME", requires = "round", conflicts_with_all = ["dataset", "protocol", "limit", "sim", "detach"])]
+    fork_of: Option<String>,
+    /// The round at which the fork benchmark's debates differ (with --fork-of).
+    #[arg(long, requires = "fork_of")]
+    round: Option<usize>,
+    /// The agent the intervention changes (with --fork-of): its number (from 1) or its id.
+    #[arg(long, requires = "fork_change")]
+    agent: Option<String>,
+    /// Put TEMPLATE in place of the agent's response of the round, with `{wrong}` (the item's
+    /// defined wrong answer), `{gold}` and `{answer}` (the agent's own answer) filled in.
+    #[arg(long, value_name = "TEMPLATE", requires = "agent")]
+    say: Option<String>,
+    /// Put the item's defined wrong answer in the agent's place: another option (choice), the
+    /// opposite (yes/no), the most common wrong round-0 answer (numeric, else gold + 1; math
+    /// and text, else the item is left out).
+    #[arg(long, requires = "agent")]
+    say_wrong: bool,
+    /// Let the agent answer with MODEL from the round on (as `moot fork --model`).
+    #[arg(long, value_name = "MODEL", requires = "agent")]
+    model: Option<String>,
     #[command(flatten)]
     config: flags::ConfigFile,
     #[command(flatten)]
@@ -78,6 +103,28 @@ pub fn take_status(args: &mut Args) -> Option<status::Args> {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+    if let Some(parent) = args.fork_of {
+        let agent = args.agent.unwrap_or_default();
+        let change = match (args.say, args.say_wrong, args.model) {
+            (Some(template), _, _) => BenchChange::Say { agent, template },
+            (None, true, _) => BenchChange::SayWrong { agent },
+            (None, false, Some(model)) => BenchChange::Model { agent, model },
+            (None, false, None) => BenchChange::Null,
+        };
+        let catalog = match &args.config.config {
+            Some(_) => Some(args.config.load()?),
+            None => None,
+        };
+        let request = BenchForkRequest {
+            parent,
+            round: args.round.unwrap_or_default(),
+            change,
+            name: args.name,
+            concurrency: args.concurrency.concurrency,
+            catalog,
+        };
+        return crate::bench_progress::fork(request, args.output.json, store, rt);
+    }
     let config = args.config.load()?;
     let request = BenchRequest {
         dataset: args.dataset.unwrap_or_default(),

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod config;
 pub mod decide;
 pub mod extract;
+pub mod fork;
 pub mod health;
 pub mod import;
 pub mod model;

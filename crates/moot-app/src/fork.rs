@@ -1,0 +1,439 @@
+//! `moot fork RUN --round R`: a new debate made from a finished one, the same until round R,
+//! where one thing changes (see `moot_core::fork`): nothing (a null fork: the round resampled,
+//! the control), one agent's response (`--say`), or one agent's model from the round on
+//! (`--model`). The fork is a run of its own that records its parent, round and intervention;
+//! the engine copies the parent's calls before the round and reuses any later call whose
+//! request is the parent's, at 0 tokens (see `moot_engine::ForkSource`).
+//!
+//! The fork's team is built from the parent's stored configuration, as `moot resume` builds
+//! it, with the agents' seeds kept: a benchmark's debate gets back the gold answer and seed its
+//! simulated agents were given. `--model M` names, in this order: an agent of the
+//! configuration given with `--config` (else of the parent's), whose backend and sampling agent
+//! A then uses; or, for agent A's own backend, a model of it: a sim preset (`expert`, …) for a
+//! simulated agent, the `model` of an `openai` or `anthropic` agent (same endpoint and key),
+//! a known model name or `.gguf` path for a `local` one.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use moot_backends::sim::{SimAgent, PRESETS};
+use moot_config::{AgentConfig, Backend, Config, ProtocolName};
+use moot_core::debate::{AgentRole, DebateSpec};
+use moot_core::fork::{Intervention, MAX_SAY_BYTES};
+use moot_engine::{ForkSource, Lineup};
+use moot_store::{RunRecord, RunStatus, Store, StoreError};
+
+use crate::error::{bad_input, InputError};
+use crate::session::Session;
+
+/// What a fork changes, as the user names it (agents by number from 1, or by id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing: the round is asked again (the control).
+    Null,
+    /// Agent `agent`'s response of the round is `text`.
+    Say { agent: String, text: String },
+    /// Agent `agent` answers with `model` from the round on.
+    Model { agent: String, model: String },
+}
+
+/// A fork to make.
+#[derive(Debug, Clone)]
+pub struct ForkRequest {
+    /// The parent run's id.
+    pub parent: String,
+    pub round: usize,
+    pub change: Change,
+    /// A configuration whose agents `--model` may name (`--config`); without one, the
+    /// parent's own agents.
+    pub catalog: Option<Config>,
+    /// The fork's run id; a new one when `None`.
+    pub run_id: Option<String>,
+}
+
+/// A fork ready to run, and what it was made from.
+pub struct Forked<'a> {
+    pub session: Session<'a>,
+    pub parent: String,
+    pub round: usize,
+    pub intervention: Intervention,
+    /// The parent's calls before the round, which the fork starts with.
+    pub copied: usize,
+}
+
+/// The fork `request` asks for, ready to run: refused (an [`InputError`] that says why) when
+/// the parent is not a finished run, the agent or model names nothing, or the text is too long.
+/// The protocol's own refusals (intervention, round) come when the session builds the debate.
+pub async fn prepare<'a>(
+    store: &'a dyn Store,
+    request: ForkRequest,
+    on_message: &mut dyn FnMut(&str),
+) -> Result<Forked<'a>> {
+    let parent = finished_parent(store, &request.parent).await?;
+    let spec: DebateSpec = serde_json::from_value(parent.spec.clone())
+        .with_context(|| format!("run {}: the stored debate spec is unreadable", parent.id))?;
+    let mut config = parent_config(store, &parent, &spec).await?;
+    let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
+    let intervention = match &request.change {
+        Change::Null => Intervention::Null,
+        Change::Say { agent, text } => {
+            if text.len() > MAX_SAY_BYTES {
+                return bad_input(format!(
+                    "--say: the text is {} bytes; at most {MAX_SAY_BYTES} may replace a response",
+                    text.len()
+                ));
+            }
+            Intervention::Say {
+                agent: agent_index(&spec, agent)?,
+                text: text.clone(),
+            }
+        }
+        Change::Model { agent, model } => {
+            let agent = agent_index(&spec, agent)?;
+            let at = config
+                .agents
+                .iter()
+                .position(|a| a.id == spec.agents[agent].id)
+                .with_context(|| {
+                    format!(
+                        "run {}: agent {} ({}) is not in its stored configuration",
+                        parent.id,
+                        agent + 1,
+                        spec.agents[agent].id
+                    )
+                })?;
+            let catalog = request.catalog.as_ref().unwrap_or(&config);
+            config.agents[at] = swapped(&config.agents[at], model, &catalog.agents)?;
+            Intervention::Model {
+                agent,
+                model: model.clone(),
+                backend: String::new(),
+            }
+        }
+    };
+    let mut built = crate::agents::build(&config, spec.kind, on_message)?;
+    let intervention = match intervention {
+        Intervention::Model { agent, model, .. } => {
+            // The backend as the fork's calls record it.
+            let backend = built
+                .specs
+                .iter()
+                .position(|s| s.id == spec.agents[agent].id)
+                .map(|i| built.engine[i].model.name())
+                .unwrap_or_default();
+            Intervention::Model {
+                agent,
+                model,
+                backend,
+            }
+        }
+        other => other,
+    };
+    // The team fitted as the parent's debate was, and checked to be the one it ran.
+    let protocol = config.build_protocol().map_err(InputError::from)?;
+    let roles: Vec<AgentRole> = built.specs.iter().map(|a| a.role).collect();
+    let lineup = Lineup::fit(&*protocol, &roles, config.debate.rounds);
+    built.specs = lineup.keep(std::mem::take(&mut built.specs));
+    built.engine = lineup.keep(std::mem::take(&mut built.engine));
+    let ids = |agents: &[moot_core::debate::AgentSpec]| -> Vec<String> {
+        agents.iter().map(|a| a.id.clone()).collect()
+    };
+    if ids(&built.specs) != ids(&spec.agents) || lineup.rounds != spec.rounds {
+        return bad_input(format!(
+            "run {}'s stored configuration no longer builds the debate it ran (agents {} for {} rounds; it ran {} for {})",
+            parent.id,
+            ids(&built.specs).join(", "),
+            lineup.rounds,
+            ids(&spec.agents).join(", "),
+            spec.rounds
+        ));
+    }
+    // Stored fitted, each agent's seed pinned, so that resuming the fork builds this team.
+    config.agents = lineup
+        .keep(config.agents.clone().into_iter().enumerate().collect())
+        .into_iter()
+        .map(|(i, mut a)| {
+            a.sampling.seed = Some(crate::backends::agent_seed(&config, i, &a));
+            a
+        })
+        .collect();
+    config.debate.rounds = lineup.rounds;
+    let parent_calls = store.calls(&parent.id).await?;
+    let copied = parent_calls
+        .iter()
+        .filter(|c| (c.round as usize) < request.round)
+        .count();
+    let run_id = request
+        .run_id
+        .clone()
+        .unwrap_or_else(moot_engine::new_run_id);
+    let session = Session {
+        store,
+        run_id,
+        config,
+        spec,
+        agents: built,
+        restore: None,
+        redactor,
+        fork: Some(ForkSource {
+            parent: parent.id.clone(),
+            parent_calls,
+            round: request.round,
+            intervention: intervention.clone(),
+        }),
+    };
+    Ok(Forked {
+        session,
+        parent: parent.id,
+        round: request.round,
+        intervention,
+        copied,
+    })
+}
+
+/// Why a fork of `parent` with an intervention of `kind` at `round` is refused by its protocol
+/// (see `moot_core::protocol::check_fork`), if it is; checked before anything is built, as
+/// `moot bench --fork-of` does for each protocol of a benchmark.
+pub fn refusal(
+    parent: &RunRecord,
+    round: usize,
+    kind: moot_core::fork::InterventionKind,
+) -> Result<Option<String>> {
+    let spec: DebateSpec = serde_json::from_value(parent.spec.clone())
+        .with_context(|| format!("run {}: the stored debate spec is unreadable", parent.id))?;
+    let Some(protocol) = Config::protocol_of_run(&parent.config, &parent.protocol) else {
+        return Ok(Some(format!(
+            "protocol {} no longer builds from run {}'s configuration",
+            parent.protocol, parent.id
+        )));
+    };
+    Ok(
+        moot_core::protocol::check_fork(&*protocol, kind, round, spec.rounds)
+            .err()
+            .map(|e| e.to_string()),
+    )
+}
+
+/// The run `id`, which must be finished: a fork starts from a whole debate.
+async fn finished_parent(store: &dyn Store, id: &str) -> Result<RunRecord> {
+    let run = match store.run(id).await {
+        Ok(run) => run,
+        Err(StoreError::RunNotFound(_)) => {
+            return bad_input(format!("no run {id:?} in the store to fork"))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if run.status != RunStatus::Done {
+        return bad_input(format!(
+            "run {id} is {}: a fork starts from a finished debate (moot resume {} finishes it)",
+            run.shown_status(),
+            crate::shell::shell_word(id)
+        ));
+    }
+    Ok(run)
+}
+
+/// The parent's configuration as its debate ran: its protocol with only the options it reads
+/// (a benchmark stores one configuration for all its protocols), the debate's seed, and for a
+/// benchmark's debate of simulated agents the item's gold answer (its link says it).
+async fn parent_config(store: &dyn Store, parent: &RunRecord, spec: &DebateSpec) -> Result<Config> {
+    let mut config: Config = serde_json::from_value(parent.config.clone())
+        .with_context(|| format!("run {}: the stored configuration is unreadable", parent.id))?;
+    config.debate.protocol = parent
+        .protocol
+        .parse::<ProtocolName>()
+        .map_err(|e| InputError(format!("run {}: protocol {e}", parent.id)))?;
+    let reads = moot_core::protocol::PROTOCOLS
+        .iter()
+        .find(|p| p.name == parent.protocol)
+        .map_or(&[][..], |p| p.options);
+    config.protocol = config.protocol.restricted_to(reads);
+    config.debate.seed = spec.seed;
+    if config.debate.gold.is_none() && config.agents.iter().any(AgentConfig::is_sim) {
+        config.debate.gold = bench_gold(store, &parent.id).await?;
+    }
+    Ok(config)
+}
+
+/// The gold answer a benchmark linked to its debate `run_id` (`<bench>/<protocol>/<item>`).
+async fn bench_gold(store: &dyn Store, run_id: &str) -> Result<Option<String>> {
+    let Some((bench, _)) = run_id.split_once('/') else {
+        return Ok(None);
+    };
+    match store.bench_items(bench).await {
+        Ok(items) => Ok(items
+            .into_iter()
+            .find(|i| i.run_id == run_id)
+            .map(|i| i.gold)),
+        Err(StoreError::BenchNotFound(_)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The agent `name` stands for: a number from 1, or an agent's id.
+pub fn agent_index(spec: &DebateSpec, name: &str) -> Result<usize, InputError> {
+    let n = spec.agents.len();
+    if let Ok(number) = name.trim().parse::<usize>() {
+        if (1..=n).contains(&number) {
+            return Ok(number - 1);
+        }
+        return Err(InputError(format!(
+            "--agent {number}: the debate's agents are 1 to {n}"
+        )));
+    }
+    spec.agents
+        .iter()
+        .position(|a| a.id == name)
+        .ok_or_else(|| {
+            InputError(format!(
+                "--agent {name:?}: no agent of the debate has that id (its agents: {})",
+                spec.agents
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| format!("{} = {}", i + 1, a.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// Agent `agent` answering with `model` (see the module's documentation for what it names):
+/// the same id and persona, another backend.
+fn swapped(agent: &AgentConfig, model: &str, catalog: &[AgentConfig]) -> Result<AgentConfig> {
+    if let Some(other) = catalog.iter().find(|a| a.id == model) {
+        return Ok(AgentConfig {
+            id: agent.id.clone(),
+            persona: agent.persona.clone(),
+            contract: agent.contract,
+            // The agent keeps its part in the debate; only its model changes.
+            role: agent.role,
+            sampling: moot_config::Sampling {
+                // Its position's seed, so the swap changes the model and nothing else.
+                seed: agent.sampling.seed,
+                ..other.sampling.clone()
+            },
+            limits: other.limits.clone(),
+            backend: other.backend.clone(),
+        });
+    }
+    let ids = || {
+        catalog
+            .iter()
+            .map(|a| a.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let backend = match &agent.backend {
+        Backend::Sim { .. } => match SimAgent::preset(model) {
+            Some(preset) => Backend::Sim { sim: Some(preset) },
+            None => {
+                return bad_input(format!(
+                    "--model {model:?} is neither a configured agent ({}) nor a sim preset ({})",
+                    ids(),
+                    PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                ))
+            }
+        },
+        Backend::OpenAi { http, server_kind } => Backend::OpenAi {
+            http: moot_config::Http {
+                model: model.to_string(),
+                ..http.clone()
+            },
+            server_kind: *server_kind,
+        },
+        Backend::Anthropic { http } => Backend::Anthropic {
+            http: moot_config::Http {
+                model: model.to_string(),
+                ..http.clone()
+            },
+        },
+        Backend::Local { .. } => Backend::Local {
+            model: Some(model.to_string()),
+        },
+        Backend::Cli { .. } | Backend::Scripted { .. } => {
+            return bad_input(format!(
+                "--model {model:?}: agent {} runs a {} backend, which has no model to swap, and no configured agent has that id ({}); give --config a configuration with such an agent",
+                agent.id,
+                agent.backend.name(),
+                ids()
+            ))
+        }
+    };
+    Ok(AgentConfig {
+        backend,
+        ..agent.clone()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use moot_core::answer::AnswerKind;
+
+    fn message(e: anyhow::Error) -> String {
+        format!("{e:#}")
+    }
+
+    #[test]
+    fn agents_are_named_by_number_from_one_or_by_id() {
+        let spec = DebateSpec::with_agents("q", AnswerKind::Numeric, 3, 1, 1);
+        let second = spec.agents[1].id.clone();
+        assert_eq!(agent_index(&spec, "1"), Ok(0));
+        assert_eq!(agent_index(&spec, &second), Ok(1));
+        assert!(agent_index(&spec, "0")
+            .unwrap_err()
+            .0
+            .contains("agents are 1 to 3"));
+        assert!(agent_index(&spec, "4")
+            .unwrap_err()
+            .0
+            .contains("agents are 1 to 3"));
+        let e = agent_index(&spec, "nobody").unwrap_err().0;
+        assert!(e.contains("no agent of the debate has that id"), "{e}");
+        assert!(e.contains(&format!("2 = {second}")), "{e}");
+    }
+
+    #[test]
+    fn a_model_is_a_configured_agent_first_then_a_model_of_the_agents_backend() {
+        let config =
+            |text: &str| -> Config { moot_config::from_text(text, "team.toml").unwrap().0 };
+        let sim = AgentConfig::new("sim-1", Backend::Sim { sim: None });
+        let catalog = config(
+            "[[agents]]\nid = \"big\"\nbackend = \"openai\"\nmodel = \"gpt-big\"\nbase_url = \"http://h/v1\"\ntemperature = 0.2\n",
+        )
+        .agents;
+        // A configured agent's backend and sampling, under the agent's own id and seed.
+        let swapped_in = swapped(&sim, "big", &catalog).unwrap();
+        assert_eq!(swapped_in.id, "sim-1");
+        assert_eq!(swapped_in.backend, catalog[0].backend);
+        assert_eq!(swapped_in.sampling.temperature, Some(0.2));
+        // A sim preset for a simulated agent; anything else is refused with what there is.
+        let expert = swapped(&sim, "expert", &catalog).unwrap();
+        assert_eq!(
+            expert.backend,
+            Backend::Sim {
+                sim: SimAgent::preset("expert")
+            }
+        );
+        let e = message(swapped(&sim, "gpt-4o", &catalog).unwrap_err());
+        assert!(e.contains("big") && e.contains("expert"), "{e}");
+        // The model of an HTTP agent, on the same endpoint.
+        let swapped_model = swapped(&catalog[0], "gpt-small", &[]).unwrap();
+        match (&swapped_model.backend, &catalog[0].backend) {
+            (Backend::OpenAi { http: new, .. }, Backend::OpenAi { http: old, .. }) => {
+                assert_eq!(new.model, "gpt-small");
+                assert_eq!(new.endpoints, old.endpoints);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Scripted and cli agents have no model to swap.
+        let scripted = AgentConfig::new(
+            "s",
+            Backend::Scripted {
+                responses: vec!["1".into()],
+            },
+        );
+        let e = message(swapped(&scripted, "x", &catalog).unwrap_err());
+        assert!(e.contains("has no model to swap"), "{e}");
+    }
+}
