@@ -432,3 +432,63 @@ fn a_judge_listed_first_still_speaks_last_and_an_unknown_role_is_refused_by_name
     ]);
     assert!(err.contains("role") && err.contains("referee"), "{err}");
 }
+
+/// Forks of a judge debate: a debater's argument replaced at round 1 reaches the judge, who is
+/// asked again; the judge's skipped turn before the last round has nothing to replace; a null
+/// fork at the last round reuses round 0 and asks the rest afresh.
+#[test]
+fn a_judge_debate_forks_at_a_debaters_argument_and_the_judge_is_asked_again() {
+    let env = Env::new();
+    let parent = ask(&env, "judge", &[]);
+    let id = parent["run_id"].as_str().unwrap();
+    let said = env.json(&[
+        "fork",
+        id,
+        "--round",
+        "1",
+        "--agent",
+        "1",
+        "--say",
+        "I checked it twice: 17 * 24 = 418.\nFinal answer: 418",
+        "--json",
+    ]);
+    let fork_id = said["run_id"].as_str().unwrap();
+    let shown = env.json(&["show", fork_id, "--format", "json"]);
+    let calls = shown["calls"].as_array().unwrap();
+    let judge_call = calls
+        .iter()
+        .find(|c| c["agent"] == 2 && c["round"] == 2 && !c["skipped"].as_bool().unwrap_or(false))
+        .expect("the judge's call");
+    assert!(
+        judge_call["reused_from"].is_null(),
+        "the judge read a changed debate: {judge_call}"
+    );
+    let round0: Vec<&Value> = calls
+        .iter()
+        .filter(|c| c["round"] == 0 && c["agent"] != 2)
+        .collect();
+    assert_eq!(round0.len(), 2);
+    assert!(round0.iter().all(|c| c["reused_from"] == id), "{round0:?}");
+    let err = env.refused(&[
+        "fork",
+        id,
+        "--round",
+        "0",
+        "--agent",
+        "3",
+        "--say",
+        "Final answer: 1",
+    ]);
+    assert!(err.contains("there is nothing to replace"), "{err}");
+    let null = env.json(&["fork", id, "--round", "2", "--json"]);
+    let shown = env.json(&["show", null["run_id"].as_str().unwrap(), "--format", "json"]);
+    let fresh: Vec<&Value> = shown["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["reused_from"].is_null() && !c["skipped"].as_bool().unwrap_or(false))
+        .collect();
+    // Round 2's two debaters and the judge are asked again; rounds 0 and 1 are the parent's.
+    assert_eq!(fresh.len(), 3, "{fresh:?}");
+    assert!(fresh.iter().all(|c| c["round"] == 2));
+}
