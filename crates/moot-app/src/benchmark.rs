@@ -493,14 +493,12 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    /// Two runs' throughput as one (`moot bench --sc-at-budget` runs two benchmarks).
-    pub fn and(&self, other: &Throughput) -> Throughput {
-        let debates = self.debates + other.debates;
-        let calls = self.calls + other.calls;
-        let seconds = self.seconds + other.seconds;
+    /// `calls` in `seconds` by `debates` run here (and `reused_debates` read back), with the
+    /// rates they make.
+    fn new(debates: usize, reused_debates: usize, calls: usize, seconds: f64) -> Throughput {
         Throughput {
             debates,
-            reused_debates: self.reused_debates + other.reused_debates,
+            reused_debates,
             calls,
             seconds,
             calls_per_second: if seconds > 0.0 {
@@ -516,26 +514,25 @@ impl Throughput {
         }
     }
 
+    /// Two runs' throughput as one (`moot bench --sc-at-budget` runs two benchmarks).
+    pub fn and(&self, other: &Throughput) -> Throughput {
+        Throughput::new(
+            self.debates + other.debates,
+            self.reused_debates + other.reused_debates,
+            self.calls + other.calls,
+            self.seconds + other.seconds,
+        )
+    }
+
     fn of(results: &[moot_eval::bench::ItemResult], wall: std::time::Duration) -> Throughput {
         let fresh: Vec<_> = results.iter().filter(|r| !r.reused).collect();
         let calls: usize = fresh.iter().map(|r| r.result.records.len()).sum();
-        let seconds = wall.as_secs_f64();
-        Throughput {
-            debates: fresh.len(),
-            reused_debates: results.len() - fresh.len(),
+        Throughput::new(
+            fresh.len(),
+            results.len() - fresh.len(),
             calls,
-            seconds,
-            calls_per_second: if seconds > 0.0 {
-                calls as f64 / seconds
-            } else {
-                0.0
-            },
-            us_per_call: if calls > 0 {
-                seconds * 1e6 / calls as f64
-            } else {
-                0.0
-            },
-        }
+            wall.as_secs_f64(),
+        )
     }
 }
 

@@ -106,6 +106,18 @@ pub struct FlipCounts {
 }
 
 impl FlipCounts {
+    /// The counts as the flips tables' last five cells, `a | b | c | d | e`.
+    fn cells(&self) -> String {
+        format!(
+            "{} | {} | {} | {} | {}",
+            self.right_to_wrong,
+            self.wrong_to_right,
+            self.transitions,
+            self.first_to_last_right_to_wrong,
+            self.first_to_last_wrong_to_right
+        )
+    }
+
     fn add(&mut self, other: FlipCounts) {
         self.transitions += other.transitions;
         self.right_to_wrong += other.right_to_wrong;
@@ -731,38 +743,28 @@ impl Controls {
         out.push_str("\nFlips by agent (debaters only): right→wrong and wrong→right between consecutive rounds in which the agent responded both times (of that many transitions), and from its round-0 answer to its last one:\n\n| protocol | agent | model | debates | right→wrong | wrong→right | transitions | round 0→last: right→wrong | round 0→last: wrong→right |\n|---|---|---|---|---|---|---|---|---|\n");
         for p in &self.flips {
             for a in &p.by_agent {
-                let f = a.flips;
                 out.push_str(&format!(
-                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    "| {} | {} | {} | {} | {} |\n",
                     md(&p.protocol),
                     md(&a.agent),
                     md(&a.model),
                     a.debates,
-                    f.right_to_wrong,
-                    f.wrong_to_right,
-                    f.transitions,
-                    f.first_to_last_right_to_wrong,
-                    f.first_to_last_wrong_to_right
+                    a.flips.cells()
                 ));
             }
         }
         out.push_str("\nFlips by team mix (the debaters' models; judges, aggregators and chairmen are not in it), with the protocol's accuracy on those debates:\n\n| protocol | team | debates | decision accuracy | right→wrong | wrong→right | transitions | round 0→last: right→wrong | round 0→last: wrong→right |\n|---|---|---|---|---|---|---|---|---|\n");
         for p in &self.flips {
             for m in &p.by_mix {
-                let f = m.flips;
                 out.push_str(&format!(
-                    "| {} | {} | {} | {}/{} = {:.3} | {} | {} | {} | {} | {} |\n",
+                    "| {} | {} | {} | {}/{} = {:.3} | {} |\n",
                     md(&p.protocol),
                     md(&m.mix),
                     m.debates,
                     m.decision_correct,
                     m.debates,
                     m.decision_accuracy,
-                    f.right_to_wrong,
-                    f.wrong_to_right,
-                    f.transitions,
-                    f.first_to_last_right_to_wrong,
-                    f.first_to_last_wrong_to_right
+                    m.flips.cells()
                 ));
             }
         }
