@@ -248,6 +248,22 @@ async fn parent_config(store: &dyn Store, parent: &RunRecord, spec: &DebateSpec)
         .find(|p| p.name == parent.protocol)
         .map_or(&[][..], |p| p.options);
     config.protocol = config.protocol.restricted_to(reads);
+    // A benchmark builds configured (not simulated) agents once, seeded from its
+    // configuration's seed, and only simulated ones per item from the item's seed (see
+    // `benchmark::ItemAgents`): pin the seeds the parent's agents asked with before the debate's
+    // seed replaces the configuration's, or no request of the fork would be the parent's and
+    // nothing from its round on could be reused. For a `moot ask` run the two seeds are one.
+    if !config.agents.iter().all(AgentConfig::is_sim) {
+        let seeds: Vec<u64> = config
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| crate::backends::agent_seed(&config, i, a))
+            .collect();
+        for (agent, seed) in config.agents.iter_mut().zip(seeds) {
+            agent.sampling.seed = Some(seed);
+        }
+    }
     config.debate.seed = spec.seed;
     if config.debate.gold.is_none() && config.agents.iter().any(AgentConfig::is_sim) {
         config.debate.gold = bench_gold(store, &parent.id).await?;

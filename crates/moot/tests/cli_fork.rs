@@ -440,3 +440,61 @@ fn forks_on_postgres() {
     let pg2 = moot_pgtest::PgServer::shared().fresh_database();
     lineage_survives_a_copy(&env, &file, &pg2);
 }
+
+/// A benchmark of configured (not simulated) agents builds them once, seeded from its
+/// configuration's seed rather than each item's: a fork of one of its debates must ask with
+/// those seeds, or no request is the parent's and nothing after the fork's round is reused.
+/// Here a wrong answer said at round 0 leaves the other agents' round-0 calls reused.
+#[test]
+fn a_benchmark_of_configured_agents_forks_reusing_the_other_agents_calls() {
+    let env = common::Env::new();
+    let data = common::arith_dataset(&env, 3);
+    let mut team = String::from("[debate]\nrounds = 1\n");
+    for id in ["a", "b", "c"] {
+        team.push_str(&format!(
+            "[[agents]]\nid = \"{id}\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 7\"]\n\n"
+        ));
+    }
+    let config = env.write("team.toml", &team);
+    env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--config",
+        config.to_str().unwrap(),
+        "--run",
+        "base",
+        "--json",
+    ]);
+    env.json(&[
+        "bench",
+        "--fork-of",
+        "base",
+        "--round",
+        "0",
+        "--agent",
+        "1",
+        "--say-wrong",
+        "--run",
+        "wrong",
+        "--json",
+    ]);
+    let shown = env.json(&["show", "wrong/som/q1", "--format", "json"]);
+    let round0: Vec<&Value> = shown["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["round"] == 0)
+        .collect();
+    assert_eq!(round0.len(), 3);
+    for c in &round0 {
+        let reused = &c["reused_from"];
+        if c["agent"] == 0 {
+            assert!(reused.is_null(), "the said answer is the fork's own: {c}");
+        } else {
+            assert_eq!(reused, "base/som/q1", "{c}");
+        }
+    }
+}
