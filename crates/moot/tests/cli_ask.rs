@@ -86,7 +86,9 @@ fn ask_show_and_decide_a_scripted_debate() {
             // No challenges in a free-mad run: SVR-MAD's fallback vote. b's post-debate answers
             // tie (418, 408) and its pre-debate 418 breaks it; c holds 418 after the debate.
             ("svr", "418"),
-            ("sid-et", "408")
+            ("sid-et", "408"),
+            // No judge, aggregator or chairman: the debaters' last-round plurality.
+            ("verdict", "408")
         ]
     );
     let maj = env.json(&["decide", "--run", &run, "--rule", "majority-last"]);

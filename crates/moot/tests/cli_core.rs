@@ -155,7 +155,8 @@ fn decide_all_lists_every_rule() {
             "free-mad",
             "max-consistency",
             "svr",
-            "sid-et"
+            "sid-et",
+            "verdict"
         ]
     );
     for d in v.as_array().unwrap() {
