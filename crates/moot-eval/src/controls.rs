@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::bench::ItemResult;
 use crate::item::Item;
-use crate::summary::{mcnemar_exact, mean_t_interval, plurality};
+use crate::summary::{mean_t_interval, plurality, PairTally};
 
 /// Every control of a report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -313,28 +313,22 @@ impl Controls {
 }
 
 fn vote_vs_decision(debates: &[Debate]) -> VotePaired {
-    let (mut both, mut only_vote, mut only_decision, mut neither) = (0, 0, 0, 0);
-    for d in debates {
-        match (d.round0_vote_right(), d.decision_right()) {
-            (true, true) => both += 1,
-            (true, false) => only_vote += 1,
-            (false, true) => only_decision += 1,
-            (false, false) => neither += 1,
-        }
-    }
-    let items = debates.len();
-    let share = |k: usize| k as f64 / items.max(1) as f64;
+    let t = PairTally::of(
+        debates
+            .iter()
+            .map(|d| (d.round0_vote_right(), d.decision_right())),
+    );
     VotePaired {
-        items,
-        vote_correct: both + only_vote,
-        vote_accuracy: share(both + only_vote),
-        decision_correct: both + only_decision,
-        decision_accuracy: share(both + only_decision),
-        both_correct: both,
-        only_vote,
-        only_decision,
-        both_wrong: neither,
-        p_value: mcnemar_exact(only_vote, only_decision),
+        items: debates.len(),
+        vote_correct: t.first_correct(),
+        vote_accuracy: t.share(t.first_correct()),
+        decision_correct: t.second_correct(),
+        decision_accuracy: t.share(t.second_correct()),
+        both_correct: t.both,
+        only_vote: t.only_first,
+        only_decision: t.only_second,
+        both_wrong: t.neither,
+        p_value: t.p_value(),
     }
 }
 
@@ -562,33 +556,23 @@ fn sc_at_budget(protocol: &str, debates: &[Debate], arm: &str, samples: &[Debate
         stored
     };
     let paired = (k > 0).then(|| {
-        let (mut both, mut only_sc, mut only_protocol, mut neither) = (0, 0, 0, 0);
-        for s in samples {
-            let Some(d) = debates.iter().find(|d| d.item.id == s.item.id) else {
-                continue;
-            };
+        let t = PairTally::of(samples.iter().filter_map(|s| {
+            let d = debates.iter().find(|d| d.item.id == s.item.id)?;
             let first_k: Vec<usize> = s.debaters.iter().copied().take(k).collect();
             let sc = s.right(plurality(&s.trajectory, Some(&first_k), 0).as_ref());
-            match (sc, d.decision_right()) {
-                (true, true) => both += 1,
-                (true, false) => only_sc += 1,
-                (false, true) => only_protocol += 1,
-                (false, false) => neither += 1,
-            }
-        }
-        let items = both + only_sc + only_protocol + neither;
-        let share = |c: usize| c as f64 / items.max(1) as f64;
+            Some((sc, d.decision_right()))
+        }));
         ScPaired {
-            items,
-            sc_correct: both + only_sc,
-            sc_accuracy: share(both + only_sc),
-            protocol_correct: both + only_protocol,
-            protocol_accuracy: share(both + only_protocol),
-            both_correct: both,
-            only_sc,
-            only_protocol,
-            both_wrong: neither,
-            p_value: mcnemar_exact(only_sc, only_protocol),
+            items: t.items(),
+            sc_correct: t.first_correct(),
+            sc_accuracy: t.share(t.first_correct()),
+            protocol_correct: t.second_correct(),
+            protocol_accuracy: t.share(t.second_correct()),
+            both_correct: t.both,
+            only_sc: t.only_first,
+            only_protocol: t.only_second,
+            both_wrong: t.neither,
+            p_value: t.p_value(),
         }
     });
     ScAtBudget {

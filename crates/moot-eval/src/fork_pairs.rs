@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::bench::ItemResult;
 use crate::item::Item;
-use crate::summary::mcnemar_exact;
+use crate::summary::PairTally;
 
 /// The fork's results against the parent's, per protocol.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -83,19 +83,17 @@ pub fn compare(parent: &[ItemResult], fork: &[ItemResult], items: &[Item]) -> Ve
                     })
                 })
                 .collect();
-            let count = |keep: fn(&ItemPair) -> bool| pairs.iter().filter(|p| keep(p)).count();
-            let parent_only = count(|p| p.parent_correct && !p.fork_correct);
-            let fork_only = count(|p| !p.parent_correct && p.fork_correct);
+            let t = PairTally::of(pairs.iter().map(|p| (p.parent_correct, p.fork_correct)));
             ForkPairs {
                 protocol: protocol.to_string(),
                 items: pairs.len(),
-                parent_correct: count(|p| p.parent_correct),
-                fork_correct: count(|p| p.fork_correct),
-                both_correct: count(|p| p.parent_correct && p.fork_correct),
-                parent_only,
-                fork_only,
-                both_wrong: count(|p| !p.parent_correct && !p.fork_correct),
-                p_value: mcnemar_exact(parent_only, fork_only),
+                parent_correct: t.first_correct(),
+                fork_correct: t.second_correct(),
+                both_correct: t.both,
+                parent_only: t.only_first,
+                fork_only: t.only_second,
+                both_wrong: t.neither,
+                p_value: t.p_value(),
                 pairs,
             }
         })

@@ -225,6 +225,55 @@ pub struct Paired {
     pub p_value: f64,
 }
 
+/// Paired outcomes of two arms on the same items, counted: the 2×2 table every paired
+/// comparison of the reports (protocols, a debate against its vote or against self-consistency,
+/// a fork against its parent) is read from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PairTally {
+    pub both: usize,
+    pub only_first: usize,
+    pub only_second: usize,
+    pub neither: usize,
+}
+
+impl PairTally {
+    /// The table of `pairs` (first right, second right).
+    pub fn of(pairs: impl IntoIterator<Item = (bool, bool)>) -> PairTally {
+        let mut t = PairTally::default();
+        for pair in pairs {
+            match pair {
+                (true, true) => t.both += 1,
+                (true, false) => t.only_first += 1,
+                (false, true) => t.only_second += 1,
+                (false, false) => t.neither += 1,
+            }
+        }
+        t
+    }
+
+    pub fn items(&self) -> usize {
+        self.both + self.only_first + self.only_second + self.neither
+    }
+
+    pub fn first_correct(&self) -> usize {
+        self.both + self.only_first
+    }
+
+    pub fn second_correct(&self) -> usize {
+        self.both + self.only_second
+    }
+
+    /// `correct` as a share of the items (0 when there are none).
+    pub fn share(&self, correct: usize) -> f64 {
+        correct as f64 / self.items().max(1) as f64
+    }
+
+    /// Exact McNemar p-value of the discordant items.
+    pub fn p_value(&self) -> f64 {
+        mcnemar_exact(self.only_first, self.only_second)
+    }
+}
+
 /// The exact two-sided McNemar p-value for `b` and `c` discordant pairs: twice the binomial tail
 /// of the smaller count under p = ½, at most 1.
 pub fn mcnemar_exact(b: usize, c: usize) -> f64 {
@@ -279,24 +328,19 @@ pub fn paired(results: &[ItemResult], items: &[Item], a: &str, b: &str) -> Paire
             .find(|r| r.protocol == protocol && r.item_id == id)
             .and_then(|r| items.iter().find(|i| i.id == id).map(|i| r.correct(i)))
     };
-    let (mut both_correct, mut only_a, mut only_b, mut both_wrong) = (0, 0, 0, 0);
-    for item in items {
-        match (outcome(a, &item.id), outcome(b, &item.id)) {
-            (Some(true), Some(true)) => both_correct += 1,
-            (Some(true), Some(false)) => only_a += 1,
-            (Some(false), Some(true)) => only_b += 1,
-            (Some(false), Some(false)) => both_wrong += 1,
-            _ => {}
-        }
-    }
+    let t = PairTally::of(
+        items
+            .iter()
+            .filter_map(|item| Some((outcome(a, &item.id)?, outcome(b, &item.id)?))),
+    );
     Paired {
         a: a.to_string(),
         b: b.to_string(),
-        both_correct,
-        only_a,
-        only_b,
-        both_wrong,
-        p_value: mcnemar_exact(only_a, only_b),
+        both_correct: t.both,
+        only_a: t.only_first,
+        only_b: t.only_second,
+        both_wrong: t.neither,
+        p_value: t.p_value(),
     }
 }
 
