@@ -9,36 +9,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{arith_dataset, Env};
-
-/// `moot ARGS` on `store`: its JSON on stdout, after a success.
-fn json_on(env: &Env, store: &str, args: &[&str]) -> Value {
-    let out = env
-        .moot()
-        .env("MOOT_STORE", store)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
-
-/// `moot ARGS` on `store`: its stdout, after a success.
-fn text_on(env: &Env, store: &str, args: &[&str]) -> String {
-    let out = env
-        .moot()
-        .env("MOOT_STORE", store)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out).unwrap()
-}
+use common::{arith_dataset, json_on, stdout_on, Env};
 
 /// `moot ARGS` on `store`, refused as bad input (exit 2): its stderr.
 fn refused_on(env: &Env, store: &str, args: &[&str]) -> String {
@@ -236,13 +207,13 @@ fn forks_of_one_debate(env: &Env, store: &str) {
         shown["forks"][1]["intervention"]["text"],
         "Checked twice.\nFinal answer: 999"
     );
-    let md = text_on(env, store, &["show", &run]);
+    let md = stdout_on(env, store, &["show", &run]);
     assert!(md.contains("Forks of this run:"), "{md}");
     assert!(
         md.contains(&format!("`{said_id}` at round 1: agent 2 says")),
         "{md}"
     );
-    let md = text_on(env, store, &["show", &said_id]);
+    let md = stdout_on(env, store, &["show", &said_id]);
     assert!(
         md.contains(&format!("Fork of run `{run}` at round 1")),
         "{md}"
@@ -409,7 +380,7 @@ fn forks_of_a_benchmark(env: &Env, store: &str) {
 /// Lineage in a copied store: the fork still names its parent, the parent its forks, the
 /// benchmark its parent benchmark.
 fn lineage_survives_a_copy(env: &Env, from: &str, to: &str) {
-    text_on(env, from, &["store", "copy", from, to]);
+    stdout_on(env, from, &["store", "copy", from, to]);
     let fork = json_on(env, to, &["show", "wrong/som/q1", "--format", "json"]);
     assert_eq!(fork["run"]["fork"]["parent"], "par/som/q1");
     assert_eq!(fork["run"]["fork"]["intervention"]["kind"], "say");

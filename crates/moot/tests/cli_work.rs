@@ -12,7 +12,7 @@ use serde_json::Value;
 mod common;
 
 use common::fake_openai::FakeOpenAi;
-use common::{arith_dataset, Env};
+use common::{arith_dataset, json_on, stdout_on as on, Env};
 
 fn moot_bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("moot")
@@ -40,24 +40,6 @@ fn counts(seen: &[common::fake_openai::Seen]) -> std::collections::HashMap<u64, 
         *n.entry(s.key).or_default() += 1;
     }
     n
-}
-
-/// `moot ARGS` on `store`, which must succeed; its stdout.
-fn on(env: &Env, store: &str, args: &[&str]) -> String {
-    let out = env
-        .moot()
-        .env("MOOT_STORE", store)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json_on(env: &Env, store: &str, args: &[&str]) -> Value {
-    let out = on(env, store, args);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 /// `moot bench --config TEAM --dataset DATASET --protocol som --run b --no-cache EXTRA` on

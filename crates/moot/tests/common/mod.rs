@@ -86,6 +86,26 @@ impl Env {
     }
 }
 
+/// `moot ARGS` on the store `store` (not the environment's own), which must succeed; its
+/// stdout.
+pub fn stdout_on(env: &Env, store: &str, args: &[&str]) -> String {
+    let out = env
+        .moot()
+        .env("MOOT_STORE", store)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// [`stdout_on`], parsed as JSON.
+pub fn json_on(env: &Env, store: &str, args: &[&str]) -> Value {
+    let out = stdout_on(env, store, args);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
 /// Waits until `path` exists (a marker a test agent leaves), failing after `timeout`.
 pub fn wait_for(path: &Path, timeout: Duration) {
     let start = Instant::now();
