@@ -52,9 +52,26 @@ pub enum Verdict {
     /// program's own, an argument changed in place that cannot be copied back): the grader
     /// cannot tell, so it did not pass.
     Unsupported,
+    /// The tests ran to their end without running a test: no `assert` held, and no `test_*`
+    /// function or unittest case ran (all skipped, never called, or none written). Nothing
+    /// was checked, so it did not pass.
+    NoTests,
 }
 
 impl Verdict {
+    /// Every verdict, in the order they are declared.
+    pub const ALL: [Verdict; 9] = [
+        Verdict::Passed,
+        Verdict::Failed,
+        Verdict::SyntaxError,
+        Verdict::TimedOut,
+        Verdict::Killed,
+        Verdict::OutputLimit,
+        Verdict::ExitedEarly,
+        Verdict::Unsupported,
+        Verdict::NoTests,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Verdict::Passed => "passed",
@@ -65,6 +82,7 @@ impl Verdict {
             Verdict::OutputLimit => "output limit",
             Verdict::ExitedEarly => "exited early",
             Verdict::Unsupported => "unsupported",
+            Verdict::NoTests => "no tests",
         }
     }
 }
@@ -80,8 +98,9 @@ impl fmt::Display for Verdict {
 pub struct Validation {
     pub check: CheckKind,
     pub verdict: Verdict,
-    /// The line that says why (the exception's last line, "killed after 2000 ms"); empty when
-    /// it passed.
+    /// The line that says why (the exception's last line, "killed after 2000 ms"), or, when
+    /// the tests passed, how many ran ("3 passed", "12 asserts held"; empty from graders
+    /// before moot counted them).
     pub detail: String,
     pub elapsed_ms: u64,
 }

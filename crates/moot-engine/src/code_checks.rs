@@ -182,7 +182,7 @@ fn from_record(r: &ValidationRecord) -> Option<Validation> {
     let check = [CheckKind::Syntax, CheckKind::Tests]
         .into_iter()
         .find(|k| k.name() == r.check)?;
-    let verdict = VERDICTS
+    let verdict = Verdict::ALL
         .iter()
         .find(|v| verdict_name(**v) == r.verdict)
         .copied()?;
@@ -214,17 +214,6 @@ pub fn validations_from(records: &[ValidationRecord]) -> Validations {
     out
 }
 
-const VERDICTS: [Verdict; 8] = [
-    Verdict::Passed,
-    Verdict::Failed,
-    Verdict::SyntaxError,
-    Verdict::TimedOut,
-    Verdict::Killed,
-    Verdict::OutputLimit,
-    Verdict::ExitedEarly,
-    Verdict::Unsupported,
-];
-
 /// The stored name of a verdict (its serde name).
 fn verdict_name(v: Verdict) -> &'static str {
     match v {
@@ -236,6 +225,7 @@ fn verdict_name(v: Verdict) -> &'static str {
         Verdict::OutputLimit => "output-limit",
         Verdict::ExitedEarly => "exited-early",
         Verdict::Unsupported => "unsupported",
+        Verdict::NoTests => "no-tests",
     }
 }
 
@@ -245,7 +235,7 @@ mod tests {
 
     #[test]
     fn stored_names_round_trip() {
-        for verdict in VERDICTS {
+        for verdict in Verdict::ALL {
             for check in [CheckKind::Syntax, CheckKind::Tests] {
                 let v = Validation {
                     check,

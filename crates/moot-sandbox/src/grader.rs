@@ -19,6 +19,7 @@ use tokio::sync::Notify;
 
 use crate::error::SandboxError;
 use crate::process::{last_line, read_up_to, signal_detail, signal_of, Sandbox, Spawned};
+use crate::watch::Watch;
 
 /// The program's side: the wire format, then the server of calls.
 const SERVE: &str = concat!(include_str!("wire.py"), include_str!("serve.py"));
@@ -84,6 +85,15 @@ pub(crate) async fn grade(
     let program_err = side.stderr_text().await;
     let judge_err = judge.stderr_text().await;
     let elapsed = started.elapsed();
+    // A sandbox the watcher killed ended at a bound, whatever the relay then saw.
+    if let Some(why) = side.watch.breach().or_else(|| judge.watch.breach()) {
+        return Ok(Validation {
+            check: CheckKind::Tests,
+            verdict: Verdict::Killed,
+            detail: why,
+            elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
 
     let (verdict, detail) = match relayed {
         Err(_) => (
@@ -138,6 +148,7 @@ struct Side {
     output: BufReader<tokio::process::ChildStdout>,
     stderr: tokio::task::JoinHandle<Vec<u8>>,
     overflow: Arc<Flag>,
+    watch: Watch,
 }
 
 impl Side {
@@ -147,6 +158,7 @@ impl Side {
             stdin,
             stdout,
             stderr,
+            watch,
         } = sandbox.spawn(script, &[])?;
         let overflow = Arc::new(Flag::default());
         let flag = Arc::clone(&overflow);
@@ -163,6 +175,7 @@ impl Side {
             output: BufReader::new(stdout),
             stderr,
             overflow,
+            watch,
         })
     }
 
@@ -344,11 +357,10 @@ fn done(line: &str) -> (Verdict, String) {
     let verdict = match word {
         "passed" => Verdict::Passed,
         "unsupported" => Verdict::Unsupported,
+        "no-tests" => Verdict::NoTests,
         _ => Verdict::Failed,
     };
-    let detail = if verdict == Verdict::Passed {
-        String::new()
-    } else if word == "failed" || word == "unsupported" {
+    let detail = if matches!(word, "passed" | "failed" | "unsupported" | "no-tests") {
         detail.to_string()
     } else {
         format!("the tests' process said {rest:?}")
@@ -417,6 +429,14 @@ mod tests {
     #[test]
     fn the_tests_process_alone_names_the_verdict() {
         assert_eq!(done("done passed"), (Verdict::Passed, String::new()));
+        assert_eq!(
+            done("done passed 3 passed"),
+            (Verdict::Passed, "3 passed".into())
+        );
+        assert_eq!(
+            done("done no-tests every test was skipped"),
+            (Verdict::NoTests, "every test was skipped".into())
+        );
         assert_eq!(
             done("done failed AssertionError: x"),
             (Verdict::Failed, "AssertionError: x".into())

@@ -9,7 +9,8 @@
 //!   down), process ids and the user.
 //! - **limits** (`prlimit`, applied inside the new user namespace so they count only the
 //!   sandbox's own processes): processes, address space, CPU seconds, file size, open files,
-//!   no core dumps.
+//!   no core dumps; and, watched from outside (`watch`), the memory of all its processes
+//!   together and the number of files in its writable places.
 //! - **time**: the whole process group is killed at the wall-clock timeout; bubblewrap's
 //!   `--die-with-parent` and the pid namespace take every process started inside with it.
 //!
@@ -29,6 +30,7 @@ mod error;
 mod grader;
 mod limits;
 mod process;
+mod watch;
 
 pub use error::SandboxError;
 pub use limits::Limits;
@@ -174,6 +176,7 @@ impl Sandbox {
             stdin,
             stdout,
             stderr,
+            watch,
         } = self.spawn(BOOTSTRAP, &[mode.word()])?;
         let input = format!("{tag}\n{program}");
         let cap = self.limits.output_bytes;
@@ -206,7 +209,12 @@ impl Sandbox {
             let _ = child.start_kill();
             let _ = Box::into_pin(child.wait()).await;
         }
-        classify(ended, &tag, elapsed, &self.limits)
+        let mut out = classify(ended, &tag, elapsed, &self.limits)?;
+        if let Some(why) = watch.breach() {
+            out.verdict = Verdict::Killed;
+            out.detail = why;
+        }
+        Ok(out)
     }
 }
 

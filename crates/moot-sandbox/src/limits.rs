@@ -7,14 +7,18 @@ use std::time::Duration;
 pub struct Limits {
     /// Wall-clock time before the sandbox is killed.
     pub timeout: Duration,
-    /// Address space of each process (RLIMIT_AS).
+    /// Memory of all of the program's processes together (their proportional set size,
+    /// watched while it runs), and the address space of each one (RLIMIT_AS).
     pub memory_bytes: u64,
     /// Processes (and threads) inside the sandbox at once.
     pub processes: u64,
     /// The largest file it may write (RLIMIT_FSIZE).
     pub file_bytes: u64,
-    /// The size of its private `/tmp`.
+    /// The size of its private `/tmp` (and of its `/dev/shm`).
     pub tmp_bytes: u64,
+    /// Files (and directories) in its writable places together, watched while it runs: the
+    /// size cap does not count empty files, which still cost the host memory.
+    pub files: u64,
     /// Standard output or error beyond this kills it.
     pub output_bytes: usize,
     /// CPU time of each process; `None`: the wall-clock timeout plus two seconds, so that the
@@ -33,6 +37,7 @@ impl Default for Limits {
             processes: 32,
             file_bytes: 16 << 20,
             tmp_bytes: 64 << 20,
+            files: 10_000,
             output_bytes: 64 << 10,
             cpu: None,
             message_bytes: 16 << 20,

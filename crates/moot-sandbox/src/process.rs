@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::SandboxError;
 use crate::limits::Limits;
+use crate::watch::Watch;
 
 /// A configured sandbox: the programs it uses and the limits it applies.
 #[derive(Debug, Clone)]
@@ -137,11 +138,16 @@ impl Sandbox {
         let stdin = child.stdin().take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout().take().ok_or_else(|| missing("stdout"))?;
         let stderr = child.stderr().take().ok_or_else(|| missing("stderr"))?;
+        let leader = child
+            .id()
+            .ok_or_else(|| SandboxError::Io("the sandbox ended before it was watched".into()))?;
+        let watch = Watch::start(leader, &self.limits);
         Ok(Spawned {
             child,
             stdin,
             stdout,
             stderr,
+            watch,
         })
     }
 }
@@ -152,6 +158,8 @@ pub(crate) struct Spawned {
     pub(crate) stdin: tokio::process::ChildStdin,
     pub(crate) stdout: tokio::process::ChildStdout,
     pub(crate) stderr: tokio::process::ChildStderr,
+    /// The bounds on the sandbox as a whole; it stops watching when dropped.
+    pub(crate) watch: Watch,
 }
 
 /// Marks every descriptor above standard error close-on-exec, so that nothing moot inherited

@@ -353,3 +353,118 @@ fn the_sandbox_grades_and_contains_as_root_and_as_an_unprivileged_user() {
 fn nix_is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
+
+/// The memory (proportional set size, KiB) of every host process whose command line holds
+/// `marker`, together.
+fn memory_of_processes_with(marker: &str) -> u64 {
+    let mut kib = 0;
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if !String::from_utf8_lossy(&cmdline).contains(marker) {
+            continue;
+        }
+        let rollup = std::fs::read_to_string(entry.path().join("smaps_rollup")).unwrap_or_default();
+        kib += rollup
+            .lines()
+            .find_map(|l| l.strip_prefix("Pss:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    kib
+}
+
+/// The issue's program: 13 forked children of 450 MiB each held 6.4 GiB under a limit of
+/// 512 MiB a process. The limit now bounds them together.
+#[tokio::test]
+async fn the_memory_limit_bounds_all_of_a_programs_processes_together() {
+    let marker = "moot-test-memory-tree-5c1e";
+    // Each child execs a Python of its own whose command line carries the marker, so that the
+    // test can find and weigh them.
+    let program = format!(
+        r#"
+import os, time
+hold = "block = bytearray(450 << 20)\nfor j in range(0, len(block), 4096):\n    block[j] = 1\nimport time\ntime.sleep(600)\n"
+for i in range(13):
+    if os.fork() == 0:
+        os.execv("/usr/bin/python3", ["python3", "-c", hold, "{marker}"])
+time.sleep(600)
+"#
+    );
+    let limits = Limits {
+        timeout: Duration::from_secs(30),
+        ..Limits::default()
+    };
+    let limit_kib = limits.memory_bytes >> 10;
+    let sandbox = Sandbox::new(limits).unwrap();
+    let started = Instant::now();
+    let run = tokio::spawn(async move { sandbox.execute(&program).await });
+    // While it runs, its processes never hold much more than the limit together: the watcher
+    // samples, so an allocation between two samples may pass it briefly.
+    let (peak, run) = tokio::task::spawn_blocking(move || {
+        let mut peak = 0;
+        while !run.is_finished() {
+            peak = peak.max(memory_of_processes_with(marker));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        (peak, run)
+    })
+    .await
+    .unwrap();
+    assert!(
+        peak < limit_kib + (256 << 10),
+        "the program's processes held {peak} KiB together, past {limit_kib} KiB"
+    );
+    assert!(peak > 0, "the test saw none of the program's processes");
+    let out = run.await.unwrap().unwrap();
+    assert_eq!(out.verdict, Verdict::Killed, "{out:?}");
+    assert!(
+        out.detail.contains("memory") && out.detail.contains("together"),
+        "{}",
+        out.detail
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "it ran to the timeout instead of being stopped at the memory limit"
+    );
+    let left = tokio::task::spawn_blocking(move || {
+        wait_for_processes(marker, Duration::from_secs(10), |n| n == 0)
+    })
+    .await
+    .unwrap();
+    assert_eq!(left, 0, "processes outlived the sandbox");
+}
+
+/// Empty files cost host memory that the tmpfs size cap does not count: their number is
+/// bounded too.
+#[tokio::test]
+async fn the_number_of_files_in_the_writable_places_is_bounded() {
+    let limits = Limits {
+        timeout: Duration::from_secs(20),
+        files: 2_000,
+        ..Limits::default()
+    };
+    for dir in ["/tmp", "/dev/shm"] {
+        let started = Instant::now();
+        let out = run_with(
+            limits.clone(),
+            &format!("import os, time\nfor i in range(200000):\n    open('{dir}/f%d' % i, 'w').close()\ntime.sleep(30)\n"),
+        )
+        .await;
+        assert_eq!(out.verdict, Verdict::Killed, "{dir}: {out:?}");
+        assert!(out.detail.contains("files"), "{dir}: {}", out.detail);
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{dir}: {:?}",
+            started.elapsed()
+        );
+    }
+    // A program well within the bound is untouched.
+    let out = run_with(
+        limits,
+        "for i in range(500):\n    open('/tmp/f%d' % i, 'w').close()\n",
+    )
+    .await;
+    assert_eq!(out.verdict, Verdict::Passed, "{out:?}");
+}

@@ -343,7 +343,7 @@ pub struct ValidationRecord {
     /// `syntax` or `tests`.
     pub check: String,
     /// `passed`, `failed`, `syntax-error`, `timed-out`, `killed`, `output-limit`, `exited-early`,
-    /// `unsupported`.
+    /// `unsupported`, `no-tests`.
     pub verdict: String,
     pub detail: String,
     pub elapsed_ms: u64,

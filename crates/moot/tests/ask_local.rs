@@ -250,9 +250,13 @@ fn a_debate_on_the_small_local_model_is_stored_and_reused_from_cache() {
     check_decide_all(&store, run, &v, &shown);
 }
 
+/// The README's quick start: what the pipeline guarantees, never what the model answers (the
+/// same seed samples differently when batch timing differs: on a loaded machine round 0 once
+/// gave 816, 408, 408). The answer is a number one of the agents gave, the default protocol
+/// made its six calls through three local agents, and every rule agrees with the stored rounds.
 #[test]
 #[ignore = "downloads the 491 MB default model; run with --include-ignored"]
-fn the_quick_start_question_gets_408_from_three_local_agents() {
+fn the_quick_start_question_gets_a_number_from_three_local_agents() {
     let _turn = my_turn();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("moot.db");
@@ -275,9 +279,22 @@ fn the_quick_start_question_gets_408_from_three_local_agents() {
             "--json",
         ],
     );
-    assert_eq!(v["answer"], "408", "{v}");
+    // An answer of the question's kind, when the agents gave one (a small model may not).
+    if let Some(answer) = v["answer"].as_str() {
+        assert!(
+            answer.parse::<f64>().is_ok(),
+            "a numeric question's answer is a number: {v}"
+        );
+    } else {
+        assert!(v["answer"].is_null(), "{v}");
+    }
     assert_eq!(v["rule"], "free-mad");
     assert_eq!(v["calls"], 6);
+    let rounds = v["rounds"].as_array().expect("rounds");
+    assert_eq!(rounds.len(), 2, "round 0 and one debate round: {v}");
+    assert!(rounds
+        .iter()
+        .all(|r| r.as_array().is_some_and(|a| a.len() == 3)));
     let run = v["run_id"].as_str().unwrap();
     let shown = show(&store, run);
     let calls = calls(&shown);
