@@ -83,7 +83,11 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
             ("tests".into(), "passed".into())
         ]
     );
-    assert_eq!(v["validations"][WRONG][1]["detail"], "AssertionError");
+    // The detail names the assert that failed, with its source line.
+    assert_eq!(
+        v["validations"][WRONG][1]["detail"],
+        "AssertionError: assert add(2, 3) == 5 (line 1)"
+    );
     let run = v["run_id"].as_str().unwrap().to_string();
 
     // The stored run re-decided: as stored, then with failing programs losing.
@@ -240,7 +244,8 @@ fn a_log_file_records_the_debate_and_its_checks() {
     );
     assert!(
         text.contains(
-            "WARNING [validation_done] program=P1 check=tests verdict=failed detail=AssertionError"
+            "WARNING [validation_done] program=P1 check=tests verdict=failed \
+             detail=\"AssertionError: assert add(2, 3) == 5 (line 1)\""
         ),
         "{text}"
     );
