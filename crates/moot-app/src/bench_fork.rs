@@ -309,6 +309,7 @@ async fn fork_item(
                 data_dir: None,
                 no_cache: false,
                 progress: false,
+                force: false,
             };
             let crate::resume::Resumption::Run(resumed) =
                 crate::resume::resume(store, &id, options).await?

@@ -29,6 +29,10 @@ pub struct ResumeOptions {
     /// Whether a benchmark resumed as a worker reports its progress
     /// ([`WorkerOptions::progress`]).
     pub progress: bool,
+    /// Resume even a run whose owner looks alive (`moot resume --force`): for a human who
+    /// knows the owner will not go on (a stopped process they will kill, a machine that is
+    /// gone). If it does go on, both processes ask the run's remaining calls.
+    pub force: bool,
 }
 
 /// What a name resumes.
@@ -62,6 +66,9 @@ pub struct ResumedRun {
     /// What the run is a fork of, when it is one: resumed, it reuses its parent's calls and
     /// resamples its round as it did when it started.
     pub fork: Option<moot_engine::ForkSource>,
+    /// What the person resuming should know: a heartbeat from the future, an owner resumed over
+    /// with `force`.
+    pub warnings: Vec<String>,
 }
 
 impl ResumedRun {
@@ -103,7 +110,7 @@ pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Re
             run.id
         ));
     }
-    if run.status == RunStatus::Running && !run.interrupted() {
+    if run.status == RunStatus::Running && !run.interrupted() && !options.force {
         return bad_input(still_running(&run));
     }
     let config: Config = serde_json::from_value(run.config.clone())
@@ -123,6 +130,23 @@ pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Re
         }),
         None => None,
     };
+    let mut warnings = Vec::new();
+    if run.heartbeat_from_the_future() {
+        warnings.push(format!(
+            "run {}: its last heartbeat is {:.0} s in the future by the store's clock (a wrong \
+             clock, or a row meant to hold the run): not trusted",
+            run.id,
+            -(run.silent_ms.unwrap_or(0) as f64) / 1000.0
+        ));
+    }
+    if run.status == RunStatus::Running && !run.interrupted() {
+        warnings.push(format!(
+            "run {}: resumed with --force although process {} looks alive; if it goes on, both \
+             ask the remaining calls",
+            run.id,
+            run.owner.as_deref().unwrap_or("unknown")
+        ));
+    }
     Ok(Resumption::Run(ResumedRun {
         run_id: run.id,
         config,
@@ -130,6 +154,7 @@ pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Re
         calls,
         redactor,
         fork,
+        warnings,
     }))
 }
 
@@ -165,7 +190,7 @@ async fn resume_bench(
         .into_iter()
         .map(|(_, run)| run)
         .find(|run| run.status == RunStatus::Running && !run.interrupted());
-    if let Some(run) = live {
+    if let Some(run) = live.filter(|_| !options.force) {
         return bad_input(format!(
             "benchmark {} is still being run: {}",
             bench.name,
@@ -192,8 +217,9 @@ fn still_running(run: &RunRecord) -> String {
     });
     format!(
         "run {} is still running (process {}{heard}); resuming it now would ask its calls twice. \
-         It can be resumed once that process has stopped (from another machine, after {} s \
-         without a heartbeat)",
+         It can be resumed once that process has ended (on this machine, as soon as it no longer \
+         exists, even if stopped; from another machine, after {} s without a heartbeat), or now \
+         with --force, if you know it will not go on",
         run.id,
         run.owner.as_deref().unwrap_or("unknown"),
         RUN_SILENCE_LIMIT.as_secs()
@@ -212,6 +238,7 @@ mod tests {
             data_dir: None,
             no_cache: false,
             progress: false,
+            force: false,
         };
         let e = resume(&store, "nothing", options)
             .await

@@ -1,15 +1,23 @@
 //! Redaction of secrets from text before it is stored or printed (see docs/architecture.md,
 //! Storage).
 //!
-//! A [`Redactor`] replaces every match of its patterns, and every occurrence of the secrets it
-//! was given verbatim (the API keys a configuration names), with `[REDACTED]`. The default
-//! patterns catch common key formats: OpenAI-style `sk-…` (and Anthropic's `sk-ant-…`),
-//! `Bearer …` tokens, `x-api-key: …` / `api_key=…` assignments, AWS access key ids, GitHub
-//! tokens, Google API keys and Slack tokens. Configured patterns add to the defaults.
+//! A [`Redactor`] replaces every match of its patterns, and every trace of the secrets it was
+//! given (the API keys a configuration names), with `[REDACTED]`. A secret is caught
+//! - whole, as it is;
+//! - in part: any run of [`FRAGMENT_CHARS`] or more of its characters, as an upstream shows a key
+//!   cut short (`Zq9T-OPSECRETabcdefghij****`) or a log wraps it;
+//! - URL-encoded (`%2B`, `%2b`, every byte or only the reserved ones), whole or in part, as a
+//!   key travels in a query string.
+//!
+//! The default patterns catch common key formats: OpenAI-style `sk-…` (and Anthropic's
+//! `sk-ant-…`), `Bearer …` and `Basic …` credentials, `x-api-key: …` / `api_key=…`
+//! assignments, AWS access key ids, GitHub tokens, Google API keys and Slack tokens.
+//! Configured patterns add to the defaults.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 /// What a redacted span becomes.
@@ -19,6 +27,7 @@ pub const REDACTED: &str = "[REDACTED]";
 pub const DEFAULT_PATTERNS: &[&str] = &[
     r"sk-[A-Za-z0-9_\-]{16,}",
     r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
+    r"(?i)\bbasic\s+[A-Za-z0-9+/]{12,}=*",
     r#"(?i)\b(x-api-key|api[_-]?key|access[_-]?token|secret[_-]?key)\b["']?\s*[:=]\s*["']?[A-Za-z0-9._\-]{12,}"#,
     r"\bAKIA[0-9A-Z]{16}\b",
     r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
@@ -40,6 +49,11 @@ static DEFAULT_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 /// would destroy it, and a key that short protects nothing.
 pub const MIN_SECRET_LEN: usize = 8;
 
+/// A run of this many characters of a secret (or of its URL-encoded form) is redacted wherever
+/// it appears: long enough that ordinary text never holds one by chance, short enough that a key
+/// shown cut short to its first dozen characters is still caught.
+pub const FRAGMENT_CHARS: usize = 12;
+
 /// Whether an environment variable named `name` holds a secret by its name: `*_KEY`,
 /// `*_TOKEN`, `*_SECRET` or anything with `PASSWORD` (any case), e.g. `OPENAI_API_KEY`,
 /// `GH_TOKEN`, `PGPASSWORD`.
@@ -54,43 +68,112 @@ pub fn names_a_secret(name: &str) -> bool {
 #[derive(Debug, Clone)]
 pub struct Redactor {
     patterns: Vec<Regex>,
-    secrets: Vec<String>,
+    /// Every form of every secret to find: each secret and its encodings whole when they are
+    /// shorter than [`FRAGMENT_CHARS`], else each of their runs of that many characters
+    /// (overlapping matches of consecutive runs cover a longer fragment whole). `None` without
+    /// secrets.
+    secrets: Option<AhoCorasick>,
 }
 
 impl Default for Redactor {
     fn default() -> Self {
         Redactor {
             patterns: DEFAULT_REGEXES.clone(),
-            secrets: Vec::new(),
+            secrets: None,
         }
     }
 }
 
+/// The forms a secret travels in: as it is, and URL-encoded (reserved bytes only, or every
+/// byte; hex digits in either case). Forms equal to another are left out.
+fn forms(secret: &str) -> Vec<String> {
+    fn encode(secret: &str, every_byte: bool, upper: bool) -> String {
+        let mut out = String::with_capacity(secret.len() * 3);
+        for b in secret.bytes() {
+            let unreserved = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+            if unreserved && !every_byte {
+                out.push(b as char);
+            } else if upper {
+                out.push_str(&format!("%{b:02X}"));
+            } else {
+                out.push_str(&format!("%{b:02x}"));
+            }
+        }
+        out
+    }
+    let mut forms = vec![secret.to_string()];
+    for (every_byte, upper) in [(false, true), (false, false), (true, true), (true, false)] {
+        let form = encode(secret, every_byte, upper);
+        if !forms.contains(&form) {
+            forms.push(form);
+        }
+    }
+    forms
+}
+
+/// What the automaton looks for in `form`: the form whole when it is short, else each of its
+/// runs of [`FRAGMENT_CHARS`] characters (runs start and end at character boundaries, so every
+/// match does too).
+fn needles(form: &str, out: &mut Vec<String>) {
+    let bounds: Vec<usize> = form
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([form.len()])
+        .collect();
+    let chars = bounds.len() - 1;
+    if chars <= FRAGMENT_CHARS {
+        out.push(form.to_string());
+        return;
+    }
+    for start in 0..=chars - FRAGMENT_CHARS {
+        out.push(form[bounds[start]..bounds[start + FRAGMENT_CHARS]].to_string());
+    }
+}
+
 impl Redactor {
-    /// The default patterns plus `extra` ones, and `secrets` to remove verbatim. A pattern that
+    /// The default patterns plus `extra` ones, and `secrets` to remove in every form the module
+    /// docs list (those shorter than [`MIN_SECRET_LEN`] are left alone). A pattern that
     /// does not compile is an error naming it.
     pub fn new(extra: &[String], secrets: Vec<String>) -> Result<Redactor, String> {
         let mut patterns = DEFAULT_REGEXES.clone();
         for p in extra {
             patterns.push(Regex::new(p).map_err(|e| format!("redaction pattern {p:?}: {e}"))?);
         }
-        let mut secrets: Vec<String> = secrets
-            .into_iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| s.len() >= MIN_SECRET_LEN)
-            .collect();
-        // Longest first, so a secret containing another is removed whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
+        let mut needles = Vec::new();
+        for secret in secrets.iter().map(|s| s.trim()) {
+            if secret.len() >= MIN_SECRET_LEN {
+                for form in forms(secret) {
+                    self::needles(&form, &mut needles);
+                }
+            }
+        }
+        needles.sort();
+        needles.dedup();
+        let secrets = if needles.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::new(&needles)
+                    .map_err(|e| format!("the configured secrets could not be indexed: {e}"))?,
+            )
+        };
         Ok(Redactor { patterns, secrets })
     }
 
     /// `text` with every secret replaced; borrowed when there was nothing to replace.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = Cow::Owned(out.replace(s.as_str(), REDACTED));
+        if let Some(secrets) = &self.secrets {
+            if let Some(spans) = secret_spans(secrets, text) {
+                let mut redacted = String::with_capacity(text.len());
+                let mut at = 0;
+                for (start, end) in spans {
+                    redacted.push_str(&text[at..start]);
+                    redacted.push_str(REDACTED);
+                    at = end;
+                }
+                redacted.push_str(&text[at..]);
+                out = Cow::Owned(redacted);
             }
         }
         for p in &self.patterns {
@@ -125,6 +208,27 @@ impl Redactor {
             _ => {}
         }
     }
+}
+
+/// Where secrets (whole, in part, encoded) lie in `text`, in order, overlapping and touching
+/// matches joined into one span; `None` when there is none.
+fn secret_spans(secrets: &AhoCorasick, text: &str) -> Option<Vec<(usize, usize)>> {
+    let mut matches: Vec<(usize, usize)> = secrets
+        .find_overlapping_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect();
+    if matches.is_empty() {
+        return None;
+    }
+    matches.sort_unstable();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(matches.len());
+    for (start, end) in matches {
+        match spans.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => spans.push((start, end)),
+        }
+    }
+    Some(spans)
 }
 
 #[cfg(test)]
@@ -232,7 +336,76 @@ mod tests {
         );
     }
 
+    /// The key the tester's upstream echoed, and the forms it came back in.
+    const KEY: &str = "Zq9T-OPSECRETabcdefghijklmnopqrstuvwxyz0123/+=";
+
+    #[test]
+    fn a_key_cut_short_is_redacted() {
+        let r = Redactor::new(&[], vec![KEY.into()]).unwrap();
+        assert_eq!(
+            r.redact("Incorrect API key provided: Zq9T-OPSECRETabcdefghijklmnop****. See docs."),
+            "Incorrect API key provided: [REDACTED]****. See docs."
+        );
+        // The end of a key, as "…uvwxyz0123/+=" shows it.
+        assert_eq!(
+            r.redact("key ending …uvwxyz0123/+="),
+            "key ending …[REDACTED]"
+        );
+        // Runs shorter than FRAGMENT_CHARS are ordinary text.
+        assert_eq!(r.redact("Zq9T-OPSECR"), "Zq9T-OPSECR");
+    }
+
+    #[test]
+    fn a_url_encoded_key_is_redacted() {
+        let r = Redactor::new(&[], vec![KEY.into()]).unwrap();
+        for encoded in [
+            "Zq9T-OPSECRETabcdefghijklmnopqrstuvwxyz0123%2F%2B%3D",
+            "Zq9T-OPSECRETabcdefghijklmnopqrstuvwxyz0123%2f%2b%3d",
+            // Every byte encoded, cut short.
+            "%5A%71%39%54%2D%4F%50%53%45%43%52%45%54%61%62%63",
+            "%5a%71%39%54%2d%4f%50%53%45%43%52%45%54%61%62%63",
+        ] {
+            let text = format!("GET /v1/models?key={encoded} HTTP/1.1");
+            assert_eq!(
+                r.redact(&text),
+                "GET /v1/models?key=[REDACTED] HTTP/1.1",
+                "{encoded}"
+            );
+        }
+    }
+
+    #[test]
+    fn basic_credentials_are_redacted() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.redact("Authorization: Basic dXNlcjpodW50ZXIyaHVudGVyMg=="),
+            "Authorization: [REDACTED]"
+        );
+    }
+
+    #[test]
+    fn secrets_with_wide_characters_are_cut_at_character_boundaries() {
+        let r = Redactor::new(&[], vec!["ключ-секрет-очень-длинный".into()]).unwrap();
+        assert_eq!(r.redact("x секрет-очень-длин y"), "x [REDACTED] y");
+    }
+
     proptest! {
+        #[test]
+        fn a_long_fragment_of_a_secret_never_survives_redaction(
+            before in "[ -~]{0,40}",
+            after in "[ -~]{0,40}",
+            secret in "[A-Za-z0-9_/+=-]{12,48}",
+            cut in any::<(prop::sample::Index, prop::sample::Index)>(),
+        ) {
+            prop_assume!(!REDACTED.contains(secret.as_str()));
+            let r = Redactor::new(&[], vec![secret.clone()]).unwrap();
+            let start = cut.0.index(secret.len() - FRAGMENT_CHARS + 1);
+            let end = start + FRAGMENT_CHARS + cut.1.index(secret.len() - start - FRAGMENT_CHARS + 1);
+            let fragment = &secret[start..end];
+            let text = format!("{before}{fragment}{after}");
+            prop_assert!(!r.redact(&text).contains(fragment));
+        }
+
         #[test]
         fn a_secret_never_survives_redaction(
             before in "[ -~]{0,40}",

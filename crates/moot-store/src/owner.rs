@@ -38,20 +38,23 @@ fn read_machine() -> String {
     )
 }
 
-/// Whether `owner` names a process of this machine that is known to be gone: `false` for
-/// another machine's process, or when this machine cannot tell (no `/proc`).
-pub(crate) fn gone_from_this_machine(owner: &str) -> bool {
-    let Some((machine_part, pid)) = owner.rsplit_once('/') else {
-        return false;
-    };
+/// Whether `owner`, a process of this machine, still exists (running, sleeping or stopped);
+/// `None` for another machine's process, a malformed name, or when this machine cannot tell
+/// (no `/proc`, no boot id).
+pub(crate) fn alive_on_this_machine(owner: &str) -> Option<bool> {
+    let (machine_part, pid) = owner.rsplit_once('/')?;
     let here = machine();
     if machine_part != here || here.contains('?') {
-        return false;
+        return None;
     }
-    let Ok(pid) = pid.parse::<u32>() else {
-        return false;
-    };
-    !process_runs(pid)
+    let pid = pid.parse::<u32>().ok()?;
+    Some(process_runs(pid))
+}
+
+/// Whether `owner` names a process of this machine that is known to be gone: `false` for
+/// another machine's process, or when this machine cannot tell.
+pub(crate) fn gone_from_this_machine(owner: &str) -> bool {
+    alive_on_this_machine(owner) == Some(false)
 }
 
 /// Whether process `pid` exists and is not a zombie (a killed process its parent has not

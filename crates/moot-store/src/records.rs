@@ -79,17 +79,34 @@ pub const RUN_SILENCE_LIMIT: std::time::Duration = std::time::Duration::from_sec
 
 impl RunRecord {
     /// Still marked running, but with no live owner: its process died or lost the store
-    /// (`moot resume` continues it). Known at once on the owner's machine; elsewhere once the
-    /// owner has been silent past [`RUN_SILENCE_LIMIT`].
+    /// (`moot resume` continues it). On the owner's own machine the process table decides
+    /// alone: a process that exists (even stopped, even silent) owns its run, one that is gone
+    /// does not. Elsewhere, the heartbeat decides: an owner silent past [`RUN_SILENCE_LIMIT`]
+    /// is gone, and so is one whose heartbeat is further in the future than that (see
+    /// [`RunRecord::heartbeat_from_the_future`]), which would otherwise hold the run forever.
     pub fn interrupted(&self) -> bool {
-        self.status == RunStatus::Running
-            && (self
+        if self.status != RunStatus::Running {
+            return false;
+        }
+        if let Some(alive) = self
+            .owner
+            .as_deref()
+            .and_then(crate::owner::alive_on_this_machine)
+        {
+            return !alive;
+        }
+        self.heartbeat_from_the_future()
+            || self
                 .silent_ms
                 .is_none_or(|ms| ms > RUN_SILENCE_LIMIT.as_millis() as i64)
-                || self
-                    .owner
-                    .as_deref()
-                    .is_some_and(crate::owner::gone_from_this_machine))
+    }
+
+    /// Whether the run's last heartbeat lies further in the future than [`RUN_SILENCE_LIMIT`]
+    /// (by the store's clock): a wrong clock, or a row written to keep the run from ever being
+    /// resumed. Such a heartbeat is reported, and not trusted.
+    pub fn heartbeat_from_the_future(&self) -> bool {
+        self.silent_ms
+            .is_some_and(|ms| ms < -(RUN_SILENCE_LIMIT.as_millis() as i64))
     }
 
     /// Its status as shown to people and API clients: `interrupted` for a run without a live
@@ -568,5 +585,53 @@ mod tests {
         };
         assert!(owned_by(format!("{machine}/{}", child.id())).interrupted());
         assert!(!owned_by(here.to_string()).interrupted());
+    }
+
+    #[test]
+    fn a_live_owner_on_this_machine_is_never_resumed_over_whatever_its_heartbeat_says() {
+        let limit = RUN_SILENCE_LIMIT.as_millis() as i64;
+        let here = crate::owner::this_process();
+        let (machine, _) = here.rsplit_once('/').unwrap();
+        let owned_by = |owner: String, silent_ms| RunRecord {
+            silent_ms,
+            owner: Some(owner),
+            ..crate::conformance::running_run("r")
+        };
+        // Silent ten times past the limit (a busy store, a lost connection), but alive.
+        assert!(!owned_by(here.to_string(), Some(limit * 10)).interrupted());
+        assert!(!owned_by(here.to_string(), None).interrupted());
+        // A stopped process (`kill -STOP`) still exists: it may go on at any moment.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let stopped = std::process::Command::new("kill")
+            .args(["-STOP", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(stopped.success());
+        let r = owned_by(format!("{machine}/{}", child.id()), Some(limit * 10));
+        assert!(!r.interrupted());
+        assert_eq!(r.shown_status(), "running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_heartbeat_from_the_future_is_suspect_and_not_waited_on() {
+        let limit = RUN_SILENCE_LIMIT.as_millis() as i64;
+        let elsewhere = |silent_ms| RunRecord {
+            silent_ms: Some(silent_ms),
+            owner: Some("elsewhere/0000/1".into()),
+            ..crate::conformance::running_run("r")
+        };
+        // Clocks differ a little between machines: a heartbeat a moment ahead is fine.
+        assert!(!elsewhere(-1_000).interrupted());
+        assert!(!elsewhere(-1_000).heartbeat_from_the_future());
+        // An hour ahead (a wrong clock, or a row written to hold the run forever) is not waited on.
+        let r = elsewhere(-3_600_000);
+        assert!(r.heartbeat_from_the_future());
+        assert!(r.interrupted());
+        assert!(!elsewhere(-limit).heartbeat_from_the_future());
     }
 }

@@ -50,7 +50,7 @@ pub fn run(
     }
     let arm_config = sc_at_budget.then(|| config.clone());
     let prepared = rt.block_on(Prepared::new(&request, config, None, &mut |m| {
-        eprintln!("{m}")
+        errln!("{m}")
     }))?;
     let (name, dataset) = (&prepared.name, &prepared.dataset);
     if detach {
@@ -73,7 +73,7 @@ pub fn run(
         return Ok(());
     }
     if !json {
-        eprintln!(
+        errln!(
             "benchmark {name}: {} of {dataset} × {}",
             plural(prepared.items.len(), "item"),
             prepared.protocols.join(", ")
@@ -86,7 +86,7 @@ pub fn run(
     let (arm_request, arm_config, need) =
         moot_app::benchmark::sc_arm(&request, &config, name, &ran.results, &prepared.items)?;
     if !json {
-        eprintln!(
+        errln!(
             "--sc-at-budget: {} costs {:.0} tokens per item and a sample about {:.0}; cot-sc with {} samples follows",
             need.protocol,
             need.budget,
@@ -96,7 +96,7 @@ pub fn run(
     }
     let arm = rt
         .block_on(Prepared::new(&arm_request, arm_config, None, &mut |m| {
-            eprintln!("{m}")
+            errln!("{m}")
         }))
         .with_context(|| {
             format!(
@@ -105,7 +105,7 @@ pub fn run(
             )
         })?;
     if !json {
-        eprintln!(
+        errln!(
             "benchmark {}: {} of {dataset} × cot-sc with {} samples",
             arm.name,
             plural(arm.items.len(), "item"),
@@ -170,18 +170,22 @@ pub fn fork(
     ))?;
     spinner.finish_and_clear();
     if !json {
-        eprintln!(
+        errln!(
             "benchmark {}: fork of {} at round {}; {} forked, {} read back",
-            done.name, done.parent, request.round, done.forked, done.read_back
+            done.name,
+            done.parent,
+            request.round,
+            done.forked,
+            done.read_back
         );
         for (protocol, reason) in &done.refused {
-            eprintln!(
+            errln!(
                 "{protocol} left out: {}",
                 moot_core::escape::terminal(reason)
             );
         }
         for l in &done.left_out {
-            eprintln!(
+            errln!(
                 "{} {} left out: {}",
                 l.protocol,
                 l.item_id,
@@ -216,7 +220,7 @@ pub fn work(
 ) -> Result<()> {
     let stop = stop_signal(rt);
     let ready = rt.block_on(ForWorker::new(record, &request, store, &mut |m| {
-        eprintln!("{m}")
+        errln!("{m}")
     }))?;
     let bar = WorkProgress::new(ready.jobs as u64, &request.worker.worker, json);
     let started = std::time::Instant::now();

@@ -11,10 +11,8 @@ pub fn report(e: &anyhow::Error) -> ExitCode {
     let line = format!("{e:#}").replace('\n', " ");
     // An error may quote a server's reply or a request; keys in it must not reach the terminal
     // or a log collecting it.
-    let line = moot_core::redact::Redactor::default()
-        .redact(&line)
-        .into_owned();
-    eprintln!("moot: error: {line}");
+    let line = crate::output::redact(&line).into_owned();
+    errln!("moot: error: {line}");
     if e.downcast_ref::<InputError>().is_some() {
         ExitCode::from(2)
     } else {
@@ -34,7 +32,7 @@ pub fn clap_exit(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
-            eprintln!("moot: error: {} (see --help)", clap_message(&e));
+            errln!("moot: error: {} (see --help)", clap_message(&e));
             ExitCode::from(2)
         }
     }

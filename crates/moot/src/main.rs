@@ -97,6 +97,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return input::clap_exit(e),
     };
+    // One redactor for everything moot prints, knowing the keys the command's configuration
+    // names.
+    output::init_redactor(config_flag(&matches).as_deref());
     let store = StoreArg {
         spec: cli.store.clone(),
         from_env: matches.value_source("store") == Some(ValueSource::EnvVariable),
@@ -109,6 +112,17 @@ fn main() -> ExitCode {
 
 /// A store that cannot be used as it is (missing, damaged, not moot's, from a newer moot) is a
 /// problem with what the user pointed at: exit 2, wherever in the command it was found.
+/// The `--config FILE` the command was given, at whatever depth of subcommands.
+fn config_flag(matches: &clap::ArgMatches) -> Option<std::path::PathBuf> {
+    let (_, sub) = matches.subcommand()?;
+    let here = sub
+        .try_get_one::<std::path::PathBuf>("config")
+        .ok()
+        .flatten()
+        .cloned();
+    here.or_else(|| config_flag(sub))
+}
+
 fn unusable_store_is_input(e: anyhow::Error) -> anyhow::Error {
     let unusable = e.chain().any(|c| {
         c.downcast_ref::<StoreError>()

@@ -1,15 +1,58 @@
-//! Writing to standard output. When the reader goes away (`moot show RUN | head -c1`), a write
-//! fails with EPIPE: Rust ignores SIGPIPE, and moot keeps it ignored, since a cli agent that
-//! closes its stdin must not kill moot. moot then ends quietly with status 0, as a Unix tool
-//! ends when nobody reads it any more, instead of panicking as `println!` does.
+//! Writing to standard output and standard error, through one redactor.
+//!
+//! Every text moot prints (`outln!`/`out!` on stdout, `errln!`, errors and progress lines on
+//! stderr) passes [`redact`] first: the process's one [`Redactor`], made at start from the
+//! configuration the command was given (its `api_key_env` keys and `security.redact`
+//! patterns) and the environment's secret-named variables, so an upstream that echoes a key, in
+//! full, cut short or URL-encoded, never has it printed.
+//!
+//! When stdout's reader goes away (`moot show RUN | head -c1`), a write fails with EPIPE: Rust
+//! ignores SIGPIPE, and moot keeps it ignored, since a cli agent that closes its stdin must not
+//! kill moot. moot then ends quietly with status 0, as a Unix tool ends when nobody reads it any
+//! more, instead of panicking as `println!` does.
 
+use std::borrow::Cow;
 use std::io::Write;
+use std::path::Path;
+use std::sync::OnceLock;
 
-/// Writes `args` (and a newline, with `newline`) to standard output; a reader that is gone ends
-/// moot quietly, any other failure ends it with a message.
+use moot_core::redact::Redactor;
+
+static REDACTOR: OnceLock<Redactor> = OnceLock::new();
+
+/// Makes the process's redactor from the configuration at `config` (the command's `--config`),
+/// or from the defaults. A configuration that cannot be read gives the defaults here: the
+/// command reports the error itself when it loads the file.
+pub fn init_redactor(config: Option<&Path>) {
+    let config = config
+        .and_then(|path| moot_config::dialect::read(path).ok())
+        .map(|(config, _)| config)
+        .unwrap_or_default();
+    let redactor = config
+        .redactor()
+        .or_else(|_| moot_config::Config::default().redactor())
+        .unwrap_or_default();
+    let _ = REDACTOR.set(redactor);
+}
+
+/// `text` with every secret the process knows of removed.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    REDACTOR
+        .get_or_init(|| {
+            moot_config::Config::default()
+                .redactor()
+                .unwrap_or_default()
+        })
+        .redact(text)
+}
+
+/// Writes `args` (and a newline, with `newline`) to standard output, redacted; a reader that is
+/// gone ends moot quietly, any other failure ends it with a message.
 pub fn write(args: std::fmt::Arguments<'_>, newline: bool) {
+    let text = args.to_string();
+    let text = redact(&text);
     let mut out = std::io::stdout().lock();
-    let written = out.write_fmt(args).and_then(|()| {
+    let written = out.write_all(text.as_bytes()).and_then(|()| {
         if newline {
             out.write_all(b"\n")
         } else {
@@ -41,4 +84,19 @@ macro_rules! out {
     ($($arg:tt)*) => {
         $crate::output::write(format_args!($($arg)*), false)
     };
+}
+
+/// `eprintln!`, redacted.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::write_err(format_args!($($arg)*))
+    };
+}
+
+/// Writes a line to standard error, redacted (a failed write to stderr has nowhere to go).
+pub fn write_err(args: std::fmt::Arguments<'_>) {
+    let text = args.to_string();
+    let mut line = redact(&text).into_owned();
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }

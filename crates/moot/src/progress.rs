@@ -25,7 +25,7 @@ impl Progress {
     }
 
     pub fn message(&self, m: &str) {
-        self.bar.set_message(m.to_string());
+        self.bar.set_message(crate::output::redact(m).into_owned());
     }
 
     pub fn finish(&self) {
@@ -72,8 +72,10 @@ impl moot_engine::Observer for Progress {
                 challenger + 1
             ),
         };
-        self.bar
-            .println(format!("  round {} · {who}: {what}", call.round));
+        self.bar.println(crate::output::redact(&format!(
+            "  round {} · {who}: {what}",
+            call.round
+        )));
     }
 }
 
@@ -88,7 +90,7 @@ pub fn run_and_print(
 ) -> anyhow::Result<()> {
     let finished = rt.block_on(moot_app::session::run(session, &progress, &mut |run_id| {
         if !json {
-            eprintln!("run {run_id}");
+            errln!("run {run_id}");
         }
         progress.message(&format!("run {run_id}"));
     }));
@@ -102,7 +104,7 @@ pub fn run_and_print(
         out!("{}", moot_core::escape::terminal(&summary.text()));
     }
     match finished.transcript.take() {
-        Some(Ok(path)) if !json => eprintln!("Transcript saved to: {}", path.display()),
+        Some(Ok(path)) if !json => errln!("Transcript saved to: {}", path.display()),
         Some(Err(e)) => return Err(e),
         _ => {}
     }

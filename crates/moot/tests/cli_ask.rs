@@ -361,3 +361,59 @@ fn a_debate_out_of_budget_ends_cleanly_with_the_reason_recorded() {
     let err = env.refused(&["config", "check", bad.to_str().unwrap()]);
     assert!(err.contains("budget.max_agent_time_sec"), "{err}");
 }
+
+#[test]
+fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
+    let env = Env::new();
+    let script = agent_script(&env);
+    let s = script.display();
+    let cfg = env.write(
+        "cli.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
+        ),
+    );
+    env.write("slow", "");
+    let bin = assert_cmd::cargo::cargo_bin("moot");
+    let mut child = StdCommand::new(&bin)
+        .args(["ask", "What is 17 * 24?", "--config", cfg.to_str().unwrap()])
+        .env("MOOT_STORE", env.store())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (stderr, run) = common::run_id_from_stderr(&mut child);
+    wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
+    // The owner is stopped (`kill -STOP`), and its heartbeat is made ten minutes old, as if it
+    // had been stopped that long: it still exists, and may go on at any moment.
+    let pid = child.id().to_string();
+    assert!(StdCommand::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    common::sqlite_exec(
+        &env.store(),
+        &format!("UPDATE runs SET heartbeat_ms = heartbeat_ms - 600000 WHERE id = '{run}'"),
+    );
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    assert_eq!(shown["run"]["status"], "running");
+    let refused = env
+        .moot()
+        .args(["resume", &run])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let refused = String::from_utf8_lossy(&refused);
+    assert!(
+        refused.contains("is still running") && refused.contains("--force"),
+        "{refused}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(stderr);
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    assert_eq!(shown["run"]["status"], "interrupted");
+}

@@ -111,7 +111,8 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
         "{shown}"
     );
     assert!(
-        shown.contains("### P1 — syntax passed") && shown.contains("tests failed (AssertionError)"),
+        shown.contains("### P1 — syntax passed")
+            && shown.contains("tests failed (AssertionError: assert add(2, 3) == 5 (line 1))"),
         "{shown}"
     );
     assert!(shown.contains(&format!("```text\n{RIGHT}\n```")), "{shown}");
@@ -128,7 +129,10 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
         .filter(|v| v["sandbox"]["passed"] == false)
         .collect();
     assert_eq!(failing.len(), 1, "{fm}");
-    assert_eq!(failing[0]["sandbox"]["errors"][0], "failed: AssertionError");
+    assert_eq!(
+        failing[0]["sandbox"]["errors"][0],
+        "failed: AssertionError: assert add(2, 3) == 5 (line 1)"
+    );
     assert_eq!(failing[0]["sandbox"]["confidence"], 0.4);
     assert!(validators.iter().all(|v| v["syntax"]["passed"] == true));
     // The winner (the wrong program) passed three of freemad's four validators.
@@ -150,7 +154,10 @@ fn programs_are_run_with_the_tests_and_failing_ones_can_be_made_to_lose() {
     // The text output names programs and marks their verdicts.
     let text = env.stdout(&["ask", q, "--config", &cfg, "--tests", &tests]);
     assert!(
-        text.contains("Answer: P1✗ (syntax passed · tests failed (AssertionError))"),
+        text.contains(
+            "Answer: P1✗ (syntax passed · tests failed (AssertionError: assert add(2, 3) == 5 \
+             (line 1)))"
+        ),
         "{text}"
     );
     assert!(text.contains("a0 P1✗ · a1 P1✗ · a2 P2✓"), "{text}");

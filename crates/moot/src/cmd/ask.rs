@@ -72,7 +72,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let progress = Progress::new(prepared.rounds(), json);
     let session = prepared.session(store, &mut |m| {
         progress.message(m);
-        eprintln!("{m}");
+        errln!("{m}");
     })?;
     crate::progress::run_and_print(session, progress, json, rt)
 }

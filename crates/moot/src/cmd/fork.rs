@@ -56,9 +56,9 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         catalog,
         run_id: None,
     };
-    let forked = rt.block_on(prepare(store, request, &mut |m| eprintln!("{m}")))?;
+    let forked = rt.block_on(prepare(store, request, &mut |m| errln!("{m}")))?;
     if !json {
-        eprintln!(
+        errln!(
             "forking run {} at round {}: {}; {} copied from it",
             forked.parent,
             forked.round,

@@ -31,8 +31,8 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                 // As moot's own error line is: one line, and no key that a file or a store
                 // error quotes reaches the terminal.
                 let line = format!("{}: not imported: {why}", shown(file)).replace('\n', " ");
-                let line = moot_core::redact::Redactor::default().redact(&line);
-                eprintln!("moot: error: {line}");
+                let line = crate::output::redact(&line);
+                errln!("moot: error: {line}");
             }
         },
     ))

@@ -34,7 +34,7 @@ pub fn run(cmd: Command) -> Result<()> {
                 None => default_model(),
             };
             let path = ModelCache::from_env()?
-                .verify(model, &mut |m| eprintln!("{m}"))
+                .verify(model, &mut |m| errln!("{m}"))
                 .with_context(|| format!("pulling {}", model.name))?;
             outln!("{}", path.display());
         }

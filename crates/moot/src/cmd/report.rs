@@ -41,7 +41,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     ))?;
     if report.left_out > 0 {
         let them = if report.left_out == 1 { "it" } else { "them" };
-        eprintln!(
+        errln!(
             "{} left out: not every protocol has finished {them} (--all-items keeps {them})",
             moot_core::text::plural(report.left_out, "item")
         );
@@ -77,7 +77,7 @@ fn write_report(report: &Report, format: Format, dir: &Path) -> Result<()> {
     for (_, file, svg) in &plots {
         let path = dir.join(file);
         std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("wrote {}", path.display());
+        errln!("wrote {}", path.display());
     }
     let links: Vec<(&str, &str)> = plots.iter().map(|(c, f, _)| (*c, *f)).collect();
     let file = match format {
@@ -87,6 +87,6 @@ fn write_report(report: &Report, format: Format, dir: &Path) -> Result<()> {
     let path = dir.join(file);
     std::fs::write(&path, render(report, format, &links)?)
         .with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("wrote {}", path.display());
+    errln!("wrote {}", path.display());
     Ok(())
 }

@@ -20,6 +20,10 @@ pub struct Args {
     data_dir: flags::DataDir,
     #[command(flatten)]
     no_cache: flags::NoCache,
+    /// Resume even if the process that ran it looks alive (stopped, or heard from recently):
+    /// if it goes on, both processes ask the remaining calls, twice the cost.
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -29,18 +33,22 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         data_dir: args.data_dir.data_dir,
         no_cache: args.no_cache.no_cache,
         progress: !json,
+        force: args.force,
     };
     match rt.block_on(resume(store, &args.run, options))? {
         Resumption::Run(run) => {
+            for warning in &run.warnings {
+                errln!("moot: warning: {warning}");
+            }
             let done = run.calls.len();
             let run_id = run.run_id.clone();
             let progress = Progress::new(run.spec.rounds, json);
             let session = run.session(store, &mut |m| {
                 progress.message(m);
-                eprintln!("{m}");
+                errln!("{m}");
             })?;
             if !json {
-                eprintln!(
+                errln!(
                     "resuming {run_id} with {}",
                     moot_core::text::plural(done, "completed call")
                 );
@@ -49,7 +57,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         }
         Resumption::Worker { bench, request } => {
             if !json {
-                eprintln!(
+                errln!(
                     "resuming benchmark {} as worker {} (it was planned for moot work: debates other workers hold are left to them)",
                     bench.name, request.worker.worker
                 );
@@ -62,7 +70,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             config,
         } => {
             if !json {
-                eprintln!("resuming benchmark {}", bench.name);
+                errln!("resuming benchmark {}", bench.name);
             }
             crate::bench_progress::run(
                 request,

@@ -50,7 +50,7 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
             .unwrap_or(1)
     });
     let total = plan.total_debates();
-    eprintln!(
+    errln!(
         "{}: {} × {} debates ({} in all), {concurrency} at a time",
         plan.title,
         moot_core::text::plural(plan.cells.len(), "cell"),
@@ -70,7 +70,7 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
         .map_err(error)?;
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
-    eprintln!(
+    errln!(
         "ran {total} debates in {seconds:.1} s ({:.0} debates/s)",
         total as f64 / seconds.max(1e-9)
     );
