@@ -256,10 +256,16 @@ fn agent_script(env: &Env) -> PathBuf {
     )
 }
 
-#[test]
-fn a_killed_debate_resumes_without_repeating_calls() {
-    let env = Env::new();
-    let script = agent_script(&env);
+/// Starts `moot ask` on two agents from [`agent_script`] and returns once its round 1 has
+/// started (and is held there while `slow` exists): the process, its stderr and the run id.
+fn ask_held_in_round_one(
+    env: &Env,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+    String,
+) {
+    let script = agent_script(env);
     let s = script.display();
     let cfg = env.write(
         "cli.toml",
@@ -278,6 +284,13 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         .unwrap();
     let (stderr, run) = common::run_id_from_stderr(&mut child);
     wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
+    (child, stderr, run)
+}
+
+#[test]
+fn a_killed_debate_resumes_without_repeating_calls() {
+    let env = Env::new();
+    let (mut child, stderr, run) = ask_held_in_round_one(&env);
     // While its process lives, the run is running, and resuming it (a second process asking
     // the same calls) is refused.
     let shown = env.json(&["show", &run, "--format", "json"]);
@@ -365,25 +378,7 @@ fn a_debate_out_of_budget_ends_cleanly_with_the_reason_recorded() {
 #[test]
 fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
     let env = Env::new();
-    let script = agent_script(&env);
-    let s = script.display();
-    let cfg = env.write(
-        "cli.toml",
-        &format!(
-            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
-        ),
-    );
-    env.write("slow", "");
-    let bin = assert_cmd::cargo::cargo_bin("moot");
-    let mut child = StdCommand::new(&bin)
-        .args(["ask", "What is 17 * 24?", "--config", cfg.to_str().unwrap()])
-        .env("MOOT_STORE", env.store())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (stderr, run) = common::run_id_from_stderr(&mut child);
-    wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
+    let (mut child, stderr, run) = ask_held_in_round_one(&env);
     // The owner is stopped (`kill -STOP`), and its heartbeat is made ten minutes old, as if it
     // had been stopped that long: it still exists, and may go on at any moment.
     let pid = child.id().to_string();
