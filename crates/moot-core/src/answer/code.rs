@@ -2,10 +2,14 @@
 //!
 //! The answer's canonical text is the program as it will be run (line ends, trailing spaces,
 //! outer blank lines and common indentation tidied; nothing else touched). Two programs are the
-//! same answer when they differ only in blank lines, trailing spaces, indentation depth of the
-//! whole block, or full-line comments — formatting a reviewer would not call a different
-//! solution. Whether a program is *right* is not decided here: the sandbox runs it with tests.
+//! same answer when they differ only in formatting a reviewer would not call a different
+//! solution: for Python, comments, blank lines and line breaks Python ignores (compared by
+//! Python's tokens, so a `#` in a string and a `//` operator count); for other languages, blank
+//! lines, trailing spaces, indentation depth of the whole block and full-line comments (see
+//! `comparison_form`). Whether a program is *right* is not decided here: the sandbox runs it
+//! with tests.
 
+use super::python_tokens::{self, Kind, Token};
 use super::value::Answer;
 
 /// One fenced block's body. (Its language label is not kept: the answer is the program, and
@@ -157,27 +161,115 @@ pub(super) fn tidy(program: &str) -> String {
         .join("\n")
 }
 
-/// What equality compares: the tidy program without blank lines and full-line comments (`#`
-/// or `//`). It does not depend on the block's language, so an answer read back from its
-/// canonical text compares the same: `#!`, `#[…]` (Rust attributes) and C preprocessor lines
-/// are code, not comments, and a line opening with `//` is a comment or a syntax error in every
-/// language models answer in.
+/// What equality compares, from the tidy program alone (so an answer read back from its
+/// canonical text compares the same):
+///
+/// - A program that reads as Python — Python's tokenizer accepts it ([`python_tokens`]), every
+///   indented block follows a line ending in `:`, no logical line starts with `//`, and no
+///   comment is a C preprocessor line (`#include`, …), a Rust attribute (`#[…]`) or a `#` right
+///   after a `.` (a JavaScript private name) — is compared by its tokens: comments, blank lines
+///   and line breaks inside brackets or after a backslash drop out; strings stay as written
+///   (a `#` inside one is text), `//` is floor division, and indentation counts as block
+///   structure, not as its width.
+/// - Any other program (another language, or text Python's tokenizer rejects) is compared
+///   line by line without blank lines and full-line comments (`#`, except `#!`, `#[…]` and C
+///   preprocessor lines, and `//`).
 fn comparison_form(tidy: &str) -> String {
-    const DIRECTIVES: &[&str] = &[
-        "#include", "#define", "#undef", "#if", "#else", "#elif", "#endif", "#pragma", "#error",
-        "#line",
-    ];
-    tidy.lines()
+    match python_tokens::tokenize(tidy) {
+        Ok(tokens) if reads_as_python(tidy, &tokens) => python_form(&tokens),
+        _ => line_form(tidy),
+    }
+}
+
+/// C preprocessor directives: a comment to Python, code to C.
+const DIRECTIVES: &[&str] = &[
+    "#include", "#define", "#undef", "#ifdef", "#ifndef", "#if", "#else", "#elif", "#endif",
+    "#pragma", "#error", "#line", "#import",
+];
+
+fn is_directive(comment: &str) -> bool {
+    DIRECTIVES.iter().any(|d| {
+        comment.starts_with(d)
+            && !comment[d.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c == '_' || c.is_alphanumeric())
+    })
+}
+
+/// Whether Python's tokens of `src` are a Python program's rather than another language's
+/// text that happens to tokenize (see [`comparison_form`]).
+fn reads_as_python(src: &str, tokens: &[Token<'_>]) -> bool {
+    let mut prev: Option<&Token<'_>> = None;
+    // The last code token of the latest logical line.
+    let mut line_last: Option<&Token<'_>> = None;
+    for t in tokens {
+        let line_start =
+            prev.is_none_or(|p| matches!(p.kind, Kind::Newline | Kind::Indent | Kind::Dedent));
+        match t.kind {
+            Kind::Comment => {
+                let own_line = src[..t.start]
+                    .rsplit('\n')
+                    .next()
+                    .is_none_or(|before| before.trim().is_empty());
+                let attribute = t.text.starts_with("#[") || t.text.starts_with("#![");
+                if own_line && (is_directive(t.text) || attribute) {
+                    return false;
+                }
+                if prev.is_some_and(|p| p.text == "." && p.end() == t.start) {
+                    return false;
+                }
+                continue;
+            }
+            Kind::Indent => {
+                let after_colon = prev.is_some_and(|p| p.kind == Kind::Newline)
+                    && line_last.is_some_and(|l| l.kind == Kind::Op && l.text == ":");
+                if !after_colon {
+                    return false;
+                }
+            }
+            Kind::Newline => line_last = prev,
+            Kind::Op if line_start && t.text == "//" => return false,
+            _ => {}
+        }
+        prev = Some(t);
+    }
+    true
+}
+
+/// The Python comparison key: the tokens without comments, strings and names as written.
+fn python_form(tokens: &[Token<'_>]) -> String {
+    let mut out = String::from("python:");
+    for t in tokens {
+        match t.kind {
+            Kind::Comment => continue,
+            Kind::Newline => out.push_str(" <newline>"),
+            Kind::Indent => out.push_str(" <indent>"),
+            Kind::Dedent => out.push_str(" <dedent>"),
+            // Quoted, so that no token's text can pass for another's or for a marker.
+            _ => out.push_str(&format!(" {:?}", t.text)),
+        }
+    }
+    out
+}
+
+/// The line-by-line key: the tidy program without blank lines and full-line comments (`#`
+/// or `//`). `#!`, `#[…]` (Rust attributes) and C preprocessor lines are code, not comments,
+/// and a line opening with `//` is a comment in every language it could be here.
+fn line_form(tidy: &str) -> String {
+    let lines = tidy
+        .lines()
         .filter(|l| {
             let t = l.trim_start();
             let hash_comment = t.starts_with('#')
                 && !t.starts_with("#!")
                 && !t.starts_with("#[")
-                && !DIRECTIVES.iter().any(|d| t.starts_with(d));
+                && !is_directive(t);
             !t.is_empty() && !hash_comment && !t.starts_with("//")
         })
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    format!("lines:{lines}")
 }
 
 #[cfg(test)]
@@ -257,5 +349,118 @@ mod tests {
         assert!(d.equivalent(&f));
         let g = from_program("#[derive(Debug)]\nstruct S;").unwrap();
         assert!(!g.equivalent(&from_program("struct S;").unwrap()));
+    }
+
+    fn same(a: &str, b: &str) -> bool {
+        from_program(a)
+            .unwrap()
+            .equivalent(&from_program(b).unwrap())
+    }
+
+    #[test]
+    fn floor_division_on_a_continuation_line_is_code() {
+        // Issue 41: `// 3` and `// 2` on a continuation line are Python's floor division, not
+        // comments; the two programs differ.
+        let three = "def f(x):\n    return (x\n            // 3)";
+        let two = "def f(x):\n    return (x\n            // 2)";
+        assert!(!same(three, two));
+        let three = "def f(x):\n    y = x \\\n        // 3\n    return y";
+        let two = "def f(x):\n    y = x \\\n        // 2\n    return y";
+        assert!(!same(three, two));
+        // A comment on the continuation line is still a comment.
+        assert!(same(
+            "def f(x):\n    return (x  # halve\n            // 2)",
+            "def f(x):\n    return (x\n\n            // 2)"
+        ));
+    }
+
+    #[test]
+    fn a_hash_inside_a_string_is_code() {
+        let a = "def f():\n    return \"\"\"a\n# one\n\"\"\"";
+        let b = "def f():\n    return \"\"\"a\n# two\n\"\"\"";
+        assert!(!same(a, b));
+        // Nor do blank lines inside a string vanish.
+        assert!(!same(
+            "s = '''a\n\nb'''\nprint(s)",
+            "s = '''a\nb'''\nprint(s)"
+        ));
+        assert!(!same("s = '#1'\nprint(s)", "s = '#2'\nprint(s)"));
+        assert!(!same("s = f\"{x!r} #1\"", "s = f\"{x!r} #2\""));
+    }
+
+    /// Building blocks of Python programs: each line with whether a comment or a blank line
+    /// may follow it (not inside a string, not after a backslash).
+    const BLOCKS: &[&[(&str, bool)]] = &[
+        &[("x = a // 2", true)],
+        &[("s = \"# not a comment\"", true)],
+        &[
+            ("t = \"\"\"doc", false),
+            ("# inside", false),
+            ("\"\"\"", true),
+        ],
+        &[("y = (x", true), ("     // 3)", true)],
+        &[("def f(n):", true), ("    return n + 1", true)],
+        &[("z = f\"{x!r:>{w}} # {y['k']}\"", true)],
+        &[("w = x \\", false), ("    + 1", true)],
+        &[
+            ("class C:", true),
+            ("    a = [1,", true),
+            ("         2]", true),
+            ("    b = rb'#\\''", true),
+        ],
+        &[
+            ("if x:", true),
+            ("    pass", true),
+            ("else:", true),
+            ("    u = '''", false),
+            ("", false),
+            ("'''", true),
+        ],
+    ];
+
+    fn assemble(blocks: &[usize], notes: &[(u8, String)]) -> (String, String) {
+        let mut plain = Vec::new();
+        let mut noted = Vec::new();
+        let mut n = 0;
+        for &b in blocks {
+            for &(line, may) in BLOCKS[b] {
+                plain.push(line.to_string());
+                let (what, text) = &notes[n % notes.len()];
+                n += 1;
+                if !may {
+                    noted.push(line.to_string());
+                    continue;
+                }
+                match what % 4 {
+                    0 => noted.push(line.to_string()),
+                    1 => noted.push(format!("{line}  #{text}")),
+                    2 => {
+                        noted.push(line.to_string());
+                        noted.push(String::new());
+                    }
+                    _ => {
+                        noted.push(line.to_string());
+                        noted.push(format!("   # {text}"));
+                    }
+                }
+            }
+        }
+        (
+            plain.join("\n"),
+            format!("# a program\n\n{}\n", noted.join("\n")),
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_key_ignores_comments_and_blank_lines(
+            blocks in proptest::collection::vec(0..BLOCKS.len(), 1..8),
+            notes in proptest::collection::vec((proptest::num::u8::ANY, "[ -~]{0,12}"), 1..20),
+        ) {
+            let (plain, noted) = assemble(&blocks, &notes);
+            let a = from_program(&plain).unwrap();
+            let b = from_program(&noted).unwrap();
+            proptest::prop_assert!(a.equivalent(&b), "{plain}\n---\n{noted}");
+        }
     }
 }
