@@ -164,13 +164,12 @@ pub(super) fn tidy(program: &str) -> String {
 /// What equality compares, from the tidy program alone (so an answer read back from its
 /// canonical text compares the same):
 ///
-/// - A program that reads as Python — Python's tokenizer accepts it ([`python_tokens`]), every
-///   indented block follows a line ending in `:`, no logical line starts with `//`, and no
-///   comment is a C preprocessor line (`#include`, …), a Rust attribute (`#[…]`) or a `#` right
-///   after a `.` (a JavaScript private name) — is compared by its tokens: comments, blank lines
-///   and line breaks inside brackets or after a backslash drop out; strings stay as written
-///   (a `#` inside one is text), `//` is floor division, and indentation counts as block
-///   structure, not as its width.
+/// - A program that reads as Python is compared by Python's tokens ([`python_tokens`]):
+///   comments, blank lines and line breaks inside brackets or after a backslash drop out;
+///   strings stay as written (a `#` inside one is text), `//` is floor division, and
+///   indentation counts as block structure, not as its width. It reads as Python when Python's
+///   tokenizer accepts it and it shows none of the tells of another language (see
+///   [`reads_as_python`]).
 /// - Any other program (another language, or text Python's tokenizer rejects) is compared
 ///   line by line without blank lines and full-line comments (`#`, except `#!`, `#[…]` and C
 ///   preprocessor lines, and `//`).
@@ -187,50 +186,136 @@ const DIRECTIVES: &[&str] = &[
     "#pragma", "#error", "#line", "#import",
 ];
 
+/// The directives that are no commented-out Python (unlike `#if x:`, `#else:` or `#import os`).
+const NOT_PYTHON_DIRECTIVES: &[&str] = &[
+    "#include", "#define", "#undef", "#ifdef", "#ifndef", "#endif", "#pragma",
+];
+
 fn is_directive(comment: &str) -> bool {
-    DIRECTIVES.iter().any(|d| {
-        comment.starts_with(d)
-            && !comment[d.len()..]
+    starts_with_word(comment, DIRECTIVES)
+}
+
+/// Whether `text` starts with one of `words`, a whole word.
+fn starts_with_word(text: &str, words: &[&str]) -> bool {
+    words.iter().any(|d| {
+        text.starts_with(d)
+            && !text[d.len()..]
                 .chars()
                 .next()
                 .is_some_and(|c| c == '_' || c.is_alphanumeric())
     })
 }
 
+/// Whether a comment is a Rust attribute: `#[name(`, `#[name]`, `#[name =` (or `#![…`, and
+/// `name` a path), not a commented-out Python list such as `#[1, 2]` or `#[x for x in y]`.
+fn is_attribute(comment: &str) -> bool {
+    let Some(rest) = comment
+        .strip_prefix("#[")
+        .or_else(|| comment.strip_prefix("#!["))
+    else {
+        return false;
+    };
+    let path_end = rest
+        .find(|c: char| !(c == '_' || c == ':' || c.is_ascii_alphanumeric()))
+        .unwrap_or(rest.len());
+    let path = &rest[..path_end];
+    path.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+        && matches!(
+            rest[path_end..].trim_start().chars().next(),
+            Some('(' | ']' | '=')
+        )
+}
+
+/// Python's keywords, soft ones included: the only names a name may stand next to.
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case", "type", "_",
+];
+
+/// The keywords that open a compound statement, whose header has a `:` outside brackets.
+const COMPOUND: &[&str] = &[
+    "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "def", "class",
+    "async",
+];
+
 /// Whether Python's tokens of `src` are a Python program's rather than another language's
-/// text that happens to tokenize (see [`comparison_form`]).
+/// text that happens to tokenize. Other languages' tells, none of which valid Python has:
+/// two names, numbers or strings side by side, neither a keyword and not two strings (`int
+/// main`, `function f`, `const x`, `source "$f"`, `10px`); a `;`
+/// inside brackets (a `{ … }` body); a compound statement's header (`if`, `for`, `class`, …)
+/// without a `:` outside brackets (`if (x) {`); an indented block after a line that does not
+/// end in `:`;
+/// a logical line that starts with `//`; a comment on a line of its own that is a C
+/// preprocessor line (`#include`, `#define`, …) or a Rust attribute (`#[derive(…)]`); a `#`
+/// right after a `.` (a JavaScript private name).
 fn reads_as_python(src: &str, tokens: &[Token<'_>]) -> bool {
     let mut prev: Option<&Token<'_>> = None;
     // The last code token of the latest logical line.
     let mut line_last: Option<&Token<'_>> = None;
+    let mut depth = 0usize;
+    // The latest logical line's first token, and whether it has a `:` outside brackets.
+    let (mut line_first, mut line_colon) = (None, false);
+    let keyword = |t: &Token<'_>| KEYWORDS.contains(&t.text);
     for t in tokens {
         let line_start =
             prev.is_none_or(|p| matches!(p.kind, Kind::Newline | Kind::Indent | Kind::Dedent));
-        match t.kind {
+        if line_first.is_none() && !matches!(t.kind, Kind::Comment | Kind::Indent | Kind::Dedent) {
+            line_first = Some(t.text);
+        }
+        let tell = match t.kind {
             Kind::Comment => {
                 let own_line = src[..t.start]
                     .rsplit('\n')
                     .next()
                     .is_none_or(|before| before.trim().is_empty());
-                let attribute = t.text.starts_with("#[") || t.text.starts_with("#![");
-                if own_line && (is_directive(t.text) || attribute) {
-                    return false;
-                }
-                if prev.is_some_and(|p| p.text == "." && p.end() == t.start) {
+                let tell = (own_line
+                    && (starts_with_word(t.text, NOT_PYTHON_DIRECTIVES) || is_attribute(t.text)))
+                    || prev.is_some_and(|p| p.text == "." && p.end() == t.start);
+                if tell {
                     return false;
                 }
                 continue;
             }
             Kind::Indent => {
-                let after_colon = prev.is_some_and(|p| p.kind == Kind::Newline)
-                    && line_last.is_some_and(|l| l.kind == Kind::Op && l.text == ":");
-                if !after_colon {
-                    return false;
-                }
+                prev.is_none_or(|p| p.kind != Kind::Newline)
+                    || line_last.is_none_or(|l| l.kind != Kind::Op || l.text != ":")
             }
-            Kind::Newline => line_last = prev,
-            Kind::Op if line_start && t.text == "//" => return false,
-            _ => {}
+            Kind::Newline => {
+                line_last = prev;
+                let tell = line_first.is_some_and(|f| COMPOUND.contains(&f)) && !line_colon;
+                (line_first, line_colon) = (None, false);
+                tell
+            }
+            Kind::Name | Kind::Number | Kind::String => prev.is_some_and(|p| {
+                let atom = |t: &Token<'_>| {
+                    matches!(t.kind, Kind::Name | Kind::Number | Kind::String) && !keyword(t)
+                };
+                let concatenation = p.kind == Kind::String && t.kind == Kind::String;
+                atom(p) && atom(t) && !concatenation
+            }),
+            Kind::Op => match t.text {
+                "(" | "[" | "{" => {
+                    depth += 1;
+                    false
+                }
+                ")" | "]" | "}" => {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+                ";" => depth > 0,
+                ":" => {
+                    line_colon |= depth == 0;
+                    false
+                }
+                "//" => line_start,
+                _ => false,
+            },
+            _ => false,
+        };
+        if tell {
+            return false;
         }
         prev = Some(t);
     }
@@ -386,6 +471,52 @@ mod tests {
         ));
         assert!(!same("s = '#1'\nprint(s)", "s = '#2'\nprint(s)"));
         assert!(!same("s = f\"{x!r} #1\"", "s = f\"{x!r} #2\""));
+    }
+
+    #[test]
+    fn other_languages_keep_the_line_key() {
+        let others = [
+            "#include <stdio.h>\n\nint main(void) {\n    printf(\"%d\\n\", 7 // 2\n    );\n}",
+            "#include <a.h>\nint x;",
+            "function f(x) {\n  return x / 2; // half\n}",
+            "class A {\n  #count = 0;\n}",
+            "this.#count = 1;",
+            "fn main() {\n    println!(\"hi\");\n}",
+            "#[derive(Debug)]\nstruct S;",
+            "func f(x int) int {\n\treturn x / 2\n}",
+            "f :: Int -> Int\nf x = x `div` 2",
+            "echo $HOME",
+            "// a comment\nint x = 1;",
+        ];
+        for p in others {
+            assert!(comparison_form(p).starts_with("lines:"), "{p}");
+        }
+        let python = [
+            "x = 1\n#if x:\n#else:\n#import os\n#[1, 2]\n#[None in cache]",
+            "def f(x):\n    return x // 2",
+            "#!/usr/bin/env python3\nprint(1)",
+            "class A:\n    pass",
+            "if x:\n    y = [\n  1,\n]",
+        ];
+        for p in python {
+            assert!(comparison_form(p).starts_with("python:"), "{p}");
+        }
+        // A commented-out `#if x:` is a comment in Python (a C `#if` would be code).
+        assert!(same(
+            "def f(x):\n    #if x:\n    return (x\n        // 2)",
+            "def f(x):\n    return (x\n        // 2)"
+        ));
+    }
+
+    #[test]
+    fn a_megabyte_program_is_read_in_one_pass() {
+        let line = "x = (1 +\n  2)  # c\ns = '''a # b'''\n";
+        let big = line.repeat(1 << 20 >> 5);
+        let a = from_program(&big).unwrap();
+        assert!(a.equivalent(&from_program(&big.replace("# c", "")).unwrap()));
+        // An unterminated string at the end of it falls back to the line key.
+        let open = format!("{big}s = '''");
+        assert!(comparison_form(&open).starts_with("lines:"));
     }
 
     /// Building blocks of Python programs: each line with whether a comment or a blank line

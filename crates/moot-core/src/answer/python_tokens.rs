@@ -318,15 +318,20 @@ impl<'a> Lexer<'a> {
             b'(' => self.brackets.push(b')'),
             b'[' => self.brackets.push(b']'),
             b'{' => self.brackets.push(b'}'),
-            close @ (b')' | b']' | b'}') => {
-                if self.brackets.pop() != Some(close) {
-                    return Err(self.error(start, "a closing bracket that matches no opening one"));
-                }
-            }
+            close @ (b')' | b']' | b'}') => self.close(start, close)?,
             _ => {}
         }
         self.push(Kind::Op, start, self.pos);
         Ok(())
+    }
+
+    /// Closes the innermost bracket with `close`, which must be the one it expects.
+    fn close(&mut self, at: usize, close: u8) -> Result<(), TokenizeError> {
+        if self.brackets.pop() == Some(close) {
+            Ok(())
+        } else {
+            Err(self.error(at, "a closing bracket that matches no opening one"))
+        }
     }
 
     /// The end of the string literal whose prefix starts at `start` and whose opening quote is
