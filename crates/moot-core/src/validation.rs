@@ -210,6 +210,9 @@ impl FutureHead {
             futures: Vec::new(),
             rest: module.to_string(),
         };
+        if !module.contains("__future__") {
+            return head;
+        }
         let Ok(tokens) = python_tokens::tokenize(module) else {
             return head;
         };

@@ -68,6 +68,11 @@ const OPERATORS: &[&str] = &[
     ".", "/", ":", ";", "<", "=", ">", "@", "[", "]", "^", "{", "|", "}", "~",
 ];
 
+/// How deep f-string fields may nest (strings in fields, fields in format specs): deeper text
+/// is an error, not a deeper stack. Python itself stops at a few levels of format specs and
+/// at 150 nested f-strings; no program answers with more than a handful.
+const MAX_NESTING: usize = 64;
+
 /// String prefixes Python accepts (compared case-insensitively).
 const PREFIXES: &[&str] = &["r", "u", "b", "f", "t", "br", "rb", "fr", "rf", "tr", "rt"];
 
@@ -161,7 +166,7 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 b'"' | b'\'' => {
-                    self.pos = self.string(start, start)?;
+                    self.pos = self.string(start, start, 0)?;
                     self.push(Kind::String, start, self.pos);
                 }
                 b'0'..=b'9' => self.number(start),
@@ -299,7 +304,7 @@ impl<'a> Lexer<'a> {
         if matches!(self.bytes.get(end), Some(b'"' | b'\''))
             && PREFIXES.iter().any(|p| p.eq_ignore_ascii_case(word))
         {
-            self.pos = self.string(start, end)?;
+            self.pos = self.string(start, end, 0)?;
             self.push(Kind::String, start, self.pos);
         } else {
             self.pos = end;
@@ -335,27 +340,17 @@ impl<'a> Lexer<'a> {
     }
 
     /// The end of the string literal whose prefix starts at `start` and whose opening quote is
-    /// at `quote`.
-    fn string(&self, start: usize, quote: usize) -> Result<usize, TokenizeError> {
+    /// at `quote`; `nesting` is how many f-string fields hold it.
+    fn string(&self, start: usize, quote: usize, nesting: usize) -> Result<usize, TokenizeError> {
+        if nesting > MAX_NESTING {
+            return Err(self.error(start, "f-strings nested too deeply"));
+        }
         let prefix = self.src[start..quote].to_ascii_lowercase();
         let q = self.bytes[quote];
         let triple = self.bytes.get(quote + 1) == Some(&q) && self.bytes.get(quote + 2) == Some(&q);
-        let body = quote + if triple { 3 } else { 1 };
+        let mut at = quote + if triple { 3 } else { 1 };
         let format = prefix.contains('f') || prefix.contains('t');
         let raw = prefix.contains('r');
-        self.string_body(start, body, q, triple, format, raw)
-    }
-
-    /// Scans a string's body from `at` to past its closing quote(s).
-    fn string_body(
-        &self,
-        start: usize,
-        mut at: usize,
-        q: u8,
-        triple: bool,
-        format: bool,
-        raw: bool,
-    ) -> Result<usize, TokenizeError> {
         let unterminated = || self.error(start, "a string that is never closed");
         loop {
             let Some(&b) = self.bytes.get(at) else {
@@ -398,7 +393,7 @@ impl<'a> Lexer<'a> {
                     if self.bytes.get(at + 1) == Some(&b'{') {
                         at += 2;
                     } else {
-                        at = self.replacement_field(start, at + 1)?;
+                        at = self.replacement_field(start, at + 1, nesting + 1)?;
                     }
                 }
                 b'}' if format => {
@@ -416,7 +411,15 @@ impl<'a> Lexer<'a> {
     /// Scans an f-string's replacement field from just after its `{` to just after its `}`:
     /// an expression (brackets and strings nested), then an optional conversion and format
     /// spec, which may hold fields of its own.
-    fn replacement_field(&self, start: usize, mut at: usize) -> Result<usize, TokenizeError> {
+    fn replacement_field(
+        &self,
+        start: usize,
+        mut at: usize,
+        nesting: usize,
+    ) -> Result<usize, TokenizeError> {
+        if nesting > MAX_NESTING {
+            return Err(self.error(start, "f-strings nested too deeply"));
+        }
         let unclosed = || self.error(start, "an f-string field that is never closed");
         let mut depth = 0usize;
         // The expression.
@@ -425,7 +428,7 @@ impl<'a> Lexer<'a> {
                 return Err(unclosed());
             };
             match b {
-                b'"' | b'\'' => at = self.string(at, at)?,
+                b'"' | b'\'' => at = self.string(at, at, nesting)?,
                 _ if b == b'_' || b.is_ascii_alphabetic() => {
                     let end = at
                         + self.bytes[at..]
@@ -436,7 +439,7 @@ impl<'a> Lexer<'a> {
                     if matches!(self.bytes.get(end), Some(b'"' | b'\''))
                         && PREFIXES.iter().any(|p| p.eq_ignore_ascii_case(word))
                     {
-                        at = self.string(at, end)?;
+                        at = self.string(at, end, nesting)?;
                     } else {
                         at = end;
                     }
@@ -468,7 +471,7 @@ impl<'a> Lexer<'a> {
         loop {
             match self.bytes.get(at) {
                 None => return Err(unclosed()),
-                Some(b'{') => at = self.replacement_field(start, at + 1)?,
+                Some(b'{') => at = self.replacement_field(start, at + 1, nesting + 1)?,
                 Some(b'}') => return Ok(at + 1),
                 Some(_) => at += 1,
             }
@@ -589,6 +592,23 @@ mod tests {
             let e = tokenize(src).expect_err(src);
             assert_eq!(e.line, line, "{src}: {e}");
         }
+        // Nesting is bounded: an error, not a stack overflow.
+        let deep = format!("x = {}1{}", "f'{".repeat(100_000), "}'".repeat(100_000));
+        assert_eq!(
+            tokenize(&deep).unwrap_err().what,
+            "f-strings nested too deeply"
+        );
+        let deep = format!(
+            "x = f'{{x:{}{}'",
+            "{y:".repeat(100_000),
+            "}".repeat(100_001)
+        );
+        assert_eq!(
+            tokenize(&deep).unwrap_err().what,
+            "f-strings nested too deeply"
+        );
+        let ok = format!("x = {}1{}", "f'{".repeat(60), "}'".repeat(60));
+        assert!(tokenize(&ok).is_ok());
         // Tabs and spaces that agree under both tab sizes are fine.
         assert!(tokenize("if x:\n\ta\n\tb").is_ok());
         assert!(tokenize("x != y").is_ok());
