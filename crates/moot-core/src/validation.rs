@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::answer::python_tokens::{self, Kind, Token};
 use crate::answer::Answer;
 use crate::trajectory::Trajectory;
 
@@ -161,15 +162,115 @@ impl TestSuite {
         }
     }
 
-    /// The source the program's process runs: the preamble, then the program.
+    /// The source the program's process runs: the preamble, then the program. A
+    /// `from __future__ import …` must open a module (after its docstring, if any), so the
+    /// program's leading ones and the preamble's come first: the program's docstring, the
+    /// preamble's and the program's future imports, then the rest of the preamble and the rest
+    /// of the program. Without future imports the two are joined as they are.
     pub fn program_source(&self, solution: &str) -> String {
+        let head = FutureHead::of(solution);
+        let preamble = FutureHead::of(&self.preamble);
         let mut out = String::new();
-        if !self.preamble.trim().is_empty() {
-            out.push_str(self.preamble.trim_end());
+        if !head.futures.is_empty() || !preamble.futures.is_empty() {
+            out.push_str(&head.docstring);
+            for f in preamble.futures.iter().chain(&head.futures) {
+                out.push_str(f);
+                if !f.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+        }
+        let (preamble, solution) = if out.is_empty() {
+            (self.preamble.clone(), solution.to_string())
+        } else {
+            (preamble.rest, head.rest)
+        };
+        if !preamble.trim().is_empty() {
+            out.push_str(preamble.trim_end());
             out.push_str("\n\n");
         }
-        out.push_str(solution);
+        out.push_str(&solution);
         out
+    }
+}
+
+/// A module split for hoisting its `from __future__` imports: its docstring (with its line
+/// end), the future import statements that open it (each with any comment on its line), and
+/// everything else in order. A module Python's tokenizer rejects has no future imports here.
+struct FutureHead {
+    docstring: String,
+    futures: Vec<String>,
+    rest: String,
+}
+
+impl FutureHead {
+    fn of(module: &str) -> FutureHead {
+        let mut head = FutureHead {
+            docstring: String::new(),
+            futures: Vec::new(),
+            rest: module.to_string(),
+        };
+        if !module.contains("__future__") {
+            return head;
+        }
+        let Ok(tokens) = python_tokens::tokenize(module) else {
+            return head;
+        };
+        // The module's logical lines: their spans and code tokens (a comment after code on its
+        // line belongs to the line; comments on lines of their own to none).
+        let mut lines: Vec<(usize, usize, Vec<&Token<'_>>)> = Vec::new();
+        let mut current: Vec<&Token<'_>> = Vec::new();
+        for t in &tokens {
+            match t.kind {
+                Kind::Newline => {
+                    if let Some(first) = current.first() {
+                        lines.push((first.start, t.end(), std::mem::take(&mut current)));
+                    }
+                }
+                Kind::Comment | Kind::Indent | Kind::Dedent => {}
+                _ => current.push(t),
+            }
+        }
+        let mut lines = lines.iter().peekable();
+        let mut cut: Vec<(usize, usize)> = Vec::new();
+        let mut docstring = None;
+        if let Some((start, end, words)) = lines.peek() {
+            if words.iter().all(|t| t.kind == Kind::String) {
+                docstring = Some((*start, *end));
+                lines.next();
+            }
+        }
+        for (start, end, words) in lines {
+            let is_future = matches!(
+                words.as_slice(),
+                [from, future, import, ..]
+                    if from.text == "from" && future.text == "__future__" && import.text == "import"
+            );
+            if !is_future {
+                break;
+            }
+            head.futures.push(module[*start..*end].to_string());
+            cut.push((*start, *end));
+        }
+        if head.futures.is_empty() {
+            return head;
+        }
+        if let Some((start, end)) = docstring {
+            head.docstring = module[start..end].to_string();
+            if !head.docstring.ends_with('\n') {
+                head.docstring.push('\n');
+            }
+            cut.insert(0, (start, end));
+        }
+        let mut rest = String::new();
+        let mut at = 0;
+        for (start, end) in cut {
+            rest.push_str(&module[at..start]);
+            at = end;
+        }
+        rest.push_str(&module[at..]);
+        head.rest = rest;
+        head
     }
 }
 
@@ -238,6 +339,38 @@ mod tests {
             serde_json::from_str(r#"{"preamble":"import math\n","tests":"check(f)\n"}"#).unwrap();
         assert_eq!(old.reference, "");
         assert_eq!(old.candidate, None);
+    }
+
+    #[test]
+    fn future_imports_go_first() {
+        // Issue 41: a __future__ import must open the module, so it goes before the preamble.
+        let suite = TestSuite {
+            preamble: "from typing import List\n".into(),
+            ..TestSuite::default()
+        };
+        let program =
+            "from __future__ import annotations\n\ndef f(xs: List[int]) -> int:\n    return 1\n";
+        assert_eq!(
+            suite.program_source(program),
+            "from __future__ import annotations\nfrom typing import List\n\n\ndef f(xs: List[int]) -> int:\n    return 1\n"
+        );
+        // After a module docstring, with comments and several imports, a parenthesised one
+        // across lines among them; the preamble's own come up too.
+        let suite = TestSuite {
+            preamble: "from __future__ import division\nimport math\n".into(),
+            ..TestSuite::default()
+        };
+        let program = "\"\"\"Doc.\n\nfrom __future__ import x is text here.\"\"\"\n# note\nfrom __future__ import annotations\nfrom __future__ import (\n    generator_stop,\n)\nx = 1\n";
+        assert_eq!(
+            suite.program_source(program),
+            "\"\"\"Doc.\n\nfrom __future__ import x is text here.\"\"\"\nfrom __future__ import division\nfrom __future__ import annotations\nfrom __future__ import (\n    generator_stop,\n)\nimport math\n\n# note\nx = 1\n"
+        );
+        // Without a __future__ import, nothing moves; a later one is the program's own error.
+        let late = "x = 1\nfrom __future__ import annotations\n";
+        assert_eq!(
+            suite.program_source(late),
+            format!("from __future__ import division\nimport math\n\n{late}")
+        );
     }
 
     #[test]

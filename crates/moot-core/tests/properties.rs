@@ -244,3 +244,78 @@ proptest! {
         }
     }
 }
+
+/// Formattings of one program (the first three) and of another (the last two): the same
+/// answer each, whatever the comments and blank lines.
+const HALVE: &[&str] = &[
+    "def f(x):\n    return (x\n            // 2)",
+    "def f(x):\n    # halve\n    return (x\n            // 2)",
+    "def f(x):\n\n    return (x  # floor\n            // 2)",
+];
+const THIRD: &[&str] = &[
+    "def f(x):\n    return (x\n            // 3)",
+    "def f(x):\n    return (x  # a third\n            // 3)",
+];
+
+/// Agents' programs, more of them the `HALVE` program than the `THIRD` one, and an order.
+fn team_strategy() -> impl Strategy<Value = (Vec<&'static str>, Vec<usize>)> {
+    (1usize..6)
+        .prop_flat_map(|w| {
+            (
+                prop::collection::vec(prop::sample::select(HALVE), w),
+                prop::collection::vec(prop::sample::select(THIRD), 0..w),
+            )
+        })
+        .prop_flat_map(|(halve, third)| {
+            let team: Vec<&str> = halve.into_iter().chain(third).collect();
+            let order: Vec<usize> = (0..team.len()).collect();
+            (Just(team), Just(order).prop_shuffle())
+        })
+}
+
+fn code_team(team: &[&str], rounds: usize) -> Trajectory {
+    let cell = |s: &str| Cell::Answered(Answer::parse(AnswerKind::Code, s, &ctx()));
+    Trajectory::new(
+        team.iter()
+            .map(|&s| (0..rounds).map(|_| cell(s)).collect())
+            .collect(),
+    )
+    .expect("rectangular")
+}
+
+proptest! {
+    #[test]
+    fn the_chosen_program_text_does_not_depend_on_agent_order(
+        (team, order) in team_strategy(),
+        rounds in 1usize..4,
+    ) {
+        let permuted: Vec<&str> = order.iter().map(|&i| team[i]).collect();
+        // The text given most often, then the shortest, then the smallest.
+        let given = |s: &str| team.iter().filter(|&&t| t == s).count();
+        let expected = HALVE
+            .iter()
+            .filter(|&&s| given(s) > 0)
+            .min_by(|a, b| given(b).cmp(&given(a)).then(a.len().cmp(&b.len())).then(a.cmp(b)))
+            .copied();
+        let configs = [
+            DecisionConfig::default(),
+            DecisionConfig { tie_break: TieBreak::Random { seed: 7 }, ..DecisionConfig::default() },
+        ];
+        for config in configs {
+            for entry in RULES {
+                let rule = build_rule(entry.name, &config).expect("registered");
+                for t in [code_team(&team, rounds), code_team(&permuted, rounds)] {
+                    let d = rule.decide(&t);
+                    prop_assert_eq!(d.answer.as_ref().map(|a| a.canonical()), expected, "{}", entry.name);
+                    // The explanation names the answers as the scores do.
+                    let keys: Vec<&str> = d.scores.iter().filter_map(|(k, _)| k.as_ref().map(|a| a.canonical())).collect();
+                    for e in &d.events {
+                        if let Some(text) = &e.answer {
+                            prop_assert!(keys.contains(&text.as_str()), "{}: {text:?} not in {keys:?}", entry.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

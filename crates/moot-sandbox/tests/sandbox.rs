@@ -43,6 +43,22 @@ async fn a_solution_that_passes_its_tests_passes() {
 }
 
 #[tokio::test]
+async fn a_future_import_in_a_humaneval_answer_compiles_and_passes() {
+    // Issue 41: the prompt's imports go before the program, and a __future__ import must come
+    // first in a module; the answer below was graded a syntax error.
+    let suite = TestSuite::dataset(
+        "from typing import List\n\n\ndef total(xs: List[int]) -> int:\n    \"\"\"Sum.\"\"\"\n",
+        "    return sum(xs)\n",
+        "\n\ndef check(candidate):\n    assert candidate([1, 2]) == 3\n    assert candidate([]) == 0\n",
+        "total",
+    );
+    let program = "\"\"\"A total.\"\"\"\nfrom __future__ import annotations\n\n\ndef total(xs: List[int]) -> int:\n    return sum(xs)\n";
+    let v = sandbox(quick()).run_tests(program, &suite).await.unwrap();
+    assert_eq!(v.verdict, Verdict::Passed, "{v:?}");
+    assert_eq!(v.detail, "2 asserts held");
+}
+
+#[tokio::test]
 async fn failures_say_why() {
     let out = execute("def f():\n    return 2\n\nassert f() == 1, 'f() should be 1'\n").await;
     assert_eq!(out.verdict, Verdict::Failed);

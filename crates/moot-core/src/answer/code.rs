@@ -2,10 +2,14 @@
 //!
 //! The answer's canonical text is the program as it will be run (line ends, trailing spaces,
 //! outer blank lines and common indentation tidied; nothing else touched). Two programs are the
-//! same answer when they differ only in blank lines, trailing spaces, indentation depth of the
-//! whole block, or full-line comments — formatting a reviewer would not call a different
-//! solution. Whether a program is *right* is not decided here: the sandbox runs it with tests.
+//! same answer when they differ only in formatting a reviewer would not call a different
+//! solution: for Python, comments, blank lines and line breaks Python ignores (compared by
+//! Python's tokens, so a `#` in a string and a `//` operator count); for other languages, blank
+//! lines, trailing spaces, indentation depth of the whole block and full-line comments (see
+//! `comparison_form`). Whether a program is *right* is not decided here: the sandbox runs it
+//! with tests.
 
+use super::python_tokens::{self, Kind, Token};
 use super::value::Answer;
 
 /// One fenced block's body. (Its language label is not kept: the answer is the program, and
@@ -157,27 +161,200 @@ pub(super) fn tidy(program: &str) -> String {
         .join("\n")
 }
 
-/// What equality compares: the tidy program without blank lines and full-line comments (`#`
-/// or `//`). It does not depend on the block's language, so an answer read back from its
-/// canonical text compares the same: `#!`, `#[…]` (Rust attributes) and C preprocessor lines
-/// are code, not comments, and a line opening with `//` is a comment or a syntax error in every
-/// language models answer in.
+/// What equality compares, from the tidy program alone (so an answer read back from its
+/// canonical text compares the same):
+///
+/// - A program that reads as Python is compared by Python's tokens ([`python_tokens`]):
+///   comments, blank lines and line breaks inside brackets or after a backslash drop out;
+///   strings stay as written (a `#` inside one is text), `//` is floor division, and
+///   indentation counts as block structure, not as its width. It reads as Python when Python's
+///   tokenizer accepts it and it shows none of the tells of another language (see
+///   [`reads_as_python`]).
+/// - Any other program (another language, or text Python's tokenizer rejects) is compared
+///   line by line without blank lines and full-line comments (`#`, except `#!`, `#[…]` and C
+///   preprocessor lines, and `//`).
 fn comparison_form(tidy: &str) -> String {
-    const DIRECTIVES: &[&str] = &[
-        "#include", "#define", "#undef", "#if", "#else", "#elif", "#endif", "#pragma", "#error",
-        "#line",
-    ];
-    tidy.lines()
+    match python_tokens::tokenize(tidy) {
+        Ok(tokens) if reads_as_python(tidy, &tokens) => python_form(&tokens),
+        _ => line_form(tidy),
+    }
+}
+
+/// C preprocessor directives: a comment to Python, code to C.
+const DIRECTIVES: &[&str] = &[
+    "#include", "#define", "#undef", "#ifdef", "#ifndef", "#if", "#else", "#elif", "#endif",
+    "#pragma", "#error", "#line", "#import",
+];
+
+/// The directives that are no commented-out Python (unlike `#if x:`, `#else:` or `#import os`).
+const NOT_PYTHON_DIRECTIVES: &[&str] = &[
+    "#include", "#define", "#undef", "#ifdef", "#ifndef", "#endif", "#pragma",
+];
+
+fn is_directive(comment: &str) -> bool {
+    starts_with_word(comment, DIRECTIVES)
+}
+
+/// Whether `text` starts with one of `words`, a whole word.
+fn starts_with_word(text: &str, words: &[&str]) -> bool {
+    words.iter().any(|d| {
+        text.starts_with(d)
+            && !text[d.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c == '_' || c.is_alphanumeric())
+    })
+}
+
+/// Whether a comment is a Rust attribute: `#[name(`, `#[name]`, `#[name =` (or `#![…`, and
+/// `name` a path), not a commented-out Python list such as `#[1, 2]` or `#[x for x in y]`.
+fn is_attribute(comment: &str) -> bool {
+    let Some(rest) = comment
+        .strip_prefix("#[")
+        .or_else(|| comment.strip_prefix("#!["))
+    else {
+        return false;
+    };
+    let path_end = rest
+        .find(|c: char| !(c == '_' || c == ':' || c.is_ascii_alphanumeric()))
+        .unwrap_or(rest.len());
+    let path = &rest[..path_end];
+    path.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic())
+        && matches!(
+            rest[path_end..].trim_start().chars().next(),
+            Some('(' | ']' | '=')
+        )
+}
+
+/// Python's keywords, soft ones included: the only names a name may stand next to.
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case", "type", "_",
+];
+
+/// The keywords that open a compound statement, whose header has a `:` outside brackets.
+const COMPOUND: &[&str] = &[
+    "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "def", "class",
+    "async",
+];
+
+/// Whether Python's tokens of `src` are a Python program's rather than another language's
+/// text that happens to tokenize. Other languages' tells, none of which valid Python has:
+/// two names, numbers or strings side by side, neither a keyword and not two strings (`int
+/// main`, `function f`, `const x`, `source "$f"`, `10px`); a `;`
+/// inside brackets (a `{ … }` body); a compound statement's header (`if`, `for`, `class`, …)
+/// without a `:` outside brackets (`if (x) {`); an indented block after a line that does not
+/// end in `:`;
+/// a logical line that starts with `//`; a comment on a line of its own that is a C
+/// preprocessor line (`#include`, `#define`, …) or a Rust attribute (`#[derive(…)]`); a `#`
+/// right after a `.` (a JavaScript private name).
+fn reads_as_python(src: &str, tokens: &[Token<'_>]) -> bool {
+    let mut prev: Option<&Token<'_>> = None;
+    // The last code token of the latest logical line.
+    let mut line_last: Option<&Token<'_>> = None;
+    let mut depth = 0usize;
+    // The latest logical line's first token, and whether it has a `:` outside brackets.
+    let (mut line_first, mut line_colon) = (None, false);
+    let keyword = |t: &Token<'_>| KEYWORDS.contains(&t.text);
+    for t in tokens {
+        let line_start =
+            prev.is_none_or(|p| matches!(p.kind, Kind::Newline | Kind::Indent | Kind::Dedent));
+        if line_first.is_none() && !matches!(t.kind, Kind::Comment | Kind::Indent | Kind::Dedent) {
+            line_first = Some(t.text);
+        }
+        let tell = match t.kind {
+            Kind::Comment => {
+                let own_line = src[..t.start]
+                    .rsplit('\n')
+                    .next()
+                    .is_none_or(|before| before.trim().is_empty());
+                let tell = (own_line
+                    && (starts_with_word(t.text, NOT_PYTHON_DIRECTIVES) || is_attribute(t.text)))
+                    || prev.is_some_and(|p| p.text == "." && p.end() == t.start);
+                if tell {
+                    return false;
+                }
+                continue;
+            }
+            Kind::Indent => {
+                prev.is_none_or(|p| p.kind != Kind::Newline)
+                    || line_last.is_none_or(|l| l.kind != Kind::Op || l.text != ":")
+            }
+            Kind::Newline => {
+                line_last = prev;
+                let tell = line_first.is_some_and(|f| COMPOUND.contains(&f)) && !line_colon;
+                (line_first, line_colon) = (None, false);
+                tell
+            }
+            Kind::Name | Kind::Number | Kind::String => prev.is_some_and(|p| {
+                let atom = |t: &Token<'_>| {
+                    matches!(t.kind, Kind::Name | Kind::Number | Kind::String) && !keyword(t)
+                };
+                let concatenation = p.kind == Kind::String && t.kind == Kind::String;
+                atom(p) && atom(t) && !concatenation
+            }),
+            Kind::Op => match t.text {
+                "(" | "[" | "{" => {
+                    depth += 1;
+                    false
+                }
+                ")" | "]" | "}" => {
+                    depth = depth.saturating_sub(1);
+                    false
+                }
+                ";" => depth > 0,
+                ":" => {
+                    line_colon |= depth == 0;
+                    false
+                }
+                "//" => line_start,
+                _ => false,
+            },
+            _ => false,
+        };
+        if tell {
+            return false;
+        }
+        prev = Some(t);
+    }
+    true
+}
+
+/// The Python comparison key: the tokens without comments, strings and names as written.
+fn python_form(tokens: &[Token<'_>]) -> String {
+    let mut out = String::from("python:");
+    for t in tokens {
+        match t.kind {
+            Kind::Comment => continue,
+            Kind::Newline => out.push_str(" <newline>"),
+            Kind::Indent => out.push_str(" <indent>"),
+            Kind::Dedent => out.push_str(" <dedent>"),
+            // Quoted, so that no token's text can pass for another's or for a marker.
+            _ => out.push_str(&format!(" {:?}", t.text)),
+        }
+    }
+    out
+}
+
+/// The line-by-line key: the tidy program without blank lines and full-line comments (`#`
+/// or `//`). `#!`, `#[…]` (Rust attributes) and C preprocessor lines are code, not comments,
+/// and a line opening with `//` is a comment in every language it could be here.
+fn line_form(tidy: &str) -> String {
+    let lines = tidy
+        .lines()
         .filter(|l| {
             let t = l.trim_start();
             let hash_comment = t.starts_with('#')
                 && !t.starts_with("#!")
                 && !t.starts_with("#[")
-                && !DIRECTIVES.iter().any(|d| t.starts_with(d));
+                && !is_directive(t);
             !t.is_empty() && !hash_comment && !t.starts_with("//")
         })
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    format!("lines:{lines}")
 }
 
 #[cfg(test)]
@@ -257,5 +434,164 @@ mod tests {
         assert!(d.equivalent(&f));
         let g = from_program("#[derive(Debug)]\nstruct S;").unwrap();
         assert!(!g.equivalent(&from_program("struct S;").unwrap()));
+    }
+
+    fn same(a: &str, b: &str) -> bool {
+        from_program(a)
+            .unwrap()
+            .equivalent(&from_program(b).unwrap())
+    }
+
+    #[test]
+    fn floor_division_on_a_continuation_line_is_code() {
+        // Issue 41: `// 3` and `// 2` on a continuation line are Python's floor division, not
+        // comments; the two programs differ.
+        let three = "def f(x):\n    return (x\n            // 3)";
+        let two = "def f(x):\n    return (x\n            // 2)";
+        assert!(!same(three, two));
+        let three = "def f(x):\n    y = x \\\n        // 3\n    return y";
+        let two = "def f(x):\n    y = x \\\n        // 2\n    return y";
+        assert!(!same(three, two));
+        // A comment on the continuation line is still a comment.
+        assert!(same(
+            "def f(x):\n    return (x  # halve\n            // 2)",
+            "def f(x):\n    return (x\n\n            // 2)"
+        ));
+    }
+
+    #[test]
+    fn a_hash_inside_a_string_is_code() {
+        let a = "def f():\n    return \"\"\"a\n# one\n\"\"\"";
+        let b = "def f():\n    return \"\"\"a\n# two\n\"\"\"";
+        assert!(!same(a, b));
+        // Nor do blank lines inside a string vanish.
+        assert!(!same(
+            "s = '''a\n\nb'''\nprint(s)",
+            "s = '''a\nb'''\nprint(s)"
+        ));
+        assert!(!same("s = '#1'\nprint(s)", "s = '#2'\nprint(s)"));
+        assert!(!same("s = f\"{x!r} #1\"", "s = f\"{x!r} #2\""));
+    }
+
+    #[test]
+    fn other_languages_keep_the_line_key() {
+        let others = [
+            "#include <stdio.h>\n\nint main(void) {\n    printf(\"%d\\n\", 7 // 2\n    );\n}",
+            "#include <a.h>\nint x;",
+            "function f(x) {\n  return x / 2; // half\n}",
+            "class A {\n  #count = 0;\n}",
+            "this.#count = 1;",
+            "fn main() {\n    println!(\"hi\");\n}",
+            "#[derive(Debug)]\nstruct S;",
+            "func f(x int) int {\n\treturn x / 2\n}",
+            "f :: Int -> Int\nf x = x `div` 2",
+            "echo $HOME",
+            "// a comment\nint x = 1;",
+        ];
+        for p in others {
+            assert!(comparison_form(p).starts_with("lines:"), "{p}");
+        }
+        let python = [
+            "x = 1\n#if x:\n#else:\n#import os\n#[1, 2]\n#[None in cache]",
+            "def f(x):\n    return x // 2",
+            "#!/usr/bin/env python3\nprint(1)",
+            "class A:\n    pass",
+            "if x:\n    y = [\n  1,\n]",
+        ];
+        for p in python {
+            assert!(comparison_form(p).starts_with("python:"), "{p}");
+        }
+        // A commented-out `#if x:` is a comment in Python (a C `#if` would be code).
+        assert!(same(
+            "def f(x):\n    #if x:\n    return (x\n        // 2)",
+            "def f(x):\n    return (x\n        // 2)"
+        ));
+    }
+
+    #[test]
+    fn a_megabyte_program_is_read_in_one_pass() {
+        let line = "x = (1 +\n  2)  # c\ns = '''a # b'''\n";
+        let big = line.repeat(1 << 20 >> 5);
+        let a = from_program(&big).unwrap();
+        assert!(a.equivalent(&from_program(&big.replace("# c", "")).unwrap()));
+        // An unterminated string at the end of it falls back to the line key.
+        let open = format!("{big}s = '''");
+        assert!(comparison_form(&open).starts_with("lines:"));
+    }
+
+    /// Building blocks of Python programs: each line with whether a comment or a blank line
+    /// may follow it (not inside a string, not after a backslash).
+    const BLOCKS: &[&[(&str, bool)]] = &[
+        &[("x = a // 2", true)],
+        &[("s = \"# not a comment\"", true)],
+        &[
+            ("t = \"\"\"doc", false),
+            ("# inside", false),
+            ("\"\"\"", true),
+        ],
+        &[("y = (x", true), ("     // 3)", true)],
+        &[("def f(n):", true), ("    return n + 1", true)],
+        &[("z = f\"{x!r:>{w}} # {y['k']}\"", true)],
+        &[("w = x \\", false), ("    + 1", true)],
+        &[
+            ("class C:", true),
+            ("    a = [1,", true),
+            ("         2]", true),
+            ("    b = rb'#\\''", true),
+        ],
+        &[
+            ("if x:", true),
+            ("    pass", true),
+            ("else:", true),
+            ("    u = '''", false),
+            ("", false),
+            ("'''", true),
+        ],
+    ];
+
+    fn assemble(blocks: &[usize], notes: &[(u8, String)]) -> (String, String) {
+        let mut plain = Vec::new();
+        let mut noted = Vec::new();
+        let mut n = 0;
+        for &b in blocks {
+            for &(line, may) in BLOCKS[b] {
+                plain.push(line.to_string());
+                let (what, text) = &notes[n % notes.len()];
+                n += 1;
+                if !may {
+                    noted.push(line.to_string());
+                    continue;
+                }
+                match what % 4 {
+                    0 => noted.push(line.to_string()),
+                    1 => noted.push(format!("{line}  #{text}")),
+                    2 => {
+                        noted.push(line.to_string());
+                        noted.push(String::new());
+                    }
+                    _ => {
+                        noted.push(line.to_string());
+                        noted.push(format!("   # {text}"));
+                    }
+                }
+            }
+        }
+        (
+            plain.join("\n"),
+            format!("# a program\n\n{}\n", noted.join("\n")),
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_key_ignores_comments_and_blank_lines(
+            blocks in proptest::collection::vec(0..BLOCKS.len(), 1..8),
+            notes in proptest::collection::vec((proptest::num::u8::ANY, "[ -~]{0,12}"), 1..20),
+        ) {
+            let (plain, noted) = assemble(&blocks, &notes);
+            let a = from_program(&plain).unwrap();
+            let b = from_program(&noted).unwrap();
+            proptest::prop_assert!(a.equivalent(&b), "{plain}\n---\n{noted}");
+        }
     }
 }

@@ -9,6 +9,7 @@ mod code;
 mod fallback;
 pub mod latex;
 pub mod number;
+pub(crate) mod python_tokens;
 mod span;
 mod text;
 mod value;

@@ -25,7 +25,9 @@ pub enum AnswerKind {
     /// Free text, compared after case and whitespace folding.
     Text,
     /// A program from a fenced code block; equal when the programs differ only in formatting
-    /// (blank lines, trailing spaces, common indentation, full-line comments).
+    /// (Python by its tokens: comments, blank lines, line breaks inside brackets; other
+    /// languages by lines: blank lines, trailing spaces, common indentation, full-line
+    /// comments).
     Code,
 }
 

@@ -149,7 +149,7 @@ impl DecisionRule for FreeMad {
                     }
                     Some(p) => {
                         if score.tally.contains(p) {
-                            score.record(round, agent, Action::Abandon, p, -w.abandon * f);
+                            score.leave(round, agent, p, -w.abandon * f);
                         }
                         score.record(round, agent, Action::Adopt, current, w.adopt * f);
                     }
@@ -204,6 +204,18 @@ impl Scoring {
             round,
             agent: Some(agent),
             action,
+            answer: key_text(key),
+            delta,
+        });
+    }
+
+    /// The agent left `key`: its score changes, but the answer was not given again.
+    fn leave(&mut self, round: usize, agent: usize, key: Option<&Answer>, delta: f64) {
+        self.tally.adjust(key, delta);
+        self.events.push(ScoreEvent {
+            round,
+            agent: Some(agent),
+            action: Action::Abandon,
             answer: key_text(key),
             delta,
         });

@@ -69,7 +69,8 @@ pub(super) fn votes_of(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decision::test_support::{score_of, traj};
+    use crate::answer::AnswerKind;
+    use crate::decision::test_support::{score_of, traj, traj_kind};
 
     fn decide(rows: &[&[&str]]) -> Option<String> {
         MajorityLast::new(TieBreak::Deterministic)
@@ -101,6 +102,52 @@ mod tests {
         ]));
         assert_eq!(d.answer.as_ref().unwrap().canonical(), "a");
         assert_eq!(score_of(&d, Some("b")), None);
+    }
+
+    fn decide_code(team: &[&str]) -> crate::decision::Decision {
+        let rows: Vec<&[&str]> = team.iter().map(std::slice::from_ref).collect();
+        MajorityLast::new(TieBreak::Deterministic).decide(&traj_kind(AnswerKind::Code, &rows))
+    }
+
+    #[test]
+    fn the_majority_program_wins_even_when_its_operator_opens_a_line() {
+        // Issue 41: `// 3` / `// 2` on a continuation line are floor division; two agents
+        // of three wrote the `// 2` program, so it is the team's answer.
+        let three = "def f(x):\n    return (x\n            // 3)";
+        let two = "def f(x):\n    return (x\n            // 2)";
+        let d = decide_code(&[three, two, two]);
+        assert_eq!(d.answer.as_ref().map(|a| a.canonical()), Some(two));
+        assert_eq!(score_of(&d, Some(two)), Some(2.0));
+        assert_eq!(score_of(&d, Some(three)), Some(1.0));
+    }
+
+    #[test]
+    fn the_text_given_most_often_represents_a_program_in_any_agent_order() {
+        let commented = "def f(x):\n    # double it\n    return 2 * x";
+        let plain = "def f(x):\n    return 2 * x";
+        let spaced = "def f(x):\n\n    return 2 * x";
+        for team in [
+            [commented, plain, plain],
+            [plain, commented, plain],
+            [plain, plain, commented],
+        ] {
+            let d = decide_code(&team);
+            assert_eq!(d.answer.as_ref().map(|a| a.canonical()), Some(plain));
+            // The scores and the explanation name it as the answer does.
+            assert_eq!(score_of(&d, Some(plain)), Some(3.0));
+            assert!(d.events.iter().all(|e| e.answer.as_deref() == Some(plain)));
+        }
+        // Texts given equally often: the shortest, then the smallest.
+        for team in [[commented, spaced], [spaced, commented]] {
+            let d = decide_code(&team);
+            assert_eq!(d.answer.as_ref().map(|a| a.canonical()), Some(spaced));
+        }
+        let a = "def f(x):\n    return 2 * x  # a";
+        let b = "def f(x):\n    return 2 * x  # b";
+        for team in [[a, b], [b, a]] {
+            let d = decide_code(&team);
+            assert_eq!(d.answer.as_ref().map(|a| a.canonical()), Some(a));
+        }
     }
 
     #[test]

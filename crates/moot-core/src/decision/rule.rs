@@ -4,6 +4,8 @@
 //! depends on none of them nor on the registry (which holds the rules' settings, since they
 //! name rule-specific types such as `FreeMadWeights`).
 
+use std::cmp::Reverse;
+use std::collections::HashMap;
 use std::fmt;
 
 use rand::{Rng, SeedableRng};
@@ -85,7 +87,8 @@ pub struct Tie {
 pub struct Decision {
     pub rule: &'static str,
     pub answer: Option<Answer>,
-    /// Final score per answer key, in order of first appearance; the `None` key (responses
+    /// Final score per answer key, in order of first appearance, each group of equivalent
+    /// answers named by its representative text (see `Tally`); the `None` key (responses
     /// without an answer) is kept here for transparency but can never win.
     pub scores: Vec<(Option<Answer>, f64)>,
     pub events: Vec<ScoreEvent>,
@@ -155,9 +158,19 @@ pub trait DecisionRule {
 }
 
 /// Scores per answer key, keys grouped by answer equivalence and kept in first-seen order.
+///
+/// Equivalent answers can differ in text (two formattings of one program, `0.5` and
+/// `\frac{1}{2}`). The text that represents a group in the decision — its answer, scores, tie
+/// and explanation alike — is the one given most often ([`Tally::add`] counts one giving), ties
+/// going to the shortest text and then to the smallest bytes: it never depends on agent order
+/// alone.
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
     entries: Vec<(Option<Answer>, f64)>,
+    /// Each exact text given: its entry's index, the answer, how many times it was given.
+    texts: Vec<(usize, Answer, usize)>,
+    /// Where each (entry, text) is in `texts`.
+    text_index: HashMap<(usize, String), usize>,
 }
 
 impl Tally {
@@ -178,11 +191,38 @@ impl Tally {
         self.position(key).map(|i| self.entries[i].1)
     }
 
-    /// Adds `delta` to the key, creating it (with score 0) if it is new.
+    /// An answer given (a vote, a held answer): adds `delta` to its key, creating the key
+    /// (with score 0) if it is new, and counts its text once.
     pub(crate) fn add(&mut self, key: Option<&Answer>, delta: f64) {
-        match self.position(key) {
-            Some(i) => self.entries[i].1 += delta,
-            None => self.entries.push((key.cloned(), delta)),
+        self.change(key, delta, 1);
+    }
+
+    /// Adds `delta` to the key's score (creating it if it is new) without counting the answer
+    /// as given: an answer left, not given (FREE-MAD's abandon).
+    pub(crate) fn adjust(&mut self, key: Option<&Answer>, delta: f64) {
+        self.change(key, delta, 0);
+    }
+
+    fn change(&mut self, key: Option<&Answer>, delta: f64, given: usize) {
+        let i = match self.position(key) {
+            Some(i) => {
+                self.entries[i].1 += delta;
+                i
+            }
+            None => {
+                self.entries.push((key.cloned(), delta));
+                self.entries.len() - 1
+            }
+        };
+        if let Some(a) = key {
+            match self.text_index.get(&(i, a.canonical().to_string())) {
+                Some(&j) => self.texts[j].2 += given,
+                None => {
+                    self.text_index
+                        .insert((i, a.canonical().to_string()), self.texts.len());
+                    self.texts.push((i, a.clone(), given));
+                }
+            }
         }
     }
 
@@ -190,13 +230,54 @@ impl Tally {
         &mut self.entries
     }
 
+    /// Puts each group's representative text (see [`Tally`]) in place of its first-seen one,
+    /// in the entries and in the explanation.
+    fn represent(&mut self, events: &mut [ScoreEvent]) {
+        let mut best: Vec<Option<&(usize, Answer, usize)>> = vec![None; self.entries.len()];
+        for t in &self.texts {
+            let slot = &mut best[t.0];
+            let better = slot.is_none_or(|b| rank(t) > rank(b));
+            if better {
+                *slot = Some(t);
+            }
+        }
+        // The group each text names; a text two groups share (answers of different kinds)
+        // names neither.
+        let mut group_of: HashMap<&str, Option<usize>> = HashMap::new();
+        for (i, a, _) in &self.texts {
+            group_of
+                .entry(a.canonical())
+                .and_modify(|g| {
+                    if *g != Some(*i) {
+                        *g = None;
+                    }
+                })
+                .or_insert(Some(*i));
+        }
+        for e in events.iter_mut() {
+            let Some(text) = &e.answer else { continue };
+            let group = group_of.get(text.as_str()).copied().flatten();
+            if let Some((_, a, _)) = group.and_then(|g| best[g]) {
+                if a.canonical() != text {
+                    e.answer = Some(a.canonical().to_string());
+                }
+            }
+        }
+        for ((key, _), b) in self.entries.iter_mut().zip(best) {
+            if let (Some(key), Some((_, a, _))) = (key.as_mut(), b) {
+                *key = a.clone();
+            }
+        }
+    }
+
     /// Removes the `None` key, takes the argmax, breaks ties, and assembles the decision.
     pub(crate) fn decide(
-        self,
+        mut self,
         rule: &'static str,
         tie_break: TieBreak,
-        events: Vec<ScoreEvent>,
+        mut events: Vec<ScoreEvent>,
     ) -> Decision {
+        self.represent(&mut events);
         let candidates: Vec<(&Answer, f64)> = self
             .entries
             .iter()
@@ -238,6 +319,12 @@ impl Tally {
             tie,
         }
     }
+}
+
+/// How well a given text represents its group: more often given, then shorter, then smaller.
+fn rank(t: &(usize, Answer, usize)) -> (usize, Reverse<usize>, Reverse<&[u8]>) {
+    let text = t.1.canonical();
+    (t.2, Reverse(text.len()), Reverse(text.as_bytes()))
 }
 
 pub(crate) fn key_text(a: Option<&Answer>) -> Option<String> {
