@@ -489,7 +489,9 @@ impl LanguageModel for CliModel {
         let command = &self.config.command;
 
         let (lifeline, keep) = reap::lifeline().map_err(|e| {
-            BackendError::Process(format!("cannot start {command:?}: a pipe for its reaper: {e}"))
+            BackendError::Process(format!(
+                "cannot start {command:?}: a pipe for its reaper: {e}"
+            ))
         })?;
         let mut cmd = tokio::process::Command::new(command);
         if let Some(dir) = &self.config.working_dir {

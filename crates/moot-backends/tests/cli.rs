@@ -577,7 +577,9 @@ async fn an_answer_is_read_at_once_though_a_setsid_descendant_holds_stdout_and_i
     assert_eq!(c.text, "The answer is 42.");
     assert!(took < Duration::from_secs(3), "answered after {took:?}");
     let sleeper = read_pid(&s.path("sleeper.pid")).expect("sleeper pid");
-    assert!(wait_gone(&[sleeper], Duration::from_secs(2)).await.is_empty());
+    assert!(wait_gone(&[sleeper], Duration::from_secs(2))
+        .await
+        .is_empty());
     assert_eq!(
         wait_no_survivors(&marker, Duration::from_secs(2)).await,
         Vec::<u32>::new()
@@ -606,7 +608,9 @@ async fn a_detached_setsid_daemon_dies_when_the_agent_answers_and_when_it_fails(
         assert_eq!(result.is_ok(), ok, "{name}: {result:?}");
         let daemon = read_pid(&s.path(&format!("{name}.pid"))).expect("daemon pid");
         assert!(
-            wait_gone(&[daemon], Duration::from_secs(2)).await.is_empty(),
+            wait_gone(&[daemon], Duration::from_secs(2))
+                .await
+                .is_empty(),
             "{name}: the daemon outlived the call"
         );
         assert_eq!(
@@ -642,7 +646,10 @@ async fn cancellation_kills_setsid_descendants_and_their_orphans() {
     assert!(alive(orphan) && alive(sleeper));
     drop(call);
     let living = wait_gone(&[sleeper, orphan], Duration::from_secs(2)).await;
-    assert!(living.is_empty(), "still running after cancellation: {living:?}");
+    assert!(
+        living.is_empty(),
+        "still running after cancellation: {living:?}"
+    );
     assert_eq!(
         wait_no_survivors(&marker, Duration::from_secs(2)).await,
         Vec::<u32>::new()

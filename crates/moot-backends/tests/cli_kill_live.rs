@@ -53,7 +53,10 @@ async fn kill_live_agents_ends_a_running_agent_and_its_setsid_descendants() {
         if let Some(pid) = read_pid(&dir.path().join("agent.pid")) {
             break pid;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "the script never started");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the script never started"
+        );
     };
     let sleeper = read_pid(&dir.path().join("sleeper.pid")).expect("sleeper pid");
     assert!(alive(agent) && alive(sleeper));
@@ -64,7 +67,10 @@ async fn kill_live_agents_ends_a_running_agent_and_its_setsid_descendants() {
     while (alive(agent) || alive(sleeper)) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(!alive(sleeper), "the setsid sleeper outlived kill_live_agents");
+    assert!(
+        !alive(sleeper),
+        "the setsid sleeper outlived kill_live_agents"
+    );
     assert!(!alive(agent), "the agent outlived kill_live_agents");
     // And the call ends, failed, without waiting for any deadline.
     let result = tokio::time::timeout(Duration::from_secs(5), call)

@@ -239,7 +239,13 @@ fn ask_reads_an_answer_at_once_though_a_setsid_sleeper_holds_stdout_and_leaves_n
     let cfg = env.write("leaver.toml", &team_of(&agent, "cot-sc"));
     let (out, took) = run_within(
         &env,
-        &["ask", "What is 1 * 7?", "--json", "--config", cfg.to_str().unwrap()],
+        &[
+            "ask",
+            "What is 1 * 7?",
+            "--json",
+            "--config",
+            cfg.to_str().unwrap(),
+        ],
         Duration::from_secs(50),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -97,7 +97,14 @@ pub(crate) fn lifeline() -> io::Result<(OwnedFd, OwnedFd)> {
 /// Only for a `pre_exec` hook: it forks, and the process it runs in never returns from it.
 pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::Result<()> {
     let zero: libc::c_ulong = 0;
-    if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, zero, zero, zero) != 0 {
+    if libc::prctl(
+        libc::PR_SET_CHILD_SUBREAPER,
+        1 as libc::c_ulong,
+        zero,
+        zero,
+        zero,
+    ) != 0
+    {
         return Err(io::Error::last_os_error());
     }
     // The signals that end or wake the reaper wait (blocked) from before the fork, so none can
@@ -140,7 +147,10 @@ pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::R
 /// Closes every descriptor but `keep`.
 unsafe fn close_all_but(keep: RawFd) {
     let keep = keep as libc::c_uint;
-    let ranges = [(0, keep.checked_sub(1)), (keep + 1, Some(libc::c_uint::MAX))];
+    let ranges = [
+        (0, keep.checked_sub(1)),
+        (keep + 1, Some(libc::c_uint::MAX)),
+    ];
     for (first, last) in ranges {
         let Some(last) = last else { continue };
         let (lo, hi, flags) = (
@@ -597,7 +607,10 @@ mod tests {
         assert!(kill_descendants(root_pid, &mut dents, &mut table) >= 2);
         // The shell waits for its child, which is killed: it exits by itself, not killed.
         let status = root.wait().unwrap();
-        assert!(status.code().is_some(), "the root was not killed: {status:?}");
+        assert!(
+            status.code().is_some(),
+            "the root was not killed: {status:?}"
+        );
         let gone = |pid: libc::pid_t| {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|s| s.contains(") Z ") || s.contains(") X "))
