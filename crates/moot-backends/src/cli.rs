@@ -410,7 +410,15 @@ impl Drop for AgentGuard {
         // killed itself before them: the ones that left the agent's group would go to init.
         drop(self.lifeline.take());
         // Collect the reaper if it is already gone; otherwise tokio does in the background.
-        let _ = self.child.try_wait();
+        if let (Ok(Some(_)), Some(group)) = (self.child.try_wait(), self.reaper) {
+            // Gone, it ended everything below it, unless something killed it from outside (the
+            // agent can: it is its parent). Then what is left in the agent's group (the reaper
+            // led it) is killed here; whatever had left the group is beyond reach.
+            // SAFETY: killpg takes plain integers; an empty group fails with ESRCH, harmlessly.
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
     }
 }
 
@@ -598,8 +606,10 @@ impl LanguageModel for CliModel {
                 let output = tokio::time::timeout(EXIT_GRACE, &mut io)
                     .await
                     .map_err(|_| {
-                        BackendError::Process(format!(
-                            "{command:?} exited, but its output is still held open by a process outside it"
+                        // Only an agent that broke out (killed its reaper, or handed its pipe
+                        // to a stranger) gets here: asking it again would repeat that.
+                        BackendError::AgentFailed(format!(
+                            "{command:?} exited, but its output is still held open by a process outside it (did it kill the process it runs below?)"
                         ))
                     })?;
                 let ((), out, err) = output?;

@@ -655,3 +655,46 @@ async fn cancellation_kills_setsid_descendants_and_their_orphans() {
         Vec::<u32>::new()
     );
 }
+
+#[tokio::test]
+async fn an_agent_that_kills_its_reaper_fails_at_once_for_good_and_its_process_group_dies() {
+    // The agent SIGKILLs the process it runs below (its parent, the reaper) and carries on,
+    // holding its stdout. Nothing can then hold a process that leaves the group, but the call
+    // must not wait for the agent, must not be retried (each try would do it again), and what
+    // is left in the agent's process group must die.
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let marker = sleeper_marker(30);
+    let m = s.model(
+        "regicide.sh",
+        &format!(
+            "sleep {marker} &\necho $! > \"$1/bg.pid\"\necho $$ > \"$1/me.pid\"\nkill -9 $PPID\necho 'SOLUTION: 5'\nwait\n"
+        ),
+        &[&dir],
+    );
+    let started = Instant::now();
+    let err = run(&m, ask("x")).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(err.class(), ErrorClass::Permanent, "{err:?}");
+    let pids: Vec<u32> = ["bg.pid", "me.pid"]
+        .iter()
+        .filter_map(|f| read_pid(&s.path(f)))
+        .collect();
+    assert_eq!(
+        pids.len(),
+        2,
+        "both pids are written before the reaper is killed"
+    );
+    assert_eq!(
+        wait_gone(&pids, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        wait_no_survivors(&marker, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+}

@@ -26,6 +26,11 @@
 //! [`kill_live_agents`](super::kill_live_agents) also kills below each live reaper from moot, so
 //! that at SIGINT/SIGTERM the agents are gone before moot is.
 //!
+//! What this cannot hold: the agent is the reaper's child and runs as the same user, so it can
+//! SIGKILL the reaper. Its processes then go to init; moot sees the reaper gone while the output
+//! is still open, fails the call for good (no retry to do it again) and kills the agent's
+//! process group, but whatever had left the group by then is free.
+//!
 //! Between fork and exec only async-signal-safe calls are allowed, and the reaper never execs:
 //! everything it does is a raw system call on memory it owns (the stack, or pages it maps), with
 //! no allocation, no locks and no panics.
