@@ -23,18 +23,25 @@
 //! - the prompt on stdin is capped ([`CliConfig::max_input_bytes`]), and so are stdout and
 //!   stderr each; past the output cap the call fails and the process is killed;
 //! - it runs in a configurable working directory;
-//! - it runs in its own process group, and the whole group (grandchildren included) is killed
-//!   with SIGKILL when the call ends: on cancellation (the future dropped, e.g. at a deadline),
-//!   on an error, and after a normal exit (anything the command left running in its group).
+//! - its processes end with its call: every process it starts, setsid and double-forked ones
+//!   included, is killed with SIGKILL when the call ends — on cancellation (the future dropped,
+//!   e.g. at a deadline), on an error, after a normal exit (what the command left running gets
+//!   [`EXIT_GRACE`] to end by itself, and its answer is read at once, whoever still holds its
+//!   stdout), at [`kill_live_agents`] (moot's SIGINT and SIGTERM), and when moot dies, even by
+//!   SIGKILL. Each agent runs below a subreaper of its own that holds its whole process tree
+//!   (see the `reap` module); the agent runs in a process group of its own, so a terminal's
+//!   Ctrl-C reaches moot, which decides.
+
+mod reap;
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use process_wrap::tokio::{ProcessGroup, TokioChildWrapper, TokioCommandWrap};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::scripted::{count_words, word_counted};
@@ -51,9 +58,10 @@ pub const BASE_ENV: [&str; 3] = ["PATH", "HOME", "LANG"];
 /// How many trailing bytes of stderr an exit-status error carries.
 const STDERR_TAIL: usize = 500;
 
-/// After the command exits, how long its output may stay open (held by something it started)
-/// before the rest of its group is killed.
-const EXIT_GRACE: Duration = Duration::from_millis(200);
+/// After the command exits, how long what it started may live on (to finish writing its output)
+/// before it is killed; and, once all of that has ended, how long its output may stay open (only
+/// a process outside its tree that was handed the pipe can hold it) before the call gives up.
+pub const EXIT_GRACE: Duration = Duration::from_millis(200);
 
 /// Which environment a `cli` agent gets (`security.cli_env`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -359,53 +367,73 @@ impl CliModel {
     }
 }
 
-/// Owns the spawned group; dropping it kills every process still in the group.
-struct GroupGuard {
-    child: Box<dyn TokioChildWrapper>,
-    /// The group's id (its leader's pid), as listed in [`LIVE_GROUPS`].
-    group: Option<i32>,
+/// Owns a running agent: the reaper moot spawned (the agent runs below it) and the lifeline
+/// that keeps the reaper waiting. Dropping it closes the lifeline: the reaper kills everything
+/// below it and exits (tokio collects it).
+struct AgentGuard {
+    child: tokio::process::Child,
+    /// The reaper's pid, as listed in [`LIVE_REAPERS`].
+    reaper: Option<libc::pid_t>,
+    lifeline: Option<OwnedFd>,
 }
 
-/// The process groups of the agents running now, so that a signal that ends moot can end them
-/// first ([`kill_live_agents`]): each agent runs in a group of its own, which neither a
-/// terminal's Ctrl-C nor moot's own death reaches.
-static LIVE_GROUPS: std::sync::Mutex<std::collections::BTreeSet<i32>> =
+/// The reapers of the agents running now, so that a signal that ends moot can end their agents
+/// first ([`kill_live_agents`]).
+static LIVE_REAPERS: std::sync::Mutex<std::collections::BTreeSet<libc::pid_t>> =
     std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-fn live_groups() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<i32>> {
+fn live_reapers() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<libc::pid_t>> {
     // A panic while the set was held leaves it as it was: still the right set.
-    LIVE_GROUPS.lock().unwrap_or_else(|e| e.into_inner())
+    LIVE_REAPERS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl GroupGuard {
-    fn new(child: Box<dyn TokioChildWrapper>) -> GroupGuard {
-        let group = child.id().and_then(|pid| i32::try_from(pid).ok());
-        if let Some(g) = group {
-            live_groups().insert(g);
+impl AgentGuard {
+    fn new(child: tokio::process::Child, lifeline: OwnedFd) -> AgentGuard {
+        let reaper = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok());
+        if let Some(pid) = reaper {
+            live_reapers().insert(pid);
         }
-        GroupGuard { child, group }
+        AgentGuard {
+            child,
+            reaper,
+            lifeline: Some(lifeline),
+        }
     }
 }
 
-impl Drop for GroupGuard {
+impl Drop for AgentGuard {
     fn drop(&mut self) {
-        // SIGKILL to the whole group; fails harmlessly (ESRCH) when it is already empty.
-        let _ = self.child.start_kill();
-        // Reap the leader if it is already gone; otherwise tokio reaps it in the background.
-        let _ = self.child.try_wait();
-        if let Some(g) = self.group {
-            live_groups().remove(&g);
+        if let Some(pid) = self.reaper {
+            live_reapers().remove(&pid);
+        }
+        // The reaper reads end of file: it kills every process below it and exits. It is never
+        // killed itself before them: the ones that left the agent's group would go to init.
+        drop(self.lifeline.take());
+        // Collect the reaper if it is already gone; otherwise tokio does in the background.
+        if let (Ok(Some(_)), Some(group)) = (self.child.try_wait(), self.reaper) {
+            // Gone, it ended everything below it, unless something killed it from outside (the
+            // agent can: it is its parent). Then what is left in the agent's group (the reaper
+            // led it) is killed here; whatever had left the group is beyond reach.
+            // SAFETY: killpg takes plain integers; an empty group fails with ESRCH, harmlessly.
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
         }
     }
 }
 
-/// Kills the process group of every agent running now (SIGKILL: the agent, and anything it
-/// started, ends at once). For a signal handler that is about to end moot.
+/// Kills every agent running now and everything each started, setsid descendants included
+/// (SIGKILL: they end at once). For a signal handler that is about to end moot; each reaper
+/// then sees its agent gone and exits, and moot's exit would end them too.
 pub fn kill_live_agents() {
-    for &group in live_groups().iter() {
-        // SAFETY: killpg takes plain integers; an empty group fails with ESRCH, harmlessly.
-        unsafe {
-            libc::killpg(group, libc::SIGKILL);
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let reapers: Vec<libc::pid_t> = live_reapers().iter().copied().collect();
+    for reaper in reapers {
+        // Listed but already collected, its pid could be another process's by now: only a
+        // child of moot's is a reaper of moot's.
+        if reap::parent_of(reaper) == Some(me) {
+            reap::kill_below(reaper);
         }
     }
 }
@@ -468,27 +496,41 @@ impl LanguageModel for CliModel {
         let input_tokens = count_words(&prompt);
         let command = &self.config.command;
 
-        let mut wrap = TokioCommandWrap::with_new(command, |c| {
-            if let Some(dir) = &self.config.working_dir {
-                c.current_dir(dir);
-            }
-            c.args(self.config.arguments(request.mode))
-                .env_clear()
-                .envs(self.child_env())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-        });
-        wrap.wrap(ProcessGroup::leader());
+        let (lifeline, keep) = reap::lifeline().map_err(|e| {
+            BackendError::Process(format!(
+                "cannot start {command:?}: a pipe for its reaper: {e}"
+            ))
+        })?;
+        let mut cmd = tokio::process::Command::new(command);
+        if let Some(dir) = &self.config.working_dir {
+            cmd.current_dir(dir);
+        }
+        cmd.args(self.config.arguments(request.mode))
+            .env_clear()
+            .envs(self.child_env())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let lifeline_fd = lifeline.as_raw_fd();
+        // SAFETY: split_off_reaper makes only async-signal-safe system calls, on the stack and
+        // on memory it maps; the descriptor it keeps stays open until spawn returns.
+        unsafe {
+            cmd.pre_exec(move || reap::split_off_reaper(lifeline_fd, EXIT_GRACE));
+        }
         // Spawning (fork and exec) blocks for a millisecond or more on a busy machine. On the
         // blocking pool, a round's agents start side by side instead of one after another on
         // the thread that runs the debate, which would push the last agent's start, and so
-        // the round, back by the sum of the others' spawns. The group is guarded from the
-        // moment it exists: a call cancelled during its spawn kills it when the result is
+        // the round, back by the sum of the others' spawns. The agent is guarded from the
+        // moment it exists: a call cancelled during its spawn ends it when the result is
         // dropped.
-        let spawned = tokio::task::spawn_blocking(move || wrap.spawn().map(GroupGuard::new))
-            .await
-            .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
+        let spawned = tokio::task::spawn_blocking(move || {
+            let child = cmd.spawn();
+            drop(lifeline); // the reaper has its copy
+            child.map(|child| AgentGuard::new(child, keep))
+        })
+        .await
+        .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
         let mut guard = spawned.map_err(|e| {
             let message = format!("cannot start {command:?}: {e}");
             match e.kind() {
@@ -502,17 +544,17 @@ impl LanguageModel for CliModel {
         })?;
         let stdin = guard
             .child
-            .stdin()
+            .stdin
             .take()
             .ok_or_else(|| pipe_missing("stdin"))?;
         let stdout = guard
             .child
-            .stdout()
+            .stdout
             .take()
             .ok_or_else(|| pipe_missing("stdout"))?;
         let stderr = guard
             .child
-            .stderr()
+            .stderr
             .take()
             .ok_or_else(|| pipe_missing("stderr"))?;
 
@@ -545,28 +587,31 @@ impl LanguageModel for CliModel {
             Output(Result<((), Vec<u8>, Vec<u8>), BackendError>),
             Exit(io::Result<ExitStatus>),
         }
-        let first = {
-            let exit = Box::into_pin(guard.child.wait());
-            tokio::select! {
-                out = &mut io => First::Output(out),
-                status = exit => First::Exit(status),
-            }
+        // The reaper exits when the agent has, and all it started has ended (or been killed
+        // after EXIT_GRACE): the status is the agent's.
+        let first = tokio::select! {
+            out = &mut io => First::Output(out),
+            status = guard.child.wait() => First::Exit(status),
         };
         let (out, err, status) = match first {
             First::Output(out) => {
                 let ((), out, err) = out?;
-                let status = Box::into_pin(guard.child.wait()).await;
+                let status = guard.child.wait().await;
                 (out, err, status)
             }
             First::Exit(status) => {
-                let output = match tokio::time::timeout(EXIT_GRACE, &mut io).await {
-                    Ok(output) => output,
-                    Err(_) => {
-                        // Something the agent started still holds its output: end it.
-                        let _ = guard.child.start_kill();
-                        io.await
-                    }
-                };
+                // Every process of the agent's has ended: the pipes are at their end as soon as
+                // the kernel has closed them. Only one outside its tree, handed a descriptor,
+                // could hold them longer.
+                let output = tokio::time::timeout(EXIT_GRACE, &mut io)
+                    .await
+                    .map_err(|_| {
+                        // Only an agent that broke out (killed its reaper, or handed its pipe
+                        // to a stranger) gets here: asking it again would repeat that.
+                        BackendError::AgentFailed(format!(
+                            "{command:?} exited, but its output is still held open by a process outside it (did it kill the process it runs below?)"
+                        ))
+                    })?;
                 let ((), out, err) = output?;
                 (out, err, status)
             }

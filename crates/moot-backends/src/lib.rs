@@ -5,7 +5,7 @@
 //! [`Completion`] (text, real token usage, and token logprobs when it has them). Backends declare
 //! what they can do in [`Capabilities`], so a protocol that needs logprobs can refuse a backend
 //! without them. Cancellation is by dropping the future: every backend must stop its work
-//! (drop the HTTP request, kill the process group, free the sequence) when that happens.
+//! (drop the HTTP request, kill the agent's processes, free the sequence) when that happens.
 //!
 //! One module per provider. The wrappers are `LanguageModel`s of their own, apart from the
 //! provider code: endpoint failover ([`balance`]), rate limits ([`limits`]) and retries

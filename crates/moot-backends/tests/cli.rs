@@ -497,3 +497,204 @@ async fn the_working_directory_and_the_input_cap_apply() {
     config.working_dir = Some(s.path("no-such-dir"));
     assert!(CliModel::new(config).is_err());
 }
+
+/// A `sleep` argument no other process has: `1000.` and digits unique to this test process and
+/// `n`, so that a survivor can be found by its command line alone.
+fn sleeper_marker(n: u32) -> String {
+    format!("1000.{}{n:03}", std::process::id())
+}
+
+/// The live processes whose command line holds `marker` as a whole argument.
+fn processes_with_argument(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| c.split(|&b| b == 0).any(|arg| arg == marker.as_bytes()))
+                .unwrap_or(false)
+                && alive(pid)
+        })
+        .collect()
+}
+
+/// Waits until no live process has `marker` as an argument, or `within` passes; the survivors.
+async fn wait_no_survivors(marker: &str, within: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + within;
+    loop {
+        let living = processes_with_argument(marker);
+        if living.is_empty() || Instant::now() > deadline {
+            return living;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until `path` holds a pid, failing after 20 s (a loaded machine may start a script
+/// slowly); the call racing it must not return first.
+async fn pid_while_running<F>(call: &mut std::pin::Pin<Box<F>>, path: &Path) -> u32
+where
+    F: std::future::Future<Output = Result<Completion, BackendError>>,
+{
+    let started = Instant::now();
+    loop {
+        tokio::select! {
+            result = call.as_mut() => panic!("the call returned: {result:?}"),
+            () = tokio::time::sleep(Duration::from_millis(10)) => {}
+        }
+        if let Some(pid) = read_pid(path) {
+            return pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the script never started"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_answer_is_read_at_once_though_a_setsid_descendant_holds_stdout_and_it_dies() {
+    // The hostile tester's agent: it answers, leaves a sleeper in a session of its own holding
+    // its stdout, and exits. The answer comes at once, and the sleeper does not outlive the call.
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let marker = sleeper_marker(1);
+    let m = s.model(
+        "setsid.sh",
+        &format!(
+            "echo 'The answer is 42.'\nsetsid sleep {marker} &\necho $! > \"$1/sleeper.pid\"\n"
+        ),
+        &[&dir],
+    );
+    let started = Instant::now();
+    let c = tokio::time::timeout(Duration::from_secs(20), m.complete(ask("x")))
+        .await
+        .expect("the answer is read when the agent exits, not when its sleeper closes stdout")
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(c.text, "The answer is 42.");
+    assert!(took < Duration::from_secs(3), "answered after {took:?}");
+    let sleeper = read_pid(&s.path("sleeper.pid")).expect("sleeper pid");
+    assert!(wait_gone(&[sleeper], Duration::from_secs(2))
+        .await
+        .is_empty());
+    assert_eq!(
+        wait_no_survivors(&marker, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+}
+
+#[tokio::test]
+async fn a_detached_setsid_daemon_dies_when_the_agent_answers_and_when_it_fails() {
+    // Output detached: the call ends as soon as the agent exits; the daemon must end with it.
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    for (n, (name, exit, ok)) in [("answers.sh", "", true), ("fails.sh", "exit 3\n", false)]
+        .into_iter()
+        .enumerate()
+    {
+        let marker = sleeper_marker(10 + n as u32);
+        let m = s.model(
+            name,
+            &format!(
+                "setsid sleep {marker} </dev/null >/dev/null 2>&1 &\n\
+                 echo $! > \"$1/{name}.pid\"\necho 'SOLUTION: 5'\n{exit}"
+            ),
+            &[&dir],
+        );
+        let result = run(&m, ask("x")).await;
+        assert_eq!(result.is_ok(), ok, "{name}: {result:?}");
+        let daemon = read_pid(&s.path(&format!("{name}.pid"))).expect("daemon pid");
+        assert!(
+            wait_gone(&[daemon], Duration::from_secs(2))
+                .await
+                .is_empty(),
+            "{name}: the daemon outlived the call"
+        );
+        assert_eq!(
+            wait_no_survivors(&marker, Duration::from_secs(2)).await,
+            Vec::<u32>::new(),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn cancellation_kills_setsid_descendants_and_their_orphans() {
+    // A sleeper in a session of its own, and one whose setsid parent has exited (an orphan, as a
+    // double-forked daemon is); the agent itself waits. Dropping the call ends all of them.
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let marker = sleeper_marker(20);
+    let m = s.model(
+        "daemons.sh",
+        &format!(
+            "setsid sleep {marker} </dev/null >/dev/null 2>&1 &\n\
+             echo $! > \"$1/a.pid\"\n\
+             setsid sh -c 'sleep {marker} </dev/null >/dev/null 2>&1 & echo $! > \"$1/b.pid.tmp\"' sh \"$1\" &\n\
+             wait $!\n\
+             mv \"$1/b.pid.tmp\" \"$1/b.pid\"\n\
+             sleep 1000\n"
+        ),
+        &[&dir],
+    );
+    let mut call = Box::pin(m.complete(ask("x")));
+    let orphan = pid_while_running(&mut call, &s.path("b.pid")).await;
+    let sleeper = read_pid(&s.path("a.pid")).expect("sleeper pid");
+    assert!(alive(orphan) && alive(sleeper));
+    drop(call);
+    let living = wait_gone(&[sleeper, orphan], Duration::from_secs(2)).await;
+    assert!(
+        living.is_empty(),
+        "still running after cancellation: {living:?}"
+    );
+    assert_eq!(
+        wait_no_survivors(&marker, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+}
+
+#[tokio::test]
+async fn an_agent_that_kills_its_reaper_fails_at_once_for_good_and_its_process_group_dies() {
+    // The agent SIGKILLs the process it runs below (its parent, the reaper) and carries on,
+    // holding its stdout. Nothing can then hold a process that leaves the group, but the call
+    // must not wait for the agent, must not be retried (each try would do it again), and what
+    // is left in the agent's process group must die.
+    let s = Scripts::new();
+    let dir = s.dir.path().to_string_lossy().to_string();
+    let marker = sleeper_marker(30);
+    let m = s.model(
+        "regicide.sh",
+        &format!(
+            "sleep {marker} &\necho $! > \"$1/bg.pid\"\necho $$ > \"$1/me.pid\"\nkill -9 $PPID\necho 'SOLUTION: 5'\nwait\n"
+        ),
+        &[&dir],
+    );
+    let started = Instant::now();
+    let err = run(&m, ask("x")).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(err.class(), ErrorClass::Permanent, "{err:?}");
+    let pids: Vec<u32> = ["bg.pid", "me.pid"]
+        .iter()
+        .filter_map(|f| read_pid(&s.path(f)))
+        .collect();
+    assert_eq!(
+        pids.len(),
+        2,
+        "both pids are written before the reaper is killed"
+    );
+    assert_eq!(
+        wait_gone(&pids, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+    assert_eq!(
+        wait_no_survivors(&marker, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+}

@@ -3,7 +3,7 @@
 //!
 //! Per round it runs the planned calls concurrently (bounded by `max_concurrent_calls`), proceeds
 //! once `min_agents` responded and the soft deadline passed, and cancels whatever still runs at
-//! the hard deadline (dropping a call's future drops its HTTP request or kills its process group).
+//! the hard deadline (dropping a call's future drops its HTTP request or kills its agent's processes).
 //! Every call's outcome is written to the store before it enters the in-memory transcript; a call
 //! without a response is recorded as missing, never as a kept answer. Resuming folds the stored
 //! calls back into a transcript and asks the protocol again, so no completed call is repeated.

@@ -135,11 +135,11 @@ fn unusable_store_is_input(e: anyhow::Error) -> anyhow::Error {
     }
 }
 
-/// At SIGINT (Ctrl-C) or SIGTERM, kills the process group of every agent running, then ends
-/// moot as the signal would have. Agent CLIs run in groups of their own, which neither the
-/// terminal's Ctrl-C nor moot's death would reach: real ones would keep running (and spending)
-/// under init. `moot work` stops on these signals by itself (it hands its debates back), so it
-/// does not get this handler.
+/// At SIGINT (Ctrl-C) or SIGTERM, kills every agent running and everything each started (setsid
+/// descendants included), then ends moot as the signal would have. Agent CLIs run in process
+/// groups of their own, which the terminal's Ctrl-C does not reach; the reaper each runs below
+/// would end them once moot is gone, but they end here first. `moot work` stops on these
+/// signals by itself (it hands its debates back), so it does not get this handler.
 fn end_agents_with_moot() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
