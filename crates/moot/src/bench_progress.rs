@@ -167,6 +167,7 @@ pub fn fork(
             ));
             spinner.tick();
         },
+        &mut |m| spinner.suspend(|| eprintln!("{}", moot_core::escape::terminal(m))),
     ))?;
     spinner.finish_and_clear();
     if !json {
@@ -216,7 +217,7 @@ pub fn work(
 ) -> Result<()> {
     let stop = stop_signal(rt);
     let ready = rt.block_on(ForWorker::new(record, &request, store, &mut |m| {
-        eprintln!("{m}")
+        eprintln!("{}", moot_core::escape::terminal(m))
     }))?;
     let bar = WorkProgress::new(ready.jobs as u64, &request.worker.worker, json);
     let started = std::time::Instant::now();

@@ -314,7 +314,8 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         "round 0 stored before the crash"
     );
     std::fs::remove_file(env.dir.path().join("slow")).unwrap();
-    let v = env.json(&["resume", &run, "--json"]);
+    // This machine's configuration allows the agent (a stored one grants nothing).
+    let v = env.json(&["resume", &run, "--json", "--config", cfg.to_str().unwrap()]);
     assert_eq!(v["answer"], "408");
     assert_eq!(v["calls"], 4);
     let generate = std::fs::read_to_string(env.dir.path().join("generate-calls")).unwrap();

@@ -142,7 +142,13 @@ fn fork_refuses_a_command_the_store_grants_and_runs_the_agents_config_gives() {
     assert_refused(
         "fork",
         refused,
-        &[&run, &ids[0], "/bin/sh", "security.cli_allowed_commands", "--config"],
+        &[
+            &run,
+            &ids[0],
+            "/bin/sh",
+            "security.cli_allowed_commands",
+            "--config",
+        ],
     );
     assert!(!pwned(&env).exists(), "the stored command ran");
 
@@ -338,10 +344,20 @@ fn regrade_clamps_stored_sandbox_limits_to_this_machines_and_refuses_invalid_val
         ("rounds", json!(100_000), "debate.rounds"),
     ] {
         restore(&env);
-        let section = if key == "rounds" { "debate" } else { "validation" };
-        edit_config(&env, "runs", "id", &run, |c| c[section][key] = value.clone());
+        let section = if key == "rounds" {
+            "debate"
+        } else {
+            "validation"
+        };
+        edit_config(&env, "runs", "id", &run, |c| {
+            c[section][key] = value.clone()
+        });
         let refused = exit_and_stderr(&env, &["regrade", &run], &[]);
-        assert_refused(&format!("{section}.{key} = {value}"), refused, &[&run, needle]);
+        assert_refused(
+            &format!("{section}.{key} = {value}"),
+            refused,
+            &[&run, needle],
+        );
     }
 }
 
@@ -351,7 +367,15 @@ fn work_resume_and_bench_fork_refuse_a_command_a_stored_benchmark_grants() {
     let data = arith_dataset(&env, 2);
     // A plan for workers whose stored configuration grants a shell.
     env.stdout(&[
-        "bench", "--sim", "--dataset", &data, "--protocol", "som", "--run", "plan", "--detach",
+        "bench",
+        "--sim",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--run",
+        "plan",
+        "--detach",
     ]);
     let ids = agent_ids(&env, "benches", "name", "plan");
     edit_config(&env, "benches", "name", "plan", grant_a_shell(&env));
@@ -376,7 +400,15 @@ fn work_resume_and_bench_fork_refuse_a_command_a_stored_benchmark_grants() {
 
     // A finished benchmark whose debate's stored configuration grants a shell.
     env.stdout(&[
-        "bench", "--sim", "--dataset", &data, "--protocol", "som", "--limit", "1", "--run",
+        "bench",
+        "--sim",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--limit",
+        "1",
+        "--run",
         "base",
     ]);
     let run = common::sqlite_text(

@@ -20,6 +20,8 @@ pub struct Args {
     data_dir: flags::DataDir,
     #[command(flatten)]
     no_cache: flags::NoCache,
+    #[command(flatten)]
+    config: flags::LocalConfig,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -29,8 +31,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         data_dir: args.data_dir.data_dir,
         no_cache: args.no_cache.no_cache,
         progress: !json,
+        local: args.config.load()?,
     };
-    match rt.block_on(resume(store, &args.run, options))? {
+    let notice = |m: &str| eprintln!("{}", moot_core::escape::terminal(m));
+    match rt.block_on(resume(store, &args.run, options, &mut { notice }))? {
         Resumption::Run(run) => {
             let done = run.calls.len();
             let run_id = run.run_id.clone();
