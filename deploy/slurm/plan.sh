@@ -2,7 +2,8 @@
 # Records a benchmark's plan in the shared store, once, from any machine that has the benchmark
 # data and the team configuration (a login node, a laptop): the drawn items × the protocols and the
 # configuration they run with. Workers (moot-work.sbatch, Kubernetes, `ssh host moot work NAME`)
-# then need only the store URL and the model keys.
+# then need the store URL, the model keys and the same team configuration (--config: a stored
+# plan grants no agent, server or key).
 #
 #   deploy/slurm/plan.sh NAME                       # gsm8k, free-mad-n and som, 200 items, team.toml
 #   deploy/slurm/plan.sh NAME --dataset math500 --protocol som,mad-m2 --limit 100 --config team.toml

@@ -113,8 +113,10 @@ pub struct BenchForkRequest {
     pub name: Option<String>,
     /// Debates in flight at once.
     pub concurrency: usize,
-    /// Agents `--model` may name (`--config`).
-    pub catalog: Option<Config>,
+    /// This machine's configuration (`--config`): what may run, where requests go and the
+    /// limits, agents that take the place of the parent's of the same id, and the agents
+    /// `--model` may name (see [`crate::fork::ForkRequest::local`]).
+    pub local: Option<Config>,
 }
 
 /// An item of the parent left out of the fork, and why.
@@ -146,11 +148,15 @@ enum Outcome {
 }
 
 /// Makes (or continues) the fork benchmark `request` asks for; `on_item` hears each debate as
-/// it ends (protocol, whether it was forked or read back).
+/// it ends (protocol, whether it was forked or read back), `on_notice` each stored limit that
+/// this machine's bounds. Refused when the first debate of a protocol has a stored
+/// configuration this machine does not admit ([`crate::stored::admit`]); a later debate that
+/// is not admitted is left out with the reason.
 pub async fn run(
     store: &dyn Store,
     request: &BenchForkRequest,
     on_item: &mut dyn FnMut(&str, bool),
+    on_notice: &mut dyn FnMut(&str),
 ) -> Result<BenchForked> {
     let parent = match store.bench(&request.parent).await {
         Ok(b) => b,
@@ -184,10 +190,17 @@ pub async fn run(
     // Each protocol is checked once, on its first debate: the declaration and the round.
     let mut refused: Vec<(String, String)> = Vec::new();
     let mut protocols: Vec<String> = Vec::new();
+    let local = request.local.clone().unwrap_or_default();
     for p in &parent.protocols {
         let Some((_, run)) = links.iter().find(|(l, _)| &l.protocol == p) else {
             continue;
         };
+        crate::stored::admit(
+            crate::stored::Stored::Run(run),
+            &local,
+            crate::stored::Work::Debate,
+            on_notice,
+        )?;
         match crate::fork::refusal(run, request.round, request.change.kind())? {
             Some(reason) => refused.push((p.clone(), reason)),
             None => protocols.push(p.clone()),
@@ -310,9 +323,10 @@ async fn fork_item(
                 no_cache: false,
                 progress: false,
                 force: false,
+                local: request.local.clone().unwrap_or_default(),
             };
             let crate::resume::Resumption::Run(resumed) =
-                crate::resume::resume(store, &id, options).await?
+                crate::resume::resume(store, &id, options, &mut |_| {}).await?
             else {
                 return left_out(format!("{id} is not a debate"));
             };
@@ -344,7 +358,7 @@ async fn fork_item(
                 parent: parent_run.id.clone(),
                 round: request.round,
                 change,
-                catalog: request.catalog.clone(),
+                local: request.local.clone(),
                 run_id: Some(id.clone()),
             };
             let made = async {

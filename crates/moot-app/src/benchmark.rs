@@ -356,10 +356,14 @@ pub struct WorkRequest {
     pub worker: WorkerOptions,
     pub data_dir: Option<PathBuf>,
     pub no_cache: bool,
+    /// This machine's configuration (`--config`, else the defaults): what may run, where
+    /// requests go and the limits, and agents that take the place of the plan's of the same id
+    /// (see [`crate::stored`]).
+    pub local: Config,
 }
 
-/// A planned benchmark made ready for one worker: its stored configuration and the items its
-/// jobs carry.
+/// A planned benchmark made ready for one worker: its stored configuration, admitted on this
+/// machine ([`crate::stored::admit`]), and the items its jobs carry.
 pub struct ForWorker {
     pub prepared: Prepared,
     /// How many jobs the plan has.
@@ -368,19 +372,20 @@ pub struct ForWorker {
 
 impl ForWorker {
     /// The planned benchmark `record` ready for a worker: refused when the worker's settings
-    /// contradict the plan's, or when nothing is planned.
+    /// contradict the plan's, when nothing is planned, or when the plan's configuration is not
+    /// admitted on this machine.
     pub async fn new(
         record: &moot_store::BenchRecord,
         request: &WorkRequest,
         store: &dyn Store,
         on_message: &mut dyn FnMut(&str),
     ) -> Result<ForWorker> {
-        let config: Config = serde_json::from_value(record.config.clone()).with_context(|| {
-            format!(
-                "benchmark {}: the stored configuration is unreadable",
-                record.name
-            )
-        })?;
+        let config = crate::stored::admit(
+            crate::stored::Stored::Bench(record),
+            &request.local,
+            crate::stored::Work::Debate,
+            on_message,
+        )?;
         // Settings that change results are the plan's: a worker may not contradict them.
         if request.no_cache && config.cache.benchmarks {
             return bad_input(format!(

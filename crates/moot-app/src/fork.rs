@@ -5,10 +5,13 @@
 //! the engine copies the parent's calls before the round and reuses any later call whose
 //! request is the parent's, at 0 tokens (see `moot_engine::ForkSource`).
 //!
-//! The fork's team is built from the parent's stored configuration, as `moot resume` builds
-//! it, with the agents' seeds kept: a benchmark's debate gets back the gold answer and seed its
-//! simulated agents were given. `--model M` names, in this order: an agent of the
-//! configuration given with `--config` (else of the parent's), whose backend and sampling agent
+//! The fork's team is built from the parent's stored configuration as admitted on this machine
+//! ([`crate::stored::admit`]: the configuration given with `--config` supplies what may run,
+//! where requests go and the limits, and agents that take the place of stored ones of the same
+//! id), as `moot resume` builds it, with the agents' seeds kept: a benchmark's debate gets back
+//! the gold answer and seed its simulated agents were given. `--model M` names, in this order:
+//! an agent of the configuration given with `--config` (else of the parent's), whose backend
+//! and sampling agent
 //! A then uses; or, for agent A's own backend, a model of it: a sim preset (`expert`, …) for a
 //! simulated agent, the `model` of an `openai` or `anthropic` agent (same endpoint and key),
 //! a known model name or `.gguf` path for a `local` one.
@@ -17,7 +20,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use moot_backends::sim::{SimAgent, PRESETS};
-use moot_config::{AgentConfig, Backend, Config, ProtocolName};
+use moot_config::{AgentConfig, Backend, Config};
 use moot_core::debate::{AgentRole, DebateSpec};
 use moot_core::fork::{Intervention, MAX_SAY_BYTES};
 use moot_engine::{ForkSource, Lineup};
@@ -25,6 +28,7 @@ use moot_store::{RunRecord, RunStatus, Store, StoreError};
 
 use crate::error::{bad_input, InputError};
 use crate::session::Session;
+use crate::stored::{Stored, Work};
 
 /// What a fork changes, as the user names it (agents by number from 1, or by id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,9 +48,11 @@ pub struct ForkRequest {
     pub parent: String,
     pub round: usize,
     pub change: Change,
-    /// A configuration whose agents `--model` may name (`--config`); without one, the
-    /// parent's own agents.
-    pub catalog: Option<Config>,
+    /// This machine's configuration (`--config`): what may run, where requests go and the
+    /// limits (see [`crate::stored`]), agents that take the place of the parent's agents of the
+    /// same id, and the agents `--model` may name. Without one: the defaults, and `--model`
+    /// names the parent's own agents.
+    pub local: Option<Config>,
     /// The fork's run id; a new one when `None`.
     pub run_id: Option<String>,
 }
@@ -72,7 +78,8 @@ pub async fn prepare<'a>(
     let parent = finished_parent(store, &request.parent).await?;
     let spec: DebateSpec = serde_json::from_value(parent.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", parent.id))?;
-    let mut config = parent_config(store, &parent, &spec).await?;
+    let local = request.local.clone().unwrap_or_default();
+    let mut config = parent_config(store, &parent, &spec, &local, on_message).await?;
     let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
     let intervention = match &request.change {
         Change::Null => Intervention::Null,
@@ -102,7 +109,7 @@ pub async fn prepare<'a>(
                         spec.agents[agent].id
                     )
                 })?;
-            let catalog = request.catalog.as_ref().unwrap_or(&config);
+            let catalog = request.local.as_ref().unwrap_or(&config);
             config.agents[at] = swapped(&config.agents[at], model, &catalog.agents)?;
             Intervention::Model {
                 agent,
@@ -233,21 +240,19 @@ async fn finished_parent(store: &dyn Store, id: &str) -> Result<RunRecord> {
     Ok(run)
 }
 
-/// The parent's configuration as its debate ran: its protocol with only the options it reads
-/// (a benchmark stores one configuration for all its protocols), the debate's seed, and for a
-/// benchmark's debate of simulated agents the item's gold answer (its link says it).
-async fn parent_config(store: &dyn Store, parent: &RunRecord, spec: &DebateSpec) -> Result<Config> {
-    let mut config: Config = serde_json::from_value(parent.config.clone())
-        .with_context(|| format!("run {}: the stored configuration is unreadable", parent.id))?;
-    config.debate.protocol = parent
-        .protocol
-        .parse::<ProtocolName>()
-        .map_err(|e| InputError(format!("run {}: protocol {e}", parent.id)))?;
-    let reads = moot_core::protocol::PROTOCOLS
-        .iter()
-        .find(|p| p.name == parent.protocol)
-        .map_or(&[][..], |p| p.options);
-    config.protocol = config.protocol.restricted_to(reads);
+/// The parent's configuration as its debate ran, admitted on this machine (`local`; see
+/// [`crate::stored::admit`], which also gives it the protocol it ran with only the options that
+/// protocol reads: a benchmark stores one configuration for all its protocols), with the
+/// debate's seed, and for a benchmark's debate of simulated agents the item's gold answer (its
+/// link says it).
+async fn parent_config(
+    store: &dyn Store,
+    parent: &RunRecord,
+    spec: &DebateSpec,
+    local: &Config,
+    on_notice: &mut dyn FnMut(&str),
+) -> Result<Config> {
+    let mut config = crate::stored::admit(Stored::Run(parent), local, Work::Debate, on_notice)?;
     // A benchmark builds configured (not simulated) agents once, seeded from its
     // configuration's seed, and only simulated ones per item from the item's seed (see
     // `benchmark::ItemAgents`): pin the seeds the parent's agents asked with before the debate's

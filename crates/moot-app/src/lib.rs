@@ -21,6 +21,9 @@
 //! - [`bench_report`] and [`bench_status`]: stored benchmarks read back for a report, and how
 //!   far one is;
 //! - [`store_copy`]: everything of one store copied into another;
+//! - [`stored`]: a stored configuration admitted for work on this machine — the debate from
+//!   the store, the authority (what runs, where requests go, limits) from this machine
+//!   ([`stored::admit`], which every command that works from a stored configuration calls);
 //! - [`service`]: debates for a server ([`service::DebateService`]).
 //!
 //! Printing, argument parsing and HTTP are the front ends'. Errors are `anyhow` chains with
@@ -48,6 +51,7 @@ pub mod service;
 pub mod session;
 pub mod shell;
 pub mod store_copy;
+pub mod stored;
 pub mod summary;
 pub mod transcript;
 pub mod view;

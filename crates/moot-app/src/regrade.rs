@@ -53,12 +53,16 @@ struct Target {
 
 /// Grades again the programs of the run named `name`, or of every debate of the benchmark of
 /// that name (its dataset read from `data_dir`, else the default data folder), in the sandbox
-/// the first debate's configuration describes; records the new verdicts, and tells
-/// `on_changed` each verdict that changed (with its run's id) as it is found.
+/// the first debate's configuration describes as admitted on this machine, whose configuration
+/// is `local` ([`crate::stored::admit`]: its limits bound the stored ones, each bound said to
+/// `on_notice`); records the new verdicts, and tells `on_changed` each verdict that changed
+/// (with its run's id) as it is found.
 pub async fn regrade(
     store: &dyn Store,
     name: &str,
     data_dir: Option<PathBuf>,
+    local: &Config,
+    on_notice: &mut dyn FnMut(&str),
     on_changed: &mut dyn FnMut(&str, &Regraded),
 ) -> Result<Regrade> {
     let targets = targets(store, name, data_dir).await?;
@@ -67,12 +71,12 @@ pub async fn regrade(
             "{name} has no debate with tests to grade its programs by"
         ));
     };
-    let config: Config = serde_json::from_value(first.run.config.clone()).with_context(|| {
-        format!(
-            "run {}: the stored configuration is unreadable",
-            first.run.id
-        )
-    })?;
+    let config = crate::stored::admit(
+        crate::stored::Stored::Run(&first.run),
+        local,
+        crate::stored::Work::Grading,
+        on_notice,
+    )?;
     let sandbox = crate::sandbox::for_code(&config, true, Some("moot regrade"))
         .await?
         .ok_or_else(|| InputError("the sandbox is off".into()))?;

@@ -16,6 +16,7 @@ use crate::benchmark::{BenchRequest, WorkRequest};
 use crate::error::{bad_input, InputError};
 use crate::prepare::{run_or_bench, Named};
 use crate::session::Session;
+use crate::stored::{admit, Stored, Work};
 
 /// How to run a resumed benchmark: how, not what (what is the stored benchmark's).
 #[derive(Debug, Clone)]
@@ -33,6 +34,10 @@ pub struct ResumeOptions {
     /// knows the owner will not go on (a stopped process they will kill, a machine that is
     /// gone). If it does go on, both processes ask the run's remaining calls.
     pub force: bool,
+    /// This machine's configuration (`--config`, else the defaults): what may run, where
+    /// requests go and the limits, and agents that take the place of stored ones of the same id
+    /// (see [`crate::stored`]).
+    pub local: Config,
 }
 
 /// What a name resumes.
@@ -93,13 +98,20 @@ impl ResumedRun {
     }
 }
 
-/// What `name` resumes: the run of that id, else the benchmark of that name. Refused (an
-/// [`InputError`] that says why) when neither is stored, when the run is finished, and when the
-/// process running it, or one of the benchmark's debates, is still alive.
-pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Result<Resumption> {
+/// What `name` resumes: the run of that id, else the benchmark of that name, with its stored
+/// configuration admitted on this machine ([`crate::stored::admit`]; `on_notice` hears each
+/// stored limit bounded by this machine's). Refused (an [`InputError`] that says why) when
+/// neither is stored, when the run is finished, when the process running it, or one of the
+/// benchmark's debates, is still alive, and when its stored configuration is not admitted.
+pub async fn resume(
+    store: &dyn Store,
+    name: &str,
+    options: ResumeOptions,
+    on_notice: &mut dyn FnMut(&str),
+) -> Result<Resumption> {
     let run = match run_or_bench(store, name).await? {
         Named::Run(run) => run,
-        Named::Bench(bench) => return resume_bench(store, bench, options).await,
+        Named::Bench(bench) => return resume_bench(store, bench, options, on_notice).await,
     };
     let calls = store.calls(&run.id).await?;
     if run.status == RunStatus::Done {
@@ -113,8 +125,7 @@ pub async fn resume(store: &dyn Store, name: &str, options: ResumeOptions) -> Re
     if run.status == RunStatus::Running && !run.interrupted() && !options.force {
         return bad_input(still_running(&run));
     }
-    let config: Config = serde_json::from_value(run.config.clone())
-        .with_context(|| format!("run {}: the stored configuration is unreadable", run.id))?;
+    let config = admit(Stored::Run(&run), &options.local, Work::Debate, on_notice)?;
     let spec: DebateSpec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
     let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
@@ -162,13 +173,8 @@ async fn resume_bench(
     store: &dyn Store,
     bench: BenchRecord,
     options: ResumeOptions,
+    on_notice: &mut dyn FnMut(&str),
 ) -> Result<Resumption> {
-    let config: Config = serde_json::from_value(bench.config.clone()).with_context(|| {
-        format!(
-            "benchmark {}: the stored configuration is unreadable",
-            bench.name
-        )
-    })?;
     if store.job_counts(&bench.name).await?.total() > 0 {
         let request = WorkRequest {
             worker: WorkerOptions {
@@ -180,7 +186,9 @@ async fn resume_bench(
             },
             data_dir: options.data_dir,
             no_cache: options.no_cache,
+            local: options.local,
         };
+        // Its stored configuration is admitted where a worker's is (`ForWorker::new`).
         return Ok(Resumption::Worker { bench, request });
     }
     // Run by one process: refused while that process still runs one of its debates.
@@ -197,6 +205,12 @@ async fn resume_bench(
             still_running(&run)
         ));
     }
+    let config = admit(
+        Stored::Bench(&bench),
+        &options.local,
+        Work::Debate,
+        on_notice,
+    )?;
     let request = BenchRequest::resuming(
         &bench,
         options.concurrency,
@@ -239,8 +253,9 @@ mod tests {
             no_cache: false,
             progress: false,
             force: false,
+            local: Config::default(),
         };
-        let e = resume(&store, "nothing", options)
+        let e = resume(&store, "nothing", options, &mut |_| {})
             .await
             .err()
             .expect("refused");

@@ -167,6 +167,7 @@ pub fn fork(
             ));
             spinner.tick();
         },
+        &mut |m| spinner.suspend(|| errln!("{}", moot_core::escape::terminal(m))),
     ))?;
     spinner.finish_and_clear();
     if !json {
@@ -220,7 +221,7 @@ pub fn work(
 ) -> Result<()> {
     let stop = stop_signal(rt);
     let ready = rt.block_on(ForWorker::new(record, &request, store, &mut |m| {
-        errln!("{m}")
+        errln!("{}", moot_core::escape::terminal(m))
     }))?;
     let bar = WorkProgress::new(ready.jobs as u64, &request.worker.worker, json);
     let started = std::time::Instant::now();

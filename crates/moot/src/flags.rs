@@ -29,6 +29,35 @@ impl ConfigFile {
     }
 }
 
+/// `--config FILE` of the commands that work from a stored configuration (`resume`, `fork`,
+/// `regrade`, `work`): this machine's configuration, which a store's never replaces (see
+/// `moot_app::stored`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LocalConfig {
+    /// This machine's configuration file (as for `moot ask`): what agents may run
+    /// ([security]), where requests go and with which key (its agents' base_url and
+    /// api_key_env), the sandbox's and debates' limits, and agents that take the place of the
+    /// stored agents of the same id. A stored configuration supplies the debate, never these;
+    /// without this flag, the defaults.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+impl LocalConfig {
+    /// The configuration in the file, checked, or the defaults without one.
+    pub fn load(&self) -> Result<moot_config::Config, moot_app::InputError> {
+        moot_app::prepare::load_config(self.config.as_deref())
+    }
+
+    /// The configuration in the file, checked, if one is given.
+    pub fn given(&self) -> Result<Option<moot_config::Config>, moot_app::InputError> {
+        self.config
+            .as_deref()
+            .map(|path| moot_app::prepare::load_config(Some(path)))
+            .transpose()
+    }
+}
+
 /// `--concurrency N` of the commands that run a benchmark's debates.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Concurrency {

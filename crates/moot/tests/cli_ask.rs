@@ -257,13 +257,15 @@ fn agent_script(env: &Env) -> PathBuf {
 }
 
 /// Starts `moot ask` on two agents from [`agent_script`] and returns once its round 1 has
-/// started (and is held there while `slow` exists): the process, its stderr and the run id.
+/// started (and is held there while `slow` exists): the process, its stderr, the run id and
+/// the configuration file.
 fn ask_held_in_round_one(
     env: &Env,
 ) -> (
     std::process::Child,
     std::io::BufReader<std::process::ChildStderr>,
     String,
+    PathBuf,
 ) {
     let script = agent_script(env);
     let s = script.display();
@@ -284,13 +286,13 @@ fn ask_held_in_round_one(
         .unwrap();
     let (stderr, run) = common::run_id_from_stderr(&mut child);
     wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
-    (child, stderr, run)
+    (child, stderr, run, cfg)
 }
 
 #[test]
 fn a_killed_debate_resumes_without_repeating_calls() {
     let env = Env::new();
-    let (mut child, stderr, run) = ask_held_in_round_one(&env);
+    let (mut child, stderr, run, cfg) = ask_held_in_round_one(&env);
     // While its process lives, the run is running, and resuming it (a second process asking
     // the same calls) is refused.
     let shown = env.json(&["show", &run, "--format", "json"]);
@@ -327,7 +329,8 @@ fn a_killed_debate_resumes_without_repeating_calls() {
         "round 0 stored before the crash"
     );
     std::fs::remove_file(env.dir.path().join("slow")).unwrap();
-    let v = env.json(&["resume", &run, "--json"]);
+    // This machine's configuration allows the agent (a stored one grants nothing).
+    let v = env.json(&["resume", &run, "--json", "--config", cfg.to_str().unwrap()]);
     assert_eq!(v["answer"], "408");
     assert_eq!(v["calls"], 4);
     let generate = std::fs::read_to_string(env.dir.path().join("generate-calls")).unwrap();
@@ -378,7 +381,7 @@ fn a_debate_out_of_budget_ends_cleanly_with_the_reason_recorded() {
 #[test]
 fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
     let env = Env::new();
-    let (mut child, stderr, run) = ask_held_in_round_one(&env);
+    let (mut child, stderr, run, cfg) = ask_held_in_round_one(&env);
     // The owner is stopped (`kill -STOP`), and its heartbeat is made ten minutes old, as if it
     // had been stopped that long: it still exists, and may go on at any moment.
     let pid = child.id().to_string();
@@ -395,7 +398,7 @@ fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
     assert_eq!(shown["run"]["status"], "running");
     let refused = env
         .moot()
-        .args(["resume", &run])
+        .args(["resume", &run, "--config", cfg.to_str().unwrap()])
         .assert()
         .code(2)
         .get_output()

@@ -140,6 +140,7 @@ fn a_benchmark_killed_at_several_points_resumes_to_the_uninterrupted_result() {
         .map(String::from)
         .to_vec()
     };
+    // This machine's configuration allows the agent (a stored one grants nothing).
     let resume = [
         "resume",
         "parts",
@@ -147,6 +148,8 @@ fn a_benchmark_killed_at_several_points_resumes_to_the_uninterrupted_result() {
         "1",
         "--no-cache",
         "--json",
+        "--config",
+        cfg.to_str().unwrap(),
     ];
 
     // The reference: the same benchmark, uninterrupted.

@@ -246,18 +246,20 @@ fn a_worker_name_in_use_by_a_live_worker_is_refused() {
             "--detach",
         ],
     );
+    // This machine's configuration gives the agents (a stored one grants no endpoint).
+    let local = team.to_str().unwrap();
     let first = worker(
         &store,
         "b",
         "same",
-        &["--concurrency", "1", "--poll", "100ms"],
+        &["--concurrency", "1", "--poll", "100ms", "--config", local],
     );
     let started = Instant::now();
     while model.seen().is_empty() {
         assert!(started.elapsed() < Duration::from_secs(30), "no request");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let e = env.refused(&["work", "b", "--worker-id", "same"]);
+    let e = env.refused(&["work", "b", "--worker-id", "same", "--config", local]);
     assert!(
         e.contains("worker \"same\" is already working benchmark b"),
         "{e}"
@@ -594,6 +596,8 @@ fn killed_and_late_workers_lose_nothing_and_repeat_only_their_calls_in_flight() 
                 "--poll",
                 "200ms",
                 "--no-cache",
+                "--config",
+                team.to_str().unwrap(),
             ],
         )
     };
@@ -707,6 +711,8 @@ fn workers_that_lose_the_database_stop_cleanly_and_a_new_one_finishes() {
             "--lease",
             "2s",
             "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
         ])
         .stderr(Stdio::piped())
         .spawn()
@@ -737,7 +743,15 @@ fn workers_that_lose_the_database_stop_cleanly_and_a_new_one_finishes() {
         &pg,
         "b",
         "w2",
-        &["--lease", "1s", "--poll", "100ms", "--no-cache"],
+        &[
+            "--lease",
+            "1s",
+            "--poll",
+            "100ms",
+            "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
+        ],
     ));
     assert!(done["debates"].as_u64().unwrap() >= 1, "{done}");
     let report = |store: &str| json_on(&env, store, &["report", "b", "--format", "json"]);
@@ -812,7 +826,15 @@ fn a_worker_stopped_by_sigterm_hands_its_debates_back_at_once() {
         &many,
         "b",
         "first",
-        &["--concurrency", "2", "--lease", "10m", "--no-cache"],
+        &[
+            "--concurrency",
+            "2",
+            "--lease",
+            "10m",
+            "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
+        ],
     );
     // The reference run asked its requests already: wait for the worker's first three.
     let before = model.seen().len();
@@ -843,7 +865,13 @@ fn a_worker_stopped_by_sigterm_hands_its_debates_back_at_once() {
         &many,
         "b",
         "second",
-        &["--poll", "100ms", "--no-cache"],
+        &[
+            "--poll",
+            "100ms",
+            "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
+        ],
     ));
     assert!(
         second.elapsed() < Duration::from_secs(30),
@@ -941,7 +969,16 @@ fn settings_that_change_results_travel_with_the_plan() {
             on(
                 &env,
                 &store,
-                &["work", "nc", "--worker-id", "w1", "--concurrency", "1"],
+                &[
+                    "work",
+                    "nc",
+                    "--worker-id",
+                    "w1",
+                    "--concurrency",
+                    "1",
+                    "--config",
+                    team.to_str().unwrap(),
+                ],
             );
         }
         server.seen().len()
@@ -976,7 +1013,13 @@ fn settings_that_change_results_travel_with_the_plan() {
     let out = env
         .moot()
         .env("MOOT_STORE", &store)
-        .args(["work", "c", "--no-cache"])
+        .args([
+            "work",
+            "c",
+            "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
+        ])
         .assert()
         .code(2)
         .get_output()
@@ -1007,7 +1050,15 @@ fn a_killed_worker_shows_as_gone_with_the_debates_it_finished() {
         &store,
         "b",
         "doomed",
-        &["--concurrency", "1", "--lease", "10m", "--no-cache"],
+        &[
+            "--concurrency",
+            "1",
+            "--lease",
+            "10m",
+            "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
+        ],
     );
     let started = Instant::now();
     let status = || json_on(&env, &store, &["bench", "status", "b", "--json"]);
@@ -1045,7 +1096,13 @@ fn resuming_a_detached_benchmark_beside_a_live_worker_asks_nothing_twice() {
     let dataset = arith_dataset(&env, 8);
     let store = env.store().display().to_string();
     team_bench(&env, &team, &dataset, &store, &["--detach"]);
-    let live = worker(&store, "b", "live", &["--concurrency", "1", "--no-cache"]);
+    let local = team.to_str().unwrap();
+    let live = worker(
+        &store,
+        "b",
+        "live",
+        &["--concurrency", "1", "--no-cache", "--config", local],
+    );
     // The worker is under way: its first request reached the model.
     let started = Instant::now();
     while model.seen().is_empty() {
@@ -1055,7 +1112,15 @@ fn resuming_a_detached_benchmark_beside_a_live_worker_asks_nothing_twice() {
     let resumed = env
         .moot()
         .env("MOOT_STORE", &store)
-        .args(["resume", "b", "--json", "--concurrency", "1"])
+        .args([
+            "resume",
+            "b",
+            "--json",
+            "--concurrency",
+            "1",
+            "--config",
+            local,
+        ])
         .assert()
         .success()
         .get_output()
@@ -1098,7 +1163,15 @@ fn four_workers_together_keep_an_agents_requests_per_minute() {
                 &store,
                 "b",
                 &format!("w{w}"),
-                &["--concurrency", "4", "--poll", "100ms", "--no-cache"],
+                &[
+                    "--concurrency",
+                    "4",
+                    "--poll",
+                    "100ms",
+                    "--no-cache",
+                    "--config",
+                    team.to_str().unwrap(),
+                ],
             )
         })
         .collect();

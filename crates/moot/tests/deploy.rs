@@ -544,6 +544,31 @@ fn check_network_policies(docs: &[Doc], server: &Doc, job: &Doc) {
     }
 }
 
+/// The ConfigMap and the file in it that `container`'s `--config` names (mounted in `job`'s
+/// pod).
+fn config_map_file<'a>(docs: &'a [Doc], job: &Doc, container: &Value) -> (&'a Doc, String) {
+    let at = job.at();
+    let argv = argv(container);
+    let config = flag_value(&argv, "--config").unwrap_or_else(|| panic!("{at}: no --config"));
+    let (dir, file) = config
+        .rsplit_once('/')
+        .unwrap_or_else(|| panic!("{at}: --config {config} is not an absolute path"));
+    let mount = container["volumeMounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["mountPath"] == dir)
+        .unwrap_or_else(|| panic!("{at}: nothing is mounted at {dir}"));
+    let volume = job.value["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|v| v["name"] == mount["name"])
+        .unwrap_or_else(|| panic!("{at}: no volume {}", mount["name"]));
+    let map = find(docs, "ConfigMap", text(volume, "/configMap/name"));
+    (map, file.to_string())
+}
+
 /// `api_key_env = "NAME"` in a TOML configuration: the variables its agents read keys from.
 fn key_variables(config: &str) -> BTreeSet<&str> {
     config
@@ -594,29 +619,21 @@ fn the_plan_job_records_the_workers_benchmark_with_a_configuration_moot_accepts(
     );
 
     // --config names a file of a ConfigMap mounted in the pod.
-    let config = flag_value(&plan_argv, "--config").unwrap_or_else(|| panic!("{at}: no --config"));
-    let (dir, file) = config
-        .rsplit_once('/')
-        .unwrap_or_else(|| panic!("{at}: --config {config} is not an absolute path"));
-    let mount = planner["volumeMounts"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|m| m["mountPath"] == dir)
-        .unwrap_or_else(|| panic!("{at}: nothing is mounted at {dir}"));
-    let volume = plan.value["spec"]["template"]["spec"]["volumes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|v| v["name"] == mount["name"])
-        .unwrap_or_else(|| panic!("{at}: no volume {}", mount["name"]));
-    let map = find(&docs, "ConfigMap", text(volume, "/configMap/name"));
-    let team = map.value["data"][file]
+    let (map, file) = config_map_file(&docs, plan, planner);
+    let team = map.value["data"][file.as_str()]
         .as_str()
         .unwrap_or_else(|| panic!("{}: no {file}", map.at()));
+    // The workers are given the same file: a stored plan grants no agent, server or key.
+    let (work_map, work_file) = config_map_file(&docs, work, worker);
+    assert_eq!(
+        (work_map.name(), work_file.as_str()),
+        (map.name(), file.as_str()),
+        "{}: --config is not the plan's team configuration",
+        work.at()
+    );
 
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join(file);
+    let path = tmp.path().join(&file);
     std::fs::write(&path, team).unwrap();
     let out = Command::new(MOOT)
         .args(["config", "check"])

@@ -27,7 +27,8 @@ pub struct Args {
     protocol: Vec<ProtocolName>,
     /// Instead of a dataset, fork every debate of the stored benchmark NAME at --round, with
     /// the same intervention on every item (none: a null fork, the control). The report pairs
-    /// each item with the parent's (McNemar). The same command again continues it.
+    /// each item with the parent's (McNemar). The same command again continues it. --config is
+    /// then this machine's configuration, as for `moot fork`.
     #[arg(long, value_name = "NAME", requires = "round", conflicts_with_all = ["dataset", "protocol", "limit", "sim", "detach"])]
     fork_of: Option<String>,
     /// The round at which the fork benchmark's debates differ (with --fork-of).
@@ -111,7 +112,8 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             (None, false, Some(model)) => BenchChange::Model { agent, model },
             (None, false, None) => BenchChange::Null,
         };
-        let catalog = match &args.config.config {
+        // With --fork-of, --config is this machine's configuration (as for `moot fork`).
+        let local = match &args.config.config {
             Some(_) => Some(args.config.load()?),
             None => None,
         };
@@ -121,7 +123,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             change,
             name: args.name,
             concurrency: args.concurrency.concurrency,
-            catalog,
+            local,
         };
         return crate::bench_progress::fork(request, args.output.json, store, rt);
     }

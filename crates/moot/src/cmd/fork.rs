@@ -32,17 +32,14 @@ pub struct Args {
     #[arg(long, value_name = "MODEL", requires = "agent")]
     model: Option<String>,
     #[command(flatten)]
-    config: flags::ConfigFile,
+    config: flags::LocalConfig,
     #[command(flatten)]
     output: flags::Json,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     let json = args.output.json;
-    let catalog = match &args.config.config {
-        Some(_) => Some(args.config.load()?),
-        None => None,
-    };
+    let local = args.config.given()?;
     let agent = args.agent.unwrap_or_default();
     let change = match (args.say, args.model) {
         (Some(text), _) => Change::Say { agent, text },
@@ -53,10 +50,12 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         parent: args.run,
         round: args.round,
         change,
-        catalog,
+        local,
         run_id: None,
     };
-    let forked = rt.block_on(prepare(store, request, &mut |m| errln!("{m}")))?;
+    let forked = rt.block_on(prepare(store, request, &mut |m| {
+        errln!("{}", moot_core::escape::terminal(m))
+    }))?;
     if !json {
         errln!(
             "forking run {} at round {}: {}; {} copied from it",

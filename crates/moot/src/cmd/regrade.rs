@@ -15,14 +15,19 @@ pub struct Args {
     data_dir: flags::DataDir,
     #[command(flatten)]
     output: flags::Json,
+    #[command(flatten)]
+    config: flags::LocalConfig,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     let json = args.output.json;
+    let local = args.config.load()?;
     let done = rt.block_on(regrade(
         store,
         &args.run,
         args.data_dir.data_dir,
+        &local,
+        &mut |m| errln!("{}", moot_core::escape::terminal(m)),
         &mut |run_id, r| {
             if json {
                 return;

@@ -24,6 +24,8 @@ pub struct Args {
     /// if it goes on, both processes ask the remaining calls, twice the cost.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    config: flags::LocalConfig,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -34,8 +36,10 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         no_cache: args.no_cache.no_cache,
         progress: !json,
         force: args.force,
+        local: args.config.load()?,
     };
-    match rt.block_on(resume(store, &args.run, options))? {
+    let notice = |m: &str| errln!("{}", moot_core::escape::terminal(m));
+    match rt.block_on(resume(store, &args.run, options, &mut { notice }))? {
         Resumption::Run(run) => {
             for warning in &run.warnings {
                 errln!("moot: warning: {warning}");

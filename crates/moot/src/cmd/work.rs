@@ -34,6 +34,8 @@ pub struct Args {
     #[command(flatten)]
     no_cache: flags::NoCache,
     #[command(flatten)]
+    config: flags::LocalConfig,
+    #[command(flatten)]
     output: flags::Json,
 }
 
@@ -46,6 +48,7 @@ fn duration(s: &str) -> Result<Duration, String> {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+    let local = args.config.load()?;
     let record = match rt.block_on(store.bench(&args.name)) {
         Err(StoreError::BenchNotFound(name)) => {
             return bad_input(format!(
@@ -71,6 +74,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             },
             data_dir: args.data_dir.data_dir,
             no_cache: args.no_cache.no_cache,
+            local,
         },
         json,
         store,
