@@ -190,7 +190,7 @@ fn run_configuration(
 
     let plan = moot(&store)
         .args(["bench", "--config"])
-        .arg(config)
+        .arg(&config)
         .args(["--dataset", dataset, "--protocol", "som", "--run", BENCH])
         .args(["--detach", "--no-cache", "--json"])
         .output()
@@ -220,6 +220,9 @@ fn run_configuration(
             let err = logs.join(format!("{id}.err"));
             let child = moot(&store)
                 .args(["work", BENCH, "--concurrency", &s.concurrency.to_string()])
+                // The team configuration: a stored plan grants no agent its endpoint.
+                .arg("--config")
+                .arg(&config)
                 .args([
                     "--poll",
                     &s.poll,
