@@ -289,6 +289,19 @@ fn ask_held_in_round_one(
     (child, stderr, run, cfg)
 }
 
+/// What `moot resume RUN --config CFG` says when it refuses (exit 2).
+fn resume_refused(env: &Env, run: &str, cfg: &std::path::Path) -> String {
+    let out = env
+        .moot()
+        .args(["resume", run, "--config", cfg.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[test]
 fn a_killed_debate_resumes_without_repeating_calls() {
     let env = Env::new();
@@ -297,15 +310,7 @@ fn a_killed_debate_resumes_without_repeating_calls() {
     // the same calls) is refused.
     let shown = env.json(&["show", &run, "--format", "json"]);
     assert_eq!(shown["run"]["status"], "running");
-    let refused = env
-        .moot()
-        .args(["resume", &run])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let refused = String::from_utf8_lossy(&refused);
+    let refused = resume_refused(&env, &run, &cfg);
     assert!(
         refused.contains("is still running") && refused.contains("ask its calls twice"),
         "{refused}"
@@ -396,15 +401,7 @@ fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
     );
     let shown = env.json(&["show", &run, "--format", "json"]);
     assert_eq!(shown["run"]["status"], "running");
-    let refused = env
-        .moot()
-        .args(["resume", &run, "--config", cfg.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let refused = String::from_utf8_lossy(&refused);
+    let refused = resume_refused(&env, &run, &cfg);
     assert!(
         refused.contains("is still running") && refused.contains("--force"),
         "{refused}"
