@@ -145,7 +145,17 @@ impl DebateService {
         .map_err(|e| e.to_string())?;
         let count = match &req.agents {
             None => None,
-            Some(AgentsChoice::Count(n)) => Some(*n),
+            Some(AgentsChoice::Count(n)) => {
+                // Checked before any agent is built from it: a request may ask for 10^8.
+                let size = moot_config::DebateSize {
+                    agents: *n,
+                    agents_flag: true,
+                    rounds_flag: req.rounds.is_some(),
+                    ..moot_config::DebateSize::of(&config)
+                };
+                config.validate_size(&size).map_err(|e| e.to_string())?;
+                Some(*n)
+            }
             Some(AgentsChoice::Ids(ids)) => {
                 if req.model.is_some() {
                     return Err(
@@ -493,4 +503,32 @@ fn on_the_server(e: moot_config::ConfigError) -> String {
         ..e
     };
     said.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_team_size_past_the_bound_is_refused_before_any_agent_is_built() {
+        let mut base = Config::default();
+        base.serve.upstream = Some("http://127.0.0.1:9/v1".into());
+        let service = DebateService::new(base, Arc::new(moot_store::MemoryStore::default()));
+        // Building 10^8 agent tables first took past 5 GB; the bound is checked on the number.
+        let request = DebateRequest {
+            question: "What is 2 + 2?".into(),
+            agents: Some(AgentsChoice::Count(100_000_000)),
+            model: Some("m".into()),
+            ..DebateRequest::default()
+        };
+        let refused = service.configure(&request).map(|_| ()).unwrap_err();
+        assert!(refused.contains("100000000"), "{refused}");
+        // Within the bound, the team is made on the upstream.
+        let request = DebateRequest {
+            agents: Some(AgentsChoice::Count(3)),
+            ..request
+        };
+        let (config, _) = service.configure(&request).unwrap();
+        assert_eq!(config.agents.len(), 3);
+    }
 }
