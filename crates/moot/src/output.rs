@@ -24,26 +24,24 @@ static REDACTOR: OnceLock<Redactor> = OnceLock::new();
 /// or from the defaults. A configuration that cannot be read gives the defaults here: the
 /// command reports the error itself when it loads the file.
 pub fn init_redactor(config: Option<&Path>) {
-    let config = config
-        .and_then(|path| moot_config::dialect::read(path).ok())
-        .map(|(config, _)| config)
-        .unwrap_or_default();
     let redactor = config
-        .redactor()
-        .or_else(|_| moot_config::Config::default().redactor())
-        .unwrap_or_default();
+        .and_then(|path| moot_config::dialect::read(path).ok())
+        .and_then(|(config, _)| config.redactor().ok())
+        .unwrap_or_else(default_redactor);
     let _ = REDACTOR.set(redactor);
+}
+
+/// The redactor of the default configuration: the built-in patterns and the environment's
+/// secret-named variables.
+fn default_redactor() -> Redactor {
+    moot_config::Config::default()
+        .redactor()
+        .unwrap_or_default()
 }
 
 /// `text` with every secret the process knows of removed.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    REDACTOR
-        .get_or_init(|| {
-            moot_config::Config::default()
-                .redactor()
-                .unwrap_or_default()
-        })
-        .redact(text)
+    REDACTOR.get_or_init(default_redactor).redact(text)
 }
 
 /// Writes `args` (and a newline, with `newline`) to standard output, redacted; a reader that is

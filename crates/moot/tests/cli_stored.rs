@@ -39,12 +39,17 @@ fn sim_run(env: &Env) -> String {
         .to_string()
 }
 
+/// The `config_json` of the row of `table` whose `key` is `id`.
+fn stored_config(env: &Env, table: &str, key: &str, id: &str) -> Value {
+    let query = format!("SELECT config_json FROM {table} WHERE {key} = '{id}'");
+    let text = common::sqlite_text(&env.store(), &query).expect("a stored configuration");
+    serde_json::from_str(&text).unwrap()
+}
+
 /// The `config_json` of the row of `table` whose `key` is `id`, changed by `edit` and written
 /// back, as any writer of the store could.
 fn edit_config(env: &Env, table: &str, key: &str, id: &str, edit: impl FnOnce(&mut Value)) {
-    let query = format!("SELECT config_json FROM {table} WHERE {key} = '{id}'");
-    let text = common::sqlite_text(&env.store(), &query).expect("a stored configuration");
-    let mut config: Value = serde_json::from_str(&text).unwrap();
+    let mut config = stored_config(env, table, key, id);
     edit(&mut config);
     let text = config.to_string().replace('\'', "''");
     common::sqlite_exec(
@@ -53,11 +58,21 @@ fn edit_config(env: &Env, table: &str, key: &str, id: &str, edit: impl FnOnce(&m
     );
 }
 
+/// Runs `command` with `--config` naming [`local_team`] for `ids`: it finishes with 408 on the
+/// local agents, and the stored command never runs.
+fn finishes_on_the_local_team(env: &Env, ids: &[String], command: &[&str]) {
+    let local = local_team(env, ids);
+    let mut args = command.to_vec();
+    args.extend(["--config", local.to_str().unwrap(), "--json"]);
+    let v = env.json(&args);
+    assert_eq!(v["answer"], "408", "{v}");
+    assert!(env.dir.path().join("local-ran").exists());
+    assert!(!pwned(env).exists(), "the stored command ran");
+}
+
 /// The ids of the agents of a stored configuration.
 fn agent_ids(env: &Env, table: &str, key: &str, id: &str) -> Vec<String> {
-    let query = format!("SELECT config_json FROM {table} WHERE {key} = '{id}'");
-    let text = common::sqlite_text(&env.store(), &query).expect("a stored configuration");
-    let config: Value = serde_json::from_str(&text).unwrap();
+    let config = stored_config(env, table, key, id);
     config["agents"]
         .as_array()
         .unwrap()
@@ -153,19 +168,7 @@ fn fork_refuses_a_command_the_store_grants_and_runs_the_agents_config_gives() {
     assert!(!pwned(&env).exists(), "the stored command ran");
 
     // This machine's configuration supplies the agents: the fork runs, on them.
-    let local = local_team(&env, &ids);
-    let v = env.json(&[
-        "fork",
-        &run,
-        "--round",
-        "1",
-        "--config",
-        local.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(v["answer"], "408", "{v}");
-    assert!(env.dir.path().join("local-ran").exists());
-    assert!(!pwned(&env).exists(), "the stored command ran");
+    finishes_on_the_local_team(&env, &ids, &["fork", &run, "--round", "1"]);
 }
 
 #[test]
@@ -194,17 +197,7 @@ fn resume_refuses_a_command_the_store_grants_and_finishes_on_the_agents_config_g
     );
     assert!(!pwned(&env).exists(), "the stored command ran");
 
-    let local = local_team(&env, &ids);
-    let v = env.json(&[
-        "resume",
-        &run,
-        "--config",
-        local.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(v["answer"], "408", "{v}");
-    assert!(env.dir.path().join("local-ran").exists());
-    assert!(!pwned(&env).exists(), "the stored command ran");
+    finishes_on_the_local_team(&env, &ids, &["resume", &run]);
 }
 
 #[test]
