@@ -9,7 +9,7 @@ use crate::error::{DatasetError, Location};
 use crate::gold::paren_letter;
 use crate::item::Item;
 use crate::read::{Collector, Fields, JsonRecord, Record, Source};
-use crate::spec::{close_names, SpecError};
+use crate::spec_error::{close_names, SpecError};
 
 /// The 27 BIG-Bench Hard tasks, in the order `bbh` loads them (alphabetical).
 pub const BBH_TASKS: [&str; 27] = [

@@ -10,7 +10,7 @@ use crate::error::{DatasetError, Location};
 use crate::gold;
 use crate::item::Item;
 use crate::read::{Collector, CsvRecord, Fields, JsonRecord, Record, Source};
-use crate::spec::SpecError;
+use crate::spec_error::SpecError;
 
 /// The 57 MMLU subjects, in the order `mmlu` loads them (alphabetical).
 pub const MMLU_SUBJECTS: [&str; 57] = [

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use moot_core::AnswerKind;
 
 use crate::data_dir::DATA_DIR_VAR;
-use crate::spec::SpecError;
+use crate::spec_error::SpecError;
 
 /// Where in a dataset file something is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -101,6 +101,7 @@ pub mod registry;
 pub mod report;
 mod sample;
 mod spec;
+mod spec_error;
 pub mod summary;
 pub mod work;
 

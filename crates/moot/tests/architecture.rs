@@ -523,3 +523,44 @@ fn every_section_a_doc_comment_points_to_is_a_heading() {
         "doc comments point to sections {DOC} does not have: {broken:?}"
     );
 }
+
+/// Runs `scripts/module-cycles` on a crate source folder made of `files` (name, text).
+fn module_cycles_on(files: &[(&str, &str)]) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = std::process::Command::new(root().join("scripts/module-cycles"))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn the_cycle_check_finds_a_ring_of_three_modules_and_passes_a_chain() {
+    let lib = "mod a;\nmod b;\nmod c;\n";
+    let (ok, out) = module_cycles_on(&[
+        ("lib.rs", lib),
+        ("a.rs", "use crate::b::B;\npub struct A;\n"),
+        ("b.rs", "use crate::c::C;\npub struct B;\n"),
+        ("c.rs", "use crate::a::A;\npub struct C;\n"),
+    ]);
+    assert!(!ok, "a ring of three passed: {out}");
+    assert!(
+        out.contains("3 modules import each other: a -> b -> c -> a"),
+        "{out}"
+    );
+
+    let (ok, out) = module_cycles_on(&[
+        ("lib.rs", lib),
+        ("a.rs", "use crate::b::B;\npub struct A;\n"),
+        ("b.rs", "use crate::c::C;\npub struct B;\n"),
+        ("c.rs", "pub struct C;\n"),
+    ]);
+    assert!(ok, "a chain was called a cycle: {out}");
+    assert!(out.contains("0 cycle(s) of imports"), "{out}");
+}
