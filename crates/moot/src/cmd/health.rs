@@ -1,8 +1,6 @@
 //! `moot health`: whether each agent of a configuration can answer, one line per agent; exits 1
 //! when any agent is not healthy. What is checked is `moot_app::health`'s.
 
-use std::path::PathBuf;
-
 use anyhow::Result;
 
 use moot_app::health;
@@ -10,10 +8,8 @@ use moot_app::health;
 #[derive(Debug, clap::Args)]
 #[command(after_help = health::backend_checks())]
 pub struct Args {
-    /// Configuration file (moot's TOML/YAML/JSON or freemad's YAML/JSON); without one, the
-    /// embedded default team.
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    config: crate::flags::ConfigFile,
     /// How long each agent has to answer the probe (default: budget.max_agent_time_sec, else
     /// 60 s).
     #[arg(long, value_parser = crate::input::positive_count)]
@@ -21,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let config = health::team_config(args.config.as_deref())?;
+    let config = health::team_config(args.config.config.as_deref())?;
     let timeout = health::probe_timeout(&config, args.timeout_ms);
     let team = health::check_team(&config, timeout, rt, &mut |agent| match &agent.verdict {
         Ok(detail) => outln!("{}: ok ({}: {detail})", agent.id, agent.backend),
