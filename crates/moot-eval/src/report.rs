@@ -496,8 +496,8 @@ impl Report {
 /// colour from plot to plot) and its points.
 type Line = (String, usize, Vec<(f64, f64)>);
 
-/// Line colours that stay apart on white (Tableau 10).
-const COLOURS: [(u8, u8, u8); 10] = [
+/// Line colours that stay apart on white (Tableau 10); moot-sweep's plots use them too.
+pub const COLOURS: [(u8, u8, u8); 10] = [
     (31, 119, 180),
     (255, 127, 14),
     (44, 160, 44),

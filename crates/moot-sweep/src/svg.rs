@@ -6,25 +6,13 @@
 //! bar, and writing the grid directly gives each cell a tooltip and a class (`cell`, `mark`)
 //! that tests and readers can count.
 
+// Line colours: moot-eval's, so that a sweep's plots look like a report's.
+use moot_eval::report::COLOURS;
 use plotters::prelude::*;
 
 use crate::error::SweepError;
 use crate::spec::Plan;
 use crate::stats::{number, CellStats, ALPHA};
-
-/// Line colours that stay apart on white (Tableau 10, as moot-eval's plots use).
-const COLOURS: [(u8, u8, u8); 10] = [
-    (31, 119, 180),
-    (255, 127, 14),
-    (44, 160, 44),
-    (214, 39, 40),
-    (148, 103, 189),
-    (140, 86, 75),
-    (227, 119, 194),
-    (127, 127, 127),
-    (188, 189, 34),
-    (23, 190, 207),
-];
 
 /// The plot for `plan`: a heat map when it has a y axis, else a line plot.
 pub fn plot(plan: &Plan, stats: &[CellStats]) -> Result<String, SweepError> {
