@@ -210,25 +210,9 @@ fn injected(
         answer: reading
             .answer
             .map(|a| redactor.redact(a.canonical()).into_owned()),
-        error: None,
-        skipped: false,
-        finish: None,
-        input_tokens: 0,
-        output_tokens: 0,
-        processed_input_tokens: None,
-        logprob_tokens: None,
-        logprob_mean: None,
-        logprob_min: None,
-        perplexity: None,
-        latency_ms: 0,
         recorded_at: timestamp(),
         notes: serde_json::to_value(&notes).unwrap_or_default(),
-        ncomm: 0,
-        cached: false,
-        retries: serde_json::Value::Array(Vec::new()),
-        request_key: None,
-        reused_from: None,
-        ..replaced.clone()
+        ..replaced.asked_only()
     }
 }
 

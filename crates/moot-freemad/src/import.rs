@@ -184,38 +184,23 @@ fn call(
     let output_tokens = token_count(tokens, "output", &place)?;
     let latency_ms = elapsed_ms(&response["metadata"]["timings"]["elapsed_ms"], &place)?;
     Ok(CallRecord {
-        run_id: run.to_string(),
-        round: round as u32,
-        agent: agent as u32,
-        slot: "answer".into(),
         agent_id: agent_id.to_string(),
         backend: "freemad".into(),
         mode: mode.into(),
         template: "freemad-import".into(),
-        template_hash: String::new(),
-        messages: json!([]),
         ncomm: peers.len() as u32,
         peers,
         answer: (!solution.trim().is_empty()).then(|| solution.to_string()),
         response_text: Some(text),
-        error: None,
-        skipped: false,
-        finish: None,
         input_tokens,
         output_tokens,
-        processed_input_tokens: None,
-        logprob_tokens: None,
-        logprob_mean: None,
-        logprob_min: None,
-        perplexity: None,
         latency_ms,
         recorded_at: at.to_string(),
         notes: serde_json::to_value(&notes).unwrap_or_default(),
         cached: response["metadata"]["timings"]["cached"].as_f64() == Some(1.0),
-        retries: json!([]),
-        request_key: None,
-        reused_from: None,
+        ..CallRecord::empty(run, round as u32, agent as u32)
     })
+}
 }
 
 /// `metadata.tokens.FIELD` of a turn (`place`): 0 when it is absent or null (a file written by

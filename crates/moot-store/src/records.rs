@@ -222,6 +222,63 @@ pub const MAX_STORED_ROUND: u32 = 10_000;
 pub const MAX_STORED_AGENTS: u32 = 1_024;
 
 impl CallRecord {
+    /// The call at `round` and `agent` of `run_id` with nothing asked or answered yet: no
+    /// prompt, response, answer, error, tokens, log-probabilities, time, notes or retries. The
+    /// one place a call's empty fields are spelled: writers other than the engine's (a fork's
+    /// injected response, `moot import`) fill in what they know
+    /// (`CallRecord { answer, ..CallRecord::empty(…) }`).
+    pub fn empty(run_id: &str, round: u32, agent: u32) -> CallRecord {
+        CallRecord {
+            run_id: run_id.to_string(),
+            round,
+            agent,
+            slot: answer_slot(),
+            agent_id: String::new(),
+            backend: String::new(),
+            mode: String::new(),
+            template: String::new(),
+            template_hash: String::new(),
+            messages: empty_list(),
+            peers: Vec::new(),
+            response_text: None,
+            answer: None,
+            error: None,
+            skipped: false,
+            finish: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            processed_input_tokens: None,
+            logprob_tokens: None,
+            logprob_mean: None,
+            logprob_min: None,
+            perplexity: None,
+            latency_ms: 0,
+            recorded_at: String::new(),
+            notes: serde_json::Value::Object(serde_json::Map::new()),
+            ncomm: 0,
+            cached: false,
+            retries: empty_list(),
+            request_key: None,
+            reused_from: None,
+        }
+    }
+
+    /// This call as it was asked (its place, agent, prompt and peers) with nothing that came
+    /// back: what a fork's injected response starts from.
+    pub fn asked_only(&self) -> CallRecord {
+        CallRecord {
+            slot: self.slot.clone(),
+            agent_id: self.agent_id.clone(),
+            backend: self.backend.clone(),
+            mode: self.mode.clone(),
+            template: self.template.clone(),
+            template_hash: self.template_hash.clone(),
+            messages: self.messages.clone(),
+            peers: self.peers.clone(),
+            ..CallRecord::empty(&self.run_id, self.round, self.agent)
+        }
+    }
+
     /// Whether the call's place is within the bounds any debate can have: its round, its agent
     /// and the peers it read. A row outside them (a store edited by hand, a hostile copy or
     /// import) is refused rather than read into grids sized by it.
