@@ -201,7 +201,6 @@ fn call(
         ..CallRecord::empty(run, round as u32, agent as u32)
     })
 }
-}
 
 /// `metadata.tokens.FIELD` of a turn (`place`): 0 when it is absent or null (a file written by
 /// hand or an older freemad), else a whole number no call reaches past
