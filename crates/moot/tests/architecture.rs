@@ -564,3 +564,186 @@ fn the_cycle_check_finds_a_ring_of_three_modules_and_passes_a_chain() {
     assert!(ok, "a chain was called a cycle: {out}");
     assert!(out.contains("0 cycle(s) of imports"), "{out}");
 }
+
+/// Every `.rs` file below `dir`, with its text.
+fn rust_files(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            found.push((path, text));
+        }
+    }
+    found
+}
+
+/// Whether `text` defines `name`: as an item (`fn`, `struct`, `enum`, `trait`, `type`,
+/// `const`, `static`, `mod`, a macro), a field or enum variant (a line starting with the name
+/// and `:`, `(`, `{` or `,`), or a re-export (`pub use …name…`).
+fn defines(text: &str, name: &str) -> bool {
+    let keywords = [
+        "fn ",
+        "struct ",
+        "enum ",
+        "trait ",
+        "type ",
+        "const ",
+        "static ",
+        "mod ",
+        "macro_rules! ",
+        "async fn ",
+    ];
+    let word_end = |rest: &str| {
+        rest.chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+    };
+    text.lines().any(|line| {
+        let mut l = line.trim_start();
+        for prefix in ["pub(crate) ", "pub(super) ", "pub "] {
+            l = l.strip_prefix(prefix).unwrap_or(l);
+        }
+        let item = keywords.iter().any(|k| {
+            l.strip_prefix(k)
+                .and_then(|rest| rest.strip_prefix(name))
+                .is_some_and(word_end)
+        });
+        let member = l.strip_prefix(name).is_some_and(|rest| {
+            let rest = rest.trim_start();
+            rest.is_empty() || rest.starts_with([':', '(', '{', ','])
+        }) && !l.starts_with("//");
+        let reexport = l.starts_with("use ")
+            && line.trim_start().starts_with("pub")
+            && l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == name);
+        item || member || reexport
+    })
+}
+
+/// The files a path's leading segments name inside a crate's `src`: `a::b` → `src/a/b.rs` or
+/// `src/a/b/mod.rs` (and what is below `src/a/b/`), as far as such files exist; the whole crate
+/// when the first segment names no file.
+fn files_of_module<'f>(
+    src: &Path,
+    segments: &[&str],
+    all: &'f [(PathBuf, String)],
+) -> Vec<&'f (PathBuf, String)> {
+    let mut dir = src.to_path_buf();
+    let mut scope = None;
+    for segment in segments {
+        let file = dir.join(format!("{segment}.rs"));
+        let folder = dir.join(segment);
+        if file.exists() || folder.join("mod.rs").exists() {
+            scope = Some((file, folder.clone()));
+            dir = folder;
+        } else {
+            break;
+        }
+    }
+    match scope {
+        None => all.iter().filter(|(p, _)| p.starts_with(src)).collect(),
+        Some((file, folder)) => all
+            .iter()
+            .filter(|(p, _)| *p == file || p.starts_with(&folder))
+            .collect(),
+    }
+}
+
+/// Rust paths the doc names in backticks (`moot_app::stored::admit`, `Store::record_batch`,
+/// `agents::build`), each cut at its first `(`, `<`, `!` or space.
+fn rust_paths_named(doc: &str) -> BTreeSet<String> {
+    let (prose, _) = split_fences(doc);
+    code_spans(&prose)
+        .into_iter()
+        .filter_map(|span| {
+            let cut = span
+                .split(['(', '<', '!', ' ', '{'])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let segments: Vec<&str> = cut.split("::").collect();
+            let is_path = segments.len() >= 2
+                && segments.iter().all(|s| {
+                    !s.is_empty()
+                        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        && !s.starts_with(|c: char| c.is_ascii_digit())
+                });
+            is_path.then_some(cut)
+        })
+        .collect()
+}
+
+#[test]
+fn every_rust_item_the_doc_names_is_defined_where_it_says() {
+    let root = root();
+    let all = rust_files(&root.join("crates"));
+    let sources: Vec<(PathBuf, String)> = all
+        .into_iter()
+        .filter(|(p, _)| p.components().any(|c| c.as_os_str() == "src"))
+        .collect();
+    let mut missing = Vec::new();
+    for path in rust_paths_named(&doc()) {
+        let segments: Vec<&str> = path.split("::").collect();
+        let (head, name) = (segments[0], segments[segments.len() - 1]);
+        if ["sqlx", "std", "tokio", "serde", "axum"].contains(&head) {
+            continue;
+        }
+        let scope: Vec<&(PathBuf, String)> = if let Some(krate) = head.strip_prefix("moot_") {
+            let src = root.join(format!("crates/moot-{}/src", krate.replace('_', "-")));
+            files_of_module(&src, &segments[1..segments.len() - 1], &sources)
+        } else if head == "crate" || head.starts_with(|c: char| c.is_ascii_lowercase()) {
+            // A module path from inside some crate (`agents::build`, `crate::queries`): the
+            // module's files in whichever crate has them.
+            let modules = if head == "crate" {
+                &segments[1..segments.len() - 1]
+            } else {
+                &segments[..segments.len() - 1]
+            };
+            let crates: Vec<PathBuf> = sources
+                .iter()
+                .filter_map(|(p, _)| {
+                    let rel = p.strip_prefix(root.join("crates")).ok()?;
+                    Some(root.join("crates").join(rel.iter().next()?).join("src"))
+                })
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            crates
+                .iter()
+                .filter(|src| {
+                    modules.is_empty()
+                        || src.join(format!("{}.rs", modules[0])).exists()
+                        || src.join(modules[0]).join("mod.rs").exists()
+                })
+                .flat_map(|src| files_of_module(src, modules, &sources))
+                .collect()
+        } else {
+            // `Type::member`: a crate that defines the type defines the member too.
+            let owners: BTreeSet<PathBuf> = sources
+                .iter()
+                .filter(|(_, text)| defines(text, head))
+                .filter_map(|(p, _)| {
+                    let rel = p.strip_prefix(root.join("crates")).ok()?;
+                    Some(root.join("crates").join(rel.iter().next()?))
+                })
+                .collect();
+            sources
+                .iter()
+                .filter(|(p, _)| owners.iter().any(|o| p.starts_with(o)))
+                .collect()
+        };
+        if !scope.iter().any(|(_, text)| defines(text, name)) {
+            missing.push(path);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{DOC} names Rust items that are not defined where it says: {missing:?}"
+    );
+}
