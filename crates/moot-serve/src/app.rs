@@ -5,6 +5,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use moot_core::redact::Redactor;
 use moot_store::Store;
 use tokio::sync::Semaphore;
 
@@ -37,10 +38,26 @@ pub struct ServeOptions {
     /// How long a kept-alive connection may wait for its next request. Never applies while a
     /// response is being sent: server-sent events last as long as their run.
     pub idle_timeout: Duration,
+    /// How long a request's body may go without a byte once its head is in: past it the
+    /// request is answered 408 and its connection closed.
+    pub body_read_timeout: Duration,
+    /// How long a request's whole body may take, from the end of its head, however steadily it
+    /// trickles in (408 and closed past it).
+    pub body_timeout: Duration,
+    /// How long a response may wait on a client that takes none of it (no byte written): past
+    /// it the connection is closed. A response with nothing to send (server-sent events between
+    /// calls) is never cut.
+    pub send_timeout: Duration,
     /// Connections held at once (`None`: the descriptor limit, raised to its hard limit at
     /// start, less headroom for the store and the agents). At the cap, the oldest connection
     /// with no request in flight is closed to make room for the new one.
     pub max_connections: Option<usize>,
+    /// Benchmark reports computed at once, over every benchmark; past it a report page is
+    /// refused with 503 and `Retry-After`.
+    pub max_reports: usize,
+    /// What every served text that may carry a secret passes (`moot serve` gives the one its
+    /// configuration makes: the agents' and the upstream's keys, `security.redact`).
+    pub redactor: Arc<Redactor>,
 }
 
 impl Default for ServeOptions {
@@ -54,7 +71,12 @@ impl Default for ServeOptions {
             allow_hosts: Vec::new(),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(30),
             max_connections: None,
+            max_reports: 2,
+            redactor: Arc::new(Redactor::default()),
         }
     }
 }
