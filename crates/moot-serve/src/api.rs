@@ -14,7 +14,9 @@ use moot_store::{CallCursor, CallRecord, RunFilter, RunStatus, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::app::{App, StartError};
+use crate::app::{
+    cursor_text, App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS,
+};
 use moot_app::service::{DebateRequest, RunnerError};
 
 /// How often a followed run is read again for new calls.
@@ -121,22 +123,48 @@ fn run_summary(r: &moot_store::RunRecord) -> Value {
     })
 }
 
-/// `GET /api/runs/ID` or `GET /api/runs/ID/events` (run ids may hold slashes).
-pub async fn run_path(State(app): State<Arc<App>>, Path(path): Path<String>) -> Response {
+/// `?after=CURSOR&limit=N`: which page of a run's calls (see [`crate::app::CallPage`]).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PageQuery {
+    pub after: Option<String>,
+    pub limit: Option<u32>,
+}
+
+/// `GET /api/runs/ID[?after=&limit=]` or `GET /api/runs/ID/events` (run ids may hold slashes).
+pub async fn run_path(
+    State(app): State<Arc<App>>,
+    Path(path): Path<String>,
+    Query(page): Query<PageQuery>,
+) -> Response {
     match path.strip_suffix("/events") {
         Some(id) => match events(app, id.to_string()).await {
             Ok(sse) => sse.into_response(),
             Err(r) => r,
         },
-        None => transcript(app, path).await,
+        None => transcript(app, path, page).await,
     }
 }
 
-/// `GET /api/runs/ID`: the run (without its configuration), its calls, decisions and checks,
-/// the view the run page draws, and its lineage (the run it was forked from, its forks).
-async fn transcript(app: Arc<App>, id: String) -> Response {
+/// A run's path under `prefix` (`/runs/`, `/api/runs/`), each segment of its id
+/// percent-encoded (ids hold slashes; a stored one may hold anything).
+pub(crate) fn run_href(prefix: &str, id: &str) -> String {
+    let segments: Vec<String> = id.split('/').map(crate::pages::percent_encode).collect();
+    format!("{prefix}{}", segments.join("/"))
+}
+
+/// `GET /api/runs/ID`: the run (without its configuration), a page of its calls in the order
+/// they were written (`?limit=`, at most [`MAX_PAGE_CALLS`] and about [`crate::app::PAGE_BYTES`]) with
+/// `next`, the link to the page after it (`null` on the last), its decisions and checks, the
+/// view the run page draws of this page's calls, and its lineage (the run it was forked from,
+/// its forks).
+async fn transcript(app: Arc<App>, id: String, page: PageQuery) -> Response {
+    let after = match crate::app::parse_cursor(page.after.as_deref()) {
+        Ok(after) => after,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let limit = page.limit.unwrap_or(PAGE_CALLS).clamp(1, MAX_PAGE_CALLS);
     let loaded = async {
-        let run = app.load_run(&id).await?;
+        let run = app.load_run(&id, &after, limit).await?;
         let forks = app
             .store
             .forks_of(&id, moot_app::records::MAX_FORKS_SHOWN)
@@ -144,11 +172,25 @@ async fn transcript(app: Arc<App>, id: String) -> Response {
         Ok::<_, moot_store::StoreError>((run, forks))
     };
     match loaded.await {
-        Ok(((run, calls, decisions, checks), forks)) => {
-            let view = moot_app::view::run_view(&run, &calls, &decisions, &checks);
+        Ok((loaded, forks)) => {
+            let LoadedRun {
+                run,
+                calls,
+                decisions,
+                checks,
+            } = loaded;
+            let view = moot_app::view::run_view(&run, &calls.calls, &decisions, &checks);
+            let next = calls.next.as_ref().map(|c| {
+                format!(
+                    "{}?after={}&limit={limit}",
+                    run_href("/api/runs/", &id),
+                    cursor_text(c)
+                )
+            });
             Json(json!({
                 "run": run_summary(&run),
-                "calls": calls,
+                "calls": calls.calls,
+                "next": next,
                 "decisions": decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
                 "validations": checks,
                 "view": view,

@@ -6,18 +6,65 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moot_core::redact::Redactor;
-use moot_store::Store;
+use moot_store::{CallCursor, CallRecord, Store, StoreError};
 use tokio::sync::Semaphore;
 
 use moot_app::service::{DebateRequest, Runner, RunnerError, Started};
 
-/// A run as the pages and the API read it: record, calls, decisions, code checks.
-pub(crate) type LoadedRun = (
-    moot_store::RunRecord,
-    Vec<moot_store::CallRecord>,
-    Vec<moot_store::DecisionRecord>,
-    Vec<moot_store::ValidationRecord>,
-);
+/// A run as the pages and the API read it: record, a page of its calls, decisions, code
+/// checks.
+pub(crate) struct LoadedRun {
+    pub run: moot_store::RunRecord,
+    pub calls: CallPage,
+    pub decisions: Vec<moot_store::DecisionRecord>,
+    pub checks: Vec<moot_store::ValidationRecord>,
+}
+
+/// Calls a page holds at most when the request does not say (`?limit=`), and at most however
+/// many it asks for.
+pub const PAGE_CALLS: u32 = 100;
+pub const MAX_PAGE_CALLS: u32 = 500;
+
+/// The bytes of calls (as JSON) a page holds before it ends: a page ends at the call that
+/// takes it past this, so it is at most this and one call, whatever the run's size (a run of
+/// 7 MB of replies was one response of 106 MB, its calls' prompts holding their peers' replies
+/// again).
+pub const PAGE_BYTES: usize = 1 << 20;
+
+/// Calls read from the store at once while a page is filled: few, since one may be megabytes.
+const READ_CALLS: u32 = 8;
+
+/// A page of a run's calls, in the order they were written, and where the next page starts
+/// (`None`: this is the last).
+pub(crate) struct CallPage {
+    pub calls: Vec<CallRecord>,
+    pub next: Option<CallCursor>,
+}
+
+/// Where a page of calls starts: after a call (`SEQ.ROUND.AGENT.SLOT`, as a page's link to
+/// the next one gives it), or at the first call.
+pub(crate) fn parse_cursor(text: Option<&str>) -> Result<CallCursor, String> {
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        return Ok(CallCursor::start());
+    };
+    let bad = || format!("after: {text:?} is not a place in a run's calls (take it from a page's `next`)");
+    let mut parts = text.splitn(4, '.');
+    let mut part = || parts.next().ok_or_else(bad);
+    Ok(CallCursor {
+        seq: part()?.parse().map_err(|_| bad())?,
+        round: part()?.parse().map_err(|_| bad())?,
+        agent: part()?.parse().map_err(|_| bad())?,
+        slot: part()?.to_string(),
+    })
+}
+
+/// A cursor as `after=` gives it back (percent-encoded for a query).
+pub(crate) fn cursor_text(cursor: &CallCursor) -> String {
+    crate::pages::percent_encode(&format!(
+        "{}.{}.{}.{}",
+        cursor.seq, cursor.round, cursor.agent, cursor.slot
+    ))
+}
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -107,15 +154,64 @@ impl App {
         }
     }
 
-    /// A stored run with its calls, decisions and code checks.
-    pub(crate) async fn load_run(&self, id: &str) -> Result<LoadedRun, moot_store::StoreError> {
+    /// A stored run with a page of its calls (at most `limit` after `after`, see
+    /// [`PAGE_BYTES`]), its decisions and code checks.
+    pub(crate) async fn load_run(
+        &self,
+        id: &str,
+        after: &CallCursor,
+        limit: u32,
+    ) -> Result<LoadedRun, StoreError> {
         let s = &self.store;
-        Ok((
-            s.run(id).await?,
-            s.calls(id).await?,
-            s.decisions(id).await?,
-            s.validations(id).await?,
-        ))
+        Ok(LoadedRun {
+            run: s.run(id).await?,
+            calls: self.call_page(id, after, limit).await?,
+            decisions: s.decisions(id).await?,
+            checks: s.validations(id).await?,
+        })
+    }
+
+    /// At most `limit` (1 to [`MAX_PAGE_CALLS`]) of run `id`'s calls after `after`, ending early
+    /// at the call that takes the page past [`PAGE_BYTES`]; read a few at a time, so no more
+    /// than the page and a few calls are ever held.
+    pub(crate) async fn call_page(
+        &self,
+        id: &str,
+        after: &CallCursor,
+        limit: u32,
+    ) -> Result<CallPage, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE_CALLS) as usize;
+        let mut calls = Vec::new();
+        let mut bytes = 0usize;
+        let mut cursor = after.clone();
+        loop {
+            let want = READ_CALLS.min((limit - calls.len()) as u32);
+            let read = self.store.calls_after(id, &cursor, want).await?;
+            let ended = read.len() < want as usize;
+            let mut read = read.into_iter();
+            for (at, call) in read.by_ref() {
+                bytes = bytes.saturating_add(serde_json::to_vec(&call).map_or(0, |v| v.len()));
+                calls.push(call);
+                cursor = at;
+                if calls.len() == limit || bytes >= PAGE_BYTES {
+                    break;
+                }
+            }
+            let full = calls.len() == limit || bytes >= PAGE_BYTES;
+            if !full {
+                if ended {
+                    return Ok(CallPage { calls, next: None });
+                }
+                continue;
+            }
+            // Full: is there more? What was read past the page says so; else one more read.
+            let more = read.next().is_some()
+                || (!ended && !self.store.calls_after(id, &cursor, 1).await?.is_empty());
+            return Ok(CallPage {
+                calls,
+                next: more.then_some(cursor),
+            });
+        }
     }
 
     /// Starts a debate if a slot is free; the slot is held until the debate ends.

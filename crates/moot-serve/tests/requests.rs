@@ -214,19 +214,34 @@ fn the_page_of_a_large_run_is_bounded_and_links_to_its_later_calls() {
     let store = Arc::new(MemoryStore::default());
     let server = Server::over(store.clone(), Arc::new(NoRunner), ServeOptions::default());
     big_run(store.as_ref(), &server, "big", 60, 120_000);
-    let (status, body, _) = get(server.addr, "/runs/big");
-    assert_eq!(status, 200);
-    assert!(body.len() <= 4 << 20, "a page of {} bytes", body.len());
-    let next = body
-        .split("href=\"")
-        .skip(1)
-        .filter_map(|s| s.split('"').next())
-        .find(|h| h.starts_with("/runs/big?after="))
-        .unwrap_or_else(|| panic!("no link to the later calls"))
-        .replace("&amp;", "&");
-    let (status, later, _) = get(server.addr, &next);
-    assert_eq!(status, 200);
-    assert!(later.contains("0059 "), "the last call is on a later page");
+    // Links as the page escapes them (`/` as `&#x2f;`).
+    let link = |body: &str, to: &str| {
+        body.split("href=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .map(|h| h.replace("&#x2f;", "/").replace("&amp;", "&"))
+            .find(|h| h.starts_with(to))
+    };
+    let mut path = "/runs/big".to_string();
+    let mut pages = 0;
+    loop {
+        let (status, body, _) = get(server.addr, &path);
+        assert_eq!(status, 200, "{path}");
+        assert!(body.len() <= 4 << 20, "{path}: a page of {} bytes", body.len());
+        pages += 1;
+        if pages > 1 {
+            assert_eq!(link(&body, "/runs/big").as_deref(), Some("/runs/big"), "a link back to the first calls");
+        }
+        match link(&body, "/runs/big?after=") {
+            Some(next) => path = next,
+            None => {
+                assert!(body.contains("0059 "), "the last page holds the last call");
+                break;
+            }
+        }
+        assert!(pages < 100, "the pages do not end");
+    }
+    assert!(pages > 1);
     // A small run is one page, as before.
     big_run(store.as_ref(), &server, "small", 6, 100);
     let (status, body, _) = get(server.addr, "/runs/small");
