@@ -139,18 +139,24 @@ pub struct App {
     running: Arc<Semaphore>,
     max_running: usize,
     pub(crate) templates: minijinja::Environment<'static>,
+    /// Benchmark reports, made once per state of their benchmark and shared.
+    pub(crate) reports: crate::reports::Reports,
+    /// What every served text that may carry a secret passes.
+    pub(crate) redactor: Arc<Redactor>,
 }
 
 impl App {
     pub fn new(store: Arc<dyn Store>, runner: Arc<dyn Runner>, options: &ServeOptions) -> App {
         App {
             store,
-            runner,
+            runner: runner.clone(),
             token: options.token.clone(),
             hosts: crate::hosts::HostPolicy::new(options.host, &options.allow_hosts),
             running: Arc::new(Semaphore::new(options.max_running)),
             max_running: options.max_running,
             templates: crate::templates::templates(),
+            reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
+            redactor: options.redactor.clone(),
         }
     }
 

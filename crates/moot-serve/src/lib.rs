@@ -28,6 +28,7 @@ mod hosts;
 mod listen;
 mod openai;
 mod pages;
+mod reports;
 mod safety;
 mod templates;
 
