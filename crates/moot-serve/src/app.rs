@@ -143,6 +143,8 @@ pub struct App {
     pub(crate) reports: crate::reports::Reports,
     /// What every served text that may carry a secret passes.
     pub(crate) redactor: Arc<Redactor>,
+    /// The followed runs' feeds of new calls.
+    pub(crate) feeds: crate::feeds::Feeds,
 }
 
 impl App {
@@ -157,6 +159,7 @@ impl App {
             templates: crate::templates::templates(),
             reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
             redactor: options.redactor.clone(),
+            feeds: crate::feeds::Feeds::default(),
         }
     }
 
