@@ -76,5 +76,5 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
             app.clone(),
             safety::check_host_and_origin,
         ));
-    safety::harden(routes, options.max_body_bytes).with_state(app)
+    safety::harden(routes, options.max_body_bytes, options.redactor.clone()).with_state(app)
 }

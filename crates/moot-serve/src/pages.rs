@@ -20,6 +20,7 @@ use moot_app::service::{AgentsChoice, DebateRequest, RunnerError};
 use moot_app::view::{shorten, RunView};
 
 pub(crate) fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
+    let ctx = crate::redaction::redact_context(&app.redactor, ctx);
     match app.templates.get_template(name).and_then(|t| t.render(ctx)) {
         Ok(html) => Html(html).into_response(),
         Err(e) => (

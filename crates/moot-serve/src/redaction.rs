@@ -6,6 +6,13 @@
 //! JSON is redacted value by value (every string, and every object key), never as text: a
 //! pattern matched across a quote would break it.
 
+use std::sync::Arc;
+
+use axum::body::{Body, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use moot_core::redact::Redactor;
 use serde_json::Value;
 
@@ -33,4 +40,80 @@ pub fn redact_value(redactor: &Redactor, value: &mut Value) {
 pub fn json_text(redactor: &Redactor, mut value: Value) -> String {
     redact_value(redactor, &mut value);
     value.to_string()
+}
+
+/// Redacts every whole response body the server sends (JSON value by value, text as text);
+/// streamed bodies (server-sent events) are redacted where their events are made. A body with
+/// an exact length is in memory already: it is read whole, and sent as it was when nothing in
+/// it is a secret.
+pub async fn redact_bodies(
+    State(redactor): State<Arc<Redactor>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let response = next.run(request).await;
+    let kind = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let json = kind.starts_with("application/json");
+    let text = kind.starts_with("text/plain")
+        || kind.starts_with("text/html")
+        || kind.starts_with("image/svg+xml");
+    if !(json || text) || response.body().size_hint().exact().is_none() {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("reading a response to redact it: {e}\n"),
+            )
+                .into_response()
+        }
+    };
+    let redacted: Option<Vec<u8>> = if json {
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(mut value) => {
+                let before = value.clone();
+                redact_value(&redactor, &mut value);
+                (value != before).then(|| value.to_string().into_bytes())
+            }
+            Err(_) => redact_text(&redactor, &bytes),
+        }
+    } else {
+        redact_text(&redactor, &bytes)
+    };
+    match redacted {
+        Some(redacted) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(redacted))
+        }
+        None => Response::from_parts(parts, Body::from(bytes)),
+    }
+}
+
+/// `bytes` redacted as text (`None`: nothing to redact, or not text).
+fn redact_text(redactor: &Redactor, bytes: &[u8]) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    match redactor.redact(text) {
+        std::borrow::Cow::Borrowed(_) => None,
+        std::borrow::Cow::Owned(redacted) => Some(redacted.into_bytes()),
+    }
+}
+
+/// A page's values redacted before they are rendered: once escaped for HTML (`/` as `&#x2f;`),
+/// a key would no longer be found in the page.
+pub fn redact_context(redactor: &Redactor, ctx: minijinja::Value) -> minijinja::Value {
+    match serde_json::to_value(&ctx) {
+        Ok(mut value) => {
+            redact_value(redactor, &mut value);
+            minijinja::Value::from_serialize(&value)
+        }
+        Err(_) => ctx,
+    }
 }

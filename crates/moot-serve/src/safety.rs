@@ -10,6 +10,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use moot_core::redact::Redactor;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -182,9 +183,18 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The headers every response carries and the request body cap.
-pub fn harden<S: Clone + Send + Sync + 'static>(router: Router<S>, max_body: usize) -> Router<S> {
+/// The headers every response carries, the request body cap, and the redactor every whole
+/// response passes (`redaction`).
+pub fn harden<S: Clone + Send + Sync + 'static>(
+    router: Router<S>,
+    max_body: usize,
+    redactor: Arc<Redactor>,
+) -> Router<S> {
     router
+        .layer(axum::middleware::from_fn_with_state(
+            redactor,
+            crate::redaction::redact_bodies,
+        ))
         .layer(RequestBodyLimitLayer::new(max_body))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,
