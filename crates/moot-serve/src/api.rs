@@ -9,15 +9,14 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::Stream;
-use moot_store::{CallCursor, CallRecord, RunFilter, RunStatus, StoreError};
+use moot_store::{CallCursor, RunFilter, RunStatus, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use crate::feeds::{FedCall, Feeds};
-use crate::app::{
-    cursor_text, App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS,
-};
+use crate::app::{App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS};
+use crate::feeds::{call_event, FedCall, Feeds};
+use crate::links::{cursor_text, parse_cursor, run_href, PageQuery};
 use moot_app::service::{DebateRequest, RunnerError};
 
 /// An error as JSON `{"error": …}` with its status.
@@ -121,13 +120,6 @@ fn run_summary(r: &moot_store::RunRecord) -> Value {
     })
 }
 
-/// `?after=CURSOR&limit=N`: which page of a run's calls (see [`crate::app::CallPage`]).
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct PageQuery {
-    pub after: Option<String>,
-    pub limit: Option<u32>,
-}
-
 /// `GET /api/runs/ID[?after=&limit=]` or `GET /api/runs/ID/events` (run ids may hold slashes).
 pub async fn run_path(
     State(app): State<Arc<App>>,
@@ -143,20 +135,13 @@ pub async fn run_path(
     }
 }
 
-/// A run's path under `prefix` (`/runs/`, `/api/runs/`), each segment of its id
-/// percent-encoded (ids hold slashes; a stored one may hold anything).
-pub(crate) fn run_href(prefix: &str, id: &str) -> String {
-    let segments: Vec<String> = id.split('/').map(crate::pages::percent_encode).collect();
-    format!("{prefix}{}", segments.join("/"))
-}
-
 /// `GET /api/runs/ID`: the run (without its configuration), a page of its calls in the order
 /// they were written (`?limit=`, at most [`MAX_PAGE_CALLS`] and about [`crate::app::PAGE_BYTES`]) with
 /// `next`, the link to the page after it (`null` on the last), its decisions and checks, the
 /// view the run page draws of this page's calls, and its lineage (the run it was forked from,
 /// its forks).
 async fn transcript(app: Arc<App>, id: String, page: PageQuery) -> Response {
-    let after = match crate::app::parse_cursor(page.after.as_deref()) {
+    let after = match parse_cursor(page.after.as_deref()) {
         Ok(after) => after,
         Err(m) => return error(StatusCode::BAD_REQUEST, m),
     };
@@ -198,18 +183,6 @@ async fn transcript(app: Arc<App>, id: String, page: PageQuery) -> Response {
         }
         Err(e) => store_error(e),
     }
-}
-
-/// One `call` event's text: who answered what, at what cost (redacted: an answer is model
-/// text).
-pub(crate) fn call_event(app: &App, c: &CallRecord) -> String {
-    let event = json!({
-        "round": c.round, "agent": c.agent, "agent_id": c.agent_id, "slot": c.slot,
-        "answer": c.answer, "status": if c.skipped { "skipped" } else if c.response_text.is_some() { "responded" } else { "missing" },
-        "input_tokens": c.input_tokens, "output_tokens": c.output_tokens, "ms": c.latency_ms,
-        "cached": c.cached,
-    });
-    crate::redaction::json_text(&app.redactor, event)
 }
 
 /// `GET /api/runs/ID/events`: an `event: call` per call (those already stored come first, then
@@ -263,7 +236,7 @@ async fn events(
                                 f.cursor = cursor;
                                 let event = Event::default()
                                     .event("call")
-                                    .data(call_event(&f.app, &call));
+                                    .data(call_event(&f.app.redactor, &call));
                                 return Some((Ok(event), f));
                             }
                         }
@@ -286,7 +259,7 @@ async fn events(
                     };
                     if run.status == RunStatus::Running && !run.interrupted() {
                         // Listen from here, and read once more what came before listening.
-                        f.feed = Some(Feeds::listen(&f.app, &f.id, &f.cursor));
+                        f.feed = Some(Feeds::listen(&f.app.feeds, &f.id, &f.cursor));
                         continue;
                     }
                     // A finished run writes no more calls, but may have written some between

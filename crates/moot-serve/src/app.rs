@@ -41,31 +41,6 @@ pub(crate) struct CallPage {
     pub next: Option<CallCursor>,
 }
 
-/// Where a page of calls starts: after a call (`SEQ.ROUND.AGENT.SLOT`, as a page's link to
-/// the next one gives it), or at the first call.
-pub(crate) fn parse_cursor(text: Option<&str>) -> Result<CallCursor, String> {
-    let Some(text) = text.filter(|t| !t.is_empty()) else {
-        return Ok(CallCursor::start());
-    };
-    let bad = || format!("after: {text:?} is not a place in a run's calls (take it from a page's `next`)");
-    let mut parts = text.splitn(4, '.');
-    let mut part = || parts.next().ok_or_else(bad);
-    Ok(CallCursor {
-        seq: part()?.parse().map_err(|_| bad())?,
-        round: part()?.parse().map_err(|_| bad())?,
-        agent: part()?.parse().map_err(|_| bad())?,
-        slot: part()?.to_string(),
-    })
-}
-
-/// A cursor as `after=` gives it back (percent-encoded for a query).
-pub(crate) fn cursor_text(cursor: &CallCursor) -> String {
-    crate::pages::percent_encode(&format!(
-        "{}.{}.{}.{}",
-        cursor.seq, cursor.round, cursor.agent, cursor.slot
-    ))
-}
-
 /// How the server runs.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
@@ -144,11 +119,15 @@ pub struct App {
     /// What every served text that may carry a secret passes.
     pub(crate) redactor: Arc<Redactor>,
     /// The followed runs' feeds of new calls.
-    pub(crate) feeds: crate::feeds::Feeds,
+    pub(crate) feeds: Arc<crate::feeds::Feeds>,
 }
 
 impl App {
     pub fn new(store: Arc<dyn Store>, runner: Arc<dyn Runner>, options: &ServeOptions) -> App {
+        let feeds = Arc::new(crate::feeds::Feeds::new(
+            store.clone(),
+            options.redactor.clone(),
+        ));
         App {
             store,
             runner: runner.clone(),
@@ -159,7 +138,7 @@ impl App {
             templates: crate::templates::templates(),
             reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
             redactor: options.redactor.clone(),
-            feeds: crate::feeds::Feeds::default(),
+            feeds,
         }
     }
 

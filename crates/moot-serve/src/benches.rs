@@ -12,7 +12,8 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Serialize;
 
 use crate::app::App;
-use crate::pages::{page_error, percent_encode, render, store_page_error};
+use crate::links::percent_encode;
+use crate::pages::{page_error, render, store_page_error};
 use crate::reports::{ReportError, RETRY_AFTER_SECS};
 use moot_app::service::BenchReport;
 

@@ -16,10 +16,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use moot_store::{CallCursor, RunStatus};
+use moot_core::redact::Redactor;
+use moot_store::{CallCursor, CallRecord, RunStatus, Store};
+use serde_json::json;
 use tokio::sync::broadcast;
-
-use crate::app::App;
 
 /// How often a followed run is read again for new calls.
 pub const POLL: Duration = Duration::from_millis(150);
@@ -37,27 +37,52 @@ pub struct FedCall {
     pub event: String,
 }
 
-/// The feed of every followed run, by run id.
-#[derive(Default)]
+/// One `call` event's text: who answered what, at what cost (redacted: an answer is model
+/// text).
+pub fn call_event(redactor: &Redactor, c: &CallRecord) -> String {
+    let event = json!({
+        "round": c.round, "agent": c.agent, "agent_id": c.agent_id, "slot": c.slot,
+        "answer": c.answer, "status": if c.skipped { "skipped" } else if c.response_text.is_some() { "responded" } else { "missing" },
+        "input_tokens": c.input_tokens, "output_tokens": c.output_tokens, "ms": c.latency_ms,
+        "cached": c.cached,
+    });
+    crate::redaction::json_text(redactor, event)
+}
+
+/// The feed of every followed run, by run id, and what the feeds read and redact with.
 pub struct Feeds {
+    store: Arc<dyn Store>,
+    redactor: Arc<Redactor>,
     runs: Mutex<HashMap<String, broadcast::Sender<Arc<FedCall>>>>,
 }
 
 impl Feeds {
+    pub fn new(store: Arc<dyn Store>, redactor: Arc<Redactor>) -> Feeds {
+        Feeds {
+            store,
+            redactor,
+            runs: Mutex::default(),
+        }
+    }
+
     fn runs(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<Arc<FedCall>>>> {
         // Map operations do not panic halfway; a poisoned map is still whole.
         self.runs.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Listens to run `id`'s feed, starting it (reading from `from`) if none runs.
-    pub fn listen(app: &Arc<App>, id: &str, from: &CallCursor) -> broadcast::Receiver<Arc<FedCall>> {
-        let mut runs = app.feeds.runs();
+    pub fn listen(
+        feeds: &Arc<Feeds>,
+        id: &str,
+        from: &CallCursor,
+    ) -> broadcast::Receiver<Arc<FedCall>> {
+        let mut runs = feeds.runs();
         if let Some(feed) = runs.get(id) {
             return feed.subscribe();
         }
         let (feed, listener) = broadcast::channel(BUFFERED);
         runs.insert(id.to_string(), feed.clone());
-        tokio::spawn(read(app.clone(), id.to_string(), from.clone(), feed));
+        tokio::spawn(read(feeds.clone(), id.to_string(), from.clone(), feed));
         listener
     }
 
@@ -78,20 +103,20 @@ impl Feeds {
 
 /// A followed run's feed: reads its new calls until it ends or nobody listens.
 async fn read(
-    app: Arc<App>,
+    feeds: Arc<Feeds>,
     id: String,
     mut cursor: CallCursor,
     feed: broadcast::Sender<Arc<FedCall>>,
 ) {
     loop {
-        if app.feeds.end(&id, &feed, true) {
+        if feeds.end(&id, &feed, true) {
             return;
         }
-        match app.store.calls_after(&id, &cursor, READ_CALLS).await {
+        match feeds.store.calls_after(&id, &cursor, READ_CALLS).await {
             Ok(calls) if !calls.is_empty() => {
                 for (at, call) in calls {
                     cursor = at.clone();
-                    let event = crate::api::call_event(&app, &call);
+                    let event = call_event(&feeds.redactor, &call);
                     // No follower now: the next pass ends the feed.
                     let _ = feed.send(Arc::new(FedCall { cursor: at, event }));
                 }
@@ -101,12 +126,12 @@ async fn read(
             // The followers read the store themselves, and say what failed.
             Err(_) => break,
         }
-        match app.store.run(&id).await {
+        match feeds.store.run(&id).await {
             Ok(run) if run.status == RunStatus::Running && !run.interrupted() => {}
             // Ended (the followers read its last calls and how it ended), or unreadable.
             _ => break,
         }
         tokio::time::sleep(POLL).await;
     }
-    app.feeds.end(&id, &feed, false);
+    feeds.end(&id, &feed, false);
 }

@@ -80,7 +80,9 @@ pub(crate) fn host_name(authority: &str) -> Option<String> {
 
 fn port_ok(port: Option<&str>) -> bool {
     port.is_none_or(|p| {
-        (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok()
+        (1..=5).contains(&p.len())
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && p.parse::<u16>().is_ok()
     })
 }
 

@@ -47,6 +47,7 @@ mod benches;
 mod error;
 mod feeds;
 mod hosts;
+mod links;
 mod listen;
 mod openai;
 mod pages;

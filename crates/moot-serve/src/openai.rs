@@ -381,9 +381,8 @@ fn stream(
                         "moot run {} round {} {}: {answer}",
                         s.run_id, c.round, c.agent_id
                     );
-                    s.queue.push_back(
-                        Event::default().comment(s.app.redactor.redact(&line).into_owned()),
-                    );
+                    s.queue
+                        .push_back(Event::default().comment(&*s.app.redactor.redact(&line)));
                     s.seen = at;
                 }
             }

@@ -12,10 +12,9 @@ use minijinja::context;
 use moot_store::StoreError;
 use serde::{Deserialize, Serialize};
 
-use crate::api::{run_href, ListQuery, PageQuery, PAGE_SIZE};
-use crate::app::{
-    cursor_text, parse_cursor, App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS,
-};
+use crate::api::{ListQuery, PAGE_SIZE};
+use crate::app::{App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS};
+use crate::links::{cursor_text, parse_cursor, percent_encode, run_href, PageQuery};
 use moot_app::service::{AgentsChoice, DebateRequest, RunnerError};
 use moot_app::view::{shorten, RunView};
 
@@ -104,18 +103,6 @@ pub async fn runs(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
             query_string => kept.join("&"),
         },
     )
-}
-
-/// Percent-encodes a query value or a path segment (everything but unreserved characters).
-pub(crate) fn percent_encode(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// `GET /runs/ID[?after=CURSOR]`: the run, drawn from a page of its calls (as

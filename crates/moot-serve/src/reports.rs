@@ -90,9 +90,9 @@ impl Reports {
         let report = {
             // Nothing below panics halfway through a change of the list.
             let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            let found = kept.iter().find(|k| {
-                k.name == name && k.state == state && k.made_at.elapsed() < FRESH_FOR
-            });
+            let found = kept
+                .iter()
+                .find(|k| k.name == name && k.state == state && k.made_at.elapsed() < FRESH_FOR);
             match found {
                 Some(k) => k.report.clone(),
                 None => {

@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use moot_core::redact::Redactor;
-use moot_serve::{
-    BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team,
-};
+use moot_serve::{BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team};
 use moot_store::{
     BenchItemRecord, BenchRecord, CallRecord, MemoryStore, RunRecord, RunStatus, Store,
 };
@@ -102,13 +100,38 @@ fn the_host_check_refuses_what_it_cannot_read() {
     let port = addr.port();
     let host = |h: &str| format!("Host: {h}\r\n").into_bytes();
     // What names this server is served.
-    assert_eq!(get_with(addr, "HTTP/1.1", "/api/runs", &host(&addr.to_string())), 200);
-    assert_eq!(get_with(addr, "HTTP/1.1", "/api/runs", &host("localhost")), 200);
-    assert_eq!(get_with(addr, "HTTP/1.1", "/api/runs", &host(&format!("[::1]:{port}"))), 200);
-    assert_eq!(get_with(addr, "HTTP/1.0", "/api/runs", &host("localhost")), 200);
+    assert_eq!(
+        get_with(addr, "HTTP/1.1", "/api/runs", &host(&addr.to_string())),
+        200
+    );
+    assert_eq!(
+        get_with(addr, "HTTP/1.1", "/api/runs", &host("localhost")),
+        200
+    );
+    assert_eq!(
+        get_with(
+            addr,
+            "HTTP/1.1",
+            "/api/runs",
+            &host(&format!("[::1]:{port}"))
+        ),
+        200
+    );
+    assert_eq!(
+        get_with(addr, "HTTP/1.0", "/api/runs", &host("localhost")),
+        200
+    );
     // No Host, in either version: nothing says which name the page was loaded from.
-    assert_eq!(get_with(addr, "HTTP/1.1", "/api/runs", b""), 400, "no Host (HTTP/1.1)");
-    assert_eq!(get_with(addr, "HTTP/1.0", "/api/runs", b""), 400, "no Host (HTTP/1.0)");
+    assert_eq!(
+        get_with(addr, "HTTP/1.1", "/api/runs", b""),
+        400,
+        "no Host (HTTP/1.1)"
+    );
+    assert_eq!(
+        get_with(addr, "HTTP/1.0", "/api/runs", b""),
+        400,
+        "no Host (HTTP/1.0)"
+    );
     // A Host that is not text, or not an authority.
     assert_eq!(
         get_with(addr, "HTTP/1.1", "/api/runs", b"Host: local\xffhost\r\n"),
@@ -127,19 +150,36 @@ fn the_host_check_refuses_what_it_cannot_read() {
         "localhost@evil.example",
         "",
     ] {
-        assert_eq!(get_with(addr, "HTTP/1.1", "/api/runs", &host(bad)), 400, "Host: {bad:?}");
+        assert_eq!(
+            get_with(addr, "HTTP/1.1", "/api/runs", &host(bad)),
+            400,
+            "Host: {bad:?}"
+        );
     }
     // Two Hosts: which one a proxy in front read is anyone's guess.
-    let two = format!("Host: localhost\r\nHost: evil.example\r\n");
-    assert_eq!(get_with(addr, "HTTP/1.1", "/api/runs", two.as_bytes()), 400, "two Hosts");
+    let two = "Host: localhost\r\nHost: evil.example\r\n";
+    assert_eq!(
+        get_with(addr, "HTTP/1.1", "/api/runs", two.as_bytes()),
+        400,
+        "two Hosts"
+    );
     // A request line that names another host (absolute form) is that host's request.
     assert_eq!(
-        get_with(addr, "HTTP/1.1", "http://evil.example/api/runs", &host("localhost")),
+        get_with(
+            addr,
+            "HTTP/1.1",
+            "http://evil.example/api/runs",
+            &host("localhost")
+        ),
         403,
         "absolute form naming another host"
     );
     // `/health` is checked too.
-    assert_eq!(get_with(addr, "HTTP/1.1", "/health", b""), 400, "/health without Host");
+    assert_eq!(
+        get_with(addr, "HTTP/1.1", "/health", b""),
+        400,
+        "/health without Host"
+    );
 }
 
 /// A run of `calls` calls whose responses are `size` bytes each, finished.
@@ -227,10 +267,18 @@ fn the_page_of_a_large_run_is_bounded_and_links_to_its_later_calls() {
     loop {
         let (status, body, _) = get(server.addr, &path);
         assert_eq!(status, 200, "{path}");
-        assert!(body.len() <= 4 << 20, "{path}: a page of {} bytes", body.len());
+        assert!(
+            body.len() <= 4 << 20,
+            "{path}: a page of {} bytes",
+            body.len()
+        );
         pages += 1;
         if pages > 1 {
-            assert_eq!(link(&body, "/runs/big").as_deref(), Some("/runs/big"), "a link back to the first calls");
+            assert_eq!(
+                link(&body, "/runs/big").as_deref(),
+                Some("/runs/big"),
+                "a link back to the first calls"
+            );
         }
         match link(&body, "/runs/big?after=") {
             Some(next) => path = next,
@@ -246,7 +294,10 @@ fn the_page_of_a_large_run_is_bounded_and_links_to_its_later_calls() {
     big_run(store.as_ref(), &server, "small", 6, 100);
     let (status, body, _) = get(server.addr, "/runs/small");
     assert_eq!(status, 200);
-    assert!(body.contains("0005 ") && !body.contains("?after="), "{body:.300}");
+    assert!(
+        body.contains("0005 ") && !body.contains("?after="),
+        "{body:.300}"
+    );
 }
 
 /// A runner whose reports are counted, and wait for `open` before they are made.
@@ -365,21 +416,35 @@ fn a_benchmark_report_is_computed_once_per_state_and_shared() {
     for c in clients {
         let (status, body, _) = c.join().unwrap();
         assert_eq!(status, 200, "{body:.300}");
-        assert!(body.contains("report 1") || body.contains("<!-- 1 -->"), "{body:.300}");
+        assert!(
+            body.contains("report 1") || body.contains("<!-- 1 -->"),
+            "{body:.300}"
+        );
     }
-    assert_eq!(runner.made.load(Ordering::SeqCst), 1, "reports made for one state");
+    assert_eq!(
+        runner.made.load(Ordering::SeqCst),
+        1,
+        "reports made for one state"
+    );
     // Again, the same state: the same report.
     assert!(get(addr, "/benches/b").1.contains("report 1"));
     assert_eq!(runner.made.load(Ordering::SeqCst), 1);
     // Another debate finished: the benchmark changed, and its report is made again, once.
     block_on(&server, add_item(store.as_ref(), "b", 3));
     assert!(get(addr, "/benches/b").1.contains("report 2"));
-    assert!(get(addr, "/benches/b/plots/accuracy.svg").1.contains("<!-- 2 -->"));
+    assert!(get(addr, "/benches/b/plots/accuracy.svg")
+        .1
+        .contains("<!-- 2 -->"));
     assert_eq!(runner.made.load(Ordering::SeqCst), 2);
     // A debate of it resumed and finished again changes it too.
     block_on(&server, async {
         store
-            .finish_run("b/som/0", RunStatus::Done, Some("407"), "2026-11-21T11:00:00Z")
+            .finish_run(
+                "b/som/0",
+                RunStatus::Done,
+                Some("407"),
+                "2026-11-21T11:00:00Z",
+            )
             .await
             .unwrap()
     });
@@ -441,7 +506,10 @@ impl Follower {
             buffer: Vec::new(),
         };
         let head = f.block(b"\r\n\r\n");
-        assert!(head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"), "{head}");
+        assert!(
+            head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200"),
+            "{head}"
+        );
         f
     }
 
@@ -454,8 +522,15 @@ impl Follower {
                 return text;
             }
             let mut buf = [0u8; 4096];
-            let n = self.stream.read(&mut buf).expect("an event within the guard");
-            assert!(n > 0, "the stream ended: {:?}", String::from_utf8_lossy(&self.buffer));
+            let n = self
+                .stream
+                .read(&mut buf)
+                .expect("an event within the guard");
+            assert!(
+                n > 0,
+                "the stream ended: {:?}",
+                String::from_utf8_lossy(&self.buffer)
+            );
             self.buffer.extend_from_slice(&buf[..n]);
         }
     }
@@ -566,7 +641,9 @@ impl Runner for Echoing {
         Err(format!("agents[0].api_key: {SECRET} is not a name"))
     }
     async fn bench_report(&self, _: &str) -> Result<Option<BenchReport>, RunnerError> {
-        Err(RunnerError::Internal(format!("upstream said: key {SECRET}")))
+        Err(RunnerError::Internal(format!(
+            "upstream said: key {SECRET}"
+        )))
     }
 }
 
@@ -609,13 +686,19 @@ fn served_errors_and_texts_pass_the_redactor() {
     let mut served = Vec::new();
     let (status, _, body, _) = post("/api/runs", "application/json", r#"{"question": "q"}"#);
     assert_eq!(status, 400);
-    served.push(("POST /api/runs", String::from_utf8_lossy(&body).into_owned()));
+    served.push((
+        "POST /api/runs",
+        String::from_utf8_lossy(&body).into_owned(),
+    ));
     let (_, _, body, _) = post(
         "/v1/chat/completions",
         "application/json",
         r#"{"model": "moot", "messages": [{"role": "user", "content": "q"}]}"#,
     );
-    served.push(("POST /v1/chat/completions", String::from_utf8_lossy(&body).into_owned()));
+    served.push((
+        "POST /v1/chat/completions",
+        String::from_utf8_lossy(&body).into_owned(),
+    ));
     let (_, _, body, _) = post("/new", "application/x-www-form-urlencoded", "question=q");
     served.push(("POST /new", String::from_utf8_lossy(&body).into_owned()));
     let (_, _, body, _) = post("/config", "application/x-www-form-urlencoded", "text=x");

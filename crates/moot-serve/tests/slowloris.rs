@@ -442,8 +442,7 @@ fn a_client_that_takes_none_of_its_response_is_closed_after_the_send_timeout() {
         .unwrap();
     // The client reads nothing: once the socket's buffers are full the server can send no
     // more, and lets go of the response (closing the connection) after the send timeout.
-    told
-        .recv_timeout(GUARD)
+    told.recv_timeout(GUARD)
         .unwrap_or_else(|_| panic!("the response was still held after {GUARD:?}"));
     let after = started.elapsed();
     assert!(after >= send, "closed after {after:?}");

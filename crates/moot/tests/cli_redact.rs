@@ -204,10 +204,13 @@ async fn keys_in_stored_runs_and_upstream_errors_are_never_served() {
         .arg(&said)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value =
-        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap())
-            .unwrap();
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
     let run_id = v["run_id"].as_str().unwrap().to_string();
     let deny = config(&env, "deny.toml", &format!("{url}/deny/v1"));
     let s = common::moot_serve(&env, &["--config", &deny], &[(KEY_VAR, KEY)]);
