@@ -136,10 +136,11 @@ impl Config {
         build_protocol(protocol, &config.protocol_options().restricted_to(reads)).ok()
     }
 
-    /// What removes secrets from stored and printed text: the built-in patterns, the configured
-    /// ones, the values of the API keys the agents name, and the values of every variable of
-    /// moot's environment whose name says it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`,
-    /// `*PASSWORD*`: what an agent that inherits the environment could echo back).
+    /// What removes secrets from stored, printed and served text: the built-in patterns, the
+    /// configured ones, the values of the API keys the agents and `[serve]
+    /// upstream_api_key_env` name, and the values of every variable of moot's environment
+    /// whose name says it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`: what
+    /// an agent that inherits the environment could echo back).
     pub fn redactor(&self) -> Result<moot_core::redact::Redactor, ConfigError> {
         let named = self.agents.iter().filter_map(|a| match &a.backend {
             Backend::OpenAi { http, .. } | Backend::Anthropic { http } => {
@@ -147,6 +148,8 @@ impl Config {
             }
             _ => None,
         });
+        // The key `moot serve` sends to its upstream (`moot/PROTOCOL/MODEL` teams) too.
+        let named = named.chain(self.serve.upstream_api_key_env.as_deref());
         let mut secrets: Vec<String> = named.filter_map(|var| std::env::var(var).ok()).collect();
         // `vars_os`: a variable that is not Unicode is skipped, not a panic.
         secrets.extend(std::env::vars_os().filter_map(|(name, value)| {

@@ -2,7 +2,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
@@ -10,15 +9,15 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::Stream;
-use moot_store::{CallCursor, CallRecord, RunFilter, RunStatus, StoreError};
+use moot_store::{CallCursor, RunFilter, RunStatus, StoreError};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tokio::sync::broadcast;
 
-use crate::app::{App, StartError};
+use crate::app::{App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS};
+use crate::feeds::{call_event, FedCall, Feeds};
+use crate::links::{cursor_text, parse_cursor, run_href, PageQuery};
 use moot_app::service::{DebateRequest, RunnerError};
-
-/// How often a followed run is read again for new calls.
-const POLL: Duration = Duration::from_millis(150);
 
 /// An error as JSON `{"error": …}` with its status.
 pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
@@ -121,22 +120,34 @@ fn run_summary(r: &moot_store::RunRecord) -> Value {
     })
 }
 
-/// `GET /api/runs/ID` or `GET /api/runs/ID/events` (run ids may hold slashes).
-pub async fn run_path(State(app): State<Arc<App>>, Path(path): Path<String>) -> Response {
+/// `GET /api/runs/ID[?after=&limit=]` or `GET /api/runs/ID/events` (run ids may hold slashes).
+pub async fn run_path(
+    State(app): State<Arc<App>>,
+    Path(path): Path<String>,
+    Query(page): Query<PageQuery>,
+) -> Response {
     match path.strip_suffix("/events") {
         Some(id) => match events(app, id.to_string()).await {
             Ok(sse) => sse.into_response(),
             Err(r) => r,
         },
-        None => transcript(app, path).await,
+        None => transcript(app, path, page).await,
     }
 }
 
-/// `GET /api/runs/ID`: the run (without its configuration), its calls, decisions and checks,
-/// the view the run page draws, and its lineage (the run it was forked from, its forks).
-async fn transcript(app: Arc<App>, id: String) -> Response {
+/// `GET /api/runs/ID`: the run (without its configuration), a page of its calls in the order
+/// they were written (`?limit=`, at most [`MAX_PAGE_CALLS`] and about [`crate::app::PAGE_BYTES`]) with
+/// `next`, the link to the page after it (`null` on the last), its decisions and checks, the
+/// view the run page draws of this page's calls, and its lineage (the run it was forked from,
+/// its forks).
+async fn transcript(app: Arc<App>, id: String, page: PageQuery) -> Response {
+    let after = match parse_cursor(page.after.as_deref()) {
+        Ok(after) => after,
+        Err(m) => return error(StatusCode::BAD_REQUEST, m),
+    };
+    let limit = page.limit.unwrap_or(PAGE_CALLS).clamp(1, MAX_PAGE_CALLS);
     let loaded = async {
-        let run = app.load_run(&id).await?;
+        let run = app.load_run(&id, &after, limit).await?;
         let forks = app
             .store
             .forks_of(&id, moot_app::records::MAX_FORKS_SHOWN)
@@ -144,11 +155,25 @@ async fn transcript(app: Arc<App>, id: String) -> Response {
         Ok::<_, moot_store::StoreError>((run, forks))
     };
     match loaded.await {
-        Ok(((run, calls, decisions, checks), forks)) => {
-            let view = moot_app::view::run_view(&run, &calls, &decisions, &checks);
+        Ok((loaded, forks)) => {
+            let LoadedRun {
+                run,
+                calls,
+                decisions,
+                checks,
+            } = loaded;
+            let view = moot_app::view::run_view(&run, &calls.calls, &decisions, &checks);
+            let next = calls.next.as_ref().map(|c| {
+                format!(
+                    "{}?after={}&limit={limit}",
+                    run_href("/api/runs/", &id),
+                    cursor_text(c)
+                )
+            });
             Json(json!({
                 "run": run_summary(&run),
-                "calls": calls,
+                "calls": calls.calls,
+                "next": next,
                 "decisions": decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
                 "validations": checks,
                 "view": view,
@@ -160,91 +185,125 @@ async fn transcript(app: Arc<App>, id: String) -> Response {
     }
 }
 
-/// One `call` event: who answered what, at what cost.
-fn call_event(c: &CallRecord) -> Value {
-    json!({
-        "round": c.round, "agent": c.agent, "agent_id": c.agent_id, "slot": c.slot,
-        "answer": c.answer, "status": if c.skipped { "skipped" } else if c.response_text.is_some() { "responded" } else { "missing" },
-        "input_tokens": c.input_tokens, "output_tokens": c.output_tokens, "ms": c.latency_ms,
-        "cached": c.cached,
-    })
-}
-
 /// `GET /api/runs/ID/events`: an `event: call` per call (those already stored come first, then
 /// each new one as it is recorded, in the order they were written), then an `event: done` with
 /// the run's status (`done`, `failed`, or `interrupted` when its process is gone) and answer.
 ///
-/// A follower reads only what is new: one call at a time from where it stands (a store
-/// cursor), so following a large run costs one call's memory and one indexed read per call,
-/// however many calls came before; the run itself is read only when nothing new is there.
+/// A follower reads what is already stored itself, one call at a time from where it stands (a
+/// store cursor), so catching up on a large run costs one call's memory; then it listens to the
+/// run's feed, which reads new calls once for every follower (see `feeds`).
 async fn events(
     app: Arc<App>,
     id: String,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Response> {
     app.store.run(&id).await.map_err(store_error)?;
+    /// What the follower does next.
+    enum Step {
+        /// Read the store from the cursor (joining the feed once nothing is left).
+        CatchUp,
+        /// Take the feed's calls.
+        Listen,
+        /// Nothing more.
+        Done,
+    }
     struct Follow {
         app: Arc<App>,
         id: String,
         cursor: CallCursor,
-        done: bool,
+        feed: Option<broadcast::Receiver<Arc<FedCall>>>,
+        step: Step,
     }
     let state = Follow {
         app,
         id,
         cursor: CallCursor::start(),
-        done: false,
+        feed: None,
+        step: Step::CatchUp,
     };
     let stream = futures::stream::unfold(state, |mut f| async move {
-        if f.done {
-            return None;
-        }
         let failed = |f: &mut Follow, e: StoreError| {
-            f.done = true;
-            Event::default().event("error").data(e.to_string())
+            f.step = Step::Done;
+            let text = f.app.redactor.redact(&e.to_string()).into_owned();
+            Event::default().event("error").data(text)
         };
         loop {
-            match f.app.store.calls_after(&f.id, &f.cursor, 1).await {
-                Ok(mut next) => {
-                    if let Some((cursor, call)) = next.pop() {
-                        f.cursor = cursor;
-                        let event = Event::default()
-                            .event("call")
-                            .data(call_event(&call).to_string());
-                        return Some((Ok(event), f));
+            match f.step {
+                Step::Done => return None,
+                Step::CatchUp => {
+                    match f.app.store.calls_after(&f.id, &f.cursor, 1).await {
+                        Ok(mut next) => {
+                            if let Some((cursor, call)) = next.pop() {
+                                f.cursor = cursor;
+                                let event = Event::default()
+                                    .event("call")
+                                    .data(call_event(&f.app.redactor, &call));
+                                return Some((Ok(event), f));
+                            }
+                        }
+                        Err(e) => {
+                            let event = failed(&mut f, e);
+                            return Some((Ok(event), f));
+                        }
+                    }
+                    if f.feed.is_some() {
+                        f.step = Step::Listen;
+                        continue;
+                    }
+                    // Nothing more stored: is the run over?
+                    let run = match f.app.store.run(&f.id).await {
+                        Ok(run) => run,
+                        Err(e) => {
+                            let event = failed(&mut f, e);
+                            return Some((Ok(event), f));
+                        }
+                    };
+                    if run.status == RunStatus::Running && !run.interrupted() {
+                        // Listen from here, and read once more what came before listening.
+                        f.feed = Some(Feeds::listen(&f.app.feeds, &f.id, &f.cursor));
+                        continue;
+                    }
+                    // A finished run writes no more calls, but may have written some between
+                    // the read above and this one: read again before saying it is done.
+                    match f.app.store.calls_after(&f.id, &f.cursor, 1).await {
+                        Ok(next) if !next.is_empty() => continue,
+                        Ok(_) => {}
+                        Err(e) => {
+                            let event = failed(&mut f, e);
+                            return Some((Ok(event), f));
+                        }
+                    }
+                    f.step = Step::Done;
+                    let done = json!({"run_id": run.id, "status": run.shown_status(), "answer": run.answer, "rule": run.rule});
+                    let event = Event::default()
+                        .event("done")
+                        .data(crate::redaction::json_text(&f.app.redactor, done));
+                    return Some((Ok(event), f));
+                }
+                Step::Listen => {
+                    let Some(feed) = f.feed.as_mut() else {
+                        f.step = Step::CatchUp;
+                        continue;
+                    };
+                    match feed.recv().await {
+                        Ok(call) => {
+                            if call.cursor <= f.cursor {
+                                continue;
+                            }
+                            f.cursor = call.cursor.clone();
+                            let event = Event::default().event("call").data(call.event.as_str());
+                            return Some((Ok(event), f));
+                        }
+                        // Fell behind: what it missed is in the store.
+                        Err(broadcast::error::RecvError::Lagged(_)) => f.step = Step::CatchUp,
+                        // The feed ended (its run did, or could not be read): read what is
+                        // left, and how the run ended, from the store.
+                        Err(broadcast::error::RecvError::Closed) => {
+                            f.feed = None;
+                            f.step = Step::CatchUp;
+                        }
                     }
                 }
-                Err(e) => {
-                    let event = failed(&mut f, e);
-                    return Some((Ok(event), f));
-                }
             }
-            // Nothing new. A finished run writes no more calls, but may have written some
-            // between the read above and this one: the next pass sends them, then `done`.
-            let run = match f.app.store.run(&f.id).await {
-                Ok(run) => run,
-                Err(e) => {
-                    let event = failed(&mut f, e);
-                    return Some((Ok(event), f));
-                }
-            };
-            if run.status == RunStatus::Running && !run.interrupted() {
-                tokio::time::sleep(POLL).await;
-                continue;
-            }
-            match f.app.store.calls_after(&f.id, &f.cursor, 1).await {
-                Ok(next) if !next.is_empty() => continue,
-                Ok(_) => {}
-                Err(e) => {
-                    let event = failed(&mut f, e);
-                    return Some((Ok(event), f));
-                }
-            }
-            f.done = true;
-            let event = Event::default().event("done").data(
-                json!({"run_id": run.id, "status": run.shown_status(), "answer": run.answer, "rule": run.rule})
-                    .to_string(),
-            );
-            return Some((Ok(event), f));
         }
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))

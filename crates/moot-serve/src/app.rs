@@ -5,18 +5,41 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use moot_store::Store;
+use moot_core::redact::Redactor;
+use moot_store::{CallCursor, CallRecord, Store, StoreError};
 use tokio::sync::Semaphore;
 
 use moot_app::service::{DebateRequest, Runner, RunnerError, Started};
 
-/// A run as the pages and the API read it: record, calls, decisions, code checks.
-pub(crate) type LoadedRun = (
-    moot_store::RunRecord,
-    Vec<moot_store::CallRecord>,
-    Vec<moot_store::DecisionRecord>,
-    Vec<moot_store::ValidationRecord>,
-);
+/// A run as the pages and the API read it: record, a page of its calls, decisions, code
+/// checks.
+pub(crate) struct LoadedRun {
+    pub run: moot_store::RunRecord,
+    pub calls: CallPage,
+    pub decisions: Vec<moot_store::DecisionRecord>,
+    pub checks: Vec<moot_store::ValidationRecord>,
+}
+
+/// Calls a page holds at most when the request does not say (`?limit=`), and at most however
+/// many it asks for.
+pub const PAGE_CALLS: u32 = 100;
+pub const MAX_PAGE_CALLS: u32 = 500;
+
+/// The bytes of calls (as JSON) a page holds before it ends: a page ends at the call that
+/// takes it past this, so it is at most this and one call, whatever the run's size (a run of
+/// 7 MB of replies was one response of 106 MB, its calls' prompts holding their peers' replies
+/// again).
+pub const PAGE_BYTES: usize = 1 << 20;
+
+/// Calls read from the store at once while a page is filled: few, since one may be megabytes.
+const READ_CALLS: u32 = 8;
+
+/// A page of a run's calls, in the order they were written, and where the next page starts
+/// (`None`: this is the last).
+pub(crate) struct CallPage {
+    pub calls: Vec<CallRecord>,
+    pub next: Option<CallCursor>,
+}
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -37,10 +60,26 @@ pub struct ServeOptions {
     /// How long a kept-alive connection may wait for its next request. Never applies while a
     /// response is being sent: server-sent events last as long as their run.
     pub idle_timeout: Duration,
+    /// How long a request's body may go without a byte once its head is in: past it the
+    /// request is answered 408 and its connection closed.
+    pub body_read_timeout: Duration,
+    /// How long a request's whole body may take, from the end of its head, however steadily it
+    /// trickles in (408 and closed past it).
+    pub body_timeout: Duration,
+    /// How long a response may wait on a client that takes none of it (no byte written): past
+    /// it the connection is closed. A response with nothing to send (server-sent events between
+    /// calls) is never cut.
+    pub send_timeout: Duration,
     /// Connections held at once (`None`: the descriptor limit, raised to its hard limit at
     /// start, less headroom for the store and the agents). At the cap, the oldest connection
     /// with no request in flight is closed to make room for the new one.
     pub max_connections: Option<usize>,
+    /// Benchmark reports computed at once, over every benchmark; past it a report page is
+    /// refused with 503 and `Retry-After`.
+    pub max_reports: usize,
+    /// What every served text that may carry a secret passes (`moot serve` gives the one its
+    /// configuration makes: the agents' and the upstream's keys, `security.redact`).
+    pub redactor: Arc<Redactor>,
 }
 
 impl Default for ServeOptions {
@@ -54,7 +93,12 @@ impl Default for ServeOptions {
             allow_hosts: Vec::new(),
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(30),
             max_connections: None,
+            max_reports: 2,
+            redactor: Arc::new(Redactor::default()),
         }
     }
 }
@@ -70,30 +114,92 @@ pub struct App {
     running: Arc<Semaphore>,
     max_running: usize,
     pub(crate) templates: minijinja::Environment<'static>,
+    /// Benchmark reports, made once per state of their benchmark and shared.
+    pub(crate) reports: crate::reports::Reports,
+    /// What every served text that may carry a secret passes.
+    pub(crate) redactor: Arc<Redactor>,
+    /// The followed runs' feeds of new calls.
+    pub(crate) feeds: Arc<crate::feeds::Feeds>,
 }
 
 impl App {
     pub fn new(store: Arc<dyn Store>, runner: Arc<dyn Runner>, options: &ServeOptions) -> App {
+        let feeds = Arc::new(crate::feeds::Feeds::new(
+            store.clone(),
+            options.redactor.clone(),
+        ));
         App {
             store,
-            runner,
+            runner: runner.clone(),
             token: options.token.clone(),
             hosts: crate::hosts::HostPolicy::new(options.host, &options.allow_hosts),
             running: Arc::new(Semaphore::new(options.max_running)),
             max_running: options.max_running,
             templates: crate::templates::templates(),
+            reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
+            redactor: options.redactor.clone(),
+            feeds,
         }
     }
 
-    /// A stored run with its calls, decisions and code checks.
-    pub(crate) async fn load_run(&self, id: &str) -> Result<LoadedRun, moot_store::StoreError> {
+    /// A stored run with a page of its calls (at most `limit` after `after`, see
+    /// [`PAGE_BYTES`]), its decisions and code checks.
+    pub(crate) async fn load_run(
+        &self,
+        id: &str,
+        after: &CallCursor,
+        limit: u32,
+    ) -> Result<LoadedRun, StoreError> {
         let s = &self.store;
-        Ok((
-            s.run(id).await?,
-            s.calls(id).await?,
-            s.decisions(id).await?,
-            s.validations(id).await?,
-        ))
+        Ok(LoadedRun {
+            run: s.run(id).await?,
+            calls: self.call_page(id, after, limit).await?,
+            decisions: s.decisions(id).await?,
+            checks: s.validations(id).await?,
+        })
+    }
+
+    /// At most `limit` (1 to [`MAX_PAGE_CALLS`]) of run `id`'s calls after `after`, ending early
+    /// at the call that takes the page past [`PAGE_BYTES`]; read a few at a time, so no more
+    /// than the page and a few calls are ever held.
+    pub(crate) async fn call_page(
+        &self,
+        id: &str,
+        after: &CallCursor,
+        limit: u32,
+    ) -> Result<CallPage, StoreError> {
+        let limit = limit.clamp(1, MAX_PAGE_CALLS) as usize;
+        let mut calls = Vec::new();
+        let mut bytes = 0usize;
+        let mut cursor = after.clone();
+        loop {
+            let want = READ_CALLS.min((limit - calls.len()) as u32);
+            let read = self.store.calls_after(id, &cursor, want).await?;
+            let ended = read.len() < want as usize;
+            let mut read = read.into_iter();
+            for (at, call) in read.by_ref() {
+                bytes = bytes.saturating_add(serde_json::to_vec(&call).map_or(0, |v| v.len()));
+                calls.push(call);
+                cursor = at;
+                if calls.len() == limit || bytes >= PAGE_BYTES {
+                    break;
+                }
+            }
+            let full = calls.len() == limit || bytes >= PAGE_BYTES;
+            if !full {
+                if ended {
+                    return Ok(CallPage { calls, next: None });
+                }
+                continue;
+            }
+            // Full: is there more? What was read past the page says so; else one more read.
+            let more = read.next().is_some()
+                || (!ended && !self.store.calls_after(id, &cursor, 1).await?.is_empty());
+            return Ok(CallPage {
+                calls,
+                next: more.then_some(cursor),
+            });
+        }
     }
 
     /// Starts a debate if a slot is free; the slot is held until the debate ends.

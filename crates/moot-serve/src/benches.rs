@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use minijinja::context;
 use moot_store::{BenchItemRecord, BenchRecord, RunStatus, StoreError};
@@ -12,8 +12,10 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Serialize;
 
 use crate::app::App;
-use crate::pages::{page_error, percent_encode, render, store_page_error};
-use moot_app::service::RunnerError;
+use crate::links::percent_encode;
+use crate::pages::{page_error, render, store_page_error};
+use crate::reports::{ReportError, RETRY_AFTER_SECS};
+use moot_app::service::BenchReport;
 
 /// Where a benchmark stands: linked debates by status, out of the planned number when known.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -46,10 +48,15 @@ struct ItemRow {
     correct: Option<bool>,
 }
 
-async fn progress(
-    app: &App,
-    bench: &BenchRecord,
-) -> Result<(Progress, Vec<(BenchItemRecord, RunStatus, Option<String>)>), StoreError> {
+/// A benchmark's debates: where it stands, each debate's link with its run's status and
+/// answer, and its state as its report sees it ([`crate::reports::state_of`]).
+type Standing = (
+    Progress,
+    Vec<(BenchItemRecord, RunStatus, Option<String>)>,
+    u64,
+);
+
+async fn progress(app: &App, bench: &BenchRecord) -> Result<Standing, StoreError> {
     let mut p = Progress {
         done: 0,
         running: 0,
@@ -57,7 +64,9 @@ async fn progress(
         planned: bench.limit.map(|l| l * bench.protocols.len() as u64),
     };
     let mut rows = Vec::new();
-    for (link, run) in app.store.bench_runs(&bench.name).await? {
+    let runs = app.store.bench_runs(&bench.name).await?;
+    let state = crate::reports::state_of(&runs);
+    for (link, run) in runs {
         match run.status {
             RunStatus::Done => p.done += 1,
             RunStatus::Running => p.running += 1,
@@ -65,7 +74,21 @@ async fn progress(
         }
         rows.push((link, run.status, run.answer));
     }
-    Ok((p, rows))
+    Ok((p, rows, state))
+}
+
+/// A report that could not be had, as a page.
+fn report_error(e: ReportError) -> Response {
+    match e {
+        ReportError::Busy(_) => {
+            let mut r = page_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+            r
+        }
+        ReportError::NotFound(m) => page_error(StatusCode::NOT_FOUND, &m),
+        ReportError::Internal(m) => page_error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+    }
 }
 
 /// `GET /benches`.
@@ -77,7 +100,7 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
     let mut rows = Vec::new();
     for b in &benches {
         match progress(&app, b).await {
-            Ok((p, _)) => rows.push(BenchRow {
+            Ok((p, _, _)) => rows.push(BenchRow {
                 name: b.name.clone(),
                 created_at: b.created_at.clone(),
                 dataset: b.dataset.clone(),
@@ -90,26 +113,36 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
     render(&app, "benches.html", context! { benches => rows })
 }
 
-/// `GET /benches/NAME`.
-pub async fn show(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
-    let bench = match app.store.bench(&name).await {
+/// The benchmark `name`, where it stands, and its report (made once per state, see
+/// `reports`).
+async fn bench_and_report(
+    app: &App,
+    name: &str,
+) -> Result<(BenchRecord, Standing, Option<Arc<BenchReport>>), Response> {
+    let bench = match app.store.bench(name).await {
         Ok(b) => b,
         Err(StoreError::BenchNotFound(_)) => {
-            return page_error(
+            return Err(page_error(
                 StatusCode::NOT_FOUND,
                 &format!("no benchmark named {name:?}"),
-            )
+            ))
         }
-        Err(e) => return store_page_error(e),
+        Err(e) => return Err(store_page_error(e)),
     };
-    let (p, links) = match progress(&app, &bench).await {
+    let standing = progress(app, &bench).await.map_err(store_page_error)?;
+    let report = app
+        .reports
+        .get(name, standing.2)
+        .await
+        .map_err(report_error)?;
+    Ok((bench, standing, report))
+}
+
+/// `GET /benches/NAME`.
+pub async fn show(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
+    let (bench, (p, links, _), report) = match bench_and_report(&app, &name).await {
         Ok(x) => x,
-        Err(e) => return store_page_error(e),
-    };
-    let report = match app.runner.bench_report(&name).await {
-        Ok(r) => r,
-        Err(RunnerError::BadRequest(m)) => return page_error(StatusCode::NOT_FOUND, &m),
-        Err(RunnerError::Internal(m)) => return page_error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+        Err(r) => return r,
     };
     let graded = report
         .as_ref()
@@ -159,14 +192,15 @@ pub async fn plot(
     State(app): State<Arc<App>>,
     Path((name, file)): Path<(String, String)>,
 ) -> Response {
-    match app.runner.bench_report(&name).await {
-        Ok(Some(r)) => match r.plots.into_iter().find(|(f, _)| *f == file) {
-            Some((_, svg)) => ([(header::CONTENT_TYPE, "image/svg+xml")], svg).into_response(),
+    match bench_and_report(&app, &name).await {
+        Ok((_, _, Some(r))) => match r.plots.iter().find(|(f, _)| *f == file) {
+            Some((_, svg)) => {
+                ([(header::CONTENT_TYPE, "image/svg+xml")], svg.clone()).into_response()
+            }
             None => page_error(StatusCode::NOT_FOUND, &format!("no plot {file:?}")),
         },
-        Ok(None) => page_error(StatusCode::NOT_FOUND, "no debate has finished yet"),
-        Err(RunnerError::BadRequest(m)) => page_error(StatusCode::NOT_FOUND, &m),
-        Err(RunnerError::Internal(m)) => page_error(StatusCode::INTERNAL_SERVER_ERROR, &m),
+        Ok((_, _, None)) => page_error(StatusCode::NOT_FOUND, "no debate has finished yet"),
+        Err(r) => r,
     }
 }
 

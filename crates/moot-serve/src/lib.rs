@@ -8,26 +8,51 @@
 //! serve`, any other in tests); everything shown is read back from the store, so runs written by other moot
 //! processes show the same way, live ones included.
 //!
-//! Safety (`safety`, `hosts`): only Host names of this server are served (DNS rebinding), and
-//! no request from another site's page may change anything; loopback unless a token is set;
-//! with a token, every route but `/health` needs it; model text is escaped by the templates; a
-//! strict Content-Security-Policy; request bodies are capped; at most `max_running` debates run
-//! at once (429 with `Retry-After` past it). Slow and idle clients (`listen`, our own accept
-//! loop over hyper): a request head must arrive within `header_read_timeout` and a kept-alive
-//! connection is closed after `idle_timeout` with no request (a response being sent is never
-//! cut); the descriptor limit is raised to its hard limit and connections are capped below it,
-//! the oldest half-open one (no request in flight) closed to make room; running out of
-//! descriptors closes one and backs off rather than ending or spinning the loop; the kernel
-//! queues a burst of 4,096 connections (tokio's default: 128) until they are accepted.
+//! Safety (`safety`, `hosts`): only Host names of this server are served (DNS rebinding), and a
+//! request whose Host cannot be read — none, two, not text, not `name[:port]` or
+//! `[v6][:port]` — is refused (400), as is a request line naming another host; no request from
+//! another site's page may change anything; loopback unless a token is set; with a token, every
+//! route but `/health` needs it; model text is escaped by the templates; a strict
+//! Content-Security-Policy; at most `max_running` debates run at once (429 with `Retry-After`
+//! past it).
+//!
+//! Every request is bounded before work starts; each bound below is a field of [`ServeOptions`]
+//! or a constant named here.
+//! - **Heads** (`listen`): a request head must arrive within `header_read_timeout`; a
+//!   kept-alive connection is closed after `idle_timeout` with no request; connections are
+//!   capped below the descriptor limit (raised to its hard limit at start), the oldest
+//!   half-open one closed to make room; running out of descriptors closes one and backs off
+//!   rather than ending or spinning the loop; the kernel queues a burst of 4,096 connections.
+//! - **Bodies** (`listen`, `safety`): at most `max_body_bytes`; a body with no byte for
+//!   `body_read_timeout`, or not whole `body_timeout` after its head, is answered 408 and its
+//!   connection closed; until its body is whole a connection counts as half-open, shed at the
+//!   cap like a stalled head.
+//! - **Slow readers** (`listen`): a connection whose client takes no byte of its response for
+//!   `send_timeout` is closed and what was buffered for it freed; a response with nothing to
+//!   send (server-sent events between calls) is never cut.
+//! - **Large runs** (`api`, `pages`): `/api/runs/ID` and the run page are paged: at most
+//!   `?limit=` calls (100 unless asked, 500 at most) and about 1 MiB of them a page, with a
+//!   link to the next; one call is the most a page holds beyond that, whatever the run's size.
+//! - **Reports** (`reports`): a benchmark's report is made once per state of the benchmark and
+//!   shared by its page and plots and by every request for that state; at most `max_reports`
+//!   are made at once (503 with `Retry-After` past it), off the threads that answer requests.
+//! - **Followers** (`feeds`): the followers of one run share one reader of its new calls,
+//!   which ends with the run or its last follower; a follower reads from the store only to
+//!   catch up.
+//! - **Secrets** (`redaction`): every whole response, page and event passes `redactor`.
 
 mod api;
 mod app;
 mod benches;
 mod error;
+mod feeds;
 mod hosts;
+mod links;
 mod listen;
 mod openai;
 mod pages;
+mod redaction;
+mod reports;
 mod safety;
 mod templates;
 
@@ -73,5 +98,5 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
             app.clone(),
             safety::check_host_and_origin,
         ));
-    safety::harden(routes, options.max_body_bytes).with_state(app)
+    safety::harden(routes, options.max_body_bytes, options.redactor.clone()).with_state(app)
 }

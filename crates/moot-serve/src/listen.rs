@@ -5,11 +5,18 @@
 //! sent half a request head held `moot serve` down for as long as they stayed open. Here:
 //! - a client has `header_read_timeout` to send a request's head: from connecting for the first
 //!   request; from the first byte of each later one on a kept-alive connection;
-//! - a kept-alive connection with no request in flight is closed after `idle_timeout`; a
-//!   response being sent (server-sent events last as long as their run) is never cut;
+//! - a kept-alive connection with no request in flight is closed after `idle_timeout`;
+//! - a request's body must keep coming: a body with no byte for `body_read_timeout`, or not whole
+//!   `body_timeout` after its head, is answered 408 and its connection closed (2,000 stalled
+//!   `POST /api/runs` bodies held 2.19 GB before). Until its body is whole and its response
+//!   begun, a connection counts as half-open: it may be shed to make room, as a stalled head is;
+//! - a response must be taken: a connection whose client takes no byte of it for
+//!   `send_timeout` (the socket stays full) is closed, and what was buffered for it freed (ten
+//!   clients that never read a large run held 1.3 GB). A response with nothing to send for a
+//!   while (server-sent events last as long as their run) is never cut;
 //! - the soft descriptor limit is raised to the hard one, and connections are capped below it;
-//!   at the cap, the oldest connection with no request in flight (half-open: its head not yet
-//!   whole, or kept alive with nothing to do) is closed to make room for the new one;
+//!   at the cap, the oldest half-open connection (its head or body not yet whole, or kept alive
+//!   with nothing to do) is closed to make room for the new one;
 //! - when `accept` fails for want of descriptors or memory, the oldest half-open connection is
 //!   closed and the loop backs off briefly, so it neither ends nor spins, and recovers by itself;
 //! - the kernel queues up to [`BACKLOG`] connections not yet accepted, not tokio's 128.
@@ -29,7 +36,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, HttpBody};
-use axum::http::Request;
+use axum::http::{header, HeaderValue, Request, Response, StatusCode};
 use axum::Router;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
@@ -93,6 +100,9 @@ pub async fn serve(
     let limits = Limits {
         header_read: options.header_read_timeout,
         idle: options.idle_timeout,
+        body_read: options.body_read_timeout,
+        body: options.body_timeout,
+        send: options.send_timeout,
     };
     let cap = options
         .max_connections
@@ -106,8 +116,8 @@ pub async fn serve(
             Ok((stream, _)) => {
                 failing = None;
                 if registry.len() >= cap && registry.shed_oldest_half_open().is_none() {
-                    // Every connection has a request in flight, and closing one would cut its
-                    // response; one more would eat the descriptors kept back for the store and
+                    // Every connection has a request being worked on or answered, and closing
+                    // one would waste that; one more would eat the descriptors kept back for the store and
                     // the agents. This client is turned away (its socket closes here).
                     continue;
                 }
@@ -237,11 +247,14 @@ impl AcceptFailure {
     }
 }
 
-/// The two timeouts a connection runs under.
+/// The timeouts a connection runs under.
 #[derive(Debug, Clone, Copy)]
 struct Limits {
     header_read: Duration,
     idle: Duration,
+    body_read: Duration,
+    body: Duration,
+    send: Duration,
 }
 
 /// Where a connection stands: whether a request is in flight, and since when it has waited.
@@ -266,6 +279,24 @@ struct Phase {
     waiting_since: Instant,
     /// When the first byte of the next request arrived on a kept-alive connection.
     head_since: Option<Instant>,
+    /// While the request in flight waits for the rest of its body (and its response has not
+    /// begun): when its head ended, and when the last byte of its body came.
+    body: Option<BodyWait>,
+    /// Since when a write has waited on a socket that takes nothing (the client reads nothing):
+    /// `None` while writes go through or there is nothing to write.
+    blocked_since: Option<Instant>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BodyWait {
+    since: Instant,
+    last_byte: Instant,
+}
+
+impl BodyWait {
+    fn deadline(&self, limits: Limits) -> Instant {
+        (self.last_byte + limits.body_read).min(self.since + limits.body)
+    }
 }
 
 impl Track {
@@ -276,6 +307,8 @@ impl Track {
                 served: false,
                 waiting_since: Instant::now(),
                 head_since: None,
+                body: None,
+                blocked_since: None,
             }),
             changed: Notify::new(),
             gone: Notify::new(),
@@ -287,11 +320,14 @@ impl Track {
         self.phase.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// When the connection is to be closed if nothing changes (`None` while a request is in
-    /// flight: a response takes as long as it takes).
+    /// When the connection is to be closed if nothing changes: `send_timeout` after a write
+    /// began to wait on a client that takes nothing; else `None` while a request is in flight
+    /// (a response takes as long as it takes; its body's timeouts are the request's own).
     fn deadline(&self, limits: Limits) -> Option<Instant> {
         let p = *self.phase();
-        if p.in_flight > 0 {
+        if let Some(blocked) = p.blocked_since {
+            Some(blocked + limits.send)
+        } else if p.in_flight > 0 {
             None
         } else if !p.served {
             Some(p.waiting_since + limits.header_read)
@@ -302,9 +338,11 @@ impl Track {
         }
     }
 
-    /// Whether the connection may be closed to make room: no request in flight.
+    /// Whether the connection may be closed to make room: no request in flight, or one still
+    /// waiting for its body (nothing has been done for it that closing would waste).
     fn half_open(&self) -> bool {
-        self.phase().in_flight == 0
+        let p = self.phase();
+        p.in_flight == 0 || p.body.is_some()
     }
 
     /// Bytes arrived: on a kept-alive connection waiting for its next request, they start
@@ -318,17 +356,71 @@ impl Track {
         }
     }
 
-    /// A request head is whole and handed to the router; the request is in flight until the
-    /// returned guard (held by its response body) is dropped.
-    fn begin(self: &Arc<Track>) -> InFlightGuard {
+    /// A request head is whole and handed to the router (with a body to wait for, or not);
+    /// the request is in flight until the returned guard (held by its response body) is
+    /// dropped.
+    fn begin(self: &Arc<Track>, body_to_come: bool) -> InFlightGuard {
         {
             let mut p = self.phase();
             p.in_flight += 1;
             p.served = true;
             p.head_since = None;
+            let now = Instant::now();
+            p.body = body_to_come.then_some(BodyWait {
+                since: now,
+                last_byte: now,
+            });
         }
         self.changed.notify_one();
         InFlightGuard(self.clone())
+    }
+
+    /// A piece of the request's body arrived.
+    fn body_arrived(&self) {
+        if let Some(body) = self.phase().body.as_mut() {
+            body.last_byte = Instant::now();
+        }
+    }
+
+    /// The request's body is whole (or failed), or its response has begun: its timeouts no
+    /// longer apply, and closing the connection would now waste work.
+    fn body_over(&self) {
+        self.phase().body = None;
+    }
+
+    /// Resolves when the request's body has waited past its timeouts; never once it is over.
+    async fn body_expired(&self, limits: Limits) {
+        loop {
+            let deadline = self.phase().body.map(|b| b.deadline(limits));
+            match deadline {
+                None => std::future::pending::<()>().await,
+                Some(d) if d <= Instant::now() => return,
+                // Woken at the deadline as it stood; a byte since has moved it on.
+                Some(d) => tokio::time::sleep_until(d).await,
+            }
+        }
+    }
+
+    /// A write could not go through: the socket is full.
+    fn write_blocked(&self) {
+        let mut p = self.phase();
+        if p.blocked_since.is_none() {
+            p.blocked_since = Some(Instant::now());
+            drop(p);
+            self.changed.notify_one();
+        }
+    }
+
+    /// A write went through: the client is taking its response. Between requests, a kept-alive
+    /// connection's idle time runs from its last byte sent.
+    fn write_went_through(&self) {
+        let mut p = self.phase();
+        if p.blocked_since.is_some() {
+            p.blocked_since = None;
+            if p.in_flight == 0 {
+                p.waiting_since = Instant::now();
+            }
+        }
     }
 }
 
@@ -394,9 +486,9 @@ impl Registry {
         (registered, closed)
     }
 
-    /// Tells the oldest connection with no request in flight to close and returns its track
-    /// (whose `gone` says when its socket is closed); `None` if every connection has a request
-    /// in flight. It leaves the count at once; its descriptor is freed when its task next runs.
+    /// Tells the oldest half-open connection (no request in flight, or one still waiting for
+    /// its body) to close and returns its track (whose `gone` says when its socket is closed);
+    /// `None` if every connection has a request being worked on or answered. It leaves the count at once; its descriptor is freed when its task next runs.
     fn shed_oldest_half_open(&self) -> Option<Arc<Track>> {
         let mut conns = self.conns();
         let oldest = conns
@@ -448,10 +540,23 @@ async fn serve_connection(
     let router = TowerToHyperService::new(router);
     let tracked = track.clone();
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
-        let in_flight = tracked.begin();
+        let in_flight = tracked.begin(!request.body().is_end_stream());
+        let track = tracked.clone();
+        let request = request.map(|body| {
+            Body::new(Received {
+                body,
+                track: track.clone(),
+            })
+        });
         let response = router.call(request);
         async move {
-            let response = response.await?;
+            let response = tokio::select! {
+                response = response => response?,
+                // The body stalled or took too long: nothing the handler did with it so far is
+                // kept, and the client is told why its connection closes.
+                () = track.body_expired(limits) => body_timed_out(),
+            };
+            track.body_over();
             Ok::<_, Infallible>(response.map(|body| InFlight {
                 body,
                 _guard: in_flight,
@@ -485,7 +590,58 @@ async fn serve_connection(
     }
 }
 
-/// The socket, telling its connection's [`Track`] when bytes arrive.
+/// The answer to a request whose body stalled or took too long; its connection closes after it.
+fn body_timed_out() -> Response<Body> {
+    let mut response = Response::new(Body::from(
+        "the request's body did not arrive in time; the connection is closed\n",
+    ));
+    *response.status_mut() = StatusCode::REQUEST_TIMEOUT;
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// A request's body, telling its connection's [`Track`] as it arrives and when it is whole.
+struct Received {
+    body: Incoming,
+    track: Arc<Track>,
+}
+
+impl HttpBody for Received {
+    type Data = <Incoming as HttpBody>::Data;
+    type Error = <Incoming as HttpBody>::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(_))) if this.body.is_end_stream() => this.track.body_over(),
+            Poll::Ready(Some(Ok(_))) => this.track.body_arrived(),
+            Poll::Ready(None | Some(Err(_))) => this.track.body_over(),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The socket, telling its connection's [`Track`] when bytes arrive and whether what is
+/// written goes through.
 struct Watched {
     stream: TcpStream,
     track: Arc<Track>,
@@ -507,13 +663,26 @@ impl AsyncRead for Watched {
     }
 }
 
+impl Watched {
+    /// Notes whether a write went through or waits on the client.
+    fn wrote<T>(&self, polled: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        match &polled {
+            Poll::Pending => self.track.write_blocked(),
+            Poll::Ready(_) => self.track.write_went_through(),
+        }
+        polled
+    }
+}
+
 impl AsyncWrite for Watched {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.wrote(polled)
     }
 
     fn poll_write_vectored(
@@ -521,7 +690,9 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.wrote(polled)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -598,7 +769,7 @@ mod tests {
         let (first, _c1) = registry.add();
         let (second, mut second_closed) = registry.add();
         let (third, _c3) = registry.add();
-        let busy = first.track.begin();
+        let busy = first.track.begin(false);
         let shed = registry.shed_oldest_half_open().expect("one to shed");
         assert!(Arc::ptr_eq(&shed, &second.track));
         assert_eq!(ids(&registry), vec![first.id, third.id]);

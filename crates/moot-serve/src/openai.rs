@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::app::{App, StartError};
+use crate::redaction::json_text;
 use moot_app::service::{DebateRequest, RunnerError};
 
 /// How often a streamed debate is read again for progress.
@@ -335,7 +336,8 @@ fn stream(
         finished: tokio::sync::oneshot::Receiver<Result<(), String>>,
         model: String,
         include_usage: bool,
-        seen: usize,
+        /// The last call told of.
+        seen: moot_store::CallCursor,
         queue: std::collections::VecDeque<Event>,
         phase: Phase,
         /// Cancels the debate when the stream is dropped (its client went away) before the end.
@@ -347,7 +349,7 @@ fn stream(
         finished: started.finished,
         model,
         include_usage,
-        seen: 0,
+        seen: moot_store::CallCursor::start(),
         queue: Default::default(),
         phase: Phase::Running,
         cancel: CancelOnDrop(Some(started.cancel)),
@@ -364,8 +366,9 @@ fn stream(
                 r = &mut s.finished => Some(r.unwrap_or_else(|_| Err("the debate's task ended without a result".into()))),
                 _ = tokio::time::sleep(POLL) => None,
             };
-            if let Ok(calls) = s.app.store.calls(&s.run_id).await {
-                for c in calls.iter().skip(s.seen) {
+            // What is new since the last look (a cursor: never the whole run again).
+            if let Ok(calls) = s.app.store.calls_after(&s.run_id, &s.seen, 64).await {
+                for (at, c) in calls {
                     let answer = c.answer.as_deref().unwrap_or("(none)");
                     let answer: String = answer
                         .lines()
@@ -374,12 +377,14 @@ fn stream(
                         .chars()
                         .take(80)
                         .collect();
-                    s.queue.push_back(Event::default().comment(format!(
+                    let line = format!(
                         "moot run {} round {} {}: {answer}",
                         s.run_id, c.round, c.agent_id
-                    )));
+                    );
+                    s.queue
+                        .push_back(Event::default().comment(&*s.app.redactor.redact(&line)));
+                    s.seen = at;
                 }
-                s.seen = s.seen.max(calls.len());
             }
             let Some(ended) = ended else {
                 continue;
@@ -387,6 +392,9 @@ fn stream(
             s.phase = Phase::Done;
             s.cancel.disarm();
             let id = s.run_id.clone();
+            let redactor = s.app.redactor.clone();
+            // Every event's JSON passes the redactor.
+            let data = |v: Value| Event::default().data(json_text(&redactor, v));
             let chunk = |delta: Value, finish: Value, extra: Option<(&str, Value)>| {
                 let mut v = json!({
                     "id": id, "object": "chat.completion.chunk", "created": now(),
@@ -396,19 +404,19 @@ fn stream(
                 if let Some((k, x)) = extra {
                     v[k] = x;
                 }
-                Event::default().data(v.to_string())
+                data(v)
             };
             match ended {
                 Err(m) => {
-                    s.queue.push_back(Event::default().data(
-                        json!({"error": {"message": format!("the debate (run {id}) failed: {m}"), "type": "server_error"}}).to_string(),
+                    s.queue.push_back(data(
+                        json!({"error": {"message": format!("the debate (run {id}) failed: {m}"), "type": "server_error"}}),
                     ));
                 }
                 Ok(()) => match outcome(&s.app, &id).await {
                     Ok(Outcome {
                         failure: Some(m), ..
-                    }) => s.queue.push_back(Event::default().data(
-                        json!({"error": {"message": m, "type": "upstream_error"}}).to_string(),
+                    }) => s.queue.push_back(data(
+                        json!({"error": {"message": m, "type": "upstream_error"}}),
                     )),
                     Ok(o) => {
                         s.queue.push_back(chunk(
@@ -416,7 +424,9 @@ fn stream(
                             Value::Null,
                             None,
                         ));
-                        let chars: Vec<char> = o.content.chars().collect();
+                        // Redacted whole, before it is cut: a key may span two chunks.
+                        let content = redactor.redact(&o.content);
+                        let chars: Vec<char> = content.chars().collect();
                         for piece in chars.chunks(CHUNK) {
                             let text: String = piece.iter().collect();
                             s.queue
@@ -433,15 +443,12 @@ fn stream(
                                 "model": s.model, "choices": [], "usage": usage(&o),
                             });
                             last["moot"] = moot_field(&o);
-                            s.queue.push_back(Event::default().data(last.to_string()));
+                            s.queue.push_back(data(last));
                         }
                     }
-                    Err(e) => s.queue.push_back(
-                        Event::default().data(
-                            json!({"error": {"message": e.to_string(), "type": "server_error"}})
-                                .to_string(),
-                        ),
-                    ),
+                    Err(e) => s.queue.push_back(data(
+                        json!({"error": {"message": e.to_string(), "type": "server_error"}}),
+                    )),
                 },
             }
             s.queue.push_back(Event::default().data("[DONE]"));

@@ -13,11 +13,13 @@ use moot_store::StoreError;
 use serde::{Deserialize, Serialize};
 
 use crate::api::{ListQuery, PAGE_SIZE};
-use crate::app::{App, StartError};
+use crate::app::{App, LoadedRun, StartError, MAX_PAGE_CALLS, PAGE_CALLS};
+use crate::links::{cursor_text, parse_cursor, percent_encode, run_href, PageQuery};
 use moot_app::service::{AgentsChoice, DebateRequest, RunnerError};
 use moot_app::view::{shorten, RunView};
 
 pub(crate) fn render(app: &App, name: &str, ctx: minijinja::Value) -> Response {
+    let ctx = crate::redaction::redact_context(&app.redactor, ctx);
     match app.templates.get_template(name).and_then(|t| t.render(ctx)) {
         Ok(html) => Html(html).into_response(),
         Err(e) => (
@@ -103,21 +105,25 @@ pub async fn runs(State(app): State<Arc<App>>, Query(q): Query<ListQuery>) -> Re
     )
 }
 
-/// Percent-encodes a query value or a path segment (everything but unreserved characters).
-pub(crate) fn percent_encode(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// `GET /runs/ID`.
-pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Response {
-    let (run, calls, decisions, checks) = match app.load_run(&id).await {
+/// `GET /runs/ID[?after=CURSOR]`: the run, drawn from a page of its calls (as
+/// `/api/runs/ID` pages them); a run with more links to its later calls.
+pub async fn run(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(page): Query<PageQuery>,
+) -> Response {
+    let after = match parse_cursor(page.after.as_deref()) {
+        Ok(after) => after,
+        Err(m) => return page_error(StatusCode::BAD_REQUEST, &m),
+    };
+    let paged = page.after.as_deref().is_some_and(|a| !a.is_empty());
+    let limit = page.limit.unwrap_or(PAGE_CALLS).clamp(1, MAX_PAGE_CALLS);
+    let LoadedRun {
+        run,
+        calls,
+        decisions,
+        checks,
+    } = match app.load_run(&id, &after, limit).await {
         Ok(x) => x,
         Err(e) => return store_page_error(e),
     };
@@ -130,12 +136,20 @@ pub async fn run(State(app): State<Arc<App>>, Path(id): Path<String>) -> Respons
         Err(e) => return store_page_error(e),
     };
     let lineage = moot_app::view::lineage(&run, &forks);
-    let v = moot_app::view::run_view(&run, &calls, &decisions, &checks);
+    let v = moot_app::view::run_view(&run, &calls.calls, &decisions, &checks);
     let topology = topology_svg(&v);
+    let here = run_href("/runs/", &id);
+    let next = calls
+        .next
+        .as_ref()
+        .map(|c| format!("{here}?after={}&limit={limit}", cursor_text(c)));
     render(
         &app,
         "run.html",
-        context! { v => v, topology => topology, lineage => lineage },
+        context! {
+            v => v, topology => topology, lineage => lineage,
+            page => context! { next => next, first => paged.then_some(here), shown => calls.calls.len() },
+        },
     )
 }
 

@@ -10,11 +10,13 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use moot_core::redact::Redactor;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::app::App;
 use crate::error::ServeError;
+use crate::hosts::HostCheck;
 
 /// Scripts and styles come only from this server; nothing may be framed, posted elsewhere or
 /// loaded from another origin. Model text is escaped by the templates; this stops what an
@@ -96,24 +98,47 @@ pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: 
         .into_response()
 }
 
-/// Refuses a request whose `Host` does not name this server, and a request that changes
-/// something (any method but GET, HEAD and OPTIONS) sent by a page of another origin: its
-/// `Origin` is not this server's (or is `null`), or its `Sec-Fetch-Site` says cross-site or
-/// same-site. Clients that send neither (curl, OpenAI clients) are not browsers on another
-/// site and pass.
+/// Refuses a request whose `Host` does not name this server (403), or that has no `Host` the
+/// server can read — none, more than one, not text, not an authority (400): what it cannot read
+/// it cannot check. A request line in absolute form (`GET http://NAME/…`) must name this
+/// server too. Refuses a request that changes something (any method but GET, HEAD and OPTIONS)
+/// sent by a page of another origin: its `Origin` is not this server's (or is `null`), or its
+/// `Sec-Fetch-Site` says cross-site or same-site. Clients that send neither (curl, OpenAI
+/// clients) are not browsers on another site and pass.
 pub async fn check_host_and_origin(
     State(app): State<Arc<App>>,
     request: Request,
     next: Next,
 ) -> Response {
     let headers = request.headers();
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    if let Some(host) = host {
-        if !app.hosts.allows(host) {
-            return refuse(format!(
-                "this server does not answer to the name {:?}; start it with --allow-host NAME to serve that name\n",
-                crate::hosts::host_name(host)
-            ));
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = match (hosts.next(), hosts.next()) {
+        (None, _) => {
+            return unreadable("a request needs a Host header naming this server\n".into())
+        }
+        (Some(_), Some(_)) => {
+            return unreadable("a request may have one Host header, not more\n".into())
+        }
+        (Some(value), None) => match value.to_str() {
+            Ok(host) => host,
+            Err(_) => return unreadable("the Host header is not readable text\n".into()),
+        },
+    };
+    let named = std::iter::once(host.to_string())
+        .chain(request.uri().authority().map(|a| a.as_str().to_string()));
+    for authority in named {
+        match app.hosts.check(&authority) {
+            HostCheck::Served => {}
+            HostCheck::Malformed => {
+                return unreadable(format!(
+                    "the host {authority:?} is not a host name with an optional port\n"
+                ))
+            }
+            HostCheck::Foreign(name) => {
+                return refuse(format!(
+                    "this server does not answer to the name {name:?}; start it with --allow-host NAME to serve that name\n"
+                ))
+            }
         }
     }
     let changes = !matches!(
@@ -134,16 +159,17 @@ pub async fn check_host_and_origin(
                 .ok()
                 .and_then(|o| o.split_once("://"))
                 .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
-                .is_some_and(|authority| match host {
-                    Some(host) => authority.eq_ignore_ascii_case(host.trim()),
-                    None => app.hosts.allows(authority),
-                });
+                .is_some_and(|authority| authority.eq_ignore_ascii_case(host.trim()));
             if !same {
                 return refuse("requests from other sites may not change anything here\n".into());
             }
         }
     }
     next.run(request).await
+}
+
+fn unreadable(message: String) -> Response {
+    (StatusCode::BAD_REQUEST, message).into_response()
 }
 
 fn refuse(message: String) -> Response {
@@ -157,9 +183,18 @@ fn same(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The headers every response carries and the request body cap.
-pub fn harden<S: Clone + Send + Sync + 'static>(router: Router<S>, max_body: usize) -> Router<S> {
+/// The headers every response carries, the request body cap, and the redactor every whole
+/// response passes (`redaction`).
+pub fn harden<S: Clone + Send + Sync + 'static>(
+    router: Router<S>,
+    max_body: usize,
+    redactor: Arc<Redactor>,
+) -> Router<S> {
     router
+        .layer(axum::middleware::from_fn_with_state(
+            redactor,
+            crate::redaction::redact_bodies,
+        ))
         .layer(RequestBodyLimitLayer::new(max_body))
         .layer(SetResponseHeaderLayer::overriding(
             header::CONTENT_SECURITY_POLICY,

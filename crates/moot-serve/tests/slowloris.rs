@@ -1,11 +1,12 @@
 //! Slow and idle clients cannot take the server down (issue 31, item 2): clients that send half a
 //! request head and hold it are timed out and, past the connection cap, shed oldest first, while
 //! `/health` keeps answering; a long response (server-sent events) is never cut by the timeouts.
+//! Slow request bodies and slow readers are bounded too (issue 42, item 3): a body that stalls or
+//! trickles is answered 408 and closed, and counts against the cap like a half-open head; a
+//! client that takes none of its response is closed after the send timeout.
 //!
 //! Each test runs `moot_serve::serve` on its own runtime on a free port and drives it with plain
-//! blocking sockets, so a held connection costs the client one descriptor and no task. Reads
-//! that wait for the server to close a socket have a 30 s read timeout: a guard that turns a
-//! server that never closes into a failure instead of a hang, never a wait the test relies on.
+//! blocking sockets (`common`), so a held connection costs the client one descriptor and no task.
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -13,71 +14,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use axum::response::sse::{Event, Sse};
 use axum::routing;
 use axum::Router;
 use futures::stream::{self, Stream, StreamExt};
-use moot_serve::{
-    App, BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team,
-};
+use moot_serve::ServeOptions;
 
-/// How long a read may wait for the server before the test fails (never reached when it works).
-const GUARD: Duration = Duration::from_secs(30);
-/// Timeouts long enough not to matter in a test that is about something else.
-const NEVER: Duration = Duration::from_secs(600);
+mod common;
 
-/// A server on a free port, serving on its own runtime until dropped.
-struct Server {
-    addr: SocketAddr,
-    _rt: tokio::runtime::Runtime,
-}
-
-impl Server {
-    fn start(router: Router, options: ServeOptions) -> Server {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let options = ServeOptions { port: 0, ..options };
-        let (listener, addr) = rt.block_on(moot_serve::bind(&options)).unwrap();
-        rt.spawn(async move { moot_serve::serve(listener, router, &options).await });
-        Server { addr, _rt: rt }
-    }
-
-    /// The real router (every route and safety layer) over an empty store.
-    fn real(options: ServeOptions) -> Server {
-        let app = Arc::new(App::new(
-            Arc::new(moot_store::MemoryStore::default()),
-            Arc::new(NoRunner),
-            &options,
-        ));
-        Server::start(moot_serve::router(app, &options), options)
-    }
-}
-
-/// Runs no debates: these tests only need `/health` and the server around it.
-struct NoRunner;
-
-#[async_trait]
-impl Runner for NoRunner {
-    fn check(&self, _: &DebateRequest) -> Result<(), RunnerError> {
-        Err(RunnerError::BadRequest("no debates here".into()))
-    }
-    async fn start(&self, _: DebateRequest) -> Result<Started, RunnerError> {
-        Err(RunnerError::BadRequest("no debates here".into()))
-    }
-    fn team(&self) -> Team {
-        Team::default()
-    }
-    fn check_config(&self, _: &str) -> Result<String, String> {
-        Err("no configurations here".into())
-    }
-    async fn bench_report(&self, _: &str) -> Result<Option<BenchReport>, RunnerError> {
-        Ok(None)
-    }
-}
+use common::{closed_by_server, get, parse, rss_bytes, still_open, Server, GUARD, NEVER};
 
 /// A connection that sent the start of a request head and nothing more (a slowloris client).
 fn half_open(addr: SocketAddr) -> TcpStream {
@@ -85,34 +30,6 @@ fn half_open(addr: SocketAddr) -> TcpStream {
     s.write_all(format!("GET / HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
         .unwrap();
     s
-}
-
-/// `GET path` on a new connection; the status, the raw body and how long it took from
-/// connecting to the last byte.
-fn get(addr: SocketAddr, path: &str) -> (u16, String, Duration) {
-    let started = Instant::now();
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(GUARD)).unwrap();
-    s.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
-    )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let took = started.elapsed();
-    let (status, body) = parse(&text);
-    (status, body.to_string(), took)
-}
-
-/// A response's status and what follows its head.
-fn parse(text: &str) -> (u16, &str) {
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (status, body)
 }
 
 /// Sends a whole `GET /health` on a kept-alive connection and reads its whole response (the
@@ -148,32 +65,6 @@ fn health_kept_alive(s: &mut TcpStream, addr: SocketAddr) -> u16 {
     }
 }
 
-/// Waits (up to [`GUARD`]) for the server to close `s`: end of file, or a reset when it closed
-/// before reading what the client had sent. False if the wait ran out.
-fn closed_by_server(s: &mut TcpStream) -> bool {
-    s.set_read_timeout(Some(GUARD)).unwrap();
-    let mut buf = [0u8; 256];
-    match s.read(&mut buf) {
-        Ok(0) => true,
-        Ok(n) => panic!(
-            "expected the server to close, got {:?}",
-            String::from_utf8_lossy(&buf[..n])
-        ),
-        Err(e) if e.kind() == ErrorKind::ConnectionReset => true,
-        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => false,
-        Err(e) => panic!("reading: {e}"),
-    }
-}
-
-/// Whether `s` is still open with nothing to read (a non-blocking read would block).
-fn still_open(s: &TcpStream) -> bool {
-    s.set_nonblocking(true).unwrap();
-    let mut reader = s;
-    let open = matches!(reader.read(&mut [0u8; 16]), Err(e) if e.kind() == ErrorKind::WouldBlock);
-    s.set_nonblocking(false).unwrap();
-    open
-}
-
 /// `/health`, and `/stream`: server-sent events `first`, then `last` once `then` resolves.
 fn test_router<F>(then: impl Fn() -> F + Clone + Send + Sync + 'static) -> Router
 where
@@ -199,6 +90,69 @@ fn first_then_last(
         Ok(Event::default().data("last"))
     });
     first.chain(last)
+}
+
+/// Says on `dropped` when it is dropped: a response body that tells when the server let go of
+/// it.
+struct DropSignal(std::sync::mpsc::Sender<()>);
+
+impl Drop for DropSignal {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// `/endless`: a response of 64 KiB chunks that never ends, telling `dropped` when the server
+/// drops it (its connection closed).
+fn endless_router(dropped: std::sync::mpsc::Sender<()>) -> Router {
+    Router::new().route(
+        "/endless",
+        routing::get(move || {
+            let signal = DropSignal(dropped.clone());
+            async move {
+                let chunks = stream::unfold(signal, |signal| async move {
+                    let chunk = axum::body::Bytes::from(vec![b'x'; 64 * 1024]);
+                    Some((Ok::<_, std::convert::Infallible>(chunk), signal))
+                });
+                axum::body::Body::from_stream(chunks)
+            }
+        }),
+    )
+}
+
+/// A `POST /api/runs` whose head announces a 1 MiB body of which only `sent` bytes come.
+fn stalled_body(addr: SocketAddr, sent: usize) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut request = format!(
+        "POST /api/runs HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{{\"question\": \"",
+        1 << 20
+    )
+    .into_bytes();
+    request.resize(request.len() + sent, b'x');
+    // A connection the server has already shed to make room refuses the rest: the test then
+    // finds it closed.
+    let _ = s.write_all(&request);
+    s
+}
+
+/// Reads a response to its end (the server closes); its status. Fails if the server neither
+/// answers nor closes within [`GUARD`].
+fn response_status(s: &mut TcpStream) -> u16 {
+    s.set_read_timeout(Some(GUARD)).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+            Err(e) => panic!(
+                "no answer within {GUARD:?} ({e}); got {:?}",
+                String::from_utf8_lossy(&got)
+            ),
+        }
+    }
+    parse(&String::from_utf8_lossy(&got)).0
 }
 
 #[test]
@@ -380,6 +334,8 @@ fn a_response_longer_than_the_timeouts_is_not_cut() {
         ServeOptions {
             header_read_timeout: timeout,
             idle_timeout: timeout,
+            // Nothing to send is not a client that takes nothing.
+            send_timeout: timeout,
             ..ServeOptions::default()
         },
     );
@@ -390,6 +346,121 @@ fn a_response_longer_than_the_timeouts_is_not_cut() {
         "{body}"
     );
     assert!(took >= timeout * 5, "{took:?}");
+}
+
+#[test]
+fn a_request_body_that_stalls_is_answered_408_and_closed_after_the_body_read_timeout() {
+    let timeout = Duration::from_millis(300);
+    let server = Server::real(ServeOptions {
+        header_read_timeout: NEVER,
+        idle_timeout: NEVER,
+        body_read_timeout: timeout,
+        body_timeout: NEVER,
+        ..ServeOptions::default()
+    });
+    let started = Instant::now();
+    let mut s = stalled_body(server.addr, 1000);
+    assert_eq!(response_status(&mut s), 408);
+    let after = started.elapsed();
+    assert!(after >= timeout, "answered after {after:?}");
+}
+
+#[test]
+fn a_request_body_that_trickles_is_answered_408_at_the_body_timeout() {
+    let whole = Duration::from_millis(1200);
+    let server = Server::real(ServeOptions {
+        header_read_timeout: NEVER,
+        idle_timeout: NEVER,
+        // A byte comes far more often than this: only the bound on the whole body can stop it.
+        body_read_timeout: Duration::from_secs(5),
+        body_timeout: whole,
+        ..ServeOptions::default()
+    });
+    let started = Instant::now();
+    let mut s = stalled_body(server.addr, 10);
+    // The client's own pace (a byte every 50 ms, for up to the guard), not a wait of the test:
+    // it stops when the server closes.
+    let mut trickle = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        while started.elapsed() < GUARD && trickle.write_all(b"x").is_ok() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    assert_eq!(response_status(&mut s), 408);
+    let after = started.elapsed();
+    assert!(after >= whole, "answered after {after:?}");
+    drop(s);
+    writer.join().unwrap();
+}
+
+#[test]
+fn stalled_bodies_count_against_the_connection_cap_and_are_shed_oldest_first() {
+    let server = Server::real(ServeOptions {
+        max_connections: Some(32),
+        header_read_timeout: NEVER,
+        idle_timeout: NEVER,
+        body_read_timeout: NEVER,
+        body_timeout: NEVER,
+        ..ServeOptions::default()
+    });
+    let before = rss_bytes();
+    // Each has sent 256 KiB of a 1 MiB body: held, the 200 would buffer 50 MiB.
+    let mut sockets: Vec<TcpStream> = (0..200)
+        .map(|_| stalled_body(server.addr, 256 * 1024))
+        .collect();
+    for _ in 0..3 {
+        assert_eq!(get(server.addr, "/health").0, 200);
+    }
+    if let (Some(before), Some(after)) = (before, rss_bytes()) {
+        eprintln!(
+            "200 stalled bodies of 256 KiB, cap 32: resident memory grew by {} KiB",
+            after.saturating_sub(before) / 1024
+        );
+    }
+    for (i, s) in sockets[..100].iter_mut().enumerate() {
+        assert!(closed_by_server(s), "stalled body {i} was not closed");
+    }
+    for (i, s) in sockets.iter().enumerate().skip(200 - 16) {
+        assert!(still_open(s), "stalled body {i} was closed");
+    }
+}
+
+#[test]
+fn a_client_that_takes_none_of_its_response_is_closed_after_the_send_timeout() {
+    let send = Duration::from_millis(500);
+    let (dropped, told) = std::sync::mpsc::channel();
+    let server = Server::start(
+        endless_router(dropped),
+        ServeOptions {
+            header_read_timeout: NEVER,
+            idle_timeout: NEVER,
+            send_timeout: send,
+            ..ServeOptions::default()
+        },
+    );
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    let started = Instant::now();
+    s.write_all(format!("GET /endless HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr).as_bytes())
+        .unwrap();
+    // The client reads nothing: once the socket's buffers are full the server can send no
+    // more, and lets go of the response (closing the connection) after the send timeout.
+    told.recv_timeout(GUARD)
+        .unwrap_or_else(|_| panic!("the response was still held after {GUARD:?}"));
+    let after = started.elapsed();
+    assert!(after >= send, "closed after {after:?}");
+    // What was sent ends, cut short, instead of going on for ever.
+    s.set_read_timeout(Some(GUARD)).unwrap();
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("reading what was sent: {e} after {got} bytes"),
+        }
+    }
+    eprintln!("a client that read nothing for {send:?}: {got} bytes were buffered for it");
 }
 
 #[test]

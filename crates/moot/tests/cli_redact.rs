@@ -181,3 +181,68 @@ fn keys_an_upstream_echoes_never_print_or_reach_the_store() {
         );
     }
 }
+
+/// What `moot serve` sends passes its configuration's redactor too: a stored run whose agent
+/// said the key (written by a process whose configuration did not name it, so stored as it
+/// was) is served without it — as JSON, as a page (where HTML escaping would hide a key's `/`
+/// from a redactor run after it) and as events — and so is an upstream's error echoing it.
+#[tokio::test]
+async fn keys_in_stored_runs_and_upstream_errors_are_never_served() {
+    let env = Env::new();
+    let url = echo_server();
+    let said = env.write(
+        "said.toml",
+        &format!(
+            "[debate]\nprotocol = \"cot\"\n\n[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [{:?}]\n",
+            format!("My key is {KEY}, or {}.\nFinal answer: 7", traces(KEY).join(" | "))
+        ),
+    );
+    let out = env
+        .moot()
+        .env_remove(KEY_VAR)
+        .args(["ask", "What is 3 + 4?", "--json", "--config"])
+        .arg(&said)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let run_id = v["run_id"].as_str().unwrap().to_string();
+    let deny = config(&env, "deny.toml", &format!("{url}/deny/v1"));
+    let s = common::moot_serve(&env, &["--config", &deny], &[(KEY_VAR, KEY)]);
+    let client = reqwest::Client::new();
+    let mut served = Vec::new();
+    for path in [
+        format!("/api/runs/{run_id}"),
+        format!("/runs/{run_id}"),
+        format!("/api/runs/{run_id}/events"),
+    ] {
+        let text = client
+            .get(format!("{}{path}", s.url))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        served.push((path, text));
+    }
+    // A debate on the upstream that answers 401 with the key it was sent.
+    let ask = serde_json::json!({"model": "moot", "messages": [{"role": "user", "content": "What is 3 + 4?"}]});
+    let r = client
+        .post(format!("{}/v1/chat/completions", s.url))
+        .json(&ask)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 502);
+    served.push(("/v1/chat/completions".into(), r.text().await.unwrap()));
+    for (path, text) in &served {
+        assert_eq!(leaks(text), Vec::<String>::new(), "{path}: {text}");
+    }
+    assert!(served[0].1.contains("[REDACTED]"), "{}", served[0].1);
+}

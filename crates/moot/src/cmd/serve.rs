@@ -35,12 +35,16 @@ pub struct Args {
 
 pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> Result<()> {
     let config = args.config.load()?;
+    // What it serves passes the same redactor as what it prints: the agents' and the
+    // upstream's keys, the environment's secrets, `security.redact`.
+    let redactor = config.redactor()?;
     let options = ServeOptions {
         host: args.host,
         port: args.port,
         token: args.token.filter(|t| !t.is_empty()),
         max_running: args.max_running,
         allow_hosts: args.allow_hosts,
+        redactor: Arc::new(redactor),
         ..ServeOptions::default()
     };
     let runner = Arc::new(DebateService::new(config, store.clone()));
