@@ -111,12 +111,18 @@ pub trait Runner: Send + Sync {
 pub struct DebateService {
     base: Config,
     store: Arc<dyn Store>,
+    warn: Warn,
 }
 
+/// Where a service's warnings go (a problem after a debate was answered, such as a transcript
+/// file it could not write): the front end prints them; moot-app prints nothing itself.
+pub type Warn = Arc<dyn Fn(String) + Send + Sync>;
+
 impl DebateService {
-    /// Debates from `base` (the server's configuration), recorded in `store`.
-    pub fn new(base: Config, store: Arc<dyn Store>) -> DebateService {
-        DebateService { base, store }
+    /// Debates from `base` (the server's configuration), recorded in `store`; warnings go to
+    /// `warn`.
+    pub fn new(base: Config, store: Arc<dyn Store>, warn: Warn) -> DebateService {
+        DebateService { base, store, warn }
     }
 
     /// The configuration of one request: the base with the request's protocol, rounds, options
@@ -286,6 +292,7 @@ impl Runner for DebateService {
         let kind = config.debate.answer.resolve(&req.question, &[]);
         let run_id = moot_engine::new_run_id();
         let store = self.store.clone();
+        let warn = self.warn.clone();
         let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
         let (cancel_tx, cancel_rx) = tokio::sync::oneshot::channel::<()>();
@@ -371,7 +378,7 @@ impl Runner for DebateService {
                         }
                         (Ok(finished), _) => {
                             if let Some(Err(e)) = &finished.transcript {
-                                eprintln!("moot serve: run {id}: writing its transcript: {e:#}");
+                                warn(format!("run {id}: writing its transcript: {e:#}"));
                             }
                             let _ = done_tx.send(Ok(()));
                         }
@@ -513,7 +520,11 @@ mod tests {
     fn a_team_size_past_the_bound_is_refused_before_any_agent_is_built() {
         let mut base = Config::default();
         base.serve.upstream = Some("http://127.0.0.1:9/v1".into());
-        let service = DebateService::new(base, Arc::new(moot_store::MemoryStore::default()));
+        let service = DebateService::new(
+            base,
+            Arc::new(moot_store::MemoryStore::default()),
+            Arc::new(|_| {}),
+        );
         // Building 10^8 agent tables first took past 5 GB; the bound is checked on the number.
         let request = DebateRequest {
             question: "What is 2 + 2?".into(),

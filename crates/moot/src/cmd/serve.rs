@@ -47,7 +47,11 @@ pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> R
         redactor: Arc::new(redactor),
         ..ServeOptions::default()
     };
-    let runner = Arc::new(DebateService::new(config, store.clone()));
+    let runner = Arc::new(DebateService::new(
+        config,
+        store.clone(),
+        Arc::new(|warning| errln!("moot serve: {warning}")),
+    ));
     rt.block_on(async {
         let (listener, addr) = moot_serve::bind(&options).await.map_err(|e| match e {
             moot_serve::ServeError::Refused(m) => anyhow::Error::new(moot_app::InputError(m)),
