@@ -496,6 +496,23 @@ pub(crate) async fn check_allowance_conformance(store: std::sync::Arc<dyn Store>
         }
     }
     assert_eq!(taken, 5, "twelve takes at once from a burst of five");
+    // An arrival time further ahead than any take leaves one (a clock stepped back, a row
+    // written by hand) is not waited on: the take resets it and goes ahead.
+    assert_eq!(
+        store
+            .take_allowance("stepped", 8_000_000_000_000_000_000, i64::MAX)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .take_allowance("stepped", cost, tolerance)
+            .await
+            .unwrap(),
+        None,
+        "a time 250,000 years ahead is waited on"
+    );
 }
 
 /// A benchmark named `name` with `jobs` planned jobs (`q0`, `q1`, … under `som`).

@@ -610,6 +610,8 @@ mod tests {
     use crate::store::Store;
     use serde_json::json;
 
+    mod media;
+
     fn run(id: &str) -> RunRecord {
         RunRecord {
             id: id.into(),
@@ -900,6 +902,49 @@ mod tests {
                 as std::sync::Arc<dyn Store>
         })
         .await;
+    }
+
+    /// Issue 42, LOW 9: a `rate_allowances` row set far ahead by hand (`tat_us` = 9×10^18)
+    /// stalled every debate of that model until its hard deadline. The next take resets it.
+    #[tokio::test]
+    async fn a_rate_allowance_set_far_ahead_by_hand_is_reset_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let (cost, tolerance) = (1_000_000, 2_000_000);
+        for hostile in ["9000000000000000000", "9223372036854775807"] {
+            let mut conn = raw(&path).await;
+            sqlx::raw_sql(&format!(
+                "INSERT OR REPLACE INTO rate_allowances VALUES ('openai:gpt#requests', {hostile})"
+            ))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+            conn.close().await.unwrap();
+            assert_eq!(
+                store
+                    .take_allowance("openai:gpt#requests", cost, tolerance)
+                    .await
+                    .unwrap(),
+                None,
+                "{hostile}"
+            );
+            // Reset to now and the cost: one more fits the burst, the next waits its share.
+            assert_eq!(
+                store
+                    .take_allowance("openai:gpt#requests", cost, tolerance)
+                    .await
+                    .unwrap(),
+                None
+            );
+            let wait = store
+                .take_allowance("openai:gpt#requests", cost, tolerance)
+                .await
+                .unwrap()
+                .expect("the burst is spent");
+            assert!(wait <= std::time::Duration::from_secs(1), "{wait:?}");
+        }
+        store.close().await;
     }
 
     #[tokio::test]
