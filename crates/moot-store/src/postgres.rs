@@ -130,7 +130,8 @@ pub fn redact_url(url: &str) -> String {
     shown
 }
 
-/// A connection-level failure as [`StoreError::Unreachable`]; anything else stays as it is.
+/// A connection-level failure as [`StoreError::Unreachable`], a full disk as
+/// [`StoreError::DiskFull`]; anything else stays as it is.
 fn classify(shown: &str, e: StoreError) -> StoreError {
     let StoreError::Database(db) = &e else {
         return e;
@@ -159,6 +160,11 @@ fn classify(shown: &str, e: StoreError) -> StoreError {
                 || code == "3D000"
             {
                 unreachable(database_message(db))
+            } else if code == "53100" {
+                // disk_full: the server's disk, named as a full SQLite disk is.
+                StoreError::DiskFull {
+                    path: PathBuf::from(shown),
+                }
             } else {
                 e
             }

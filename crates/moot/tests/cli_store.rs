@@ -432,7 +432,13 @@ impl Tmpfs {
     fn mount(env: &Env, size: &str, test: &str) -> Option<Tmpfs> {
         let root = folder(env, "fs");
         let out = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
             .arg(&root)
             .output();
         match out {
@@ -607,7 +613,11 @@ fn reading_commands_and_the_server_work_on_a_store_on_a_read_only_filesystem() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains(&run), "{body}");
     drop(served);
-    let err = refused(&env, &["ask", "What is 1 + 1?", "--sim", "--gold", "2"], &store);
+    let err = refused(
+        &env,
+        &["ask", "What is 1 + 1?", "--sim", "--gold", "2"],
+        &store,
+    );
     assert_eq!(
         err,
         format!(
@@ -715,11 +725,17 @@ fn a_rate_allowance_set_far_ahead_is_reset_with_a_warning_not_waited_on() {
         common::sqlite_text(&store, "SELECT key FROM rate_allowances").is_some(),
         "the limit is shared through the store"
     );
-    common::sqlite_exec(&store, "UPDATE rate_allowances SET tat_us = 9000000000000000000");
+    common::sqlite_exec(
+        &store,
+        "UPDATE rate_allowances SET tat_us = 9000000000000000000",
+    );
     let second = ask(&env);
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "{err}");
-    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("moot: warning:")).collect();
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("moot: warning:"))
+        .collect();
     assert!(
         !warnings.is_empty() && warnings.iter().all(|w| w.contains("rate allowance")),
         "{err}"

@@ -25,7 +25,13 @@ impl Tmpfs {
         let root = dir.path().join("fs");
         std::fs::create_dir(&root).unwrap();
         let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
             .arg(&root)
             .output();
         match mounted {
@@ -222,14 +228,22 @@ async fn writers_upgrading_one_older_store_at_once_all_succeed_and_migrate_it_on
 fn a_fifo_a_socket_or_a_device_is_refused_at_once_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.db");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let socket = dir.path().join("socket.db");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let mut cases = vec![(fifo.clone(), "a FIFO"), (socket, "a socket")];
     // A device of the test's own (`/dev/null`'s numbers), so that nothing is made in `/dev`
     // when the open is not refused.
     let device = dir.path().join("device.db");
-    match Command::new("mknod").arg(&device).args(["c", "1", "3"]).status() {
+    match Command::new("mknod")
+        .arg(&device)
+        .args(["c", "1", "3"])
+        .status()
+    {
         Ok(s) if s.success() => cases.push((device, "a device")),
         _ => eprintln!("devices: SKIPPED, mknod needs root"),
     }
