@@ -732,6 +732,15 @@ fn a_rate_allowance_set_far_ahead_is_reset_with_a_warning_not_waited_on() {
     let second = ask(&env);
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(second.status.success(), "{err}");
+    assert_eq!(
+        common::sqlite_text(
+            &store,
+            "SELECT CAST(MAX(tat_us) < 9000000000000000000 AS TEXT) FROM rate_allowances"
+        )
+        .as_deref(),
+        Some("1"),
+        "reset"
+    );
     let warnings: Vec<&str> = err
         .lines()
         .filter(|l| l.starts_with("moot: warning:"))
