@@ -188,9 +188,10 @@ fn companion(path: &Path, suffix: &str) -> PathBuf {
 /// What a file that is not a regular one is, for an error naming it (`None`: a regular file).
 fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
-    Some(if kind.is_file() {
+    if kind.is_file() {
         return None;
-    } else if kind.is_dir() {
+    }
+    Some(if kind.is_dir() {
         "a folder"
     } else if kind.is_fifo() {
         "a FIFO"
