@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use moot_config::{AnswerSetting, Config, DebateSize, ProtocolName};
 use moot_core::redact::Redactor;
-use moot_store::{Access, BenchRecord, RunRecord, Store, StoreError, StoreLocation};
+use moot_store::{Access, Allowance, BenchRecord, RunRecord, Store, StoreError, StoreLocation};
 
 use crate::error::InputError;
 
@@ -47,6 +47,8 @@ pub struct StoreArg {
     pub spec: Option<String>,
     /// The value came from `MOOT_STORE`, which an error about the store then names.
     pub from_env: bool,
+    /// Where warnings about what the store holds go (a rate allowance it had to reset).
+    pub warn: Warn,
 }
 
 impl StoreArg {
@@ -76,6 +78,31 @@ impl StoreArg {
         Ok(store)
     }
 
+    /// The store for a server, which records the debates it starts ([`Access::Create`]); one
+    /// that cannot be written (a read-only filesystem) is opened to read instead, as
+    /// `on_notice` is told: the server shows what it holds and refuses new debates.
+    pub fn open_for_serving(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        on_notice: &mut dyn FnMut(&str),
+    ) -> Result<Arc<dyn Store>> {
+        let location = self.location()?;
+        match rt.block_on(location.open(Access::Create)) {
+            Ok(store) => {
+                let store: Arc<dyn Store> = Arc::from(store);
+                self.share_rate_limits(Access::Create, &store);
+                Ok(store)
+            }
+            Err(e @ StoreError::NotWritable { .. }) => {
+                on_notice(&format!(
+                    "{e}: serving what it holds; new debates are refused"
+                ));
+                self.open_shared(Access::Read, rt)
+            }
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
     /// Makes this process's rate limits draw on the store's allowances, shared with every other
     /// process recording to the same store (workers of one benchmark above all), when the
     /// command records and the store outlives the process; an in-memory store has no one to
@@ -83,8 +110,9 @@ impl StoreArg {
     fn share_rate_limits(&self, access: Access, store: &Arc<dyn Store>) {
         let lasting = !matches!(self.location(), Ok(StoreLocation::Memory));
         if access != Access::Read && lasting {
-            moot_backends::limits::share_across_processes(Some(Arc::new(StoreAllowance(
+            moot_backends::limits::share_across_processes(Some(Arc::new(StoreAllowance::new(
                 store.clone(),
+                self.warn.clone(),
             ))));
         }
     }
@@ -258,8 +286,41 @@ pub struct PreparedDebate {
     pub redactor: Arc<Redactor>,
 }
 
-/// A store's rate allowances as the backends' [`moot_backends::limits::SharedAllowance`].
-struct StoreAllowance(Arc<dyn Store>);
+/// Where a warning goes: a front end's way of telling its user (the CLI's standard error).
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A store's rate allowances as the backends' [`moot_backends::limits::SharedAllowance`]. An
+/// allowance the store reset ([`Allowance::Reset`]: its time was further ahead than any limit
+/// leaves one) is reported through `warn`, once per allowance in this process.
+struct StoreAllowance {
+    store: Arc<dyn Store>,
+    warn: Warn,
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl StoreAllowance {
+    fn new(store: Arc<dyn Store>, warn: Warn) -> StoreAllowance {
+        StoreAllowance {
+            store,
+            warn,
+            warned: Default::default(),
+        }
+    }
+
+    fn reset(&self, key: &str, ahead: std::time::Duration) {
+        let first = self
+            .warned
+            .lock()
+            .map(|mut w| w.insert(key.to_string()))
+            .unwrap_or(true);
+        if first {
+            (self.warn)(&format!(
+                "the rate allowance {key} in the store was {} s ahead of the store's clock, further than any rate limit leaves one (a row written by hand, or a clock stepped back): it was reset, and the limit counts from now",
+                ahead.as_secs()
+            ));
+        }
+    }
+}
 
 #[async_trait::async_trait]
 impl moot_backends::limits::SharedAllowance for StoreAllowance {
@@ -270,9 +331,69 @@ impl moot_backends::limits::SharedAllowance for StoreAllowance {
         tolerance: std::time::Duration,
     ) -> Result<Option<std::time::Duration>, String> {
         let micros = |d: std::time::Duration| i64::try_from(d.as_micros()).unwrap_or(i64::MAX);
-        self.0
+        let taken = self
+            .store
             .take_allowance(key, micros(cost), micros(tolerance))
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        Ok(match taken {
+            Allowance::Taken => None,
+            Allowance::Wait(wait) => Some(wait),
+            Allowance::Reset { ahead } => {
+                self.reset(key, ahead);
+                None
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use moot_backends::limits::SharedAllowance;
+
+    use super::*;
+
+    /// Issue 42, LOW 9: an allowance whose time is far ahead (a clock stepped back, a row
+    /// written by hand) stalled its model's calls silently. On a real SQLite store the take goes
+    /// ahead at once and the user is warned, once.
+    #[tokio::test]
+    async fn an_allowance_far_ahead_is_taken_at_once_with_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> = Arc::new(
+            moot_store::SqliteStore::open(&dir.path().join("s.db"))
+                .await
+                .unwrap(),
+        );
+        store
+            .take_allowance("openai:gpt#requests", 8_000_000_000_000_000_000, i64::MAX)
+            .await
+            .unwrap();
+        let warnings = Arc::new(Mutex::new(Vec::<String>::new()));
+        let heard = warnings.clone();
+        let allowance = StoreAllowance::new(
+            store.clone(),
+            Arc::new(move |w: &str| heard.lock().unwrap().push(w.to_string())),
+        );
+        let (cost, burst) = (Duration::from_millis(100), Duration::from_secs(1));
+        for _ in 0..3 {
+            assert_eq!(
+                allowance
+                    .take("openai:gpt#requests", cost, burst)
+                    .await
+                    .unwrap(),
+                None
+            );
+        }
+        store.close().await;
+        let warnings = warnings.lock().unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("the rate allowance openai:gpt#requests in the store was "),
+            "{}",
+            warnings[0]
+        );
     }
 }

@@ -455,25 +455,26 @@ pub(crate) async fn check_follow_conformance(store: &dyn Store) {
 }
 
 /// Checks a store's shared rate allowances: a burst is taken, the next take waits for its
-/// share, keys are apart, and takes at once never overdraw.
+/// share, keys are apart, takes at once never overdraw, and an arrival time further ahead than
+/// any take leaves one is reset, not waited on, while one a stricter limit left is waited on.
 #[cfg(test)]
 pub(crate) async fn check_allowance_conformance(store: std::sync::Arc<dyn Store>) {
+    use crate::records::Allowance;
+    use std::time::Duration;
     // Ten seconds a unit, a burst of three: the numbers dwarf the time the test takes.
     let (cost, tolerance) = (10_000_000, 30_000_000);
     for n in 0..3 {
         assert_eq!(
             store.take_allowance("k", cost, tolerance).await.unwrap(),
-            None,
+            Allowance::Taken,
             "take {n}"
         );
     }
-    let wait = store
-        .take_allowance("k", cost, tolerance)
-        .await
-        .unwrap()
-        .unwrap();
+    let Allowance::Wait(wait) = store.take_allowance("k", cost, tolerance).await.unwrap() else {
+        panic!("the burst is spent");
+    };
     assert!(
-        (std::time::Duration::from_secs(9)..=std::time::Duration::from_secs(10)).contains(&wait),
+        (Duration::from_secs(9)..=Duration::from_secs(10)).contains(&wait),
         "{wait:?}"
     );
     assert_eq!(
@@ -481,7 +482,7 @@ pub(crate) async fn check_allowance_conformance(store: std::sync::Arc<dyn Store>
             .take_allowance("other", cost, tolerance)
             .await
             .unwrap(),
-        None
+        Allowance::Taken
     );
     let takes: Vec<_> = (0..12)
         .map(|_| {
@@ -491,11 +492,60 @@ pub(crate) async fn check_allowance_conformance(store: std::sync::Arc<dyn Store>
         .collect();
     let mut taken = 0;
     for t in takes {
-        if t.await.unwrap().unwrap().is_none() {
+        if t.await.unwrap().unwrap() == Allowance::Taken {
             taken += 1;
         }
     }
     assert_eq!(taken, 5, "twelve takes at once from a burst of five");
+    // Issue 42, LOW 9: an arrival time 250,000 years ahead (a clock stepped back, a row
+    // written by hand) is not waited on: the take resets it and goes ahead.
+    let far = 8_000_000_000_000_000_000;
+    assert_eq!(
+        store
+            .take_allowance("stepped", far, i64::MAX)
+            .await
+            .unwrap(),
+        Allowance::Taken
+    );
+    let Allowance::Reset { ahead } = store
+        .take_allowance("stepped", cost, tolerance)
+        .await
+        .unwrap()
+    else {
+        panic!("a time 250,000 years ahead is waited on");
+    };
+    assert!(
+        ahead > Duration::from_micros(far as u64 - 60_000_000),
+        "{ahead:?}"
+    );
+    // Reset to now plus the cost: the burst's second take fits, and the limit holds again.
+    assert_eq!(
+        store
+            .take_allowance("stepped", cost, tolerance)
+            .await
+            .unwrap(),
+        Allowance::Taken
+    );
+    // A stricter limit on the same key (another process's configuration) leaves its time
+    // further ahead than this one's burst, but within a minute's slack: waited on.
+    assert_eq!(
+        store
+            .take_allowance("stricter", 50_000_000, 60_000_000)
+            .await
+            .unwrap(),
+        Allowance::Taken
+    );
+    let Allowance::Wait(wait) = store
+        .take_allowance("stricter", cost, tolerance)
+        .await
+        .unwrap()
+    else {
+        panic!("a time a stricter limit left is not suspect");
+    };
+    assert!(
+        (Duration::from_secs(29)..=Duration::from_secs(30)).contains(&wait),
+        "{wait:?}"
+    );
 }
 
 /// A benchmark named `name` with `jobs` planned jobs (`q0`, `q1`, … under `som`).

@@ -32,6 +32,14 @@ pub enum StoreError {
     /// An older store could not be brought up to this binary's schema.
     #[error("cannot upgrade the store {}: {message}", .path.display())]
     Migrate { path: PathBuf, message: String },
+    /// A writing command on a store that cannot be written (a read-only filesystem, no
+    /// permission): reading commands still open it.
+    #[error("the store {} cannot be written: {reason}", .path.display())]
+    NotWritable { path: PathBuf, reason: String },
+    /// The store's disk (or its quota) is full: the write that did not fit is not recorded,
+    /// and everything recorded before it stays.
+    #[error("the store {} cannot be written: its disk is full (free some space and run again; nothing stored before is lost)", .path.display())]
+    DiskFull { path: PathBuf },
     /// A write through a store opened with [`Access::Read`].
     #[error("the store {} was opened read-only", .0.display())]
     ReadOnly(PathBuf),
@@ -70,7 +78,7 @@ impl From<sqlx::Error> for StoreError {
 
 impl StoreError {
     /// The store given cannot be used as it is (missing, in a missing folder, unreadable, not a
-    /// moot database, damaged, or from a newer moot): a problem with what the user pointed at,
+    /// moot database, damaged, from a newer moot, or not writable by a writing command): a problem with what the user pointed at,
     /// not a failure of moot. A server that cannot be reached is not one of these: it may be
     /// back in a moment (a worker restarted by its scheduler then carries on).
     pub fn is_unusable_store(&self) -> bool {
@@ -80,6 +88,7 @@ impl StoreError {
                 | StoreError::NoFolder { .. }
                 | StoreError::CannotOpen { .. }
                 | StoreError::NotAStore { .. }
+                | StoreError::NotWritable { .. }
                 | StoreError::TooNew { .. }
                 | StoreError::Location(_)
         )

@@ -31,7 +31,7 @@ pub use location::StoreLocation;
 pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
+    Allowance, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
     DecisionRecord, ForkOrigin, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
     ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
 };

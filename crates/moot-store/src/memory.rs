@@ -12,9 +12,9 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::queries::lease_ms;
 use crate::records::{
-    sort_bench_items, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor,
-    CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WholeRun, WorkerRecord,
+    sort_bench_items, Allowance, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch,
+    CallCursor, CallRecord, DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord,
+    RunStatus, ValidationRecord, WholeRun, WorkerRecord,
 };
 use crate::store::Store;
 
@@ -346,16 +346,24 @@ impl Store for MemoryStore {
         key: &str,
         cost_us: i64,
         tolerance_us: i64,
-    ) -> Result<Option<std::time::Duration>, StoreError> {
+    ) -> Result<Allowance, StoreError> {
         self.with(|i| {
             let now = now_ms().saturating_mul(1_000);
             let tat = i.allowances.get(key).copied().unwrap_or(now).max(now);
-            if tat + cost_us - now <= tolerance_us {
-                i.allowances.insert(key.to_string(), tat + cost_us);
-                Ok(None)
+            let ahead = tat.saturating_sub(now);
+            if ahead <= tolerance_us.saturating_sub(cost_us) {
+                i.allowances
+                    .insert(key.to_string(), tat.saturating_add(cost_us));
+                Ok(Allowance::Taken)
+            } else if ahead > crate::queries::allowance_suspect_after(cost_us, tolerance_us) {
+                i.allowances
+                    .insert(key.to_string(), now.saturating_add(cost_us));
+                Ok(Allowance::Reset {
+                    ahead: crate::queries::micros(ahead),
+                })
             } else {
-                Ok(Some(crate::queries::allowance_wait(
-                    tat - now,
+                Ok(Allowance::Wait(crate::queries::allowance_wait(
+                    ahead,
                     cost_us,
                     tolerance_us,
                 )))

@@ -130,7 +130,8 @@ pub fn redact_url(url: &str) -> String {
     shown
 }
 
-/// A connection-level failure as [`StoreError::Unreachable`]; anything else stays as it is.
+/// A connection-level failure as [`StoreError::Unreachable`], a full disk as
+/// [`StoreError::DiskFull`]; anything else stays as it is.
 fn classify(shown: &str, e: StoreError) -> StoreError {
     let StoreError::Database(db) = &e else {
         return e;
@@ -159,6 +160,11 @@ fn classify(shown: &str, e: StoreError) -> StoreError {
                 || code == "3D000"
             {
                 unreachable(database_message(db))
+            } else if code == "53100" {
+                // disk_full: the server's disk, named as a full SQLite disk is.
+                StoreError::DiskFull {
+                    path: PathBuf::from(shown),
+                }
             } else {
                 e
             }
@@ -504,6 +510,46 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.to_string().contains("read-only transaction"), "{e}");
+    }
+
+    /// Issue 42, LOW 8 on PostgreSQL: processes starting on one empty database at once all
+    /// open it, and it is migrated once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    #[ignore = "needs PostgreSQL; scripts/test runs it"]
+    async fn openers_of_one_empty_database_at_once_all_succeed_and_it_is_migrated_once() {
+        for attempt in 0..3 {
+            let url = PgServer::shared().fresh_database();
+            let openers: Vec<_> = (0..8)
+                .map(|_| {
+                    let url = url.clone();
+                    tokio::spawn(
+                        async move { PostgresStore::open_with(&url, Access::Create).await },
+                    )
+                })
+                .collect();
+            for (i, opener) in openers.into_iter().enumerate() {
+                let store = opener
+                    .await
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("attempt {attempt}: {e}"));
+                store
+                    .create_run(&crate::conformance::running_run(&format!("r{i}")))
+                    .await
+                    .unwrap();
+                store.close().await;
+            }
+            let pool = one_connection(&url).await;
+            let versions: Vec<i64> =
+                sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
+                    .fetch_all(&pool)
+                    .await
+                    .unwrap();
+            pool.close().await;
+            assert_eq!(
+                versions,
+                MIGRATOR.iter().map(|m| m.version).collect::<Vec<_>>()
+            );
+        }
     }
 
     #[tokio::test]

@@ -309,6 +309,26 @@ pub(crate) fn stored_count(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+/// How far past its tolerance and cost an allowance's arrival time may be ahead of now before
+/// it is taken for a clock stepped back or a row written by hand, and reset (see
+/// [`crate::records::Allowance::Reset`]). A minute: a process whose limit for the same model is
+/// stricter (another configuration) leaves arrival times as far ahead as its own burst, which
+/// is at most a minute for any per-minute limit, and those must not read as suspect here.
+pub(crate) const ALLOWANCE_SLACK_US: i64 = 60_000_000;
+
+/// How far ahead of now an arrival time may be before a take of `cost_us` within
+/// `tolerance_us` takes it for suspect.
+pub(crate) fn allowance_suspect_after(cost_us: i64, tolerance_us: i64) -> i64 {
+    tolerance_us
+        .saturating_add(cost_us)
+        .saturating_add(ALLOWANCE_SLACK_US)
+}
+
+/// A duration of `us` microseconds (none for a negative count).
+pub(crate) fn micros(us: i64) -> std::time::Duration {
+    std::time::Duration::from_micros(u64::try_from(us).unwrap_or(0))
+}
+
 /// How long until an allowance whose arrival time is `ahead_us` ahead of now can pay
 /// `cost_us` within `tolerance_us` (at least a millisecond: the clock the store reads has no
 /// finer steps).
@@ -529,13 +549,21 @@ macro_rules! store_queries {
                 key: &str,
                 cost_us: i64,
                 tolerance_us: i64,
-            ) -> Result<Option<std::time::Duration>, StoreError> {
+            ) -> Result<crate::records::Allowance, StoreError> {
+                use crate::records::Allowance;
+                // How far the stored arrival time is ahead of now: never negative, and no
+                // stored value, however large or small, overflows it.
+                let ahead_sql = format!(
+                    "{greater}(rate_allowances.tat_us, {now}) - {now}",
+                    now = $dialect.now_us,
+                    greater = $dialect.greater
+                );
                 // GCRA in one statement: the allowance's arrival time moves on by the cost,
                 // unless that would put it more than the tolerance ahead of now.
                 let sql = format!(
                     "INSERT INTO rate_allowances (key, tat_us) VALUES ($1, {now} + $2)
                      ON CONFLICT (key) DO UPDATE SET tat_us = {greater}(rate_allowances.tat_us, {now}) + $2
-                     WHERE {greater}(rate_allowances.tat_us, {now}) + $2 - {now} <= $3",
+                     WHERE {ahead_sql} <= $3 - $2",
                     now = $dialect.now_us,
                     greater = $dialect.greater
                 );
@@ -546,11 +574,10 @@ macro_rules! store_queries {
                     .execute(&self.pool)
                     .await?;
                 if taken.rows_affected() == 1 {
-                    return Ok(None);
+                    return Ok(Allowance::Taken);
                 }
                 let sql = format!(
-                    "SELECT tat_us - {} AS ahead_us FROM rate_allowances WHERE key = $1",
-                    $dialect.now_us
+                    "SELECT CAST({ahead_sql} AS BIGINT) AS ahead_us FROM rate_allowances WHERE key = $1"
                 );
                 let ahead = sqlx::query(&sql)
                     .bind(key)
@@ -560,7 +587,33 @@ macro_rules! store_queries {
                     .transpose()?
                     .flatten()
                     .unwrap_or(0);
-                Ok(Some(crate::queries::allowance_wait(ahead, cost_us, tolerance_us)))
+                let suspect = crate::queries::allowance_suspect_after(cost_us, tolerance_us);
+                if ahead <= suspect {
+                    return Ok(Allowance::Wait(crate::queries::allowance_wait(
+                        ahead,
+                        cost_us,
+                        tolerance_us,
+                    )));
+                }
+                // Further ahead than any take leaves it: reset to now plus the cost (taken),
+                // unless another process changed it meanwhile (then asked again shortly).
+                let sql = format!(
+                    "UPDATE rate_allowances SET tat_us = {now} + $2 WHERE key = $1 AND {ahead_sql} > $3",
+                    now = $dialect.now_us
+                );
+                let reset = sqlx::query(&sql)
+                    .bind(key)
+                    .bind(cost_us)
+                    .bind(suspect)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(if reset.rows_affected() == 1 {
+                    Allowance::Reset {
+                        ahead: crate::queries::micros(ahead),
+                    }
+                } else {
+                    Allowance::Wait(std::time::Duration::from_millis(1))
+                })
             }
 
             async fn beat_run(&self, id: &str) -> Result<(), StoreError> {
@@ -1055,7 +1108,7 @@ macro_rules! delegate_store {
                 key: &str,
                 cost_us: i64,
                 tolerance_us: i64,
-            ) -> Result<Option<std::time::Duration>, StoreError> {
+            ) -> Result<crate::records::Allowance, StoreError> {
                 self.writable()?;
                 self.located(
                     self.queries

@@ -3,6 +3,21 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What [`crate::Store::take_allowance`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowance {
+    Taken,
+    /// Nothing was taken; it could be after this long.
+    Wait(std::time::Duration),
+    /// The stored arrival time was further ahead of the store's clock than any take leaves
+    /// one (a row written by hand, or the clock stepped back since it was written), and would
+    /// have been waited on for that long: it was set to now plus the cost, which is taken.
+    /// `ahead` is how far ahead it was, for the warning the caller owes the user.
+    Reset {
+        ahead: std::time::Duration,
+    },
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {

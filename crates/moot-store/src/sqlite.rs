@@ -6,8 +6,15 @@
 //! newer moot are refused there, so that no error path changes a byte of what is stored.
 //! Reading ([`Access::Read`]) never creates, migrates or writes the file: an up-to-date store is
 //! opened read-only (SQLite may still create the usual `-wal`/`-shm` companions of a WAL file, as
-//! every SQLite reader does); an older store is copied into memory, and the copy is migrated and
-//! read.
+//! every SQLite reader does; where it cannot, on a read-only filesystem or folder, the file is
+//! read as immutable); an older store is copied into memory, and the copy is migrated and read.
+//!
+//! Where the file lives is checked first too: a FIFO, socket or device (at the path or as one of
+//! SQLite's `-wal`, `-shm` and `-journal` companions) is refused before anything opens it, a
+//! writing command on a read-only filesystem or without permission is refused in one line, and
+//! a full disk is said to be one, naming the store. Processes that open one new (or older) store
+//! at once migrate it once: the migration runs in one `BEGIN IMMEDIATE` transaction, which the
+//! others wait for before they find nothing left to apply.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -38,9 +45,22 @@ static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 // SQLite's primary result codes for a file that cannot be opened, is damaged, or is not a
 // database (https://sqlite.org/rescode.html).
+const SQLITE_READONLY: i32 = 8;
+const SQLITE_IOERR: i32 = 10;
 const SQLITE_CORRUPT: i32 = 11;
+const SQLITE_FULL: i32 = 13;
 const SQLITE_CANTOPEN: i32 = 14;
 const SQLITE_NOTADB: i32 = 26;
+
+/// Free space under which a disk I/O error on a store is taken for a full disk: SQLite says
+/// "disk I/O error", not "disk is full", when it cannot grow the `-shm` file it maps.
+const NEARLY_FULL_BYTES: u64 = 1 << 20;
+
+/// The files SQLite keeps beside a store and opens without asking.
+const COMPANIONS: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// What the error says when a writing command meets a read-only filesystem.
+const READ_ONLY_FILESYSTEM: &str = "it is on a read-only filesystem (reading commands such as moot show and moot report can still open it)";
 
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -116,7 +136,8 @@ fn primary_code(e: &sqlx::Error) -> Option<i32> {
     }
 }
 
-/// Names the store in errors that are about its file: damaged or not a database, or not openable.
+/// Names the store in errors that are about its file: damaged or not a database, not
+/// openable, not writable, or on a full disk.
 fn located(path: &Path, e: StoreError) -> StoreError {
     let StoreError::Database(db) = &e else {
         return e;
@@ -130,8 +151,105 @@ fn located(path: &Path, e: StoreError) -> StoreError {
             path: path.to_path_buf(),
             reason: database_message(db),
         },
+        Some(SQLITE_FULL) => StoreError::DiskFull {
+            path: path.to_path_buf(),
+        },
+        Some(SQLITE_IOERR) if nearly_full(path) => StoreError::DiskFull {
+            path: path.to_path_buf(),
+        },
+        Some(SQLITE_READONLY) => StoreError::NotWritable {
+            path: path.to_path_buf(),
+            reason: database_message(db),
+        },
         _ => e,
     }
+}
+
+/// Whether the filesystem holding `path` has (almost) no space left for its user.
+fn nearly_full(path: &Path) -> bool {
+    rustix::fs::statvfs(folder_of(path))
+        .is_ok_and(|fs| fs.f_bavail.saturating_mul(fs.f_frsize) < NEARLY_FULL_BYTES)
+}
+
+/// The folder that holds `path` (`.` for a bare file name).
+fn folder_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// SQLite's file `suffix` (`-wal`, `-shm`, `-journal`) beside the store at `path`.
+fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// What a file that is not a regular one is, for an error naming it (`None`: a regular file).
+fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_file() {
+        return None;
+    }
+    Some(if kind.is_dir() {
+        "a folder"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    })
+}
+
+/// Refuses a store whose `-wal`, `-shm` or `-journal` is not a regular file: SQLite opens them
+/// without asking, and would block on a FIFO or write through a device.
+fn check_companions(path: &Path) -> Result<(), StoreError> {
+    for suffix in COMPANIONS {
+        let beside = companion(path, suffix);
+        if let Some(kind) = std::fs::metadata(&beside)
+            .ok()
+            .and_then(|m| not_a_file(&m.file_type()))
+        {
+            return Err(StoreError::CannotOpen {
+                path: path.to_path_buf(),
+                reason: format!("{} is {kind}, not a file", beside.display()),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether this process may write `path` (a file or folder): `Err` with why not when the
+/// filesystem is read-only or permission is denied, `Ok` otherwise (SQLite reports anything
+/// else when it tries).
+fn may_write(path: &Path) -> Result<(), String> {
+    use rustix::io::Errno;
+    match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+        Err(Errno::ROFS) => Err(READ_ONLY_FILESYSTEM.into()),
+        Err(Errno::ACCESS | Errno::PERM) => Err(format!(
+            "no permission to write {} (reading commands such as moot show and moot report can still open it)",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses, before SQLite is asked, a store that a writing command cannot write: on a
+/// read-only filesystem, or without permission to write the file (`found`) or its folder,
+/// where SQLite makes the WAL's `-wal` and `-shm` files.
+fn check_writable(path: &Path, found: bool) -> Result<(), StoreError> {
+    let folder = folder_of(path);
+    let file = found.then_some(path);
+    for target in file.into_iter().chain([folder]) {
+        may_write(target).map_err(|reason| StoreError::NotWritable {
+            path: path.to_path_buf(),
+            reason,
+        })?;
+    }
+    Ok(())
 }
 
 fn migrate_error(path: &Path, e: MigrateError) -> StoreError {
@@ -152,6 +270,25 @@ fn migrate_error(path: &Path, e: MigrateError) -> StoreError {
     }
 }
 
+/// Brings the store at `pool` to this binary's schema in one `BEGIN IMMEDIATE` transaction.
+/// SQLite has no lock for sqlx's migrator to take, and processes that opened one new store at
+/// once each migrated it as if alone ("table runs already exists"); now the first to take the
+/// write lock migrates, and the others wait for it, then list the migrations applied (inside
+/// their own transaction) and find nothing left to do. A migration that fails leaves none of
+/// them applied.
+async fn migrate_file(pool: &SqlitePool, path: &Path) -> Result<(), StoreError> {
+    let mut conn = pool.acquire().await.map_err(|e| located(path, e.into()))?;
+    let mut tx = conn
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(|e| located(path, e.into()))?;
+    MIGRATOR
+        .run(&mut *tx)
+        .await
+        .map_err(|e| migrate_error(path, e))?;
+    tx.commit().await.map_err(|e| located(path, e.into()))
+}
+
 /// Creates the default location's folder (the user data directory's `moot`): a writing command
 /// may, unlike an explicit `--store` path's folder, which must exist.
 pub(crate) fn create_default_folder(path: &Path) -> Result<(), StoreError> {
@@ -164,14 +301,22 @@ pub(crate) fn create_default_folder(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Whether a store file is at `path` (an error when something that cannot be one is there).
+/// Whether a store file is at `path` (an error when something that cannot be one is there, or
+/// beside it: a folder, FIFO, socket or device, which are refused before anything opens them).
 fn exists(path: &Path) -> Result<bool, StoreError> {
+    check_companions(path)?;
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(StoreError::CannotOpen {
             path: path.to_path_buf(),
             reason: "it is a folder".into(),
         }),
-        Ok(_) => Ok(true),
+        Ok(m) => match not_a_file(&m.file_type()) {
+            Some(kind) => Err(StoreError::CannotOpen {
+                path: path.to_path_buf(),
+                reason: format!("it is {kind}, not a file"),
+            }),
+            None => Ok(true),
+        },
         // A file where a folder of the path should be: nothing there (`check_folder` names it).
         Err(e)
             if matches!(
@@ -229,10 +374,34 @@ fn file_options(path: &Path) -> SqliteConnectOptions {
         .busy_timeout(std::time::Duration::from_secs(10))
 }
 
+/// Options for reading the existing file at `path`. A reader of a WAL file needs its `-wal`
+/// and `-shm`, which SQLite makes beside it; where it cannot (a read-only filesystem or folder)
+/// and they are not there, the file is opened immutable: nothing can be writing it there, and
+/// SQLite then reads the file alone. A `-wal` that holds changes but has no `-shm` beside it is
+/// refused there instead: only through a `-shm` can SQLite read it, and reading without it
+/// would silently miss what it holds.
+fn reading_options(path: &Path) -> Result<SqliteConnectOptions, StoreError> {
+    let options = file_options(path).read_only(true);
+    let (wal, shm) = (companion(path, "-wal"), companion(path, "-shm"));
+    if may_write(folder_of(path)).is_ok() || (wal.exists() && shm.exists()) {
+        return Ok(options);
+    }
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Err(StoreError::CannotOpen {
+            path: path.to_path_buf(),
+            reason: format!(
+                "{} holds changes that SQLite reads only with a -shm file beside it, which cannot be made in {}: copy the store with its -wal to a folder moot can write",
+                wal.display(),
+                folder_of(path).display()
+            ),
+        });
+    }
+    Ok(options.immutable(true))
+}
+
 /// Opens one read-only connection to the existing file at `path`.
 async fn read_only_connection(path: &Path) -> Result<SqliteConnection, StoreError> {
-    file_options(path)
-        .read_only(true)
+    reading_options(path)?
         .connect()
         .await
         .map_err(|e| located(path, e.into()))
@@ -256,11 +425,28 @@ async fn inspect(path: &Path) -> Result<Schema, StoreError> {
 /// Whether the file is shorter than its own SQLite header says. SQLite opens such a file and
 /// only fails on the first read of a lost page, which may come long after a command started (or
 /// never, for a query that happens to avoid it); the header makes it an O(1) check at open.
+///
+/// Not while the `-wal` holds frames: the file's header may then be ahead of the file, and
+/// rightly. A checkpoint copies pages from the WAL into the file, the first page (whose header
+/// counts every page) among the first, and one that a full disk cut short leaves the header
+/// counting pages the file never got; SQLite reads them from the WAL, and the store is whole.
 fn is_truncated(path: &Path) -> bool {
     use std::io::Read;
-    let Ok(mut file) = std::fs::File::open(path) else {
+    use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::metadata(companion(path, "-wal")).is_ok_and(|m| m.len() > 0) {
+        return false;
+    }
+    // Never blocks, whatever was put at the path since it was checked.
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+    else {
         return false;
     };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut header = [0u8; 100];
     if file.read_exact(&mut header).is_err() || !header.starts_with(b"SQLite format 3\0") {
         return false;
@@ -351,18 +537,25 @@ impl SqliteStore {
                 Schema::Older => SqliteStore::read_upgraded_copy(path, true).await,
             },
             Access::Write | Access::Create => {
-                if found {
-                    inspect(path).await?;
+                let schema = if found {
+                    inspect(path).await?
                 } else {
                     check_folder(path)?;
-                }
-                SqliteStore::write_file(path, !found).await
+                    Schema::Empty
+                };
+                check_writable(path, found)?;
+                SqliteStore::write_file(path, !found, schema != Schema::Current).await
             }
         }
     }
 
-    /// A read-write pool on the file, migrated to this binary's schema.
-    async fn write_file(path: &Path, create: bool) -> Result<SqliteStore, StoreError> {
+    /// A read-write pool on the file, migrated to this binary's schema unless it was found
+    /// current (`migrate` false).
+    async fn write_file(
+        path: &Path,
+        create: bool,
+        migrate: bool,
+    ) -> Result<SqliteStore, StoreError> {
         let options = file_options(path)
             .create_if_missing(create)
             .journal_mode(SqliteJournalMode::Wal)
@@ -373,10 +566,9 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(|e| located(path, e.into()))?;
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(|e| migrate_error(path, e))?;
+        if migrate {
+            migrate_file(&pool, path).await?;
+        }
         let read = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(file_options(path).foreign_keys(true))
@@ -394,7 +586,7 @@ impl SqliteStore {
     async fn read_file(path: &Path) -> Result<SqliteStore, StoreError> {
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
-            .connect_with(file_options(path).read_only(true).foreign_keys(true))
+            .connect_with(reading_options(path)?.foreign_keys(true))
             .await
             .map_err(|e| located(path, e.into()))?;
         Ok(SqliteStore {
@@ -609,6 +801,8 @@ mod tests {
     use super::*;
     use crate::store::Store;
     use serde_json::json;
+
+    mod media;
 
     fn run(id: &str) -> RunRecord {
         RunRecord {
@@ -900,6 +1094,57 @@ mod tests {
                 as std::sync::Arc<dyn Store>
         })
         .await;
+    }
+
+    /// Issue 42, LOW 9: a `rate_allowances` row set far ahead by hand (`tat_us` = 9×10^18)
+    /// stalled every debate of that model until its hard deadline. The next take resets it,
+    /// says so, and goes ahead; so for the largest value a row can hold, and for a time in the
+    /// past (the smallest), which is simply taken.
+    #[tokio::test]
+    async fn a_rate_allowance_set_far_ahead_by_hand_is_reset_not_waited_on() {
+        use crate::records::Allowance;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let key = "openai:gpt#requests";
+        let (cost, tolerance) = (1_000_000, 2_000_000);
+        let set = |tat: i64| {
+            let path = path.clone();
+            async move {
+                let mut conn = raw(&path).await;
+                sqlx::query("INSERT OR REPLACE INTO rate_allowances VALUES ($1, $2)")
+                    .bind(key)
+                    .bind(tat)
+                    .execute(&mut conn)
+                    .await
+                    .unwrap();
+                conn.close().await.unwrap();
+            }
+        };
+        for hostile in [9_000_000_000_000_000_000, i64::MAX] {
+            set(hostile).await;
+            let taken = store.take_allowance(key, cost, tolerance).await.unwrap();
+            assert!(
+                matches!(taken, Allowance::Reset { ahead } if ahead.as_secs() > 8_000_000_000_000),
+                "{hostile}: {taken:?}"
+            );
+            // Reset to now and the cost: one more fits the burst, the next waits its share.
+            assert_eq!(
+                store.take_allowance(key, cost, tolerance).await.unwrap(),
+                Allowance::Taken
+            );
+            let Allowance::Wait(wait) = store.take_allowance(key, cost, tolerance).await.unwrap()
+            else {
+                panic!("the burst is spent");
+            };
+            assert!(wait <= std::time::Duration::from_secs(1), "{wait:?}");
+        }
+        set(i64::MIN).await;
+        assert_eq!(
+            store.take_allowance(key, cost, tolerance).await.unwrap(),
+            Allowance::Taken
+        );
+        store.close().await;
     }
 
     #[tokio::test]

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
+    Allowance, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
     DecisionRecord, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
     ValidationRecord, WholeRun, WorkerRecord,
 };
@@ -75,15 +75,18 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<(CallCursor, CallRecord)>, StoreError>;
     /// Takes `cost_us` from the rate allowance `key` shared by every process using this store:
     /// a GCRA bucket on the store's clock that refills a microsecond a microsecond and lets
-    /// its arrival time run at most `tolerance_us` ahead of now (the burst). `None`: taken;
-    /// otherwise nothing is taken and the wait until it could be is returned. Processes taking
-    /// at once never overdraw it (one conditional write).
+    /// its arrival time run at most `tolerance_us` ahead of now (the burst). Either it is
+    /// taken, or nothing is taken and the wait until it could be is returned. Processes taking
+    /// at once never overdraw it (one conditional write). An arrival time further ahead than
+    /// any take leaves one (past the tolerance, the cost and a minute's slack: a row written
+    /// by hand, a clock stepped back) is never waited on: it is reset and the take goes ahead
+    /// ([`Allowance::Reset`]), which the caller reports.
     async fn take_allowance(
         &self,
         key: &str,
         cost_us: i64,
         tolerance_us: i64,
-    ) -> Result<Option<std::time::Duration>, StoreError>;
+    ) -> Result<Allowance, StoreError>;
     /// Notes, on the store's clock, that the process running debate `id` is alive (see
     /// [`RunRecord::interrupted`]); a finished run is left as it is.
     async fn beat_run(&self, id: &str) -> Result<(), StoreError>;

@@ -103,6 +103,7 @@ fn main() -> ExitCode {
     let store = StoreArg {
         spec: cli.store.clone(),
         from_env: matches.value_source("store") == Some(ValueSource::EnvVariable),
+        warn: std::sync::Arc::new(|warning: &str| errln!("moot: warning: {warning}")),
     };
     match dispatch(cli, &store) {
         Ok(()) => ExitCode::SUCCESS,
@@ -196,10 +197,11 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Report(args) => {
             store_arg.with(Access::Read, |s, rt| cmd::report::run(args, s, rt))
         }
-        // The server records the debates it starts: it may create the store.
+        // The server records the debates it starts: it may create the store (one it cannot
+        // write, it serves as it is).
         Command::Serve(args) => {
             let rt = prepare::runtime()?;
-            let store = store_arg.open_shared(Access::Create, &rt)?;
+            let store = store_arg.open_for_serving(&rt, &mut |m| errln!("moot serve: {m}"))?;
             cmd::serve::run(args, store, &rt)
         }
     }

@@ -420,3 +420,333 @@ fn passwords_in_store_specs_never_show() {
         );
     }
 }
+
+/// A tmpfs of a given size on a folder of `env`, unmounted when dropped.
+struct Tmpfs {
+    root: PathBuf,
+}
+
+impl Tmpfs {
+    /// Mounts one (`mount -o size=SIZE`), or says the test is skipped and gives `None` where
+    /// this process may not mount (mounting needs root).
+    fn mount(env: &Env, size: &str, test: &str) -> Option<Tmpfs> {
+        let root = folder(env, "fs");
+        let out = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(&root)
+            .output();
+        match out {
+            Ok(out) if out.status.success() => Some(Tmpfs { root }),
+            Ok(out) => {
+                eprintln!(
+                    "{test}: SKIPPED, no tmpfs can be mounted here (needs root): {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                None
+            }
+            Err(e) => {
+                eprintln!("{test}: SKIPPED, mount cannot run: {e}");
+                None
+            }
+        }
+    }
+
+    fn remount(&self, how: &str) {
+        let out = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,{how}")])
+            .arg(&self.root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "remount {how}: {out:?}");
+    }
+
+    /// Fills the filesystem until about `free` bytes are left, in a file `unfill` removes.
+    fn fill_leaving(&self, free: u64) {
+        use std::io::Write;
+        let out = std::process::Command::new("df")
+            .args(["--output=avail", "-B1"])
+            .arg(&self.root)
+            .output()
+            .unwrap();
+        let available: u64 = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap();
+        let mut left = available.saturating_sub(free);
+        let mut file = std::fs::File::create(self.root.join("filler")).unwrap();
+        let block = vec![0x5au8; 4096];
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            if file.write_all(&block[..n]).is_err() {
+                break;
+            }
+            left -= n as u64;
+        }
+    }
+
+    fn unfill(&self) {
+        std::fs::remove_file(self.root.join("filler")).unwrap();
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.root)
+            .status();
+    }
+}
+
+/// Issue 42, LOW 8: eight `moot ask --store new.db` started together: 3 to 7 failed ("table
+/// runs already exists", "UNIQUE constraint failed: _sqlx_migrations.version").
+#[test]
+fn eight_asks_started_together_on_a_new_store_all_succeed() {
+    let env = Env::new();
+    let store = folder(&env, "new").join("new.db");
+    let asks: Vec<std::process::Child> = (0..8)
+        .map(|_| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("moot"))
+                .args(ask_args(&store))
+                .env_remove("MOOT_STORE")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for ask in asks {
+        let out = ask.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        common::sqlite_text(&store, "SELECT CAST(COUNT(*) AS TEXT) FROM runs").as_deref(),
+        Some("8")
+    );
+}
+
+/// Issue 42, LOW 10: a FIFO as `--store` hung `ask` and `show`. It is refused at once, by name.
+#[test]
+fn a_fifo_as_the_store_is_refused_at_once_by_name() {
+    let env = Env::new();
+    let fifo = env.dir.path().join("fifo.db");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the file.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0);
+    for args in every_store_command(&env) {
+        let out = env
+            .moot()
+            .args(&args)
+            .arg("--store")
+            .arg(&fifo)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "moot: error: cannot open the store {}: it is a FIFO, not a file\n",
+                fifo.display()
+            ),
+            "{args:?}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+/// Issue 42, LOW 10: on a read-only filesystem `show`, `decide` and `serve` failed ("unable to
+/// open database file") though they only read. They read it; `ask` is refused in one line that
+/// says why.
+#[test]
+fn reading_commands_and_the_server_work_on_a_store_on_a_read_only_filesystem() {
+    let env = Env::new();
+    let Some(fs) = Tmpfs::mount(&env, "32m", "read-only filesystem") else {
+        return;
+    };
+    let store = fs.root.join("moot.db");
+    let run = record_a_run(&env, &store);
+    let dataset = arith_dataset(&env, 2);
+    env.moot()
+        .args(["bench", "--sim", "--dataset", &dataset, "--protocol", "som"])
+        .args(["--run", "arith", "--store"])
+        .arg(&store)
+        .assert()
+        .success();
+    fs.remount("ro");
+    let on = |args: &[&str]| {
+        let out = env
+            .moot()
+            .args(args)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(on(&["show", &run]).contains("408"));
+    assert!(on(&["decide", "--run", &run]).contains("408"));
+    assert!(on(&["report", "arith"]).contains("som"));
+    let served = common::moot_serve_on(store.to_str().unwrap(), &[], &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (status, body) = rt.block_on(async {
+        let r = reqwest::get(format!("{}/api/runs/{run}", served.url))
+            .await
+            .unwrap();
+        (r.status(), r.text().await.unwrap())
+    });
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&run), "{body}");
+    drop(served);
+    let err = refused(
+        &env,
+        &["ask", "What is 1 + 1?", "--sim", "--gold", "2"],
+        &store,
+    );
+    assert_eq!(
+        err,
+        format!(
+            "moot: error: the store {} cannot be written: it is on a read-only filesystem (reading commands such as moot show and moot report can still open it)\n",
+            store.display()
+        )
+    );
+    fs.remount("rw");
+}
+
+/// What `moot ARGS` did on `store`, given two minutes: its exit status and stderr.
+fn attempt(env: &Env, args: &[String]) -> (bool, String) {
+    let out = env
+        .moot()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 42, LOW 10: a store created on a nearly full disk was called corrupt ever after
+/// ("database disk image is malformed"). For every amount of space left, `ask` works or says
+/// the disk is full, naming the store; once space is back the store works.
+#[test]
+fn a_store_started_on_a_nearly_full_disk_works_once_space_is_back() {
+    let env = Env::new();
+    let Some(fs) = Tmpfs::mount(&env, "2m", "full disk, new store") else {
+        return;
+    };
+    let store = fs.root.join("moot.db");
+    let full = format!(
+        "moot: error: the store {} cannot be written: its disk is full",
+        store.display()
+    );
+    for free_kib in [0, 8, 16, 24, 40, 64, 96, 128, 160, 200, 256, 320] {
+        for entry in std::fs::read_dir(&fs.root).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        fs.fill_leaving(free_kib * 1024);
+        let (ok, err) = attempt(&env, &ask_args(&store));
+        assert!(ok || err.starts_with(&full), "{free_kib} KiB free: {err}");
+        fs.unfill();
+        let (ok, err) = attempt(&env, &ask_args(&store));
+        assert!(ok, "{free_kib} KiB were free, then space came back: {err}");
+    }
+}
+
+/// A disk that fills under a store in use: `ask` says so, naming the store; once space is
+/// back what the store held is there and `ask` works.
+#[test]
+fn a_full_disk_is_named_and_the_store_works_once_space_is_back() {
+    let env = Env::new();
+    let Some(fs) = Tmpfs::mount(&env, "4m", "full disk") else {
+        return;
+    };
+    let store = fs.root.join("moot.db");
+    let run = record_a_run(&env, &store);
+    fs.fill_leaving(0);
+    let (ok, err) = attempt(&env, &ask_args(&store));
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the store {} cannot be written: its disk is full",
+            store.display()
+        )),
+        "{err}"
+    );
+    fs.unfill();
+    env.moot()
+        .args(["show", &run, "--store"])
+        .arg(&store)
+        .assert()
+        .success();
+    record_a_run(&env, &store);
+}
+
+/// Issue 42, LOW 9: a `rate_allowances` row set far ahead (`tat_us` = 9×10^18, or a clock
+/// stepped back) stalled every debate of that model, silently, until its hard deadline. The
+/// debate goes ahead and the user is told.
+#[test]
+fn a_rate_allowance_set_far_ahead_is_reset_with_a_warning_not_waited_on() {
+    let env = Env::new();
+    let model = common::fake_openai::FakeOpenAi::start(std::time::Duration::from_millis(1));
+    let team = model.team(2, 1).replace(
+        "stream = false\n",
+        "stream = false\nrequests_per_minute = 600\n",
+    );
+    let team = env.write("team.toml", &team);
+    let ask = |env: &Env| {
+        env.moot()
+            .args(["ask", "What is 6 * 7?", "--config"])
+            .arg(&team)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    let first = ask(&env);
+    assert!(first.status.success(), "{first:?}");
+    let store = env.store();
+    assert!(
+        common::sqlite_text(&store, "SELECT key FROM rate_allowances").is_some(),
+        "the limit is shared through the store"
+    );
+    common::sqlite_exec(
+        &store,
+        "UPDATE rate_allowances SET tat_us = 9000000000000000000",
+    );
+    let second = ask(&env);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{err}");
+    assert_eq!(
+        common::sqlite_text(
+            &store,
+            "SELECT CAST(MAX(tat_us) < 9000000000000000000 AS TEXT) FROM rate_allowances"
+        )
+        .as_deref(),
+        Some("1"),
+        "reset"
+    );
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("moot: warning:"))
+        .collect();
+    assert!(
+        !warnings.is_empty() && warnings.iter().all(|w| w.contains("rate allowance")),
+        "{err}"
+    );
+}
