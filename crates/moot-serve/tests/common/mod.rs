@@ -236,7 +236,7 @@ impl Store for CountingStore {
         key: &str,
         cost_us: i64,
         tolerance_us: i64,
-    ) -> Result<Option<Duration>, StoreError> {
+    ) -> Result<moot_store::Allowance, StoreError> {
         self.inner.take_allowance(key, cost_us, tolerance_us).await
     }
     async fn beat_run(&self, id: &str) -> Result<(), StoreError> {
