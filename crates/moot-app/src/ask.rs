@@ -46,6 +46,11 @@ use crate::error::{bad_input, InputError};
 use crate::prepare::{load_config, prepare_debate, Overrides, PreparedDebate, TeamRequest};
 use crate::session::Session;
 
+/// The largest `--tests` file read: 16 MiB, what the sandbox takes in one message with the
+/// program (see `moot_files` for what else is refused).
+pub const MAX_TESTS_BYTES: moot_files::Limit =
+    moot_files::Limit::new(16 << 20, "moot reads from a tests file");
+
 /// Tests for a code answer: a Python program run after each distinct program of the debate, in
 /// the sandbox (asserts, or a `check(...)` call).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,8 +130,15 @@ impl AskRequest {
         let tests = match &self.tests {
             Some(tests) => {
                 let text = match tests {
-                    Tests::File(path) => std::fs::read_to_string(path)
-                        .map_err(|e| InputError(format!("--tests {}: {e}", path.display())))?,
+                    Tests::File(path) => {
+                        moot_files::read_text(path, MAX_TESTS_BYTES).map_err(|e| {
+                            InputError(format!(
+                                "--tests {}: {}",
+                                moot_files::shown(path),
+                                e.problem
+                            ))
+                        })?
+                    }
                     Tests::Text(text) => text.clone(),
                 };
                 // Tests mean a program is wanted, whatever the question's words suggested.

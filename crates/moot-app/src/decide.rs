@@ -18,6 +18,11 @@ use serde_json::Value;
 
 use crate::error::{bad_input, InputError};
 
+/// The largest trajectory document read (a file or stdin): 64 MiB, as a transcript `moot
+/// import` reads, while a debate's trajectory is a few kilobytes of answers.
+pub const MAX_TRAJECTORY_BYTES: moot_files::Limit =
+    moot_files::Limit::new(64 << 20, "moot reads from a trajectory");
+
 /// A stored run's spec and calls, with what its rules read beyond them.
 pub struct StoredRun {
     pub spec: DebateSpec,

@@ -7,9 +7,7 @@
 //! nothing behind. A bad file is reported and the others are still imported; the import fails
 //! at the end if any was bad.
 
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -18,6 +16,10 @@ use moot_core::text::plural;
 use moot_store::{DecisionRecord, Store, StoreError, WholeRun};
 
 use crate::error::{bad_input, InputError};
+
+/// A path as a terminal line shows it: control characters (a hostile file name's escape
+/// sequences) escaped.
+pub use moot_files::shown;
 
 /// The largest file read unless the caller says otherwise: 64 MiB, some hundred times
 /// freemad's longest transcripts, while a file's parsed records take several times its size in
@@ -206,83 +208,21 @@ fn read_transcript(found: &Found, max_bytes: u64) -> Result<String, String> {
             }
         }
     };
-    let before = std::fs::metadata(&target).map_err(|e| e.to_string())?;
-    regular(&before.file_type())?;
-    let mut flags = libc::O_NONBLOCK;
-    if !follow {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(&target)
-        .map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    regular(&meta.file_type())?;
-    let too_large = |size: &str| {
-        format!(
-            "{size}, more than the {} moot import reads from a file (--max-file-bytes {} or more reads it)",
-            bytes(max_bytes),
-            meta.len().max(max_bytes.saturating_add(1))
-        )
+    let links = if follow {
+        moot_files::Links::Follow
+    } else {
+        moot_files::Links::Refuse
     };
-    if meta.len() > max_bytes {
-        return Err(too_large(&bytes(meta.len())));
-    }
-    let mut data = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut data)
-        .map_err(|e| e.to_string())?;
-    if data.len() as u64 > max_bytes {
-        // It grew while it was read.
-        return Err(too_large("larger than it was when opened"));
-    }
+    let limit = moot_files::Limit::new(max_bytes, "moot import reads from a file");
+    let data = moot_files::read_bytes_with(&target, limit, links).map_err(|e| match e.problem {
+        moot_files::Problem::TooLarge { size, .. } => format!(
+            "{} (--max-file-bytes {} or more reads it)",
+            e.problem,
+            size.unwrap_or(0).max(max_bytes.saturating_add(1))
+        ),
+        problem => problem.to_string(),
+    })?;
     moot_config::dialect::utf8_text("the file", data)
-}
-
-/// Nothing but a regular file is read; anything else is named.
-fn regular(kind: &std::fs::FileType) -> Result<(), String> {
-    let what = if kind.is_file() {
-        return Ok(());
-    } else if kind.is_dir() {
-        "a folder"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_symlink() {
-        "a symbolic link"
-    } else {
-        "not a file"
-    };
-    Err(format!("{what}, not a regular file: not read"))
-}
-
-/// `n` bytes, in MiB where that is exact enough to read.
-fn bytes(n: u64) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
-        format!("{} MiB", n >> 20)
-    } else {
-        plural(n, "byte")
-    }
-}
-
-/// A path as a terminal line shows it: control characters (a hostile file name's escape
-/// sequences) escaped.
-pub fn shown(path: &Path) -> String {
-    path.display()
-        .to_string()
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }
 
 /// The run id a file becomes: `fm-` and its whole name, so that no two files of a folder share
@@ -390,13 +330,6 @@ mod tests {
         assert_ne!(id("x.json"), id("x.md"));
         assert_eq!(id("x y~.md"), "fm-x~20y~7e.md");
         assert_eq!(earlier_run_id(Path::new("/t/a.b.json")), "fm-a-b");
-    }
-
-    #[test]
-    fn sizes_read_in_mib_when_exact() {
-        assert_eq!(bytes(DEFAULT_MAX_FILE_BYTES), "64 MiB");
-        assert_eq!(bytes(3), "3 bytes");
-        assert_eq!(bytes((1 << 20) + 1), "1048577 bytes");
     }
 
     #[test]

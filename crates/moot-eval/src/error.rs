@@ -71,12 +71,13 @@ pub enum DatasetError {
     /// A dataset file is missing from an existing data directory (or a generic file is missing).
     #[error("dataset file {file} not found (looked at {})", .path.display())]
     MissingFile { file: String, path: PathBuf },
-    #[error("cannot read {file} ({}): {source}", .path.display())]
-    Io {
+    /// A dataset file that is not read: the system's reason, or a FIFO, a device, a folder, a
+    /// file past 1 GiB (see `moot_files`).
+    #[error("cannot read {}: {problem}", file_and_path(.file, .path))]
+    Unreadable {
         file: String,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        problem: moot_files::Problem,
     },
     /// The file or a record is not what its format requires (bad JSON, wrong column count, …).
     #[error("{place}: {message}")]
@@ -135,6 +136,16 @@ impl DatasetError {
             field: field.to_string(),
             problem: problem.into(),
         }
+    }
+}
+
+/// A file's name in messages, with its path when that says more (a data folder's file).
+fn file_and_path(file: &str, path: &std::path::Path) -> String {
+    let shown = moot_files::shown(path);
+    if shown == file {
+        shown
+    } else {
+        format!("{file} ({shown})")
     }
 }
 

@@ -1,13 +1,17 @@
 //! Reading files into records, and fields out of records, with errors that say where.
 
 use std::collections::HashMap;
-use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::error::{DatasetError, Location, Place};
 use crate::item::Item;
+
+/// The largest dataset file read: 1 GiB, a hundred times the largest of the data folder
+/// (MMLU-Pro's, some 10 MB), while its parsed records take several times its size in memory.
+pub const MAX_DATASET_BYTES: moot_files::Limit =
+    moot_files::Limit::new(1 << 30, "moot reads from a dataset file");
 
 /// A JSONL line's location and object.
 pub(crate) type JsonRow = (Location, Map<String, Value>);
@@ -35,25 +39,30 @@ impl Source {
         }
     }
 
+    /// The file's text (a leading byte-order mark dropped): a regular file of at most
+    /// [`MAX_DATASET_BYTES`], never a FIFO or a device.
     pub fn read(&self) -> Result<String, DatasetError> {
-        match std::fs::read_to_string(&self.path) {
+        match moot_files::read_text(&self.path, MAX_DATASET_BYTES) {
             Ok(text) => Ok(text
                 .strip_prefix('\u{feff}')
                 .map(str::to_string)
                 .unwrap_or(text)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Err(DatasetError::MissingFile {
+            Err(e) if e.is_not_found() => Err(DatasetError::MissingFile {
                 file: self.name.clone(),
                 path: self.path.clone(),
             }),
-            Err(e) if e.kind() == ErrorKind::InvalidData => Err(DatasetError::malformed(
+            Err(moot_files::FileError {
+                problem: moot_files::Problem::NotUtf8(e),
+                ..
+            }) => Err(DatasetError::malformed(
                 &self.name,
                 Location::File,
-                "not valid UTF-8 text",
+                e.to_string(),
             )),
-            Err(source) => Err(DatasetError::Io {
+            Err(e) => Err(DatasetError::Unreadable {
                 file: self.name.clone(),
                 path: self.path.clone(),
-                source,
+                problem: e.problem,
             }),
         }
     }

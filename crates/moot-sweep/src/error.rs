@@ -4,12 +4,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
-    /// The spec file could not be read.
-    #[error("reading {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The spec file could not be read: the system's reason, or a FIFO, a device, a folder, a
+    /// file past [`crate::MAX_SPEC_BYTES`].
+    #[error(transparent)]
+    Read(#[from] moot_files::FileError),
     /// The spec is not valid TOML of the sweep's shape (the message names the key and line).
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
@@ -49,7 +47,7 @@ impl SweepError {
     pub fn is_input(&self) -> bool {
         matches!(
             self,
-            SweepError::Read { .. } | SweepError::Parse { .. } | SweepError::Invalid { .. }
+            SweepError::Read(_) | SweepError::Parse { .. } | SweepError::Invalid { .. }
         )
     }
 }

@@ -25,5 +25,5 @@ pub mod svg;
 pub use error::SweepError;
 pub use report::{SweepReport, Written};
 pub use run::{run_plan, ArmData, CellData, RunOptions};
-pub use spec::{Plan, SweepSpec, GOLD, QUESTION};
+pub use spec::{spec_text, Plan, SweepSpec, GOLD, MAX_SPEC_BYTES, QUESTION};
 pub use stats::{CellStats, Verdict};

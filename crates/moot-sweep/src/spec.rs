@@ -61,6 +61,15 @@ pub const DEFAULT_MAX_CELLS: u64 = 10_000;
 /// The most seeded debates per cell, whatever `max_debates` says: agent `i` (below
 /// [`MAX_AGENTS`] = 100) of debate `s` gets the model seed `100·s + i`, which must fit in 64 bits.
 pub const MAX_DEBATES_PER_CELL: u64 = u64::MAX / 100;
+/// The largest spec file read: 16 MiB, as a configuration (a spec is a few lines of TOML).
+pub const MAX_SPEC_BYTES: moot_files::Limit =
+    moot_files::Limit::new(16 << 20, "moot reads from a sweep spec");
+
+/// The text of the spec file at `path`: a regular file of at most [`MAX_SPEC_BYTES`], never a
+/// FIFO or a device (see `moot_files`).
+pub fn spec_text(path: &Path) -> Result<String, SweepError> {
+    Ok(moot_files::read_text(path, MAX_SPEC_BYTES)?)
+}
 
 /// A sweep as written in its TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -424,11 +433,7 @@ fn parse_error(text: &str, origin: &str, inner: &toml::de::Error, path: &str) ->
 impl SweepSpec {
     /// Reads and checks the spec at `path`.
     pub fn read(path: &Path) -> Result<SweepSpec, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SweepError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        SweepSpec::parse(&text, &path.display().to_string())
+        SweepSpec::parse(&spec_text(path)?, &path.display().to_string())
     }
 
     /// Parses and checks a spec; `origin` names it in errors.

@@ -1,6 +1,5 @@
 //! Error reporting shared by the subcommands: one line on stderr, exit code 2 for bad input.
 
-use std::io::Read;
 use std::process::ExitCode;
 
 /// An error in what the user gave us (arguments, files, stdin): exits with code 2.
@@ -114,11 +113,9 @@ pub fn utf8_text(what: &str, bytes: Vec<u8>) -> Result<String, InputError> {
     moot_config::dialect::utf8_text(what, bytes).map_err(InputError)
 }
 
-/// Reads all of stdin as UTF-8.
-pub fn read_stdin(what: &str) -> anyhow::Result<String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut bytes)
+/// Reads all of stdin as UTF-8, at most `limit` of it (stdin may be `/dev/zero`).
+pub fn read_stdin(what: &str, limit: moot_files::Limit) -> anyhow::Result<String> {
+    let bytes = moot_files::read_limited(std::io::stdin().lock(), limit)
         .map_err(|e| InputError(format!("cannot read {what} from stdin: {e}")))?;
     Ok(utf8_text(&format!("{what} on stdin"), bytes)?)
 }

@@ -11,6 +11,11 @@ use std::path::Path;
 use crate::config::Config;
 use crate::error::ConfigError;
 
+/// The largest configuration file read: 16 MiB, thousands of times a large team's, while a
+/// FIFO, a device or a file past it is refused by name (see `moot_files`).
+pub const MAX_CONFIG_BYTES: moot_files::Limit =
+    moot_files::Limit::new(16 << 20, "moot reads from a configuration file");
+
 /// Reads a configuration file: TOML (`.toml`), YAML (`.yaml`/`.yml`) or JSON (`.json`); other
 /// extensions are tried as TOML then YAML. Errors name the file and, where the parser knows it,
 /// the key and line; text that is not UTF-8 names the offset, line and column of the first bad
@@ -46,8 +51,16 @@ pub fn load_with_dialect(path: &Path) -> Result<(Config, Dialect), ConfigError> 
 /// agent can be run is left to the caller: `moot health` reports it on the agent's own line.
 pub fn read(path: &Path) -> Result<(Config, Dialect), ConfigError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| ConfigError::new("", format!("cannot read config {name}: {e}")))?;
+    let bytes = moot_files::read_bytes(path, MAX_CONFIG_BYTES).map_err(|e| {
+        ConfigError::new(
+            "",
+            format!(
+                "cannot read config {}: {}",
+                moot_files::shown(path),
+                e.problem
+            ),
+        )
+    })?;
     let text = utf8_text(&format!("config {name}"), bytes).map_err(|m| ConfigError::new("", m))?;
     let ext = path
         .extension()
@@ -103,21 +116,5 @@ fn from_freemad(doc: serde_json::Value) -> Result<(Config, Dialect), ConfigError
 /// `bytes` as text, or why not: the offset, line and column of the first byte that is not
 /// UTF-8, said of `what`.
 pub fn utf8_text(what: &str, bytes: Vec<u8>) -> Result<String, String> {
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        let at = e.utf8_error().valid_up_to();
-        // Everything before `at` is valid UTF-8.
-        let before = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
-        let line = before.matches('\n').count() + 1;
-        let column = before
-            .rsplit_once('\n')
-            .map_or(before, |(_, last)| last)
-            .chars()
-            .count()
-            + 1;
-        format!(
-            "{what} is not valid UTF-8: byte 0x{:02X} at byte offset {at} (line {line}, column {column})",
-            bytes[at]
-        )
-    })
+    moot_files::utf8(bytes).map_err(|e| format!("{what} is {e}"))
 }

@@ -18,8 +18,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A program and its tests go to the sandbox in one message: no file larger is read, nor a
+    // FIFO or a device.
+    let limit = moot_files::Limit::new(
+        Limits::default().message_bytes as u64,
+        "moot-sandbox-exec reads from a file",
+    );
     let read = |path: &String| {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))
+        moot_files::read_text(std::path::Path::new(path), limit).map_err(|e| e.to_string())
     };
     let outcome = (|| -> Result<(String, String), String> {
         let program = read(program)?;

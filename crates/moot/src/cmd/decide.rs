@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use moot_app::decide::{decide, Decided, Rules, SettingOverrides, StoredRun};
+use moot_app::decide::{decide, Decided, Rules, SettingOverrides, StoredRun, MAX_TRAJECTORY_BYTES};
 use moot_config::TieBreakSetting;
 use moot_core::answer::AnswerKind;
 use moot_core::decision::rule_names;
@@ -63,13 +63,18 @@ pub fn run(
     let rules = Rules::parse(&args.rule)?;
     let what = match (&args.trajectory, &args.run) {
         (Some(path), _) if path.as_os_str() == "-" => Decided::Trajectory {
-            text: read_stdin("the trajectory")?,
+            text: read_stdin("the trajectory", MAX_TRAJECTORY_BYTES)?,
             source: "stdin".into(),
         },
         (Some(path), _) => {
             let name = path.display().to_string();
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| InputError(format!("cannot read trajectory {name}: {e}")))?;
+            let text = moot_files::read_text(path, MAX_TRAJECTORY_BYTES).map_err(|e| {
+                InputError(format!(
+                    "cannot read trajectory {}: {}",
+                    moot_files::shown(path),
+                    e.problem
+                ))
+            })?;
             Decided::Trajectory { text, source: name }
         }
         (None, Some(run_id)) => Decided::Stored(Box::new(load_run(run_id)?)),

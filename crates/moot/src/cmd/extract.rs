@@ -5,6 +5,10 @@ use serde_json::json;
 
 use crate::input::{bad_input, read_stdin};
 
+/// The longest response read: 8 MiB, the most moot reads of a model's answer.
+const MAX_RESPONSE_BYTES: moot_files::Limit =
+    moot_files::Limit::new(8 << 20, "moot extract reads from a response");
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// How to read the answer: numeric, choice, yes-no, math or text.
@@ -36,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         },
         None => None,
     };
-    let response = read_stdin("the response")?;
+    let response = read_stdin("the response", MAX_RESPONSE_BYTES)?;
     let answer = Answer::extract(args.kind, &response, &ctx);
     let mut out = json!({ "answer": answer.as_ref().map(|a| a.canonical()) });
     if let Some(gold) = &gold {

@@ -34,8 +34,7 @@ fn error(e: SweepError) -> anyhow::Error {
 }
 
 pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let text = std::fs::read_to_string(&args.spec)
-        .map_err(|e| InputError(format!("reading {}: {e}", args.spec.display())))?;
+    let text = moot_sweep::spec_text(&args.spec).map_err(error)?;
     let spec = SweepSpec::parse(&text, &args.spec.display().to_string()).map_err(error)?;
     let plan = spec.plan(args.debates).map_err(error)?;
     let stem = args
