@@ -50,6 +50,18 @@ fn a_fifo_as_the_config_is_refused_at_once_by_name() {
         vec!["config", "check", s(&fifo)],
         vec!["config", "convert", s(&fifo)],
         vec!["health", "--config", s(&fifo)],
+        vec![
+            "bench",
+            "--sim",
+            "--dataset",
+            "gsm8k",
+            "--protocol",
+            "som",
+            "--run",
+            "b",
+            "--config",
+            s(&fifo),
+        ],
     ] {
         assert_eq!(refused(&env, &args), line, "{args:?}");
     }
