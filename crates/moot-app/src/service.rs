@@ -111,17 +111,14 @@ pub trait Runner: Send + Sync {
 pub struct DebateService {
     base: Config,
     store: Arc<dyn Store>,
-    warn: Warn,
+    warn: crate::prepare::Warn,
 }
 
-/// Where a service's warnings go (a problem after a debate was answered, such as a transcript
-/// file it could not write): the front end prints them; moot-app prints nothing itself.
-pub type Warn = Arc<dyn Fn(String) + Send + Sync>;
-
 impl DebateService {
-    /// Debates from `base` (the server's configuration), recorded in `store`; warnings go to
-    /// `warn`.
-    pub fn new(base: Config, store: Arc<dyn Store>, warn: Warn) -> DebateService {
+    /// Debates from `base` (the server's configuration), recorded in `store`; warnings (a
+    /// problem after a debate was answered, such as a transcript file it could not write) go
+    /// to `warn`, for the front end to print: moot-app prints nothing itself.
+    pub fn new(base: Config, store: Arc<dyn Store>, warn: crate::prepare::Warn) -> DebateService {
         DebateService { base, store, warn }
     }
 
@@ -378,7 +375,7 @@ impl Runner for DebateService {
                         }
                         (Ok(finished), _) => {
                             if let Some(Err(e)) = &finished.transcript {
-                                warn(format!("run {id}: writing its transcript: {e:#}"));
+                                warn(&format!("run {id}: writing its transcript: {e:#}"));
                             }
                             let _ = done_tx.send(Ok(()));
                         }
@@ -523,7 +520,7 @@ mod tests {
         let service = DebateService::new(
             base,
             Arc::new(moot_store::MemoryStore::default()),
-            Arc::new(|_| {}),
+            Arc::new(|_: &str| {}),
         );
         // Building 10^8 agent tables first took past 5 GB; the bound is checked on the number.
         let request = DebateRequest {

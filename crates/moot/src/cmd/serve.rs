@@ -50,7 +50,7 @@ pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> R
     let runner = Arc::new(DebateService::new(
         config,
         store.clone(),
-        Arc::new(|warning| errln!("moot serve: {warning}")),
+        Arc::new(|warning: &str| errln!("moot serve: {warning}")),
     ));
     rt.block_on(async {
         let (listener, addr) = moot_serve::bind(&options).await.map_err(|e| match e {
