@@ -185,25 +185,6 @@ fn companion(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// What a file that is not a regular one is, for an error naming it (`None`: a regular file).
-fn not_a_file(kind: &std::fs::FileType) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_file() {
-        return None;
-    }
-    Some(if kind.is_dir() {
-        "a folder"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    })
-}
-
 /// Refuses a store whose `-wal`, `-shm` or `-journal` is not a regular file: SQLite opens them
 /// without asking, and would block on a FIFO or write through a device.
 fn check_companions(path: &Path) -> Result<(), StoreError> {
@@ -211,7 +192,7 @@ fn check_companions(path: &Path) -> Result<(), StoreError> {
         let beside = companion(path, suffix);
         if let Some(kind) = std::fs::metadata(&beside)
             .ok()
-            .and_then(|m| not_a_file(&m.file_type()))
+            .and_then(|m| moot_files::not_regular(&m.file_type()))
         {
             return Err(StoreError::CannotOpen {
                 path: path.to_path_buf(),
@@ -310,7 +291,7 @@ fn exists(path: &Path) -> Result<bool, StoreError> {
             path: path.to_path_buf(),
             reason: "it is a folder".into(),
         }),
-        Ok(m) => match not_a_file(&m.file_type()) {
+        Ok(m) => match moot_files::not_regular(&m.file_type()) {
             Some(kind) => Err(StoreError::CannotOpen {
                 path: path.to_path_buf(),
                 reason: format!("it is {kind}, not a file"),
