@@ -1005,3 +1005,75 @@ fn a_team_with_a_judge_an_aggregator_and_a_chairman_benchmarks_every_judged_prot
     let md = String::from_utf8(md).unwrap();
     assert!(md.contains("council") && md.contains("verdict"), "{md}");
 }
+
+/// Issue 43: a benchmark's debates run through the same runner as `moot ask`'s, so
+/// `[logging]` applies to them: each debate's start and end are in the log under its run id,
+/// and every call line names its run (debates run concurrently share one log).
+#[test]
+fn a_benchmarks_debates_write_the_run_log() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 3);
+    let log = env.dir.path().join("logs/bench.log");
+    let config = env.write(
+        "logged.toml",
+        &format!(
+            "[logging]\nfile = {:?}\nlevel = \"info\"\n",
+            log.display().to_string()
+        ),
+    );
+    let report = env.raw_json(&[
+        "bench",
+        "--config",
+        config.to_str().unwrap(),
+        "--dataset",
+        &data,
+        "--protocol",
+        "cot-sc,som",
+        "--sim",
+        "--agents",
+        "3",
+        "--concurrency",
+        "4",
+        "--run",
+        "logged",
+        "--json",
+    ]);
+    assert_eq!(report["throughput"]["debates"], 6, "{report}");
+    let text = std::fs::read_to_string(&log).expect("the benchmark wrote its log");
+    let field = |line: &str, key: &str| -> Option<String> {
+        line.split(' ')
+            .find_map(|w| w.strip_prefix(&format!("{key}=")).map(str::to_string))
+    };
+    let event = |line: &str| {
+        line.split_once(" [")
+            .map(|(_, r)| r.split(']').next().unwrap_or("").to_string())
+    };
+    let mut started = Vec::new();
+    let mut ended = Vec::new();
+    let mut calls = 0;
+    for line in text.lines() {
+        match event(line).as_deref() {
+            Some("run_start") => started.push(field(line, "run").expect(line)),
+            Some("run_end") => ended.push(field(line, "run").expect(line)),
+            Some("call") => {
+                let run = field(line, "run").expect(line);
+                assert!(run.starts_with("logged/"), "{line}");
+                calls += 1;
+            }
+            _ => {}
+        }
+    }
+    started.sort();
+    ended.sort();
+    let mut expected: Vec<String> = ["cot-sc", "som"]
+        .iter()
+        .flat_map(|p| (1..=3).map(move |i| format!("logged/{p}/q{i}")))
+        .collect();
+    expected.sort();
+    assert_eq!(started, expected, "{text}");
+    assert_eq!(ended, expected, "{text}");
+    assert_eq!(
+        calls, report["throughput"]["calls"],
+        "one call line per stored call"
+    );
+}
