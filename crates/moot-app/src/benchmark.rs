@@ -135,7 +135,8 @@ pub struct Prepared {
     redactor: std::sync::Arc<moot_core::redact::Redactor>,
     options: ProtocolsOptions,
     agents: ItemAgents,
-    sandbox: Option<std::sync::Arc<moot_sandbox::Sandbox>>,
+    /// Runs every debate: the sandbox for code datasets, the run log of `[logging]`.
+    runner: crate::runner::Runner,
 }
 
 impl Prepared {
@@ -206,16 +207,22 @@ impl Prepared {
             decision,
             rule,
             config_json: serde_json::to_value(&config).context("serialising the configuration")?,
+            runner: crate::runner::Runner::for_config(
+                &config,
+                redactor.clone(),
+                any_code,
+                tests_from.as_deref(),
+            )
+            .await?,
             redactor,
             options,
             agents,
-            sandbox: crate::sandbox::for_code(&config, any_code, tests_from.as_deref()).await?,
             items,
         })
     }
 
     /// The plan of this benchmark, building protocols with `factory`.
-    fn plan<'a>(&self, factory: ProtocolFactory<'a>, concurrency: usize) -> BenchPlan<'a> {
+    fn plan<'a>(&'a self, factory: ProtocolFactory<'a>, concurrency: usize) -> BenchPlan<'a> {
         BenchPlan {
             name: self.name.clone(),
             dataset: self.dataset.clone(),
@@ -231,7 +238,7 @@ impl Prepared {
             config: self.config_json.clone(),
             redactor: self.redactor.clone(),
             protocol: factory,
-            sandbox: self.sandbox.clone(),
+            runner: &self.runner,
         }
     }
 

@@ -8,7 +8,9 @@
 //!   how each is built, retried and checked); the embedded model is behind the `local` feature;
 //! - [`agents`]: build each agent of a configuration through its backend's driver;
 //! - [`health`]: whether each agent of a configuration can answer (`moot health`);
-//! - [`session`]: run or resume one debate to its decision, with its run log and transcript;
+//! - [`runner`]: the runner every debate goes through ([`runner::Runner`]: the redactor, the
+//!   code sandbox and the run log a configuration asks for, around `moot_engine::run_job`);
+//! - [`session`]: run or resume one debate to its decision through it, and save its transcript;
 //! - [`benchmark`]: run, plan, resume and work benchmarks;
 //! - [`ask`]: one question prepared into a session ([`ask::AskRequest`]: what a front end asks);
 //! - [`resume`]: what a name resumes (a debate or a benchmark), and whether it may;
@@ -24,6 +26,7 @@
 //! - [`stored`]: a stored configuration admitted for work on this machine — the debate from
 //!   the store, the authority (what runs, where requests go, limits) from this machine
 //!   ([`stored::admit`], which every command that works from a stored configuration calls);
+//! - [`sweep`]: a parameter sweep over simulated debates, run and written (`moot sweep`);
 //! - [`service`]: debates for a server ([`service::DebateService`]).
 //!
 //! Printing, argument parsing and HTTP are the front ends'. Errors are `anyhow` chains with
@@ -46,6 +49,7 @@ pub mod records;
 pub mod regrade;
 pub mod resume;
 pub mod run_log;
+pub mod runner;
 pub mod sandbox;
 pub mod service;
 pub mod session;
@@ -53,6 +57,7 @@ pub mod shell;
 pub mod store_copy;
 pub mod stored;
 pub mod summary;
+pub mod sweep;
 pub mod transcript;
 pub mod view;
 pub mod worker;

@@ -11,23 +11,18 @@ use moot_core::debate::{CallKey, Outcome, Slot, Transcript};
 use moot_core::redact::Redactor;
 use serde_json::json;
 
-/// An open log: a line per event at or above its level.
-pub struct RunLog {
+/// An open log file: a line per event at or above its level. One is opened per runner and
+/// shared by its debates (a benchmark's run at once), each line written whole.
+pub struct LogFile {
     file: Mutex<std::fs::File>,
     level: LogLevel,
     structured: bool,
     redactor: Arc<Redactor>,
-    /// Agent ids by index, to name agents in call lines.
-    agents: Vec<String>,
 }
 
-impl RunLog {
+impl LogFile {
     /// The configured log, opened for appending; `None` without `logging.file`.
-    pub fn open(
-        section: &LoggingSection,
-        redactor: Arc<Redactor>,
-        agents: Vec<String>,
-    ) -> Result<Option<RunLog>> {
+    pub fn open(section: &LoggingSection, redactor: Arc<Redactor>) -> Result<Option<LogFile>> {
         let Some(path) = &section.file else {
             return Ok(None);
         };
@@ -41,12 +36,11 @@ impl RunLog {
             .append(true)
             .open(path)
             .with_context(|| format!("logging.file: opening {}", path.display()))?;
-        Ok(Some(RunLog {
+        Ok(Some(LogFile {
             file: Mutex::new(file),
             level: section.level,
             structured: section.structured,
             redactor,
-            agents,
         }))
     }
 
@@ -57,7 +51,7 @@ impl RunLog {
             return;
         }
         let now = moot_engine::timestamp();
-        let line = if self.structured {
+        let mut line = if self.structured {
             let mut message = serde_json::Map::new();
             message.insert("event".into(), json!(event));
             for (k, v) in fields {
@@ -72,9 +66,38 @@ impl RunLog {
             }
             line
         };
+        line.push('\n');
+        // One write per line: debates writing at once (and other processes appending to the
+        // same file) never split one another's lines.
         if let Ok(mut f) = self.file.lock() {
-            let _ = writeln!(f, "{line}");
+            let _ = f.write_all(line.as_bytes());
         }
+    }
+}
+
+/// One debate's view of a log: every line names its run, and call lines name their agent.
+pub struct RunLog<'a> {
+    file: &'a LogFile,
+    run: String,
+    /// Agent ids by index, to name agents in call lines.
+    agents: Vec<String>,
+}
+
+impl<'a> RunLog<'a> {
+    pub fn new(file: &'a LogFile, run: &str, agents: Vec<String>) -> RunLog<'a> {
+        RunLog {
+            file,
+            run: run.to_string(),
+            agents,
+        }
+    }
+
+    /// An event of this run: `run=ID` first, then `fields`.
+    pub fn event(&self, level: LogLevel, event: &str, fields: &[(&str, String)]) {
+        let mut all = Vec::with_capacity(fields.len() + 1);
+        all.push(("run", self.run.clone()));
+        all.extend(fields.iter().filter(|(k, _)| *k != "run").cloned());
+        self.file.event(level, event, &all);
     }
 
     fn agent(&self, index: usize) -> String {
@@ -99,7 +122,7 @@ fn quoted(v: &str) -> String {
     }
 }
 
-impl moot_engine::Observer for RunLog {
+impl moot_engine::Observer for RunLog<'_> {
     fn round_started(&self, round: usize, calls: usize) {
         self.event(
             LogLevel::Info,

@@ -2,7 +2,6 @@
 //! [`DebateService`] is the one that runs them, from a base configuration and a store. The
 //! server only starts debates and reads the store; a test may give it a runner of its own.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -339,9 +338,9 @@ impl Runner for DebateService {
                         redactor,
                     };
                     // Told once the run is recorded; until then a failure is the request's.
-                    let created = RefCell::new(Some(created_tx));
+                    let created = std::sync::Mutex::new(Some(created_tx));
                     let mut on_created = |_: &str| {
-                        if let Some(tx) = created.borrow_mut().take() {
+                        if let Some(tx) = created.lock().ok().and_then(|mut c| c.take()) {
                             let _ = tx.send(Ok(()));
                         }
                     };
@@ -365,7 +364,7 @@ impl Runner for DebateService {
                             return;
                         }
                     };
-                    let not_created = created.borrow_mut().take();
+                    let not_created = created.lock().ok().and_then(|mut c| c.take());
                     match (outcome, not_created) {
                         (Err(e), Some(created_tx)) => {
                             let _ = created_tx.send(Err(format!("{e:#}")));

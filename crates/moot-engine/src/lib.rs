@@ -23,7 +23,9 @@
 //! - `scheduler`: one round (concurrency, the soft and hard deadlines, cancellation);
 //! - `validate`: checking code answers in the sandbox (syntax, tests), stored per program;
 //! - `result`, `debate`: a debate's construction (the team fitted to the protocol, the rule
-//!   resolved), its lifecycle and what it hands back.
+//!   resolved), its lifecycle and what it hands back;
+//! - `runner`: one debate to run (`DebateJob`), the trait of whoever runs it, and `run_job`,
+//!   the one place a debate is built, stored and run.
 
 mod budget;
 mod cache;
@@ -41,6 +43,7 @@ mod reask;
 mod record;
 mod replay;
 mod result;
+mod runner;
 mod scheduler;
 
 pub use budget::{cut_prompt, estimated_prompt_tokens};
@@ -61,3 +64,4 @@ pub use lineup::Lineup;
 pub use observer::{NoObserver, Observer, Observers};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
+pub use runner::{run_job, DebateJob, DebateRunner, Ran, Start, Surroundings};

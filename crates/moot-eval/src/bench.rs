@@ -19,7 +19,8 @@ use moot_core::decision::{DecisionConfig, Evidence, RULES};
 use moot_core::protocol::Protocol;
 use moot_core::validation::{CheckKind, Validation};
 use moot_engine::{
-    DebateResult, DebateSetup, EngineAgent, EngineConfig, EngineError, NoObserver, Observer,
+    DebateJob, DebateResult, DebateRunner, DebateSetup, EngineAgent, EngineConfig, EngineError,
+    NoObserver, Observer, Ran, Start,
 };
 use moot_store::{
     BenchItemRecord, BenchJobRecord, BenchRecord, RunRecord, RunStatus, Store, StoreError,
@@ -70,8 +71,9 @@ pub struct BenchPlan<'a> {
     /// Removes secrets from everything the debates store.
     pub redactor: std::sync::Arc<moot_core::redact::Redactor>,
     pub protocol: ProtocolFactory<'a>,
-    /// Checks code answers (code datasets); `None` leaves them unchecked.
-    pub sandbox: Option<std::sync::Arc<moot_sandbox::Sandbox>>,
+    /// Runs each debate (the application's runner: the sandbox that checks code answers, the
+    /// run log); `redactor` is the one it redacts with.
+    pub runner: &'a dyn DebateRunner,
 }
 
 /// One item's debate under one protocol, as the benchmark saw it.
@@ -296,41 +298,42 @@ pub(crate) async fn run_item(
         }
     }
     let reused = stored.is_some();
-    let mut debate = DebateSetup {
-        run_id: id.clone(),
-        spec,
-        protocol,
-        agents: engine_agents,
-        config: plan.engine,
-        rule: plan.rule,
-        store,
-    }
-    .build()?
-    .with_redactor(plan.redactor.clone())
-    .with_sandbox(plan.sandbox.clone());
-    let agents = debate.spec.agents.clone();
-    match &stored {
-        // Finished or interrupted: fold the stored calls back; a finished debate plans no call.
-        Some(run) => {
-            let calls = store.calls(&id).await?;
-            debate.restore(calls);
-            if run.status == RunStatus::Failed {
-                return Err(BenchError::Config(format!("run {id} failed earlier")));
-            }
+    // Finished or interrupted: its stored calls are folded back; a finished debate plans no
+    // call.
+    let start = match &stored {
+        Some(run) if run.status == RunStatus::Failed => {
+            return Err(BenchError::Config(format!("run {id} failed earlier")));
         }
-        None => debate.create(plan.config.clone()).await?,
-    }
-    store
-        .record_bench_item(&BenchItemRecord {
+        Some(_) => Start::Resume {
+            calls: store.calls(&id).await?,
+        },
+        None => Start::New {
+            config: plan.config.clone(),
+        },
+    };
+    let job = DebateJob {
+        setup: DebateSetup {
+            run_id: id.clone(),
+            spec,
+            protocol,
+            agents: engine_agents,
+            config: plan.engine,
+            rule: plan.rule,
+            store,
+        },
+        start,
+        fork: None,
+        decision: plan.decision.clone(),
+        bench_item: Some(BenchItemRecord {
             bench: plan.name.clone(),
             protocol: protocol_name.to_string(),
             item_id: item.id.clone(),
             position,
             gold: item.gold.clone(),
             run_id: id.clone(),
-        })
-        .await?;
-    let result = debate.run(&plan.decision, observer).await?;
+        }),
+    };
+    let Ran { result, agents } = plan.runner.run(job, observer, &mut |_| {}).await?;
     Ok(ItemResult {
         protocol: protocol_name.to_string(),
         protocol_name: protocol_name.to_string(),

@@ -135,9 +135,13 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
         config: serde_json::json!({}),
         redactor: Default::default(),
         protocol: &protocol,
-        sandbox: None,
+        runner: &*RUNNER,
     }
 }
+
+/// The engine's runner: the default redactor, no sandbox, no log.
+static RUNNER: std::sync::LazyLock<moot_engine::Surroundings> =
+    std::sync::LazyLock::new(moot_engine::Surroundings::default);
 
 /// What a report would read of each result.
 fn summary(results: &[ItemResult]) -> Vec<(String, String, Option<String>, u64, u64)> {

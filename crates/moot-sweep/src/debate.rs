@@ -1,5 +1,5 @@
 //! One simulated debate, built and ready to run: what the grid checks while it is planned
-//! (`spec`) and what the runner runs (`run`), so that neither imports the other's module.
+//! (`spec`) and what a runner runs (`run`), so that neither imports the other's module.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +9,9 @@ use moot_backends::LanguageModel;
 use moot_core::answer::AnswerKind;
 use moot_core::chat::SamplingParams;
 use moot_core::debate::DebateSpec;
+use moot_core::decision::DecisionConfig;
 use moot_core::protocol::{build_protocol, ProtocolOptions};
-use moot_engine::{Debate, DebateSetup, EngineAgent, EngineConfig};
+use moot_engine::{DebateJob, DebateSetup, EngineAgent, EngineConfig, Start};
 use moot_store::MemoryStore;
 
 /// The question every simulated debate asks (the sim does not read it).
@@ -39,15 +40,16 @@ fn engine_config(agents: usize) -> EngineConfig {
     }
 }
 
-/// The debate of `group` among `team` with `seed`, ready to run under the protocol's default
-/// rule: the team fitted to the protocol by the engine.
+/// The debate of `group` among `team` with `seed`, ready for a runner: a new debate under the
+/// protocol's default rule, decided with the default settings (the engine fits the team to the
+/// protocol when it is built).
 pub(crate) fn debate<'s>(
     group: &Group,
     team: &[SimAgent],
     rounds: usize,
     seed: u64,
     store: &'s MemoryStore,
-) -> Result<Debate<'s>, String> {
+) -> Result<DebateJob<'s>, String> {
     let protocol = build_protocol(&group.protocol, &group.options).map_err(|e| e.to_string())?;
     let agents = team
         .iter()
@@ -63,22 +65,29 @@ pub(crate) fn debate<'s>(
         })
         .collect::<Vec<_>>();
     let spec = DebateSpec::with_agents(QUESTION, AnswerKind::Numeric, agents.len(), rounds, seed);
-    DebateSetup {
-        run_id: format!("sweep-{}-s{seed}", group.protocol),
-        spec,
-        protocol,
-        agents,
-        config: engine_config(team.len()),
-        rule: None,
-        store,
-    }
-    .build()
-    .map_err(|e| e.to_string())
+    Ok(DebateJob {
+        setup: DebateSetup {
+            run_id: format!("sweep-{}-s{seed}", group.protocol),
+            spec,
+            protocol,
+            agents,
+            config: engine_config(team.len()),
+            rule: None,
+            store,
+        },
+        start: Start::New {
+            config: serde_json::json!({}),
+        },
+        fork: None,
+        decision: DecisionConfig::default(),
+        bench_item: None,
+    })
 }
 
 /// Whether `group` can debate among `team` (the protocol's checks of team size and options),
 /// without running anything.
 pub(crate) fn check(group: &Group, team: &[SimAgent], rounds: usize) -> Result<(), String> {
     let store = MemoryStore::default();
-    debate(group, team, rounds, 0, &store).map(|_| ())
+    let job = debate(group, team, rounds, 0, &store)?;
+    job.setup.build().map(|_| ()).map_err(|e| e.to_string())
 }

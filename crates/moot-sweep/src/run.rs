@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use futures::stream::{self, StreamExt};
 use moot_core::answer::{is_correct, Answer, AnswerKind, ExtractContext};
-use moot_core::decision::DecisionConfig;
-use moot_engine::{DebateResult, NoObserver};
+use moot_engine::{DebateResult, DebateRunner, NoObserver};
 use moot_store::MemoryStore;
 
 use crate::debate::{debate, GOLD};
@@ -56,6 +55,7 @@ struct Done {
 
 async fn run_one(
     plan: Arc<Plan>,
+    runner: Arc<dyn DebateRunner>,
     cell: usize,
     group: usize,
     seed: usize,
@@ -69,14 +69,13 @@ async fn run_one(
         )
     };
     let store = MemoryStore::default();
-    let mut d = debate(&c.groups[group], &c.team, c.rounds, seed as u64, &store)
+    let job = debate(&c.groups[group], &c.team, c.rounds, seed as u64, &store)
         .map_err(|e| SweepError::Debate(format!("{}: {e}", where_())))?;
-    let failed = |e: moot_engine::EngineError| SweepError::Debate(format!("{}: {e}", where_()));
-    d.create(serde_json::json!({})).await.map_err(failed)?;
-    let r = d
-        .run(&DecisionConfig::default(), &NoObserver)
+    let r = runner
+        .run(job, &NoObserver, &mut |_| {})
         .await
-        .map_err(failed)?;
+        .map_err(|e| SweepError::Debate(format!("{}: {e}", where_())))?
+        .result;
     let gold = Answer::parse(AnswerKind::Numeric, GOLD, &ExtractContext::default());
     let correct = plan
         .arms
@@ -102,12 +101,14 @@ fn decided_gold(r: &DebateResult, rule: &str, gold: Option<&Answer>) -> bool {
     gold.is_some_and(|g| is_correct(answer, g))
 }
 
-/// Runs every debate of `plan`; `progress(done, total)` hears each finished debate.
+/// Runs every debate of `plan` through `runner`; `progress(done, total)` hears each finished
+/// debate.
 ///
 /// Debates run as tokio tasks, at most `concurrency` at a time, so they use every worker thread
 /// of a multi-threaded runtime. The results do not depend on the order they finish in.
 pub async fn run_plan(
     plan: &Plan,
+    runner: Arc<dyn DebateRunner>,
     options: RunOptions,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<Vec<CellData>, SweepError> {
@@ -135,7 +136,7 @@ pub async fn run_plan(
     let total = usize::try_from(plan.total_debates()).unwrap_or(usize::MAX);
     let mut running = stream::iter(jobs.map(|(cell, group, seed)| {
         let plan = Arc::clone(&plan);
-        tokio::spawn(run_one(plan, cell, group, seed))
+        tokio::spawn(run_one(plan, Arc::clone(&runner), cell, group, seed))
     }))
     .buffer_unordered(options.concurrency.max(1));
     let mut finished = 0;
@@ -160,6 +161,11 @@ mod tests {
     use super::*;
     use crate::spec::SweepSpec;
 
+    /// The engine's runner: no sandbox, no log.
+    fn runner() -> Arc<dyn DebateRunner> {
+        Arc::new(moot_engine::Surroundings::default())
+    }
+
     /// Three agents, α = 1, one distractor, two rounds.
     fn spec(accuracy: f64, debates: usize, x: &str, arms: &str) -> Plan {
         let text = format!(
@@ -180,7 +186,7 @@ mod tests {
              [[arms]]\nlabel = \"n\"\nprotocol = \"free-mad-n\"",
         );
         let mut seen = Vec::new();
-        let data = run_plan(&plan, RunOptions { concurrency: 3 }, |d, t| {
+        let data = run_plan(&plan, runner(), RunOptions { concurrency: 3 }, |d, t| {
             seen.push((d, t))
         })
         .await
@@ -197,7 +203,7 @@ mod tests {
             assert!(c.arms.iter().all(|a| a.correct.len() == 40));
         }
         // Concurrency does not change the outcome.
-        let again = run_plan(&plan, RunOptions { concurrency: 1 }, |_, _| {})
+        let again = run_plan(&plan, runner(), RunOptions { concurrency: 1 }, |_, _| {})
             .await
             .unwrap();
         assert_eq!(again, data);
@@ -216,7 +222,7 @@ mod tests {
             "[[arms]]\nlabel = \"som\"\nprotocol = \"som\"\nrule = \"majority-last\"\n\
              [[arms]]\nlabel = \"n\"\nprotocol = \"free-mad-n\"\nrule = \"majority-last\"",
         );
-        let data = run_plan(&plan, RunOptions { concurrency: 2 }, |_, _| {})
+        let data = run_plan(&plan, runner(), RunOptions { concurrency: 2 }, |_, _| {})
             .await
             .unwrap();
         let right =

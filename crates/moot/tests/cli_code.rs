@@ -242,22 +242,23 @@ fn a_log_file_records_the_debate_and_its_checks() {
         2,
         "{text}"
     );
+    // Every line names its run first: runs that share a log (a benchmark's) stay apart.
+    let run = v["run_id"].as_str().unwrap();
+    assert!(
+        text.lines().all(|l| l.contains(&format!("] run={run} "))),
+        "{text}"
+    );
     assert!(
         text.contains(&format!(
-            "[run_start] run={}",
-            v["run_id"].as_str().unwrap()
+            "WARNING [validation_done] run={run} program=P1 check=tests verdict=failed \
+             detail=\"AssertionError: assert add(2, 3) == 5 (line 1)\""
         )),
         "{text}"
     );
     assert!(
-        text.contains(
-            "WARNING [validation_done] program=P1 check=tests verdict=failed \
-             detail=\"AssertionError: assert add(2, 3) == 5 (line 1)\""
-        ),
-        "{text}"
-    );
-    assert!(
-        text.contains("INFO [validation_done] program=P2 check=tests verdict=passed"),
+        text.contains(&format!(
+            "INFO [validation_done] run={run} program=P2 check=tests verdict=passed"
+        )),
         "{text}"
     );
     // Info does not carry responses; the question is quoted.

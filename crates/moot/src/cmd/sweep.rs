@@ -2,12 +2,9 @@
 //! as DIR/<spec stem>.md, .csv and .svg.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::Result;
-use moot_sweep::{run_plan, RunOptions, SweepError, SweepReport, SweepSpec};
-
-use crate::input::InputError;
+use moot_app::sweep::{Sweep, SweepRequest};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,57 +21,37 @@ pub struct Args {
     concurrency: Option<usize>,
 }
 
-/// Errors in the spec are the user's to fix (exit 2); the rest are failures.
-fn error(e: SweepError) -> anyhow::Error {
-    if e.is_input() {
-        InputError(e.to_string()).into()
-    } else {
-        e.into()
-    }
-}
-
 pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let text = moot_sweep::spec_text(&args.spec).map_err(error)?;
-    let spec = SweepSpec::parse(&text, &args.spec.display().to_string()).map_err(error)?;
-    let plan = spec.plan(args.debates).map_err(error)?;
-    let stem = args
-        .spec
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "sweep".into());
-    let concurrency = args.concurrency.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let total = plan.total_debates();
+    let sweep = Sweep::new(&SweepRequest {
+        spec: args.spec,
+        debates: args.debates,
+        concurrency: args.concurrency,
+    })?;
+    let total = sweep.plan.total_debates();
     errln!(
-        "{}: {} × {} debates ({} in all), {concurrency} at a time",
-        plan.title,
-        moot_core::text::plural(plan.cells.len(), "cell"),
-        plan.debates,
-        total
+        "{}: {} × {} debates ({} in all), {} at a time",
+        sweep.plan.title,
+        moot_core::text::plural(sweep.plan.cells.len(), "cell"),
+        sweep.plan.debates,
+        total,
+        sweep.concurrency
     );
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} debates, {per_sec}, {eta}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let started = Instant::now();
-    let data = rt
-        .block_on(run_plan(&plan, RunOptions { concurrency }, |done, _| {
-            bar.set_position(done as u64)
-        }))
-        .map_err(error)?;
+    let swept = rt.block_on(sweep.run(&args.out, command_line(), |done, _| {
+        bar.set_position(done as u64)
+    }))?;
     bar.finish_and_clear();
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = swept.wall.as_secs_f64();
     errln!(
-        "ran {total} debates in {seconds:.1} s ({:.0} debates/s)",
-        total as f64 / seconds.max(1e-9)
+        "ran {} debates in {seconds:.1} s ({:.0} debates/s)",
+        swept.debates,
+        swept.debates as f64 / seconds.max(1e-9)
     );
-    let report = SweepReport::new(plan, &data, command_line(), text);
-    let written = report.write(&args.out, &stem).map_err(error)?;
+    let written = &swept.written;
     for path in [&written.markdown, &written.csv, &written.svg] {
         outln!("{}", path.display());
     }
