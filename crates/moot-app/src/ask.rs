@@ -1,21 +1,23 @@
 //! One question debated: what `moot ask` takes, prepared into a [`Session`] that
 //! [`crate::session::run`] runs. This is the entry point for any front end that asks one
-//! question — the CLI, and a Python binding's `moot.ask(question, protocol=…, agents=…,
-//! rounds=…, config=…, sim=…, gold=…)` — and needs no argument parser.
+//! question — the CLI, `moot serve`, and the Python package's `moot.ask(question, protocol=…,
+//! agents=…, rounds=…, config=…, sim=…, gold=…)` — and needs no argument parser.
 //!
 //! ```
 //! use moot_app::ask::AskRequest;
-//! use moot_app::prepare::{Overrides, TeamRequest};
 //! use moot_app::records::RunRecords;
+//! use moot_app::request::Settings;
+//! use moot_config::Via;
 //!
 //! let store = moot_store::MemoryStore::default();
 //! let request = AskRequest {
-//!     overrides: Overrides {
+//!     settings: Settings {
 //!         rounds: Some(1),
+//!         agents: Some(3),
+//!         sim: true,
 //!         gold: Some("4".into()),
-//!         ..Overrides::default()
+//!         ..Settings::from(Via::Python)
 //!     },
-//!     team: TeamRequest { agents: Some(3), rounds_flag: true, sim: true },
 //!     ..AskRequest::new("What is 2 + 2?")
 //! };
 //! let rt = moot_app::prepare::runtime()?;
@@ -35,15 +37,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
-use moot_config::Config;
+use moot_config::{Config, Field};
 use moot_core::answer::AnswerKind;
 use moot_core::debate::DebateSpec;
+use moot_core::protocol::Protocol;
 use moot_core::redact::Redactor;
 use moot_core::validation::TestSuite;
 use moot_store::Store;
 
 use crate::error::{bad_input, InputError};
-use crate::prepare::{load_config, prepare_debate, Overrides, PreparedDebate, TeamRequest};
+use crate::request::{PreparedDebate, Settings};
 use crate::session::Session;
 
 /// The largest `--tests` file read: 16 MiB, what the sandbox takes in one message with the
@@ -65,76 +68,59 @@ pub enum Tests {
 #[derive(Debug)]
 pub struct AskRequest {
     pub question: String,
-    /// The configuration; `None` reads `config_file`, or takes the defaults without one.
-    pub config: Option<Config>,
-    /// The configuration's file: read when `config` is `None`, and named in errors about its
-    /// keys either way.
-    pub config_file: Option<PathBuf>,
-    /// What overrides the configuration: protocol, rounds, answer kind, gold answer, protocol
-    /// options.
-    pub overrides: Overrides,
-    /// How many agents, and whether simulated ones replace the configured ones
-    /// (`rounds_flag` should say whether `overrides.rounds` was given).
-    pub team: TeamRequest,
+    /// The configuration and what the request sets over it, and who asked.
+    pub settings: Settings,
     /// Option texts of a choice question, in order A, B, C, ….
-    pub options: Vec<String>,
-    /// Tests for a code answer; giving them asks for a code answer unless
-    /// `overrides.answer` names another kind (which is refused).
+    pub choices: Vec<String>,
+    /// Tests for a code answer; giving them asks for a code answer unless `settings.answer`
+    /// names another kind (which is refused).
     pub tests: Option<Tests>,
     /// Code answers that fail their checks count as no answer for every rule.
     pub require_passing: bool,
 }
 
 impl AskRequest {
-    /// `question` under the default configuration and team, with nothing overridden.
+    /// `question` under the default configuration and team, with nothing set, from the CLI.
     pub fn new(question: impl Into<String>) -> AskRequest {
         AskRequest {
             question: question.into(),
-            config: None,
-            config_file: None,
-            overrides: Overrides::default(),
-            team: TeamRequest {
-                agents: None,
-                rounds_flag: false,
-                sim: false,
-            },
-            options: Vec::new(),
+            settings: Settings::default(),
+            choices: Vec::new(),
             tests: None,
             require_passing: false,
         }
     }
 
-    /// The debate prepared, before any agent is built: the question checked, the overrides
-    /// applied, the size, team, settings and gold answer checked, the answer kind resolved and
-    /// the tests read. Everything wrong in the request is an [`InputError`] (or a
-    /// `moot_config::ConfigError`) here.
+    /// The debate prepared, before any agent is built: the question checked, the settings
+    /// applied, the size, team, settings and gold answer checked, the protocol built and the
+    /// team fitted to it, the answer kind resolved and the tests read. Everything wrong in the
+    /// request is an [`InputError`] (or a `moot_config::ConfigError`) here.
     pub fn prepare(self) -> Result<PreparedAsk> {
         if self.question.trim().is_empty() {
             return bad_input("the question is empty");
         }
-        let mut config = match self.config {
-            Some(config) => config,
-            None => load_config(self.config_file.as_deref())?,
-        };
-        self.overrides.apply(&mut config)?;
+        let prepared = self.settings.prepare(&self.question)?;
+        self.prepared(prepared)
+    }
+
+    /// [`AskRequest::prepare`] from a debate prepared already (the server prepares its own,
+    /// having picked agents by id).
+    pub fn prepared(self, prepared: PreparedDebate) -> Result<PreparedAsk> {
         let PreparedDebate {
             mut config,
+            protocol,
             redactor,
-        } = prepare_debate(
-            config,
-            &self.team,
-            self.config_file.as_deref(),
-            &self.question,
-        )?;
-        let mut kind = config.debate.answer.resolve(&self.question, &self.options);
+        } = prepared;
+        let via = self.settings.via;
+        let mut kind = config.debate.answer.resolve(&self.question, &self.choices);
         let tests = match &self.tests {
             Some(tests) => {
                 let text = match tests {
                     Tests::File(path) => {
                         moot_files::read_text(path, MAX_TESTS_BYTES).map_err(|e| {
                             InputError(format!(
-                                "--tests {}: {}",
-                                moot_files::shown(path),
+                                "{}: {}",
+                                via.assignment(Field::Tests, moot_files::shown(path)),
                                 e.problem
                             ))
                         })?
@@ -142,11 +128,13 @@ impl AskRequest {
                     Tests::Text(text) => text.clone(),
                 };
                 // Tests mean a program is wanted, whatever the question's words suggested.
-                if self.overrides.answer.is_none() {
+                if self.settings.answer.is_none() {
                     kind = AnswerKind::Code;
                 } else if kind != AnswerKind::Code {
                     return bad_input(format!(
-                        "--tests runs code answers, but the answer kind is {kind} (use --answer code)"
+                        "{} runs code answers, but the answer kind is {kind} (use {})",
+                        via.name(Field::Tests),
+                        via.assignment(Field::Answer, "code")
                     ));
                 }
                 Some(TestSuite::user_tests(&text))
@@ -157,12 +145,15 @@ impl AskRequest {
             config.validation.require_passing = true;
         }
         Ok(PreparedAsk {
+            run_id: moot_engine::new_run_id(),
             question: self.question,
             config,
+            protocol,
             redactor,
             kind,
-            options: self.options,
+            choices: self.choices,
             tests,
+            via,
         })
     }
 
@@ -178,15 +169,20 @@ impl AskRequest {
 
 /// A debate prepared from an [`AskRequest`], its agents not built yet.
 pub struct PreparedAsk {
+    /// The run id it will be stored under.
+    pub run_id: String,
     pub question: String,
-    /// The configuration with every override applied, its team sized and fitted to the
-    /// protocol.
+    /// The configuration with the request applied, its team sized and fitted to the protocol.
     pub config: Config,
+    /// The protocol, built once.
+    pub protocol: Box<dyn Protocol>,
     /// What removes secrets from everything the debate stores and prints.
     pub redactor: Arc<Redactor>,
     pub kind: AnswerKind,
-    pub options: Vec<String>,
+    pub choices: Vec<String>,
     pub tests: Option<TestSuite>,
+    /// The front end that asked.
+    pub via: moot_config::Via,
 }
 
 impl PreparedAsk {
@@ -195,7 +191,7 @@ impl PreparedAsk {
         self.config.debate.rounds
     }
 
-    /// The debate ready to run under a new run id: its agents built (`on_message` hears about
+    /// The debate ready to run under its run id: its agents built (`on_message` hears about
     /// models being fetched and loaded), recorded in `store`.
     pub fn session<'a>(
         self,
@@ -206,7 +202,7 @@ impl PreparedAsk {
         let spec = DebateSpec {
             question: self.question,
             kind: self.kind,
-            options: self.options,
+            options: self.choices,
             agents: built.specs.clone(),
             rounds: self.config.debate.rounds,
             seed: self.config.debate.seed,
@@ -214,13 +210,15 @@ impl PreparedAsk {
         };
         Ok(Session {
             store,
-            run_id: moot_engine::new_run_id(),
+            run_id: self.run_id,
             config: self.config,
+            protocol: self.protocol,
             spec,
             agents: built,
             restore: None,
             fork: None,
             redactor: self.redactor,
+            via: self.via,
         })
     }
 }
@@ -231,14 +229,11 @@ mod tests {
 
     fn sim(question: &str) -> AskRequest {
         AskRequest {
-            overrides: Overrides {
+            settings: Settings {
                 gold: Some("4".into()),
-                ..Overrides::default()
-            },
-            team: TeamRequest {
                 agents: Some(2),
-                rounds_flag: false,
                 sim: true,
+                ..Settings::default()
             },
             ..AskRequest::new(question)
         }
@@ -247,7 +242,10 @@ mod tests {
     #[test]
     fn an_empty_question_is_refused_before_the_configuration_is_read() {
         let request = AskRequest {
-            config_file: Some("/nonexistent/moot.toml".into()),
+            settings: Settings {
+                config_file: Some("/nonexistent/moot.toml".into()),
+                ..Settings::default()
+            },
             ..AskRequest::new("  ")
         };
         let e = request.prepare().err().expect("refused");
@@ -267,7 +265,7 @@ mod tests {
             tests: Some(Tests::Text("assert f() == 4\n".into())),
             ..sim("What is 2 + 2?")
         };
-        numeric.overrides.answer = Some(moot_config::AnswerSetting::Kind(AnswerKind::Numeric));
+        numeric.settings.answer = Some(moot_config::AnswerSetting::Kind(AnswerKind::Numeric));
         let e = numeric.prepare().err().expect("refused");
         assert!(e.to_string().contains("--tests runs code answers"), "{e}");
     }

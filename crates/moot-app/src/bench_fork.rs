@@ -105,6 +105,8 @@ pub fn describe(stored: &Value) -> String {
 /// A fork benchmark to make (or continue).
 #[derive(Debug, Clone)]
 pub struct BenchForkRequest {
+    /// The front end that asked: how messages name what its user set.
+    pub via: moot_config::Via,
     /// The parent benchmark's name.
     pub parent: String,
     pub round: usize,
@@ -199,6 +201,7 @@ pub async fn run(
             crate::stored::Stored::Run(run),
             &local,
             crate::stored::Work::Debate,
+            request.via,
             on_notice,
         )?;
         match crate::fork::refusal(run, request.round, request.change.kind())? {
@@ -218,7 +221,7 @@ pub async fn run(
             }
         ));
     }
-    ensure_fork_bench(store, &parent, &name, &protocols, origin).await?;
+    ensure_fork_bench(store, &parent, &name, &protocols, origin, request.via).await?;
     let jobs: Vec<&(BenchItemRecord, RunRecord)> = links
         .iter()
         .filter(|(l, _)| protocols.contains(&l.protocol))
@@ -262,12 +265,14 @@ async fn ensure_fork_bench(
     name: &str,
     protocols: &[String],
     origin: ForkOrigin,
+    via: moot_config::Via,
 ) -> Result<()> {
     match store.bench(name).await {
         Ok(existing) if existing.fork.as_ref() == Some(&origin) => Ok(()),
         Ok(_) => bad_input(format!(
-            "benchmark {name:?} already exists and is not this fork of {}: choose another --run name",
-            parent.name
+            "benchmark {name:?} already exists and is not this fork of {}: choose another name ({})",
+            parent.name,
+            via.name(moot_config::Field::BenchName)
         )),
         Err(StoreError::BenchNotFound(_)) => {
             store
@@ -318,6 +323,7 @@ async fn fork_item(
         }
         Ok(_) => {
             let options = crate::resume::ResumeOptions {
+                via: request.via,
                 concurrency: 1,
                 data_dir: None,
                 no_cache: false,
@@ -348,6 +354,7 @@ async fn fork_item(
                 request.round,
                 parent_run,
                 &link.gold,
+                request.via,
             )
             .await?
             {
@@ -355,6 +362,7 @@ async fn fork_item(
                 Err(reason) => return left_out(reason),
             };
             let fork = ForkRequest {
+                via: request.via,
                 parent: parent_run.id.clone(),
                 round: request.round,
                 change,
@@ -395,6 +403,7 @@ async fn item_change(
     round: usize,
     parent_run: &RunRecord,
     gold: &str,
+    via: moot_config::Via,
 ) -> Result<Result<Change, String>> {
     let (agent, template) = match change {
         BenchChange::Null => return Ok(Ok(Change::Null)),
@@ -413,7 +422,7 @@ async fn item_change(
             parent_run.id
         )
     })?;
-    let at = crate::fork::agent_index(&spec, agent).map_err(anyhow::Error::new)?;
+    let at = crate::fork::agent_index(&spec, agent, via).map_err(anyhow::Error::new)?;
     let calls = store.calls(&parent_run.id).await?;
     let ctx = ExtractContext {
         options: &spec.options,

@@ -15,7 +15,12 @@ use crate::error::{bad_input, InputError};
 /// protocol finished are left out, and counted in the report's `left_out`, so that protocols
 /// are compared on the same items. A benchmark the store does not hold, or nothing finished
 /// to report, is an [`InputError`] that says so.
-pub async fn report(store: &dyn Store, names: &[String], all_items: bool) -> Result<Report> {
+pub async fn report(
+    store: &dyn Store,
+    names: &[String],
+    all_items: bool,
+    via: moot_config::Via,
+) -> Result<Report> {
     let mut loaded: Vec<LoadedBench> = Vec::new();
     for name in names {
         let bench = load(store, name)
@@ -48,9 +53,10 @@ pub async fn report(store: &dyn Store, names: &[String], all_items: bool) -> Res
         common_items(results)
     };
     if results.is_empty() {
-        return bad_input(
-            "no item was finished under every protocol; --all-items reports them anyway",
-        );
+        return bad_input(format!(
+            "no item was finished under every protocol; {} reports them anyway",
+            via.switch(moot_config::Field::AllItems)
+        ));
     }
     let mut report = Report::new(infos, &results, &items);
     report.left_out = left_out;

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use moot_config::{Config, ProtocolName};
+use moot_config::{Config, Field, ProtocolName, Via};
 use moot_core::debate::AgentSpec;
 use moot_core::protocol::{build_protocol, Protocol, ProtocolOptions, PROTOCOLS};
 use moot_engine::EngineAgent;
@@ -23,41 +23,68 @@ use moot_store::{JobCounts, Store};
 
 use crate::agents;
 use crate::error::{bad_input, InputError};
-use crate::prepare::{Overrides, TeamRequest};
+use crate::request::Settings;
 
-/// What to benchmark and how: `moot bench`'s flags, or a stored benchmark's settings.
+/// What to benchmark and how: `moot bench`'s flags, Python's `moot.bench(…)`, or a stored
+/// benchmark's settings.
 #[derive(Debug, Clone)]
 pub struct BenchRequest {
+    /// The configuration and what the request sets over it (rounds, agents, simulated agents,
+    /// protocol options), and who asked. Its `protocol` is unused: a benchmark names
+    /// `protocols`.
+    pub settings: Settings,
     /// The dataset, as `--dataset` names it.
     pub dataset: String,
     pub protocols: Vec<ProtocolName>,
-    /// The configuration file, named in errors about its keys.
-    pub config_file: Option<PathBuf>,
-    /// `-o KEY=VALUE` protocol options.
-    pub options_set: Vec<String>,
     /// How many items, drawn at random with `seed` (default: all).
     pub limit: Option<usize>,
     pub seed: u64,
     /// Debates in flight at once.
     pub concurrency: usize,
-    pub rounds: Option<usize>,
-    pub agents: Option<usize>,
-    pub sim: bool,
     /// The benchmark's name; the same name resumes it.
     pub name: Option<String>,
     pub data_dir: Option<PathBuf>,
     pub no_cache: bool,
+    /// Then run a self-consistency arm that pays for the costliest debate (see [`sc_arm`]).
+    pub sc_at_budget: bool,
     /// Continuing a stored benchmark: its size was checked when it started (perhaps under older
     /// limits) and is not checked again.
     pub resumed: bool,
 }
 
 impl BenchRequest {
-    /// The request that continues the stored benchmark `record`: its dataset, protocols, limit
-    /// and seed; its configuration is passed to [`run`] apart. The rest are how to run, not
-    /// what: they may differ from the first run's.
+    /// What a front end's parser may not have refused: no protocol, no debate in flight, no
+    /// item or no agent asked for.
+    fn check(&self) -> Result<(), InputError> {
+        let via = self.settings.via;
+        if self.protocols.is_empty() {
+            return Err(InputError(format!(
+                "{}: name at least one protocol",
+                via.name(Field::Protocol)
+            )));
+        }
+        for (field, value) in [
+            (Field::Concurrency, Some(self.concurrency)),
+            (Field::Limit, self.limit),
+            (Field::Agents, self.settings.agents),
+        ] {
+            if value == Some(0) {
+                return Err(InputError(format!(
+                    "{} must be at least 1",
+                    via.name(field)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The request that continues the stored benchmark `record`, with `config` (its stored
+    /// configuration, admitted on this machine): its dataset, protocols, limit and seed. The
+    /// rest are how to run, not what: they may differ from the first run's.
     pub fn resuming(
         record: &moot_store::BenchRecord,
+        via: Via,
+        config: Config,
         concurrency: usize,
         data_dir: Option<PathBuf>,
         no_cache: bool,
@@ -71,19 +98,19 @@ impl BenchRequest {
             })
             .collect::<Result<_, _>>()?;
         Ok(BenchRequest {
+            settings: Settings {
+                config: Some(config),
+                ..Settings::from(via)
+            },
             dataset: record.dataset.clone(),
             protocols,
-            config_file: None,
-            options_set: Vec::new(),
             limit: record.limit.map(|l| l as usize),
             seed: record.seed,
             concurrency,
-            rounds: None,
-            agents: None,
-            sim: false,
             name: Some(record.name.clone()),
             data_dir,
             no_cache,
+            sc_at_budget: false,
             resumed: true,
         })
     }
@@ -144,33 +171,21 @@ impl Prepared {
     /// `on_message` hears what building the agents does (fetching and loading a model).
     pub async fn new(
         args: &BenchRequest,
-        mut config: Config,
         items: Option<(String, Vec<Item>)>,
         on_message: &mut dyn FnMut(&str),
     ) -> Result<Prepared> {
-        Overrides {
-            rounds: args.rounds,
-            options: args.options_set.clone(),
-            ..Overrides::default()
-        }
-        .apply(&mut config)?;
+        args.check()?;
+        let settings = &args.settings;
+        let mut config = settings.load_config()?;
+        settings.apply(&mut config)?;
         // The cache setting changes which calls reach the model: it is stored with the
         // benchmark (and so with a detached plan, which workers follow).
         if args.no_cache {
             config.cache.benchmarks = false;
         }
         let names: Vec<&str> = args.protocols.iter().map(ProtocolName::as_str).collect();
-        let options = ProtocolsOptions::check(&config, &names)?;
-        let team = TeamRequest {
-            agents: args.agents,
-            rounds_flag: args.rounds.is_some(),
-            sim: args.sim,
-        };
-        let redactor = team.sized(
-            &mut config,
-            args.config_file.as_deref(),
-            (!args.resumed).then_some(&names[..]),
-        )?;
+        let options = ProtocolsOptions::check(&config, &names, settings.via)?;
+        let redactor = settings.sized(&mut config, (!args.resumed).then_some(&names[..]))?;
         let (dataset, items) = match items {
             Some(given) => given,
             None => load_items(args)?,
@@ -186,10 +201,12 @@ impl Prepared {
         let any_code = items
             .iter()
             .any(|i| i.kind == moot_core::answer::AnswerKind::Code);
-        let tests_from = items
-            .iter()
-            .any(|i| i.tests.is_some())
-            .then(|| format!("the tests of --dataset {dataset}"));
+        let tests_from = items.iter().any(|i| i.tests.is_some()).then(|| {
+            format!(
+                "the tests of {}",
+                settings.via.assignment(Field::Dataset, &dataset)
+            )
+        });
         Ok(Prepared {
             name: args
                 .name
@@ -212,6 +229,7 @@ impl Prepared {
                 redactor.clone(),
                 any_code,
                 tests_from.as_deref(),
+                settings.via,
             )
             .await?,
             redactor,
@@ -255,47 +273,170 @@ impl Prepared {
     }
 }
 
-/// `moot bench --sc-at-budget`: the benchmark that runs a self-consistency arm paying for the
-/// costliest debate of the benchmark `name` just run (`results` on `items`, asked by `request`
-/// with `config`): `cot-sc` with as many samples as [`samples_for_budget`] finds, as many
-/// agents cycling the team (each its own seed: independent samples), on the same items and
-/// seed, named `NAME-scK`. Its `[protocol]` options are only those `cot-sc` reads. A benchmark
-/// without a debate round has no budget to match: an input error that says so.
+/// What a front end hears while [`run`] runs a benchmark (and its self-consistency arm).
+pub trait BenchEvents {
+    /// A message about building agents (a model fetched or loaded).
+    fn message(&mut self, _message: &str) {}
+    /// `prepared` starts: the benchmark asked for, then its self-consistency arm.
+    fn started(&mut self, _prepared: &Prepared) {}
+    /// One debate ended, and whether its chosen answer was right.
+    fn result(&mut self, _result: &ItemResult, _correct: bool) {}
+    /// The benchmark that started last has run every debate.
+    fn ended(&mut self) {}
+    /// The self-consistency arm `need` asks for follows.
+    fn arm(&mut self, _need: &SamplesForBudget) {}
+}
+
+/// A benchmark that ran (with its self-consistency arm, when asked): the report of all it ran,
+/// their throughput together, and their names.
+pub struct Benchmarked {
+    pub report: Report,
+    pub throughput: Throughput,
+    pub names: Vec<String>,
+}
+
+impl Benchmarked {
+    /// The report as JSON (what `moot bench --json` prints), with the throughput under
+    /// `"throughput"` and the benchmark's name under `"bench"`.
+    pub fn json(&self) -> Result<serde_json::Value> {
+        let mut value = serde_json::to_value(&self.report).context("serialising the report")?;
+        value["throughput"] =
+            serde_json::to_value(&self.throughput).context("serialising the report")?;
+        value["bench"] = serde_json::json!(self.names.first());
+        Ok(value)
+    }
+}
+
+/// One debate of a benchmark as a row (Python's `BenchReport.rows`): its protocol, item, run,
+/// gold and chosen answers, whether it was right, and what it cost.
+pub fn row_json(r: &ItemResult, correct: bool) -> serde_json::Value {
+    let decision = r.result.decision();
+    let usage = r.result.usage();
+    serde_json::json!({
+        "protocol": r.protocol,
+        "item_id": r.item_id,
+        "run_id": r.run_id,
+        "gold": r.gold,
+        "answer": decision
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical().to_string()),
+        "rule": r.result.chosen,
+        "correct": correct,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "ncomm": r.result.ncomm(),
+        "reused": r.reused,
+    })
+}
+
+/// Runs (or resumes) the benchmark `request` describes, then, with `sc_at_budget`, the
+/// self-consistency arm that pays for its costliest debate ([`sc_arm`]); the report covers
+/// both. What `moot bench` and Python's `moot.bench` run.
+pub async fn run(
+    request: &BenchRequest,
+    store: &dyn Store,
+    events: &mut dyn BenchEvents,
+) -> Result<Benchmarked> {
+    let via = request.settings.via;
+    if request.sc_at_budget {
+        // Known before anything runs: these two never debate.
+        let debating = |p: &ProtocolName| {
+            PROTOCOLS
+                .iter()
+                .find(|e| e.name == p.as_str())
+                .is_none_or(|e| !matches!(e.name, "cot" | "cot-sc"))
+        };
+        if !request.protocols.iter().any(debating) {
+            return bad_input(format!(
+                "{} matches self-consistency to a debate's budget: add a protocol that debates (som, free-mad-n, …)",
+                via.name(Field::ScAtBudget)
+            ));
+        }
+    }
+    let prepared = Prepared::new(request, None, &mut |m| events.message(m)).await?;
+    events.started(&prepared);
+    let ran = prepared
+        .run(store, request.concurrency, &mut |r, correct| {
+            events.result(r, correct)
+        })
+        .await?;
+    events.ended();
+    if !request.sc_at_budget {
+        return Ok(Benchmarked {
+            report: ran.report,
+            throughput: ran.throughput,
+            names: vec![prepared.name],
+        });
+    }
+    let (arm_request, need) = sc_arm(request, &prepared.name, &ran.results, &prepared.items)?;
+    events.arm(&need);
+    let arm = Prepared::new(&arm_request, None, &mut |m| events.message(m))
+        .await
+        .with_context(|| {
+            format!(
+                "{}: the cot-sc arm needs {} samples (agents) to spend {}'s {:.0} tokens per item",
+                via.name(Field::ScAtBudget),
+                need.samples,
+                need.protocol,
+                need.budget
+            )
+        })?;
+    events.started(&arm);
+    let arm_ran = arm
+        .run(store, request.concurrency, &mut |r, correct| {
+            events.result(r, correct)
+        })
+        .await?;
+    events.ended();
+    let names = vec![prepared.name.clone(), arm.name.clone()];
+    let report = crate::bench_report::report(store, &names, false, via).await?;
+    Ok(Benchmarked {
+        report,
+        throughput: ran.throughput.and(&arm_ran.throughput),
+        names,
+    })
+}
+
+/// The self-consistency arm of `--sc-at-budget`: the benchmark that pays for the costliest
+/// debate of the benchmark `name` just run (`results` on `items`, asked by `request`):
+/// `cot-sc` with as many samples as [`samples_for_budget`] finds, as many agents cycling the
+/// team (each its own seed: independent samples), on the same items and seed, named
+/// `NAME-scK`. Its `[protocol]` options are only those of the configuration that `cot-sc`
+/// reads. A benchmark without a debate round has no budget to match: an input error that says
+/// so.
 pub fn sc_arm(
     request: &BenchRequest,
-    config: &Config,
     name: &str,
     results: &[ItemResult],
     items: &[Item],
-) -> Result<(BenchRequest, Config, SamplesForBudget)> {
+) -> Result<(BenchRequest, SamplesForBudget)> {
+    let settings = &request.settings;
     let Some(need) = samples_for_budget(results, items) else {
         return bad_input(format!(
-            "--sc-at-budget: no protocol of benchmark {name} ran a debate round, so there is no debate budget for self-consistency to match"
+            "{}: no protocol of benchmark {name} ran a debate round, so there is no debate budget for self-consistency to match",
+            settings.name(Field::ScAtBudget)
         ));
     };
-    let mut config = config.clone();
+    let mut config = settings.load_config()?;
     let reads = PROTOCOLS
         .iter()
         .find(|e| e.name == "cot-sc")
         .map_or(&[][..], |e| e.options);
     config.protocol = config.protocol.restricted_to(reads);
     let arm = BenchRequest {
-        dataset: request.dataset.clone(),
+        settings: Settings {
+            config: Some(config),
+            protocol_options: Vec::new(),
+            agents: Some(need.samples),
+            ..settings.clone()
+        },
         protocols: vec![ProtocolName::from_str("cot-sc").map_err(|e| InputError(e.to_string()))?],
-        config_file: request.config_file.clone(),
-        options_set: Vec::new(),
-        limit: request.limit,
-        seed: request.seed,
-        concurrency: request.concurrency,
-        rounds: request.rounds,
-        agents: Some(need.samples),
-        sim: request.sim,
         name: Some(format!("{name}-sc{}", need.samples)),
-        data_dir: request.data_dir.clone(),
-        no_cache: request.no_cache,
+        sc_at_budget: false,
         resumed: false,
+        ..request.clone()
     };
-    Ok((arm, config, need))
+    Ok((arm, need))
 }
 
 /// A benchmark error as the CLI reports it: a configuration problem is the user's to fix.
@@ -360,6 +501,8 @@ pub struct Ran {
 /// How `moot work` works a benchmark.
 #[derive(Debug, Clone)]
 pub struct WorkRequest {
+    /// The front end that asked: how messages name what its user set.
+    pub via: moot_config::Via,
     pub worker: WorkerOptions,
     pub data_dir: Option<PathBuf>,
     pub no_cache: bool,
@@ -391,20 +534,26 @@ impl ForWorker {
             crate::stored::Stored::Bench(record),
             &request.local,
             crate::stored::Work::Debate,
+            request.via,
             on_message,
         )?;
         // Settings that change results are the plan's: a worker may not contradict them.
+        let via = request.via;
         if request.no_cache && config.cache.benchmarks {
             return bad_input(format!(
-                "benchmark {} was planned with the request cache on; a worker cannot turn it off (--no-cache) without changing its results: plan it with --no-cache instead",
-                record.name
+                "benchmark {} was planned with the request cache on; a worker cannot turn it off ({}) without changing its results: plan it with {} instead",
+                record.name,
+                via.switch(Field::NoCache),
+                via.switch(Field::NoCache)
             ));
         }
         let jobs = store.bench_jobs(&record.name).await?;
         if jobs.is_empty() {
             return bad_input(format!(
-                "benchmark {} has no planned jobs: plan one with moot bench … --run {} --detach",
-                record.name, record.name
+                "benchmark {} has no planned jobs: plan one with {} and {}",
+                record.name,
+                via.assignment(Field::BenchName, &record.name),
+                via.switch(Field::Detach)
             ));
         }
         // Each item once, in plan order (a job per protocol carries the same item).
@@ -423,19 +572,16 @@ impl ForWorker {
         }
         let args = BenchRequest::resuming(
             record,
+            request.via,
+            config,
             request.worker.concurrency,
             request.data_dir.clone(),
             request.no_cache,
         )?;
-        let prepared = Prepared::new(
-            &args,
-            config,
-            Some((record.dataset.clone(), items)),
-            on_message,
-        )
-        .await?;
+        let prepared =
+            Prepared::new(&args, Some((record.dataset.clone(), items)), on_message).await?;
         // Taken last, once nothing else can refuse this worker: a refused one holds no name.
-        claim_worker_name(&record.name, &request.worker, store).await?;
+        claim_worker_name(&record.name, &request.worker, via, store).await?;
         Ok(ForWorker {
             prepared,
             jobs: jobs.len(),
@@ -472,7 +618,12 @@ impl ForWorker {
 /// renew each other's leases: a dead one's debates would never be taken over. The store decides
 /// who has the name, in one statement, so two workers started at once under one name cannot
 /// both pass.
-async fn claim_worker_name(bench: &str, worker: &WorkerOptions, store: &dyn Store) -> Result<()> {
+async fn claim_worker_name(
+    bench: &str,
+    worker: &WorkerOptions,
+    via: Via,
+    store: &dyn Store,
+) -> Result<()> {
     let name = &worker.worker;
     let lease_ms = i64::try_from(worker.lease.as_millis()).unwrap_or(i64::MAX);
     if store.claim_worker(bench, name, lease_ms).await? {
@@ -486,7 +637,8 @@ async fn claim_worker_name(bench: &str, worker: &WorkerOptions, store: &dyn Stor
         .find(|w| &w.worker == name)
         .map_or(0, |w| (now - w.last_seen) / 1000);
     bad_input(format!(
-        "worker {name:?} is already working benchmark {bench} (seen {seen} s ago): give each worker its own --worker-id"
+        "worker {name:?} is already working benchmark {bench} (seen {seen} s ago): give each worker its own {}",
+        via.name(Field::WorkerId)
     ))
 }
 
@@ -555,7 +707,11 @@ struct ProtocolsOptions {
 }
 
 impl ProtocolsOptions {
-    fn check(config: &Config, protocols: &[&str]) -> Result<ProtocolsOptions, InputError> {
+    fn check(
+        config: &Config,
+        protocols: &[&str],
+        via: Via,
+    ) -> Result<ProtocolsOptions, InputError> {
         let options = config.protocol_options();
         let readers: Vec<&[&str]> = protocols
             .iter()
@@ -564,7 +720,8 @@ impl ProtocolsOptions {
         for option in options.set_names() {
             if option != "gold" && !readers.iter().any(|r| r.contains(&option)) {
                 return Err(InputError(format!(
-                    "option `{option}` is read by none of the protocols {}",
+                    "{}: read by none of the protocols {}",
+                    via.protocol_option(option),
                     protocols.join(", ")
                 )));
             }
@@ -602,8 +759,8 @@ impl ProtocolsOptions {
 
 /// The dataset's name and the items drawn from it.
 fn load_items(args: &BenchRequest) -> Result<(String, Vec<Item>)> {
-    let spec =
-        DatasetSpec::from_str(&args.dataset).map_err(|e| InputError(format!("--dataset: {e}")))?;
+    let spec = DatasetSpec::from_str(&args.dataset)
+        .map_err(|e| InputError(format!("{}: {e}", args.settings.name(Field::Dataset))))?;
     let data_dir = args
         .data_dir
         .clone()

@@ -98,15 +98,20 @@ pub struct SettingOverrides {
     pub seed: Option<u64>,
     pub normalize: Option<bool>,
     pub require_passing: Option<bool>,
+    /// The front end that asked: how messages name what its user set.
+    pub via: moot_config::Via,
 }
 
 impl SettingOverrides {
     /// The rules' settings: each one given, else the stored run's setting, else the default.
     fn apply(&self, stored: Settings) -> Result<DecisionConfig> {
         let weights = match &self.weights {
-            Some(w) => w
-                .parse()
-                .map_err(|e| InputError(format!("--weights: {e}")))?,
+            Some(w) => w.parse().map_err(|e| {
+                InputError(format!(
+                    "{}: {e}",
+                    self.via.name(moot_config::Field::Weights)
+                ))
+            })?,
             None => stored.weights,
         };
         let tie_break = self.tie_break.unwrap_or(stored.tie_break);
@@ -128,14 +133,15 @@ pub enum Rules {
 
 impl Rules {
     /// `all`, or a registered rule's name; anything else is an [`InputError`] listing them.
-    pub fn parse(name: &str) -> Result<Rules> {
+    pub fn parse(name: &str, via: moot_config::Via) -> Result<Rules> {
         if name == "all" {
             return Ok(Rules::All);
         }
         match RULES.iter().find(|r| r.name == name) {
             Some(rule) => Ok(Rules::One(rule.name)),
             None => bad_input(format!(
-                "--rule {name:?} is not a decision rule (expected one of {}, all)",
+                "{} {name:?} is not a decision rule (expected one of {}, all)",
+                via.name(moot_config::Field::Rule),
                 rule_names().join(", ")
             )),
         }
@@ -224,10 +230,16 @@ mod tests {
 
     #[test]
     fn rules_parse_names_and_all_and_refuse_others() {
-        assert_eq!(Rules::parse("all").unwrap(), Rules::All);
+        assert_eq!(
+            Rules::parse("all", moot_config::Via::Cli).unwrap(),
+            Rules::All
+        );
         let first = RULES[0].name;
-        assert_eq!(Rules::parse(first).unwrap(), Rules::One(first));
-        let e = Rules::parse("nope").unwrap_err();
+        assert_eq!(
+            Rules::parse(first, moot_config::Via::Cli).unwrap(),
+            Rules::One(first)
+        );
+        let e = Rules::parse("nope", moot_config::Via::Cli).unwrap_err();
         assert!(e.downcast_ref::<InputError>().is_some(), "{e}");
     }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use moot_backends::sim::{SimAgent, PRESETS};
-use moot_config::{AgentConfig, Backend, Config};
+use moot_config::{AgentConfig, Backend, Config, Field, Via};
 use moot_core::debate::{AgentRole, DebateSpec};
 use moot_core::fork::{Intervention, MAX_SAY_BYTES};
 use moot_engine::{ForkSource, Lineup};
@@ -44,6 +44,8 @@ pub enum Change {
 /// A fork to make.
 #[derive(Debug, Clone)]
 pub struct ForkRequest {
+    /// The front end that asked: how messages name what its user set.
+    pub via: moot_config::Via,
     /// The parent run's id.
     pub parent: String,
     pub round: usize,
@@ -79,24 +81,25 @@ pub async fn prepare<'a>(
     let spec: DebateSpec = serde_json::from_value(parent.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", parent.id))?;
     let local = request.local.clone().unwrap_or_default();
-    let mut config = parent_config(store, &parent, &spec, &local, on_message).await?;
+    let mut config = parent_config(store, &parent, &spec, &local, request.via, on_message).await?;
     let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
     let intervention = match &request.change {
         Change::Null => Intervention::Null,
         Change::Say { agent, text } => {
             if text.len() > MAX_SAY_BYTES {
                 return bad_input(format!(
-                    "--say: the text is {} bytes; at most {MAX_SAY_BYTES} may replace a response",
+                    "{}: the text is {} bytes; at most {MAX_SAY_BYTES} may replace a response",
+                    request.via.name(Field::ForkSay),
                     text.len()
                 ));
             }
             Intervention::Say {
-                agent: agent_index(&spec, agent)?,
+                agent: agent_index(&spec, agent, request.via)?,
                 text: text.clone(),
             }
         }
         Change::Model { agent, model } => {
-            let agent = agent_index(&spec, agent)?;
+            let agent = agent_index(&spec, agent, request.via)?;
             let at = config
                 .agents
                 .iter()
@@ -110,7 +113,7 @@ pub async fn prepare<'a>(
                     )
                 })?;
             let catalog = request.local.as_ref().unwrap_or(&config);
-            config.agents[at] = swapped(&config.agents[at], model, &catalog.agents)?;
+            config.agents[at] = swapped(&config.agents[at], model, &catalog.agents, request.via)?;
             Intervention::Model {
                 agent,
                 model: model.clone(),
@@ -178,10 +181,12 @@ pub async fn prepare<'a>(
         store,
         run_id,
         config,
+        protocol,
         spec,
         agents: built,
         restore: None,
         redactor,
+        via: request.via,
         fork: Some(ForkSource {
             parent: parent.id.clone(),
             parent_calls,
@@ -250,9 +255,11 @@ async fn parent_config(
     parent: &RunRecord,
     spec: &DebateSpec,
     local: &Config,
+    via: Via,
     on_notice: &mut dyn FnMut(&str),
 ) -> Result<Config> {
-    let mut config = crate::stored::admit(Stored::Run(parent), local, Work::Debate, on_notice)?;
+    let mut config =
+        crate::stored::admit(Stored::Run(parent), local, Work::Debate, via, on_notice)?;
     // A benchmark builds configured (not simulated) agents once, seeded from its
     // configuration's seed, and only simulated ones per item from the item's seed (see
     // `benchmark::ItemAgents`): pin the seeds the parent's agents asked with before the debate's
@@ -292,14 +299,15 @@ async fn bench_gold(store: &dyn Store, run_id: &str) -> Result<Option<String>> {
 }
 
 /// The agent `name` stands for: a number from 1, or an agent's id.
-pub fn agent_index(spec: &DebateSpec, name: &str) -> Result<usize, InputError> {
+pub fn agent_index(spec: &DebateSpec, name: &str, via: Via) -> Result<usize, InputError> {
     let n = spec.agents.len();
+    let agent = via.name(Field::ForkAgent);
     if let Ok(number) = name.trim().parse::<usize>() {
         if (1..=n).contains(&number) {
             return Ok(number - 1);
         }
         return Err(InputError(format!(
-            "--agent {number}: the debate's agents are 1 to {n}"
+            "{agent} {number}: the debate's agents are 1 to {n}"
         )));
     }
     spec.agents
@@ -307,7 +315,7 @@ pub fn agent_index(spec: &DebateSpec, name: &str) -> Result<usize, InputError> {
         .position(|a| a.id == name)
         .ok_or_else(|| {
             InputError(format!(
-                "--agent {name:?}: no agent of the debate has that id (its agents: {})",
+                "{agent} {name:?}: no agent of the debate has that id (its agents: {})",
                 spec.agents
                     .iter()
                     .enumerate()
@@ -320,7 +328,13 @@ pub fn agent_index(spec: &DebateSpec, name: &str) -> Result<usize, InputError> {
 
 /// Agent `agent` answering with `model` (see the module's documentation for what it names):
 /// the same id and persona, another backend.
-fn swapped(agent: &AgentConfig, model: &str, catalog: &[AgentConfig]) -> Result<AgentConfig> {
+fn swapped(
+    agent: &AgentConfig,
+    model: &str,
+    catalog: &[AgentConfig],
+    via: Via,
+) -> Result<AgentConfig> {
+    let model_arg = via.name(Field::ForkModel);
     if let Some(other) = catalog.iter().find(|a| a.id == model) {
         return Ok(AgentConfig {
             id: agent.id.clone(),
@@ -349,7 +363,7 @@ fn swapped(agent: &AgentConfig, model: &str, catalog: &[AgentConfig]) -> Result<
             Some(preset) => Backend::Sim { sim: Some(preset) },
             None => {
                 return bad_input(format!(
-                    "--model {model:?} is neither a configured agent ({}) nor a sim preset ({})",
+                    "{model_arg} {model:?} is neither a configured agent ({}) nor a sim preset ({})",
                     ids(),
                     PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
                 ))
@@ -373,10 +387,11 @@ fn swapped(agent: &AgentConfig, model: &str, catalog: &[AgentConfig]) -> Result<
         },
         Backend::Cli { .. } | Backend::Scripted { .. } => {
             return bad_input(format!(
-                "--model {model:?}: agent {} runs a {} backend, which has no model to swap, and no configured agent has that id ({}); give --config a configuration with such an agent",
+                "{model_arg} {model:?}: agent {} runs a {} backend, which has no model to swap, and no configured agent has that id ({}); give {} a configuration with such an agent",
                 agent.id,
                 agent.backend.name(),
-                ids()
+                ids(),
+                via.name(Field::Config)
             ))
         }
     };
@@ -399,17 +414,17 @@ mod tests {
     fn agents_are_named_by_number_from_one_or_by_id() {
         let spec = DebateSpec::with_agents("q", AnswerKind::Numeric, 3, 1, 1);
         let second = spec.agents[1].id.clone();
-        assert_eq!(agent_index(&spec, "1"), Ok(0));
-        assert_eq!(agent_index(&spec, &second), Ok(1));
-        assert!(agent_index(&spec, "0")
+        assert_eq!(agent_index(&spec, "1", Via::Cli), Ok(0));
+        assert_eq!(agent_index(&spec, &second, Via::Cli), Ok(1));
+        assert!(agent_index(&spec, "0", Via::Cli)
             .unwrap_err()
             .0
             .contains("agents are 1 to 3"));
-        assert!(agent_index(&spec, "4")
+        assert!(agent_index(&spec, "4", Via::Cli)
             .unwrap_err()
             .0
             .contains("agents are 1 to 3"));
-        let e = agent_index(&spec, "nobody").unwrap_err().0;
+        let e = agent_index(&spec, "nobody", Via::Cli).unwrap_err().0;
         assert!(e.contains("no agent of the debate has that id"), "{e}");
         assert!(e.contains(&format!("2 = {second}")), "{e}");
     }
@@ -424,22 +439,22 @@ mod tests {
         )
         .agents;
         // A configured agent's backend and sampling, under the agent's own id and seed.
-        let swapped_in = swapped(&sim, "big", &catalog).unwrap();
+        let swapped_in = swapped(&sim, "big", &catalog, Via::Cli).unwrap();
         assert_eq!(swapped_in.id, "sim-1");
         assert_eq!(swapped_in.backend, catalog[0].backend);
         assert_eq!(swapped_in.sampling.temperature, Some(0.2));
         // A sim preset for a simulated agent; anything else is refused with what there is.
-        let expert = swapped(&sim, "expert", &catalog).unwrap();
+        let expert = swapped(&sim, "expert", &catalog, Via::Cli).unwrap();
         assert_eq!(
             expert.backend,
             Backend::Sim {
                 sim: SimAgent::preset("expert")
             }
         );
-        let e = message(swapped(&sim, "gpt-4o", &catalog).unwrap_err());
+        let e = message(swapped(&sim, "gpt-4o", &catalog, Via::Cli).unwrap_err());
         assert!(e.contains("big") && e.contains("expert"), "{e}");
         // The model of an HTTP agent, on the same endpoint.
-        let swapped_model = swapped(&catalog[0], "gpt-small", &[]).unwrap();
+        let swapped_model = swapped(&catalog[0], "gpt-small", &[], Via::Cli).unwrap();
         match (&swapped_model.backend, &catalog[0].backend) {
             (Backend::OpenAi { http: new, .. }, Backend::OpenAi { http: old, .. }) => {
                 assert_eq!(new.model, "gpt-small");
@@ -454,7 +469,7 @@ mod tests {
                 responses: vec!["1".into()],
             },
         );
-        let e = message(swapped(&scripted, "x", &catalog).unwrap_err());
+        let e = message(swapped(&scripted, "x", &catalog, Via::Cli).unwrap_err());
         assert!(e.contains("has no model to swap"), "{e}");
     }
 }

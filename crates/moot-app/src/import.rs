@@ -52,6 +52,7 @@ pub enum FileOutcome {
 pub async fn import(
     path: &Path,
     max_file_bytes: u64,
+    via: moot_config::Via,
     store: &dyn Store,
     each: &mut dyn FnMut(&Path, &FileOutcome),
 ) -> Result<()> {
@@ -65,7 +66,7 @@ pub async fn import(
     let mut failed = 0;
     for found in &files {
         let file = &found.path;
-        let outcome = match import_file(found, max_file_bytes, store).await {
+        let outcome = match import_file(found, max_file_bytes, via, store).await {
             Ok(Imported::New(id)) => FileOutcome::Imported(id),
             Ok(Imported::Before(id)) => FileOutcome::ImportedBefore(id),
             Err(Failed::File(why)) => {
@@ -126,12 +127,17 @@ impl From<StoreError> for Failed {
     }
 }
 
-async fn import_file(found: &Found, max_bytes: u64, store: &dyn Store) -> Result<Imported, Failed> {
+async fn import_file(
+    found: &Found,
+    max_bytes: u64,
+    via: moot_config::Via,
+    store: &dyn Store,
+) -> Result<Imported, Failed> {
     let file = &found.path;
     if let Some(id) = imported_before(store, file).await? {
         return Ok(Imported::Before(id));
     }
-    let text = read_transcript(found, max_bytes).map_err(Failed::File)?;
+    let text = read_transcript(found, max_bytes, via).map_err(Failed::File)?;
     let doc = moot_freemad::import::transcript_json(&text).map_err(|e| Failed::File(e.0))?;
     drop(text);
     let id = run_id(file);
@@ -185,7 +191,7 @@ fn transcript_files(path: &Path) -> Result<Vec<Found>> {
 /// file is opened and again on the open file (non-blocking, and not following a link where
 /// none was expected), so a file swapped in between is caught too; at most `max_bytes + 1`
 /// bytes are read whatever its size claims.
-fn read_transcript(found: &Found, max_bytes: u64) -> Result<String, String> {
+fn read_transcript(found: &Found, max_bytes: u64, via: moot_config::Via) -> Result<String, String> {
     let named = &found.path;
     let (target, follow) = match &found.folder {
         // Named by the user: a link is theirs to follow.
@@ -216,9 +222,12 @@ fn read_transcript(found: &Found, max_bytes: u64) -> Result<String, String> {
     let limit = moot_files::Limit::new(max_bytes, "moot import reads from a file");
     let data = moot_files::read_bytes_with(&target, limit, links).map_err(|e| match e.problem {
         moot_files::Problem::TooLarge { size, .. } => format!(
-            "{} (--max-file-bytes {} or more reads it)",
+            "{} ({} or more reads it)",
             e.problem,
-            size.unwrap_or(0).max(max_bytes.saturating_add(1))
+            via.assignment(
+                moot_config::Field::MaxFileBytes,
+                size.unwrap_or(0).max(max_bytes.saturating_add(1))
+            )
         ),
         problem => problem.to_string(),
     })?;

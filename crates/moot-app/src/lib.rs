@@ -2,8 +2,10 @@
 //! (`moot-serve`) and the Python package. It turns what a user asks for into debates and
 //! benchmarks and reads them back:
 //!
-//! - [`prepare`]: open a store and a runtime, read a configuration, apply overrides, check the
-//!   debate's size and assemble its team ([`prepare::prepare_debate`]);
+//! - [`prepare`]: open a store and a runtime, and find what a name stands for;
+//! - [`request`]: what a user asks of a debate, in the one shape every front end fills
+//!   ([`request::Settings`], with where each value came from), prepared once
+//!   ([`request::Settings::prepare`]: the team sized and fitted, the protocol built);
 //! - [`backends`]: the registry of backends as the application runs them ([`backends::DRIVERS`]:
 //!   how each is built, retried and checked); the embedded model is behind the `local` feature;
 //! - [`agents`]: build each agent of a configuration through its backend's driver;
@@ -47,6 +49,7 @@ pub mod import;
 pub mod prepare;
 pub mod records;
 pub mod regrade;
+pub mod request;
 pub mod resume;
 pub mod run_log;
 pub mod runner;

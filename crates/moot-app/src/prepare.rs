@@ -1,13 +1,12 @@
-//! What every front end that runs debates (`ask`, `bench`, `resume`, the server, Python) does
-//! before the first call: open the store and the runtime, read the configuration and apply
-//! what overrides it, check the debate's size, and size the team of agents.
+//! What every front end that touches the store does first: open the store (sharing rate limits
+//! with every process that records to it) and the runtime, and find what a name stands for.
+//! What a request sets over the configuration is `crate::request`'s.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use moot_config::{AnswerSetting, Config, DebateSize, ProtocolName};
-use moot_core::redact::Redactor;
+use moot_config::Config;
 use moot_store::{Access, Allowance, BenchRecord, RunRecord, Store, StoreError, StoreLocation};
 
 use crate::error::InputError;
@@ -148,142 +147,6 @@ pub fn load_config(path: Option<&Path>) -> Result<Config, InputError> {
         Some(path) => Ok(moot_config::load(path)?),
         None => Ok(Config::default()),
     }
-}
-
-/// Flags that override the configuration file, as `ask` and `bench` take them.
-#[derive(Debug, Default)]
-pub struct Overrides {
-    pub protocol: Option<ProtocolName>,
-    pub rounds: Option<usize>,
-    pub answer: Option<AnswerSetting>,
-    pub gold: Option<String>,
-    /// `-o KEY=VALUE` protocol options.
-    pub options: Vec<String>,
-}
-
-impl Overrides {
-    pub fn apply(&self, config: &mut Config) -> Result<(), InputError> {
-        if let Some(p) = &self.protocol {
-            config.debate.protocol = p.clone();
-        }
-        if let Some(r) = self.rounds {
-            config.debate.rounds = r;
-        }
-        if let Some(a) = self.answer {
-            config.debate.answer = a;
-        }
-        if let Some(g) = &self.gold {
-            config.debate.gold = Some(g.clone());
-        }
-        for assignment in &self.options {
-            config.set_protocol_option(assignment)?;
-        }
-        Ok(())
-    }
-}
-
-/// Who debates: how many agents, and whether simulated ones replace the configured ones.
-#[derive(Debug, Clone, Copy)]
-pub struct TeamRequest {
-    /// `--agents`, if given.
-    pub agents: Option<usize>,
-    /// `--rounds` was given (errors about the rounds then name the flag).
-    pub rounds_flag: bool,
-    /// `--sim`.
-    pub sim: bool,
-}
-
-impl TeamRequest {
-    /// The number of agents: `--agents`, else the configured ones (or the default team).
-    pub fn count(&self, config: &Config) -> usize {
-        match (self.agents, self.sim) {
-            (Some(n), _) => n,
-            (None, true) => moot_config::DEFAULT_AGENTS,
-            (None, false) => DebateSize::of(config).agents,
-        }
-    }
-
-    /// The size of the debate, for the checks that name the flag or key it came from.
-    pub fn size(&self, config: &Config, file: Option<&Path>) -> DebateSize {
-        DebateSize {
-            agents: self.count(config),
-            rounds: config.debate.rounds,
-            agents_flag: self.agents.is_some(),
-            rounds_flag: self.rounds_flag,
-            file: file.map(|p| p.display().to_string()),
-        }
-    }
-
-    /// The first steps of every run, a debate's or a benchmark's: the size checked for each of
-    /// `protocols` before anything is built (`None`: not checked — a resumed benchmark's size
-    /// was checked when it started, perhaps under older limits), then the team assembled (see
-    /// [`TeamRequest::assemble`]).
-    pub fn sized(
-        &self,
-        config: &mut Config,
-        file: Option<&Path>,
-        protocols: Option<&[&str]>,
-    ) -> Result<Arc<Redactor>, InputError> {
-        if let Some(protocols) = protocols {
-            config.validate_size_for(&self.size(config, file), protocols)?;
-        }
-        self.assemble(config)
-    }
-
-    /// Replaces the configured agents by the team: simulated agents with `--sim`, the embedded
-    /// default team without agents, else the configured debaters cycled to the count; agents
-    /// with another role (judges, aggregators, chairmen) follow, simulated under `--sim` and
-    /// never dropped. Returns what
-    /// removes secrets, built from the configured agents first: a key pasted into a question
-    /// must not reach the store because `--sim` replaced the agent that names it.
-    fn assemble(&self, config: &mut Config) -> Result<Arc<Redactor>, InputError> {
-        let count = self.count(config);
-        if count == 0 {
-            return Err(InputError("--agents must be at least 1".into()));
-        }
-        let redactor = Arc::new(config.redactor()?);
-        config.agents = if self.sim {
-            moot_config::sim_team(&config.agents, count)
-        } else {
-            moot_config::resize(&config.agents, count)
-        };
-        Ok(redactor)
-    }
-}
-
-/// A debate on `question`, prepared as `moot ask` and the server prepare one: the size checked
-/// before anything is built, the team assembled, the settings, gold answer and question checked,
-/// and the team and rounds fitted to the protocol. `config` has its overrides applied already.
-pub fn prepare_debate(
-    mut config: Config,
-    team: &TeamRequest,
-    file: Option<&Path>,
-    question: &str,
-) -> Result<PreparedDebate, InputError> {
-    let protocol = config.debate.protocol.clone();
-    let redactor = team.sized(&mut config, file, Some(&[protocol.as_str()]))?;
-    config.validate_settings()?;
-    config.check_gold()?;
-    config.debate.check_question(question)?;
-    let protocol = config.build_protocol()?;
-    // Fitted here as the debate's constructor fits them, so that only the agents the debate
-    // runs are built and the stored configuration matches the stored spec.
-    let roles: Vec<_> = config.agents.iter().map(|a| a.role).collect();
-    let lineup = moot_engine::Lineup::fit(&*protocol, &roles, config.debate.rounds);
-    if let Some((i, role)) = lineup.cast {
-        if let Some(agent) = config.agents.get_mut(i) {
-            agent.role = role;
-        }
-    }
-    config.agents = lineup.keep(config.agents);
-    config.debate.rounds = lineup.rounds;
-    Ok(PreparedDebate { config, redactor })
-}
-
-/// A debate's configuration ready to build agents from, and what removes its secrets.
-pub struct PreparedDebate {
-    pub config: Config,
-    pub redactor: Arc<Redactor>,
 }
 
 /// Where a warning goes: a front end's way of telling its user (the CLI's standard error).

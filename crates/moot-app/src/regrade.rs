@@ -62,6 +62,7 @@ pub async fn regrade(
     name: &str,
     data_dir: Option<PathBuf>,
     local: &Config,
+    via: moot_config::Via,
     on_notice: &mut dyn FnMut(&str),
     on_changed: &mut dyn FnMut(&str, &Regraded),
 ) -> Result<Regrade> {
@@ -75,9 +76,10 @@ pub async fn regrade(
         crate::stored::Stored::Run(&first.run),
         local,
         crate::stored::Work::Grading,
+        via,
         on_notice,
     )?;
-    let sandbox = crate::sandbox::for_code(&config, true, Some("moot regrade"))
+    let sandbox = crate::sandbox::for_code(&config, true, Some("regrading"), via)
         .await?
         .ok_or_else(|| InputError("the sandbox is off".into()))?;
     let mut done = Regrade {

@@ -21,6 +21,8 @@ use crate::stored::{admit, Stored, Work};
 /// How to run a resumed benchmark: how, not what (what is the stored benchmark's).
 #[derive(Debug, Clone)]
 pub struct ResumeOptions {
+    /// The front end that asked: how messages name what its user set.
+    pub via: moot_config::Via,
     /// Debates in flight at once (at least 1).
     pub concurrency: usize,
     /// The benchmark data folder (default: MOOT_DATA_DIR, else ../shared/data).
@@ -51,11 +53,11 @@ pub enum Resumption {
         request: WorkRequest,
     },
     /// A benchmark run by one process, continued with the dataset, protocols, limit, seed and
-    /// configuration it was started with.
+    /// configuration it was started with (`request` holds that configuration, admitted on this
+    /// machine).
     Bench {
         bench: BenchRecord,
         request: BenchRequest,
-        config: Config,
     },
 }
 
@@ -84,16 +86,22 @@ impl ResumedRun {
         store: &'a dyn Store,
         on_message: &mut dyn FnMut(&str),
     ) -> Result<Session<'a>> {
+        let protocol = self
+            .config
+            .build_protocol()
+            .map_err(crate::error::InputError::from)?;
         let agents = crate::agents::build(&self.config, self.spec.kind, on_message)?;
         Ok(Session {
             store,
             run_id: self.run_id,
             config: self.config,
+            protocol,
             spec: self.spec,
             agents,
             restore: Some(self.calls),
             redactor: self.redactor,
             fork: self.fork,
+            via: moot_config::Via::Cli,
         })
     }
 }
@@ -123,9 +131,15 @@ pub async fn resume(
         ));
     }
     if run.status == RunStatus::Running && !run.interrupted() && !options.force {
-        return bad_input(still_running(&run));
+        return bad_input(still_running(&run, options.via));
     }
-    let config = admit(Stored::Run(&run), &options.local, Work::Debate, on_notice)?;
+    let config = admit(
+        Stored::Run(&run),
+        &options.local,
+        Work::Debate,
+        options.via,
+        on_notice,
+    )?;
     let spec: DebateSpec = serde_json::from_value(run.spec.clone())
         .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
     let redactor = Arc::new(config.redactor().map_err(InputError::from)?);
@@ -152,9 +166,10 @@ pub async fn resume(
     }
     if run.status == RunStatus::Running && !run.interrupted() {
         warnings.push(format!(
-            "run {}: resumed with --force although process {} looks alive; if it goes on, both \
+            "run {}: resumed with {} although process {} looks alive; if it goes on, both \
              ask the remaining calls",
             run.id,
+            options.via.switch(moot_config::Field::Force),
             run.owner.as_deref().unwrap_or("unknown")
         ));
     }
@@ -177,6 +192,7 @@ async fn resume_bench(
 ) -> Result<Resumption> {
     if store.job_counts(&bench.name).await?.total() > 0 {
         let request = WorkRequest {
+            via: options.via,
             worker: WorkerOptions {
                 worker: crate::worker::default_worker_id(),
                 concurrency: options.concurrency,
@@ -202,30 +218,29 @@ async fn resume_bench(
         return bad_input(format!(
             "benchmark {} is still being run: {}",
             bench.name,
-            still_running(&run)
+            still_running(&run, options.via)
         ));
     }
     let config = admit(
         Stored::Bench(&bench),
         &options.local,
         Work::Debate,
+        options.via,
         on_notice,
     )?;
     let request = BenchRequest::resuming(
         &bench,
+        options.via,
+        config,
         options.concurrency,
         options.data_dir,
         options.no_cache,
     )?;
-    Ok(Resumption::Bench {
-        bench,
-        request,
-        config,
-    })
+    Ok(Resumption::Bench { bench, request })
 }
 
 /// Why a run whose owner is alive is not resumed: a second process would ask its calls again.
-fn still_running(run: &RunRecord) -> String {
+fn still_running(run: &RunRecord, via: moot_config::Via) -> String {
     let heard = run.silent_ms.map_or(String::new(), |ms| {
         format!(", heard from {:.1} s ago", ms as f64 / 1000.0)
     });
@@ -233,10 +248,11 @@ fn still_running(run: &RunRecord) -> String {
         "run {} is still running (process {}{heard}); resuming it now would ask its calls twice. \
          It can be resumed once that process has ended (on this machine, as soon as it no longer \
          exists, even if stopped; from another machine, after {} s without a heartbeat), or now \
-         with --force, if you know it will not go on",
+         with {}, if you know it will not go on",
         run.id,
         run.owner.as_deref().unwrap_or("unknown"),
-        RUN_SILENCE_LIMIT.as_secs()
+        RUN_SILENCE_LIMIT.as_secs(),
+        via.switch(moot_config::Field::Force)
     )
 }
 
@@ -248,6 +264,7 @@ mod tests {
     async fn a_name_the_store_does_not_hold_is_the_users_error() {
         let store = moot_store::MemoryStore::default();
         let options = ResumeOptions {
+            via: moot_config::Via::Cli,
             concurrency: 1,
             data_dir: None,
             no_cache: false,

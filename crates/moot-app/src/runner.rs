@@ -29,14 +29,16 @@ pub struct RanHere {
 impl Runner {
     /// The runner `config` asks for: its log opened for appending (`[logging]`), and the
     /// sandbox checking code answers when `code` says debates answer with code (see
-    /// [`crate::sandbox::for_code`]; `tests` names where their tests come from).
+    /// [`crate::sandbox::for_code`]; `tests` names where their tests come from, `via` the
+    /// front end that asked).
     pub async fn for_config(
         config: &Config,
         redactor: Arc<Redactor>,
         code: bool,
         tests: Option<&str>,
+        via: moot_config::Via,
     ) -> Result<Runner> {
-        let sandbox = crate::sandbox::for_code(config, code, tests).await?;
+        let sandbox = crate::sandbox::for_code(config, code, tests, via).await?;
         let log = LogFile::open(&config.logging, redactor.clone())?;
         Ok(Runner {
             with: Surroundings { redactor, sandbox },

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
-use moot_config::Config;
+use moot_config::{Config, Field, Via};
 use moot_sandbox::Sandbox;
 
 use crate::error::InputError;
@@ -16,11 +16,13 @@ use crate::error::InputError;
 /// `tests` names where the debate's tests come from (`--tests FILE`, a dataset), if it has
 /// any. Tests, or `validation.require_passing`, with the sandbox off is an error: nothing
 /// could run them, and every program would silently count as failing (or, for
-/// require-passing, as passing unchecked).
+/// require-passing, as passing unchecked). `via` is the front end whose request may have set
+/// require-passing.
 pub async fn for_code(
     config: &Config,
     has_code: bool,
     tests: Option<&str>,
+    via: Via,
 ) -> Result<Option<Arc<Sandbox>>> {
     let v = &config.validation;
     if !has_code {
@@ -29,7 +31,10 @@ pub async fn for_code(
     if !v.sandbox {
         let needs = match (tests, v.require_passing) {
             (Some(tests), _) => Some(tests.to_string()),
-            (None, true) => Some("validation.require_passing (--require-passing)".to_string()),
+            (None, true) => Some(format!(
+                "validation.require_passing ({})",
+                via.name(Field::RequirePassing)
+            )),
             (None, false) => None,
         };
         if let Some(needs) = needs {

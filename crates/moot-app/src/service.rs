@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use moot_config::{Config, DebateSize, ProtocolName};
-use moot_core::debate::DebateSpec;
+use moot_config::{Config, DebateSize, ProtocolName, Via};
 use moot_engine::NoObserver;
 use moot_store::Store;
 use serde::{Deserialize, Serialize};
 
-use crate::prepare::{prepare_debate, Overrides, TeamRequest};
-use crate::session::Session;
+use crate::ask::{AskRequest, PreparedAsk};
+use crate::error::InputError;
+use crate::request::Settings;
 
 /// A debate to start: the question and what the request changes of the configured debate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,13 +90,30 @@ pub enum RunnerError {
     Internal(String),
 }
 
+/// A request [`Runner::check`] found runnable, ready for [`Runner::start`]: prepared once.
+pub struct Checked {
+    pub request: DebateRequest,
+    /// The debate prepared from it (a runner that prepares nothing leaves it `None`).
+    pub prepared: Option<Box<PreparedAsk>>,
+}
+
+impl Checked {
+    /// `request`, checked by a runner that keeps nothing of the check.
+    pub fn new(request: DebateRequest) -> Checked {
+        Checked {
+            request,
+            prepared: None,
+        }
+    }
+}
+
 #[async_trait]
 pub trait Runner: Send + Sync {
     /// Whether `request` could run (protocol, options, team size), without starting it: a bad
-    /// request is told so even when every slot is busy.
-    fn check(&self, request: &DebateRequest) -> Result<(), RunnerError>;
-    /// Checks and starts a debate; the debate goes on after this returns.
-    async fn start(&self, request: DebateRequest) -> Result<Started, RunnerError>;
+    /// request is told so even when every slot is busy. What is prepared is kept for `start`.
+    fn check(&self, request: DebateRequest) -> Result<Checked, RunnerError>;
+    /// Starts a checked debate; the debate goes on after this returns.
+    async fn start(&self, checked: Checked) -> Result<Started, RunnerError>;
     fn team(&self) -> Team;
     /// Checks a configuration text (TOML, YAML or JSON in any dialect moot reads) as
     /// `moot config check` does: `Ok` with a summary, or the error naming the key.
@@ -121,83 +138,95 @@ impl DebateService {
         DebateService { base, store, warn }
     }
 
-    /// The configuration of one request: the base with the request's protocol, rounds, options
-    /// and team applied and checked, as `moot ask` checks its flags.
-    fn configure(
-        &self,
-        req: &DebateRequest,
-    ) -> Result<(Config, Arc<moot_core::redact::Redactor>), String> {
-        let mut config = self.base.clone();
+    /// One request prepared as `moot ask` prepares its flags (the same [`Settings`], from
+    /// HTTP): the base configuration with the request's protocol, rounds, options and team
+    /// applied, checked, the protocol built and the team fitted to it.
+    fn prepare(&self, req: &DebateRequest) -> anyhow::Result<PreparedAsk> {
+        let bad = |m: String| anyhow::Error::new(InputError(m));
         let protocol = match &req.protocol {
-            Some(p) => Some(p.parse::<ProtocolName>().map_err(|e| e.to_string())?),
+            Some(p) => Some(
+                p.parse::<ProtocolName>()
+                    .map_err(|e| bad(format!("\"protocol\": {e}")))?,
+            ),
             None => None,
         };
-        Overrides {
+        let mut settings = Settings {
+            config: Some(self.base.clone()),
             protocol,
             rounds: req.rounds,
-            answer: None,
-            gold: None,
-            options: req
+            protocol_options: req
                 .options
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect(),
-        }
-        .apply(&mut config)
-        .map_err(|e| e.to_string())?;
+            ..Settings::from(Via::Http)
+        };
+        let mut config = settings.load_config()?;
+        settings.apply(&mut config)?;
         let count = match &req.agents {
             None => None,
             Some(AgentsChoice::Count(n)) => {
                 // Checked before any agent is built from it: a request may ask for 10^8.
-                let size = moot_config::DebateSize {
+                let size = DebateSize {
                     agents: *n,
-                    agents_flag: true,
-                    rounds_flag: req.rounds.is_some(),
-                    ..moot_config::DebateSize::of(&config)
+                    agents_from: Some(Via::Http),
+                    rounds_from: req.rounds.map(|_| Via::Http),
+                    ..DebateSize::of(&config)
                 };
-                config.validate_size(&size).map_err(|e| e.to_string())?;
+                config.validate_size(&size)?;
                 Some(*n)
             }
             Some(AgentsChoice::Ids(ids)) => {
                 if req.model.is_some() {
-                    return Err(
-                        "agents: a moot/PROTOCOL/MODEL team is made on the upstream; give a number of agents, not ids".into(),
-                    );
+                    return Err(bad(
+                        "\"agents\": a moot/PROTOCOL/MODEL team is made on the upstream; give a number of agents, not ids".into(),
+                    ));
                 }
-                config.agents = pick_agents(&config, ids)?;
+                config.agents = pick_agents(&config, ids).map_err(bad)?;
                 Some(ids.len())
             }
         };
         if let Some(model) = &req.model {
-            config.agents = upstream_team(&config, model, count)?;
+            config.agents = upstream_team(&config, model, count).map_err(bad)?;
         }
-        let team = TeamRequest {
-            agents: count,
-            rounds_flag: req.rounds.is_some(),
-            sim: false,
-        };
-        let prepared =
-            prepare_debate(config, &team, None, &req.question).map_err(|e| e.to_string())?;
-        Ok((prepared.config, prepared.redactor))
+        settings.agents = count;
+        if req.question.trim().is_empty() {
+            return Err(bad("the question is empty".into()));
+        }
+        let prepared = settings.prepare_config(config, &req.question)?;
+        AskRequest {
+            settings,
+            ..AskRequest::new(req.question.clone())
+        }
+        .prepared(prepared)
+    }
+}
+
+/// A request's error as the server answers it: what the request got wrong is a bad request
+/// (400), the rest the server's (500).
+fn runner_error(e: anyhow::Error) -> RunnerError {
+    match crate::error::kind_of(&e) {
+        crate::error::ErrorKind::Input => RunnerError::BadRequest(format!("{e:#}")),
+        _ => RunnerError::Internal(format!("{e:#}")),
     }
 }
 
 /// The configured agents named by `ids`, in that order.
 fn pick_agents(config: &Config, ids: &[String]) -> Result<Vec<moot_config::AgentConfig>, String> {
     if ids.is_empty() {
-        return Err("agents: the list of agent ids is empty".into());
+        return Err("\"agents\": the list of agent ids is empty".into());
     }
     let known: Vec<&str> = config.agents.iter().map(|a| a.id.as_str()).collect();
     let mut picked = Vec::new();
     for (i, id) in ids.iter().enumerate() {
         if ids[..i].contains(id) {
-            return Err(format!("agents: {id:?} is listed twice"));
+            return Err(format!("\"agents\": {id:?} is listed twice"));
         }
         match config.agents.iter().find(|a| &a.id == id) {
             Some(a) => picked.push(a.clone()),
             None => {
                 return Err(format!(
-                    "agents: no configured agent {id:?} (configured: {})",
+                    "\"agents\": no configured agent {id:?} (configured: {})",
                     if known.is_empty() {
                         "none; the embedded default team has no ids to pick".to_string()
                     } else {
@@ -232,7 +261,7 @@ fn check_model_name(model: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "model: not a model name (1 to {MAX_MODEL_NAME} letters, digits and . _ : / + -, starting with a letter or digit)"
+            "\"model\": not a model name (1 to {MAX_MODEL_NAME} letters, digits and . _ : / + -, starting with a letter or digit)"
         ))
     }
 }
@@ -277,23 +306,26 @@ fn upstream_team(
 
 #[async_trait]
 impl Runner for DebateService {
-    fn check(&self, req: &DebateRequest) -> Result<(), RunnerError> {
-        self.configure(req)
-            .map(|_| ())
-            .map_err(RunnerError::BadRequest)
+    fn check(&self, request: DebateRequest) -> Result<Checked, RunnerError> {
+        let prepared = self.prepare(&request).map_err(runner_error)?;
+        Ok(Checked {
+            request,
+            prepared: Some(Box::new(prepared)),
+        })
     }
 
-    async fn start(&self, req: DebateRequest) -> Result<Started, RunnerError> {
-        let (config, redactor) = self.configure(&req).map_err(RunnerError::BadRequest)?;
-        let kind = config.debate.answer.resolve(&req.question, &[]);
-        let run_id = moot_engine::new_run_id();
+    async fn start(&self, checked: Checked) -> Result<Started, RunnerError> {
+        let prepared = match checked.prepared {
+            Some(prepared) => *prepared,
+            None => self.prepare(&checked.request).map_err(runner_error)?,
+        };
+        let run_id = prepared.run_id.clone();
         let store = self.store.clone();
         let warn = self.warn.clone();
-        let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+        let (created_tx, created_rx) = tokio::sync::oneshot::channel::<Result<(), RunnerError>>();
         let (done_tx, done_rx) = tokio::sync::oneshot::channel();
         let (cancel_tx, cancel_rx) = tokio::sync::oneshot::channel::<()>();
         let id = run_id.clone();
-        let question = req.question.clone();
         let thread = std::thread::Builder::new()
             .name(format!("debate {id}"))
             .spawn(move || {
@@ -303,39 +335,22 @@ impl Runner for DebateService {
                 {
                     Ok(rt) => rt,
                     Err(e) => {
-                        let _ = created_tx.send(Err(format!("starting the debate's runtime: {e}")));
+                        let _ = created_tx.send(Err(RunnerError::Internal(format!(
+                            "starting the debate's runtime: {e}"
+                        ))));
                         return;
                     }
                 };
                 rt.block_on(async move {
                     // Building agents may load an embedded model: seconds, on this thread.
-                    let built = match crate::agents::build(&config, kind, &mut |_| {}) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            let _ = created_tx.send(Err(format!("{e:#}")));
-                            return;
-                        }
-                    };
-                    let spec = DebateSpec {
-                        question,
-                        kind,
-                        options: vec![],
-                        agents: built.specs.clone(),
-                        rounds: config.debate.rounds,
-                        seed: config.debate.seed,
-                        tests: None,
-                    };
                     // `[logging]` and `[output]` apply to debates the server starts as to
                     // `moot ask`'s: the session writes both.
-                    let session = Session {
-                        store: store.as_ref(),
-                        run_id: id.clone(),
-                        config,
-                        spec,
-                        agents: built,
-                        restore: None,
-                        fork: None,
-                        redactor,
+                    let session = match prepared.session(store.as_ref(), &mut |_| {}) {
+                        Ok(session) => session,
+                        Err(e) => {
+                            let _ = created_tx.send(Err(runner_error(e)));
+                            return;
+                        }
                     };
                     // Told once the run is recorded; until then a failure is the request's.
                     let created = std::sync::Mutex::new(Some(created_tx));
@@ -367,7 +382,7 @@ impl Runner for DebateService {
                     let not_created = created.lock().ok().and_then(|mut c| c.take());
                     match (outcome, not_created) {
                         (Err(e), Some(created_tx)) => {
-                            let _ = created_tx.send(Err(format!("{e:#}")));
+                            let _ = created_tx.send(Err(runner_error(e)));
                         }
                         (Err(e), None) => {
                             let _ = done_tx.send(Err(e.to_string()));
@@ -389,7 +404,7 @@ impl Runner for DebateService {
                 finished: done_rx,
                 cancel: cancel_tx,
             }),
-            Ok(Err(m)) => Err(RunnerError::BadRequest(m)),
+            Ok(Err(e)) => Err(e),
             Err(_) => Err(RunnerError::Internal(
                 "the debate's thread ended before its run was recorded".into(),
             )),
@@ -528,14 +543,57 @@ mod tests {
             model: Some("m".into()),
             ..DebateRequest::default()
         };
-        let refused = service.configure(&request).map(|_| ()).unwrap_err();
-        assert!(refused.contains("100000000"), "{refused}");
+        let refused = format!("{:#}", service.prepare(&request).map(|_| ()).unwrap_err());
+        assert!(refused.contains("\"agents\": 100000000"), "{refused}");
         // Within the bound, the team is made on the upstream.
         let request = DebateRequest {
             agents: Some(AgentsChoice::Count(3)),
             ..request
         };
-        let (config, _) = service.configure(&request).unwrap();
-        assert_eq!(config.agents.len(), 3);
+        let prepared = service.prepare(&request).unwrap();
+        assert_eq!(prepared.config.agents.len(), 3);
+    }
+
+    /// Issue 43: a request's values are named as the request named them, and a request is
+    /// prepared once: what `check` prepares is what `start` runs.
+    #[test]
+    fn an_http_request_is_told_of_its_own_fields_and_is_prepared_once() {
+        let service = DebateService::new(
+            Config::default(),
+            Arc::new(moot_store::MemoryStore::default()),
+            Arc::new(|_: &str| {}),
+        );
+        let request = DebateRequest {
+            question: "What is 2 + 2?".into(),
+            rounds: Some(11),
+            ..DebateRequest::default()
+        };
+        let Err(RunnerError::BadRequest(refused)) = service.check(request) else {
+            panic!("refused as a bad request");
+        };
+        assert!(
+            refused.starts_with("\"rounds\": 11 is over the limit"),
+            "{refused}"
+        );
+        assert!(!refused.contains("--"), "{refused}");
+        let request = DebateRequest {
+            question: "What is 2 + 2?".into(),
+            options: [("topology".to_string(), "nowhere".to_string())].into(),
+            ..DebateRequest::default()
+        };
+        let Err(RunnerError::BadRequest(refused)) = service.check(request) else {
+            panic!("refused as a bad request");
+        };
+        assert!(refused.contains("\"options\": \"topology\""), "{refused}");
+        let checked = service
+            .check(DebateRequest {
+                question: "What is 2 + 2?".into(),
+                rounds: Some(1),
+                ..DebateRequest::default()
+            })
+            .unwrap();
+        let prepared = checked.prepared.as_ref().expect("prepared by check");
+        assert_eq!(prepared.config.debate.rounds, 1);
+        assert_eq!(prepared.via, Via::Http);
     }
 }

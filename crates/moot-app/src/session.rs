@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use moot_config::Config;
+use moot_config::{Config, Field, Via};
 use moot_core::debate::DebateSpec;
+use moot_core::protocol::Protocol;
 use moot_core::redact::Redactor;
 use moot_engine::{DebateJob, DebateResult, DebateSetup, ForkSource, Observer, Start};
 use moot_store::{CallRecord, Store};
@@ -20,6 +21,8 @@ pub struct Session<'a> {
     pub store: &'a dyn Store,
     pub run_id: String,
     pub config: Config,
+    /// The debate's protocol, built once from `config` when the debate was prepared.
+    pub protocol: Box<dyn Protocol>,
     pub spec: DebateSpec,
     pub agents: BuiltAgents,
     /// Stored calls of an interrupted run to resume from; `None` for a new run.
@@ -29,6 +32,8 @@ pub struct Session<'a> {
     /// The stored debate this one is a fork of (`moot fork`): new, or resumed with its calls
     /// in `restore`.
     pub fork: Option<ForkSource>,
+    /// The front end that asked: how messages name what its user set.
+    pub via: Via,
 }
 
 /// A debate that ran to its decision.
@@ -45,6 +50,20 @@ pub struct Finished {
 }
 
 impl Finished {
+    /// The summary as JSON (what `moot ask --json` prints), with where the transcript went:
+    /// `"transcript_path"`, or why it could not be written, `"transcript_error"`.
+    pub fn json(&self) -> serde_json::Value {
+        let mut value = self.summary().json();
+        match &self.transcript {
+            Some(Ok(path)) => {
+                value["transcript_path"] = serde_json::json!(path.display().to_string())
+            }
+            Some(Err(e)) => value["transcript_error"] = serde_json::json!(format!("{e:#}")),
+            None => {}
+        }
+        value
+    }
+
     /// The summary `moot ask` prints (as text or JSON).
     pub fn summary(&self) -> RunSummary<'_> {
         RunSummary {
@@ -66,7 +85,7 @@ pub async fn run(
     observer: &dyn Observer,
     on_created: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Finished> {
-    let protocol = s.config.build_protocol().map_err(InputError::from)?;
+    let protocol = s.protocol;
     let (rule, decision) = s.config.decision().map_err(InputError::from)?;
     let protocol_name = protocol.name();
     // What the summary shows: a deciding agent is named with its role.
@@ -89,7 +108,12 @@ pub async fn run(
         &s.config,
         s.redactor.clone(),
         s.spec.kind == moot_core::answer::AnswerKind::Code,
-        s.spec.tests.as_ref().map(|_| "--tests"),
+        s.spec
+            .tests
+            .as_ref()
+            .map(|_| s.via.name(Field::Tests))
+            .as_deref(),
+        s.via,
     )
     .await?;
     let job = DebateJob {

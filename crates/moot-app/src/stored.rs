@@ -37,7 +37,9 @@
 //! run (`show`, `decide`, `report`, transcripts) read its stored settings as data, and go
 //! through none of this.
 
-use moot_config::{AgentConfig, Backend, Config, ConfigError, DebateSize, Endpoints, ProtocolName};
+use moot_config::{
+    AgentConfig, Backend, Config, ConfigError, DebateSize, Endpoints, Field, ProtocolName, Via,
+};
 use moot_store::{BenchRecord, RunRecord};
 
 use crate::error::InputError;
@@ -96,9 +98,11 @@ pub fn admit(
     stored: Stored<'_>,
     local: &Config,
     work: Work,
+    via: Via,
     on_notice: &mut dyn FnMut(&str),
 ) -> Result<Config, InputError> {
     let at = stored.name();
+    let config_arg = via.name(Field::Config);
     let refused = |e: ConfigError| InputError(format!("{at}'s stored configuration: {e}"));
     let mut config =
         moot_config::dialect::native::from_value(stored.config().clone()).map_err(&refused)?;
@@ -126,16 +130,16 @@ pub fn admit(
         .validate_size_for(&DebateSize::of(&config), &protocols)
         .map_err(|e| {
             InputError(format!(
-                "{at}'s stored configuration: {e} (this machine's configuration, given with --config; a stored budget raises no limit)"
+                "{at}'s stored configuration: {e} (this machine's configuration, given with {config_arg}; a stored budget raises no limit)"
             ))
         })?;
-    take_authority(&at, &mut config, local, on_notice);
+    take_authority(&at, &mut config, local, via, on_notice);
     if work == Work::Debate {
         supply_agents(&mut config, local);
         for (i, agent) in config.agents.iter().enumerate() {
             if let Some(why) = not_allowed(i, agent, local) {
                 return Err(InputError(format!(
-                    "{at}'s stored configuration: agent {:?} ({why}; a stored configuration grants nothing. Give --config a configuration that allows it, or one with an agent {:?} to take its place",
+                    "{at}'s stored configuration: agent {:?} ({why}; a stored configuration grants nothing. Give {config_arg} a configuration that allows it, or one with an agent {:?} to take its place",
                     agent.id, agent.id
                 )));
             }
@@ -156,7 +160,14 @@ fn reads(name: &str) -> &'static [&'static str] {
 
 /// This machine's settings in place of the stored ones: its sections whole, its limits as
 /// bounds of the stored ones (each bound said to `on_notice`).
-fn take_authority(at: &str, config: &mut Config, local: &Config, on_notice: &mut dyn FnMut(&str)) {
+fn take_authority(
+    at: &str,
+    config: &mut Config,
+    local: &Config,
+    via: Via,
+    on_notice: &mut dyn FnMut(&str),
+) {
+    let config_arg = via.name(Field::Config);
     config.security = local.security.clone();
     config.retry = local.retry.clone();
     config.logging = local.logging.clone();
@@ -166,7 +177,7 @@ fn take_authority(at: &str, config: &mut Config, local: &Config, on_notice: &mut
     config.validation.sandbox &= local.validation.sandbox;
     let mut notice = |key: &str, stored: String, bound: String| {
         on_notice(&format!(
-            "{at}: the stored {key} = {stored} is over this machine's limit of {bound}; {bound} is used (--config FILE sets this machine's limits)"
+            "{at}: the stored {key} = {stored} is over this machine's limit of {bound}; {bound} is used ({config_arg} sets this machine's limits)"
         ));
     };
     let (v, lv) = (&mut config.validation, &local.validation);
@@ -428,7 +439,7 @@ mod tests {
     ) -> Result<(Config, Vec<String>), String> {
         let mut notices = Vec::new();
         let r = run(config);
-        let admitted = admit(Stored::Run(&r), local, Work::Debate, &mut |n| {
+        let admitted = admit(Stored::Run(&r), local, Work::Debate, Via::Cli, &mut |n| {
             notices.push(n.to_string())
         });
         admitted.map(|c| (c, notices)).map_err(|e| e.0)
@@ -621,6 +632,7 @@ mod tests {
             Stored::Run(&r),
             &Config::default(),
             Work::Grading,
+            Via::Cli,
             &mut |_| {},
         )
         .unwrap();

@@ -69,8 +69,8 @@ impl DebateSize {
                 debaters => debaters,
             },
             rounds: config.debate.rounds,
-            agents_flag: false,
-            rounds_flag: false,
+            agents_from: None,
+            rounds_from: None,
             file: None,
         }
     }
@@ -441,8 +441,10 @@ impl Config {
     }
 
     /// The agents that need the gold answer and are not given it, or the analysis-only
-    /// orderings without it: what `moot ask` refuses before any call.
-    pub fn check_gold(&self) -> Result<(), ConfigError> {
+    /// orderings without it: what `moot ask` refuses before any call. `via` is the front end
+    /// whose request could have given it.
+    pub fn check_gold(&self, via: crate::Via) -> Result<(), ConfigError> {
+        let gold = via.name(crate::Field::Gold);
         if self.debate.gold.is_some() {
             return Ok(());
         }
@@ -453,14 +455,14 @@ impl Config {
         ) {
             return invalid(
                 "protocol.ordering",
-                "protocol.ordering truth-first / truth-last is for analysis only and needs the gold answer (debate.gold or --gold)",
+                format!("protocol.ordering truth-first / truth-last is for analysis only and needs the gold answer (debate.gold or {gold})"),
             );
         }
         if let Some(i) = self.agents.iter().position(AgentConfig::is_sim) {
             return invalid(
                 format!("agents[{i}]"),
                 format!(
-                    "agents[{i}]: backend \"sim\" needs the gold answer (debate.gold or --gold)"
+                    "agents[{i}]: backend \"sim\" needs the gold answer (debate.gold or {gold})"
                 ),
             );
         }
@@ -692,8 +694,8 @@ mod tests {
         DebateSize {
             agents,
             rounds,
-            agents_flag: true,
-            rounds_flag: true,
+            agents_from: Some(crate::Via::Cli),
+            rounds_from: Some(crate::Via::Cli),
             file: Some("f.toml".into()),
         }
     }

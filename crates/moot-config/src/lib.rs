@@ -29,6 +29,7 @@ mod debate;
 pub mod dialect;
 mod error;
 mod example;
+mod field;
 mod logging;
 mod names;
 mod options;
@@ -52,6 +53,7 @@ pub use debate::{DebateSection, DEFAULT_ROUNDS, DEFAULT_SEED};
 pub use dialect::{from_text, load, load_with_dialect, Dialect};
 pub use error::ConfigError;
 pub use example::EXAMPLE;
+pub use field::{Field, Via};
 pub use logging::{LogLevel, LoggingSection};
 pub use names::{
     AnswerSetting, ProtocolName, ServerKindSetting, TieBreakSetting, UnknownAnswerSetting,

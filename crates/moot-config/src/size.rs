@@ -4,6 +4,7 @@
 use moot_core::text::plural;
 
 use crate::error::{invalid, ConfigError};
+use crate::field::{Field, Via};
 
 /// The most debate rounds a debate runs without a token budget. Every round is one call per
 /// agent, and every call is stored, so a slip such as `--rounds 1000000` would otherwise run for
@@ -29,16 +30,18 @@ pub const CEILING_AGENTS: usize = 256;
 pub const MIN_TOKENS_PER_CALL: u64 = 100;
 
 /// The size of the debates a configuration is checked for (by `Config::validate_size`) and
-/// where each number came from, so that an error names the flag or key the user set.
+/// where each number came from, so that an error names what the user set: the request's field
+/// as its front end names it (`--agents`, `agents=`, `"agents"`), or the configuration's key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DebateSize {
     pub agents: usize,
     /// Debate rounds after round 0, as requested (before a protocol's own shape).
     pub rounds: usize,
-    /// The number of agents came from `--agents` (else from the `[[agents]]` list or the default).
-    pub agents_flag: bool,
-    /// The number of rounds came from `--rounds` (else from `debate.rounds`).
-    pub rounds_flag: bool,
+    /// The request that set the number of agents (`None`: the `[[agents]]` list or the
+    /// default team).
+    pub agents_from: Option<Via>,
+    /// The request that set the number of rounds (`None`: `debate.rounds`).
+    pub rounds_from: Option<Via>,
     /// The configuration file, named in errors about its keys.
     pub file: Option<String>,
 }
@@ -52,30 +55,33 @@ impl DebateSize {
         }
     }
 
-    /// How the number of agents was given, e.g. `--agents 20` or `agents (20 configured)`.
+    /// How the number of agents was given, e.g. `--agents 20`, `agents=20` or
+    /// `agents (20 configured)`.
     fn agents_key(&self) -> String {
-        if self.agents_flag {
-            format!("--agents {}", self.agents)
-        } else {
-            self.config_key(&format!("agents ({} configured)", self.agents))
+        match self.agents_from {
+            Some(via) => via.assignment(Field::Agents, self.agents),
+            None => self.config_key(&format!("agents ({} configured)", self.agents)),
         }
     }
 
-    /// How the number of rounds was given, e.g. `--rounds 50` or `debate.rounds = 50`.
+    /// How the number of rounds was given, e.g. `--rounds 50`, `rounds=50` or
+    /// `debate.rounds = 50`.
     fn rounds_key(&self) -> String {
-        if self.rounds_flag {
-            format!("--rounds {}", self.rounds)
-        } else {
-            self.config_key(&format!("debate.rounds = {}", self.rounds))
+        match self.rounds_from {
+            Some(via) => via.assignment(Field::Rounds, self.rounds),
+            None => self.config_key(&format!("debate.rounds = {}", self.rounds)),
         }
     }
 
     /// "the debate's 3 agents" / "the 2 agents --agents asks for".
     pub(crate) fn the_agents(&self) -> String {
-        if self.agents_flag {
-            format!("the {} --agents asks for", plural(self.agents, "agent"))
-        } else {
-            format!("the debate's {}", plural(self.agents, "agent"))
+        match self.agents_from {
+            Some(via) => format!(
+                "the {} {} asks for",
+                plural(self.agents, "agent"),
+                via.name(Field::Agents)
+            ),
+            None => format!("the debate's {}", plural(self.agents, "agent")),
         }
     }
 

@@ -292,7 +292,7 @@ pub(crate) async fn run_item(
         );
         if found != (Some(question.as_ref()), Some(spec.seed)) {
             return Err(BenchError::Config(format!(
-                "run {id} is stored but is not this benchmark's debate of item {}: another run has its id; choose another --run name",
+                "run {id} is stored but is not this benchmark's debate of item {}: another run has its id; choose another benchmark name",
                 item.id
             )));
         }

@@ -18,11 +18,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use moot_app::ask::{AskRequest, Tests};
-use moot_app::benchmark::{BenchRequest, Prepared};
+use moot_app::benchmark::{BenchEvents, BenchRequest};
 use moot_app::error::{kind_of, ErrorKind};
-use moot_app::prepare::{Overrides, TeamRequest};
-use moot_config::{AnswerSetting, Config, ProtocolName};
-use moot_store::{Access, RunFilter, RunStatus, StoreLocation};
+use moot_app::prepare::StoreArg;
+use moot_app::request::Settings;
+use moot_config::{AnswerSetting, Field, ProtocolName, Via};
+use moot_eval::bench::ItemResult;
+use moot_store::{Access, RunFilter, RunStatus};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -57,10 +59,14 @@ create_exception!(
 /// How often a running call looks for a Python signal and its cancel token.
 const POLL: Duration = Duration::from_millis(50);
 
-/// `e` as the Python exception of its kind, with moot's message.
+/// `e` as the Python exception of its kind, with moot's message: a configuration that cannot
+/// be used is the `InputError` that `ConfigError` narrows.
 fn to_py(e: anyhow::Error) -> PyErr {
     let message = format!("{e:#}");
     match kind_of(&e) {
+        ErrorKind::Input if e.chain().any(|l| l.is::<moot_config::ConfigError>()) => {
+            ConfigError::new_err(message)
+        }
         ErrorKind::Input => InputError::new_err(message),
         ErrorKind::UnusableStore | ErrorKind::Store => StoreError::new_err(message),
         ErrorKind::Other => MootError::new_err(message),
@@ -199,24 +205,38 @@ impl Store {
     #[new]
     #[pyo3(signature = (location=None))]
     fn new(py: Python<'_>, location: Option<String>) -> PyResult<Store> {
-        let location = location
-            .filter(|l| !l.trim().is_empty())
-            .or_else(|| std::env::var("MOOT_STORE").ok().filter(|l| !l.is_empty()));
-        let parsed = match &location {
-            Some(spec) => StoreLocation::parse(spec),
-            None => StoreLocation::default_location().map_err(|e| to_py(anyhow::Error::new(e)))?,
-        };
+        let given = location.filter(|l| !l.trim().is_empty());
+        let from_env = given.is_none();
+        let spec = given.or_else(|| std::env::var("MOOT_STORE").ok().filter(|l| !l.is_empty()));
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .thread_name("moot")
             .build()
             .map_err(|e| MootError::new_err(format!("starting moot's runtime: {e}")))?;
-        let opened = py.detach(|| rt.block_on(parsed.open(Access::Create)));
-        let store = opened.map_err(|e| to_py(anyhow::Error::new(e)))?;
+        // Opened as the CLI opens it: its rate limits shared with every process recording to
+        // it; what the store says of them (an allowance it reset) becomes a Python warning.
+        let arg = StoreArg {
+            from_env: from_env && spec.is_some(),
+            spec: spec.clone(),
+            warn: Arc::new(|message: &str| {
+                Python::attach(|py| {
+                    let category = py.get_type::<pyo3::exceptions::PyRuntimeWarning>();
+                    let _ = PyErr::warn(
+                        py,
+                        &category,
+                        &std::ffi::CString::new(message).unwrap_or_default(),
+                        1,
+                    );
+                })
+            }),
+        };
+        let store = py
+            .detach(|| arg.open_shared(Access::Create, &rt))
+            .map_err(to_py)?;
         Ok(Store {
-            store: Arc::from(store),
+            store,
             rt: Arc::new(rt),
-            location: location.unwrap_or_else(|| "the default store".into()),
+            location: spec.unwrap_or_else(|| "the default store".into()),
         })
     }
 
@@ -283,8 +303,8 @@ impl Store {
     /// JSON.
     #[pyo3(signature = (run_id, rule=None))]
     fn decide(&self, py: Python<'_>, run_id: String, rule: Option<String>) -> PyResult<String> {
-        let rules =
-            moot_app::decide::Rules::parse(rule.as_deref().unwrap_or("all")).map_err(to_py)?;
+        let rules = moot_app::decide::Rules::parse(rule.as_deref().unwrap_or("all"), Via::Python)
+            .map_err(to_py)?;
         let store = self.store.clone();
         let stored = py
             .detach(|| {
@@ -297,7 +317,10 @@ impl Store {
             &rules,
             moot_app::decide::Decided::Stored(Box::new(stored)),
             None,
-            &moot_app::decide::SettingOverrides::default(),
+            &moot_app::decide::SettingOverrides {
+                via: Via::Python,
+                ..Default::default()
+            },
         )
         .map_err(to_py)?;
         Ok(decided.to_string())
@@ -310,39 +333,28 @@ impl Store {
     }
 }
 
-/// The configuration a call is given: a file's path, or a text (a dict as JSON), or neither.
-fn configuration(
-    path: Option<String>,
-    text: Option<String>,
-) -> PyResult<(Option<Config>, Option<PathBuf>)> {
+/// The configuration a call is given, as moot-app's request takes it: a file's path (read when
+/// the request is prepared), or a text (a dict as JSON), or neither.
+fn configuration(path: Option<String>, text: Option<String>) -> PyResult<Settings> {
+    let mut settings = Settings::from(Via::Python);
     match (path, text) {
-        (Some(_), Some(_)) => Err(input("config: give a file's path or a dict, not both")),
-        (Some(path), None) => {
-            let path = PathBuf::from(path);
-            let config =
-                moot_config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
-            Ok((Some(config), Some(path)))
-        }
+        (Some(_), Some(_)) => return Err(input("config: give a file's path or a dict, not both")),
+        (Some(path), None) => settings.config_file = Some(PathBuf::from(path)),
         (None, Some(text)) => {
-            // A dict, as JSON: checked as a file is (`moot_config::load`).
-            let name = "the config dict";
-            let config = moot_config::dialect::from_json(&text)
-                .and_then(|(config, _)| {
-                    config.check_agents_can_run()?;
-                    config.validate_values()?;
-                    Ok(config)
-                })
-                .map_err(|e| ConfigError::new_err(e.in_file(name).to_string()))?;
-            Ok((Some(config), None))
+            let config = moot_app::request::config_from_json(&text, "the config dict")
+                .map_err(|e| to_py(e.into()))?;
+            settings.config = Some(config);
         }
-        (None, None) => Ok((None, None)),
+        (None, None) => {}
     }
+    Ok(settings)
 }
 
+/// A protocol's name, parsed as Python gave it.
 fn protocol_name(protocol: String) -> PyResult<ProtocolName> {
     protocol
         .parse::<ProtocolName>()
-        .map_err(|e| input(format!("protocol: {e}")))
+        .map_err(|e| input(format!("{} {e}", Via::Python.name(Field::Protocol))))
 }
 
 /// Debates `question` and returns the summary `moot ask --json` prints, as JSON.
@@ -371,32 +383,24 @@ fn ask(
     require_passing: bool,
     cancel: Option<&Cancel>,
 ) -> PyResult<String> {
-    if agents == Some(0) {
-        return Err(input("agents must be at least 1"));
-    }
-    let (config, config_file) = configuration(config_path, config_text)?;
     let answer = answer
         .map(|a| {
             a.parse::<AnswerSetting>()
-                .map_err(|e| input(format!("answer: {e}")))
+                .map_err(|e| input(format!("{} {e}", Via::Python.name(Field::Answer))))
         })
         .transpose()?;
     let request = AskRequest {
-        config,
-        config_file,
-        overrides: Overrides {
+        settings: Settings {
             protocol: protocol.map(protocol_name).transpose()?,
             rounds,
+            agents,
+            sim,
             answer,
             gold,
-            options,
+            protocol_options: options,
+            ..configuration(config_path, config_text)?
         },
-        team: TeamRequest {
-            agents,
-            rounds_flag: rounds.is_some(),
-            sim,
-        },
-        options: choices,
+        choices,
         tests: tests.map(Tests::Text),
         require_passing,
         ..AskRequest::new(question)
@@ -411,22 +415,21 @@ fn ask(
         }
         let finished =
             moot_app::session::run(session, &moot_engine::NoObserver, &mut |_| {}).await?;
-        let mut summary = finished.summary().json();
-        if let Some(Err(e)) = &finished.transcript {
-            summary["transcript_error"] = json!(format!("{e:#}"));
-        }
-        Ok(summary.to_string())
+        Ok(finished.json().to_string())
     });
     store.finish(py, ended, &run_id)
 }
 
 /// Benchmarks `protocols` on `dataset` and returns the report (as `moot bench --json` prints
-/// it) with each debate's row under `"results"`, as JSON.
+/// it) with each debate's row under `"results"`, as JSON; with `sc_at_budget`, then the
+/// self-consistency arm that pays for the costliest debate, reported together; with `detach`,
+/// only records the plan for `moot work` and returns `{"bench", "planned", "added"}`.
 #[pyfunction(name = "bench")]
 #[pyo3(signature = (
     store, dataset, protocols, *, limit=None, seed=moot_config::DEFAULT_SEED, concurrency=4,
     rounds=None, agents=None, sim=false, name=None, data_dir=None, config_path=None,
-    config_text=None, options=Vec::new(), no_cache=false, cancel=None
+    config_text=None, options=Vec::new(), no_cache=false, sc_at_budget=false, detach=false,
+    cancel=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn benchmark(
@@ -446,71 +449,71 @@ fn benchmark(
     config_text: Option<String>,
     options: Vec<String>,
     no_cache: bool,
+    sc_at_budget: bool,
+    detach: bool,
     cancel: Option<&Cancel>,
 ) -> PyResult<String> {
-    if concurrency == 0 {
-        return Err(input("concurrency must be at least 1"));
+    if detach && sc_at_budget {
+        return Err(input(
+            "detach=True only plans the benchmark; sc_at_budget=True needs it run: give one",
+        ));
     }
-    if limit == Some(0) || agents == Some(0) {
-        return Err(input("limit and agents must be at least 1"));
+    if detach && name.is_none() {
+        return Err(input(
+            "detach=True needs name=: workers find the planned benchmark by its name",
+        ));
     }
-    if protocols.is_empty() {
-        return Err(input("protocols: name at least one"));
-    }
-    let (config, config_file) = configuration(config_path, config_text)?;
     let protocols = protocols
         .into_iter()
         .map(protocol_name)
         .collect::<PyResult<Vec<_>>>()?;
     let request = BenchRequest {
+        settings: Settings {
+            rounds,
+            agents,
+            sim,
+            protocol_options: options,
+            ..configuration(config_path, config_text)?
+        },
         dataset,
         protocols,
-        config_file: config_file.clone(),
-        options_set: options,
         limit,
         seed,
         concurrency,
-        rounds,
-        agents,
-        sim,
         name,
         data_dir: data_dir.map(PathBuf::from),
         no_cache,
+        sc_at_budget,
         resumed: false,
     };
-    let config: Config = config.unwrap_or_default();
     let shared = store.store.clone();
     let ended = detached(py, &store.rt, cancel, move || async move {
-        let prepared = Prepared::new(&request, config, None, &mut |_| {}).await?;
-        let mut rows = Vec::new();
-        let ran = prepared
-            .run(shared.as_ref(), request.concurrency, &mut |r, correct| {
-                let decision = r.result.decision();
-                rows.push(json!({
-                    "protocol": r.protocol,
-                    "item_id": r.item_id,
-                    "run_id": r.run_id,
-                    "gold": r.gold,
-                    "answer": decision
-                        .and_then(|d| d.answer.as_ref())
-                        .map(|a| a.canonical().to_string()),
-                    "rule": r.result.chosen,
-                    "correct": correct,
-                    "input_tokens": r.result.usage().input_tokens,
-                    "output_tokens": r.result.usage().output_tokens,
-                    "ncomm": r.result.ncomm(),
-                    "reused": r.reused,
-                }));
-            })
-            .await?;
-        let mut report = serde_json::to_value(&ran.report)?;
-        report["throughput"] = serde_json::to_value(&ran.throughput)?;
-        report["bench"] = json!(prepared.name);
-        report["results"] = Value::Array(rows);
+        if detach {
+            let prepared = moot_app::benchmark::Prepared::new(&request, None, &mut |_| {}).await?;
+            let (planned, added) = prepared
+                .plan_for_workers(shared.as_ref(), request.concurrency)
+                .await?;
+            return Ok(
+                json!({"bench": prepared.name, "planned": planned, "added": added}).to_string(),
+            );
+        }
+        let mut rows = Rows(Vec::new());
+        let done = moot_app::benchmark::run(&request, shared.as_ref(), &mut rows).await?;
+        let mut report = done.json()?;
+        report["results"] = Value::Array(rows.0);
         Ok(report.to_string())
     });
     // A benchmark's debates are resumable runs: a cancelled one is left to `moot resume`.
     store.finish(py, ended, &Mutex::new(None))
+}
+
+/// Each debate of a benchmark as a row, as it ends.
+struct Rows(Vec<Value>);
+
+impl BenchEvents for Rows {
+    fn result(&mut self, result: &ItemResult, correct: bool) {
+        self.0.push(moot_app::benchmark::row_json(result, correct));
+    }
 }
 
 /// moot's extension module; `import moot` is the way in.

@@ -3,6 +3,7 @@
 import json
 
 import moot
+import pytest
 
 
 def test_a_simulated_debate_returns_its_answer_rounds_and_run(store):
@@ -109,6 +110,38 @@ def test_a_benchmark_reports_each_protocol_and_each_debate(tmp_path, store):
         store=store,
     )
     assert all(row["reused"] for row in again.results)
+
+
+def test_a_benchmark_can_add_its_self_consistency_arm_and_be_planned_for_workers(tmp_path, store):
+    # Issue 43: `--sc-at-budget` and `--detach` lived in the CLI; Python reaches them now.
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "\n".join(
+            json.dumps({"question": f"What is {i} + {i}?", "answer": str(2 * i)})
+            for i in range(1, 5)
+        )
+    )
+    dataset = f"jsonl:{data}?kind=numeric"
+    report = moot.bench(
+        dataset,
+        ["cot-sc", "som"],
+        sim=True,
+        agents=3,
+        rounds=2,
+        name="budget",
+        store=store,
+        config={"budget": {"max_total_tokens": 1000000}},
+        sc_at_budget=True,
+    )
+    arms = [p for p in report.accuracy() if p.startswith("cot-sc")]
+    assert len(arms) == 2, report.accuracy()
+    assert len(report.results) == 4 * 2 + 4, len(report.results)
+    planned = moot.plan(dataset, "som,cot", "for-workers", sim=True, agents=3, store=store)
+    assert planned == {"bench": "for-workers", "planned": 8, "added": 8}
+    again = moot.plan(dataset, "som,cot", "for-workers", sim=True, agents=3, store=store)
+    assert again["added"] == 0
+    with pytest.raises(moot.InputError, match="sc_at_budget=True"):
+        moot.bench(dataset, ["cot"], sim=True, store=store, sc_at_budget=True)
 
 
 def test_help_reads_well():

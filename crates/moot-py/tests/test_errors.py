@@ -61,3 +61,14 @@ def test_a_benchmark_with_no_protocol_or_zero_concurrency_is_refused(store):
         moot.bench("gsm8k", [], store=store)
     with pytest.raises(moot.InputError, match="concurrency"):
         moot.bench("gsm8k", ["cot"], concurrency=0, store=store)
+
+
+def test_an_argument_over_a_limit_is_named_as_python_names_it(store):
+    # Issue 43: this was "--rounds 11 is over the limit …", a flag the caller never typed.
+    with pytest.raises(moot.InputError) as refused:
+        moot.ask("What is 1 + 1?", rounds=11, sim=True, gold="2", store=store)
+    message = str(refused.value)
+    assert message.startswith("rounds=11 is over the limit"), message
+    assert "--" not in message, message
+    with pytest.raises(moot.InputError, match='options= "nonsense": expected KEY=VALUE'):
+        moot.ask("What is 1 + 1?", options=["nonsense"], sim=True, gold="2", store=store)

@@ -204,7 +204,7 @@ impl App {
 
     /// Starts a debate if a slot is free; the slot is held until the debate ends.
     pub(crate) async fn start(&self, request: DebateRequest) -> Result<Started, StartError> {
-        self.runner.check(&request).map_err(StartError::Runner)?;
+        let checked = self.runner.check(request).map_err(StartError::Runner)?;
         let permit = self
             .running
             .clone()
@@ -212,7 +212,7 @@ impl App {
             .map_err(|_| StartError::Busy(self.max_running))?;
         let mut started = self
             .runner
-            .start(request)
+            .start(checked)
             .await
             .map_err(StartError::Runner)?;
         // Hold the permit until the debate ends, and pass the outcome on.

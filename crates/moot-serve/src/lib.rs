@@ -65,7 +65,7 @@ pub use app::{App, ServeOptions};
 pub use error::ServeError;
 pub use listen::{bind, raise_descriptor_limit, serve};
 pub use moot_app::service::{
-    AgentsChoice, BenchReport, DebateRequest, Runner, RunnerError, Started, Team,
+    AgentsChoice, BenchReport, Checked, DebateRequest, Runner, RunnerError, Started, Team,
 };
 pub use safety::check_binding;
 

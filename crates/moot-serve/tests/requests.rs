@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use moot_core::redact::Redactor;
-use moot_serve::{BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team};
+use moot_serve::{
+    BenchReport, Checked, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team,
+};
 use moot_store::{
     BenchItemRecord, BenchRecord, CallRecord, MemoryStore, RunRecord, RunStatus, Store,
 };
@@ -309,10 +311,10 @@ struct Reports {
 
 #[async_trait]
 impl Runner for Reports {
-    fn check(&self, _: &DebateRequest) -> Result<(), RunnerError> {
+    fn check(&self, _: DebateRequest) -> Result<Checked, RunnerError> {
         Err(RunnerError::BadRequest("no debates here".into()))
     }
-    async fn start(&self, _: DebateRequest) -> Result<Started, RunnerError> {
+    async fn start(&self, _: Checked) -> Result<Started, RunnerError> {
         Err(RunnerError::BadRequest("no debates here".into()))
     }
     fn team(&self) -> Team {
@@ -626,13 +628,13 @@ struct Echoing;
 
 #[async_trait]
 impl Runner for Echoing {
-    fn check(&self, _: &DebateRequest) -> Result<(), RunnerError> {
+    fn check(&self, _: DebateRequest) -> Result<Checked, RunnerError> {
         Err(RunnerError::BadRequest(format!(
             "agent a: HTTP 401 from the upstream: Incorrect API key provided: {SECRET}"
         )))
     }
-    async fn start(&self, r: DebateRequest) -> Result<Started, RunnerError> {
-        self.check(&r).map(|_| unreachable!())
+    async fn start(&self, c: Checked) -> Result<Started, RunnerError> {
+        self.check(c.request).map(|_| unreachable!())
     }
     fn team(&self) -> Team {
         Team::default()

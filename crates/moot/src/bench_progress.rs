@@ -3,57 +3,27 @@
 //! `moot_app::benchmark`'s.
 
 use anyhow::{Context, Result};
-use moot_app::benchmark::{BenchRequest, ForWorker, Prepared, Throughput, WorkRequest};
-use moot_config::Config;
+use moot_app::benchmark::{
+    BenchEvents, BenchRequest, Benchmarked, ForWorker, Prepared, WorkRequest,
+};
 use moot_core::text::plural;
-use moot_eval::report::Report;
+use moot_eval::bench::ItemResult;
+use moot_eval::controls::SamplesForBudget;
 use moot_store::{JobCounts, Store};
 
-/// How `moot bench` runs: only planned for workers, and whether a self-consistency arm at the
-/// costliest debate's budget follows the benchmark.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RunMode {
-    pub detach: bool,
-    pub json: bool,
-    /// `--sc-at-budget`.
-    pub sc_at_budget: bool,
-}
-
-/// Runs (or resumes) the benchmark `request` describes with `config` (a file's, or a stored
-/// benchmark's, whose agents are already sized) and prints its report; with `detach`, only
-/// records its plan for `moot work`; with `sc_at_budget`, then runs the self-consistency arm
-/// that pays for its costliest debate (see [`moot_app::benchmark::sc_arm`]) and prints the
-/// report of both.
+/// Runs (or resumes) the benchmark `request` describes and prints its report (with its
+/// self-consistency arm's, under `--sc-at-budget`: see `moot_app::benchmark::run`); with
+/// `detach`, only records its plan for `moot work`.
 pub fn run(
     request: BenchRequest,
-    config: Config,
-    mode: RunMode,
+    detach: bool,
+    json: bool,
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
-    let RunMode {
-        detach,
-        json,
-        sc_at_budget,
-    } = mode;
-    if sc_at_budget {
-        // Known before anything runs: these two never debate.
-        if request
-            .protocols
-            .iter()
-            .all(|p| matches!(p.as_str(), "cot" | "cot-sc"))
-        {
-            return moot_app::bad_input(
-                "--sc-at-budget matches self-consistency to a debate's budget: add a protocol that debates (som, free-mad-n, …)",
-            );
-        }
-    }
-    let arm_config = sc_at_budget.then(|| config.clone());
-    let prepared = rt.block_on(Prepared::new(&request, config, None, &mut |m| {
-        errln!("{m}")
-    }))?;
-    let (name, dataset) = (&prepared.name, &prepared.dataset);
     if detach {
+        let prepared = rt.block_on(Prepared::new(&request, None, &mut |m| errln!("{m}")))?;
+        let (name, dataset) = (&prepared.name, &prepared.dataset);
         let (planned, added) =
             rt.block_on(prepared.plan_for_workers(store, request.concurrency))?;
         if json {
@@ -72,69 +42,70 @@ pub fn run(
         }
         return Ok(());
     }
-    if !json {
-        errln!(
-            "benchmark {name}: {} of {dataset} × {}",
-            plural(prepared.items.len(), "item"),
-            prepared.protocols.join(", ")
-        );
-    }
-    let ran = run_prepared(&prepared, request.concurrency, json, store, rt)?;
-    let Some(config) = arm_config else {
-        return print_report(&ran.report, json, &ran.throughput);
+    let mut shown = Shown {
+        json,
+        progress: None,
     };
-    let (arm_request, arm_config, need) =
-        moot_app::benchmark::sc_arm(&request, &config, name, &ran.results, &prepared.items)?;
-    if !json {
-        errln!(
-            "--sc-at-budget: {} costs {:.0} tokens per item and a sample about {:.0}; cot-sc with {} samples follows",
-            need.protocol,
-            need.budget,
-            need.per_sample,
-            need.samples
-        );
-    }
-    let arm = rt
-        .block_on(Prepared::new(&arm_request, arm_config, None, &mut |m| {
-            errln!("{m}")
-        }))
-        .with_context(|| {
-            format!(
-                "--sc-at-budget: the cot-sc arm needs {} samples (agents) to spend {}'s {:.0} tokens per item",
-                need.samples, need.protocol, need.budget
-            )
-        })?;
-    if !json {
-        errln!(
-            "benchmark {}: {} of {dataset} × cot-sc with {} samples",
-            arm.name,
-            plural(arm.items.len(), "item"),
-            need.samples
-        );
-    }
-    let arm_ran = run_prepared(&arm, request.concurrency, json, store, rt)?;
-    let report = rt.block_on(moot_app::bench_report::report(
-        store,
-        &[name.clone(), arm.name.clone()],
-        false,
-    ))?;
-    print_report(&report, json, &ran.throughput.and(&arm_ran.throughput))
+    let done = rt.block_on(moot_app::benchmark::run(&request, store, &mut shown))?;
+    print_report(&done, json)
 }
 
-/// Runs a prepared benchmark with a progress bar per protocol.
-fn run_prepared(
-    prepared: &Prepared,
-    concurrency: usize,
+/// What `moot bench` shows while it runs: a progress bar per protocol on stderr, and what is
+/// starting.
+struct Shown {
     json: bool,
-    store: &dyn Store,
-    rt: &tokio::runtime::Runtime,
-) -> Result<moot_app::benchmark::Ran> {
-    let mut progress = BenchProgress::new(&prepared.protocols, prepared.items.len(), json);
-    let ran = rt.block_on(prepared.run(store, concurrency, &mut |r, correct| {
-        progress.finished(&r.protocol, correct, r.result.usage().output_tokens);
-    }))?;
-    progress.clear();
-    Ok(ran)
+    progress: Option<BenchProgress>,
+}
+
+impl BenchEvents for Shown {
+    fn message(&mut self, message: &str) {
+        errln!("{message}");
+    }
+
+    fn started(&mut self, prepared: &Prepared) {
+        if !self.json {
+            errln!(
+                "benchmark {}: {} of {} × {}",
+                prepared.name,
+                plural(prepared.items.len(), "item"),
+                prepared.dataset,
+                prepared.protocols.join(", ")
+            );
+        }
+        self.progress = Some(BenchProgress::new(
+            &prepared.protocols,
+            prepared.items.len(),
+            self.json,
+        ));
+    }
+
+    fn result(&mut self, result: &ItemResult, correct: bool) {
+        if let Some(progress) = &mut self.progress {
+            progress.finished(
+                &result.protocol,
+                correct,
+                result.result.usage().output_tokens,
+            );
+        }
+    }
+
+    fn ended(&mut self) {
+        if let Some(progress) = self.progress.take() {
+            progress.clear();
+        }
+    }
+
+    fn arm(&mut self, need: &SamplesForBudget) {
+        if !self.json {
+            errln!(
+                "--sc-at-budget: {} costs {:.0} tokens per item and a sample about {:.0}; cot-sc with {} samples follows",
+                need.protocol,
+                need.budget,
+                need.per_sample,
+                need.samples
+            );
+        }
+    }
 }
 
 /// Forks every debate of a stored benchmark (`moot bench --fork-of`) and prints the fork
@@ -198,6 +169,7 @@ pub fn fork(
         store,
         std::slice::from_ref(&done.name),
         false,
+        moot_config::Via::Cli,
     ))?;
     if json {
         let mut value = serde_json::to_value(&report).context("serialising the report")?;
@@ -319,29 +291,28 @@ impl WorkProgress {
     }
 }
 
-/// The benchmark's report as JSON (with its throughput under `"throughput"`), or as Markdown
-/// tables with the wall time and throughput.
-fn print_report(report: &Report, json: bool, throughput: &Throughput) -> Result<()> {
+/// The benchmark's report as JSON (`Benchmarked::json`), or as Markdown tables with the wall
+/// time and throughput.
+fn print_report(done: &Benchmarked, json: bool) -> Result<()> {
     if json {
-        let mut value = serde_json::to_value(report).context("serialising the report")?;
-        value["throughput"] = serde_json::to_value(throughput).context("serialising the report")?;
-        outln!("{value}");
-    } else {
-        out!("{}", report.markdown(&[]));
+        outln!("{}", done.json()?);
+        return Ok(());
+    }
+    let throughput = &done.throughput;
+    out!("{}", done.report.markdown(&[]));
+    outln!(
+        "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
+        throughput.seconds,
+        throughput.calls,
+        throughput.debates,
+        throughput.calls_per_second,
+        throughput.us_per_call
+    );
+    if throughput.reused_debates > 0 {
         outln!(
-            "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
-            throughput.seconds,
-            throughput.calls,
-            throughput.debates,
-            throughput.calls_per_second,
-            throughput.us_per_call
+            "({} debates read back or resumed from the store)",
+            throughput.reused_debates
         );
-        if throughput.reused_debates > 0 {
-            outln!(
-                "({} debates read back or resumed from the store)",
-                throughput.reused_debates
-            );
-        }
     }
     Ok(())
 }

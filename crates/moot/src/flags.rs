@@ -3,8 +3,6 @@
 
 use std::path::PathBuf;
 
-use moot_app::prepare::TeamRequest;
-
 /// `--json`.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Json {
@@ -98,17 +96,6 @@ pub struct TeamSize {
     pub rounds: Option<usize>,
 }
 
-impl TeamSize {
-    /// The team these flags ask for, simulated or not.
-    pub fn team(&self, sim: bool) -> TeamRequest {
-        TeamRequest {
-            agents: self.agents,
-            rounds_flag: self.rounds.is_some(),
-            sim,
-        }
-    }
-}
-
 /// `-o KEY=VALUE`, repeatable.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProtocolOptions {
@@ -139,17 +126,5 @@ mod tests {
             .err()
             .expect("refused");
         assert!(e.to_string().contains("must be at least 1"), "{e}");
-    }
-
-    #[test]
-    fn the_team_says_whether_rounds_were_given() {
-        let cli = Cli::try_parse_from(["moot", "--agents", "3", "--rounds", "0"]).unwrap();
-        let team = cli.size.team(true);
-        assert_eq!(
-            (team.agents, team.rounds_flag, team.sim),
-            (Some(3), true, true)
-        );
-        let cli = Cli::try_parse_from(["moot"]).unwrap();
-        assert!(!cli.size.team(false).rounds_flag);
     }
 }

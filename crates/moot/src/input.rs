@@ -2,20 +2,24 @@
 
 use std::process::ExitCode;
 
+use moot_app::error::ErrorKind;
+
 /// An error in what the user gave us (arguments, files, stdin): exits with code 2.
 pub use moot_app::{bad_input, InputError};
 
-/// Prints `moot: error: …` on one line; input errors exit 2, anything else 1.
+/// Prints `moot: error: …` on one line. What the user can fix exits 2: an input error, a
+/// configuration that cannot be used, a store that cannot be used as it is (missing, damaged,
+/// not moot's, from a newer moot) wherever in the command it was found; anything else exits 1.
+/// The kind is `moot_app::error::kind_of`'s, the one classifier every front end uses.
 pub fn report(e: &anyhow::Error) -> ExitCode {
     let line = format!("{e:#}").replace('\n', " ");
     // An error may quote a server's reply or a request; keys in it must not reach the terminal
     // or a log collecting it.
     let line = crate::output::redact(&line).into_owned();
     errln!("moot: error: {line}");
-    if e.downcast_ref::<InputError>().is_some() {
-        ExitCode::from(2)
-    } else {
-        ExitCode::FAILURE
+    match moot_app::error::kind_of(e) {
+        ErrorKind::Input | ErrorKind::UnusableStore => ExitCode::from(2),
+        ErrorKind::Store | ErrorKind::Other => ExitCode::FAILURE,
     }
 }
 

@@ -21,7 +21,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use moot_store::{Access, StoreError};
+use moot_store::Access;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -107,12 +107,10 @@ fn main() -> ExitCode {
     };
     match dispatch(cli, &store) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => input::report(&unusable_store_is_input(e)),
+        Err(e) => input::report(&e),
     }
 }
 
-/// A store that cannot be used as it is (missing, damaged, not moot's, from a newer moot) is a
-/// problem with what the user pointed at: exit 2, wherever in the command it was found.
 /// The `--config FILE` the command was given, at whatever depth of subcommands.
 fn config_flag(matches: &clap::ArgMatches) -> Option<std::path::PathBuf> {
     let (_, sub) = matches.subcommand()?;
@@ -122,18 +120,6 @@ fn config_flag(matches: &clap::ArgMatches) -> Option<std::path::PathBuf> {
         .flatten()
         .cloned();
     here.or_else(|| config_flag(sub))
-}
-
-fn unusable_store_is_input(e: anyhow::Error) -> anyhow::Error {
-    let unusable = e.chain().any(|c| {
-        c.downcast_ref::<StoreError>()
-            .is_some_and(StoreError::is_unusable_store)
-    });
-    if unusable && e.downcast_ref::<input::InputError>().is_none() {
-        anyhow::Error::new(input::InputError(format!("{e:#}")))
-    } else {
-        e
-    }
 }
 
 /// At SIGINT (Ctrl-C) or SIGTERM, kills every agent running and everything each started (setsid
@@ -203,6 +189,41 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
             let rt = prepare::runtime()?;
             let store = store_arg.open_for_serving(&rt, &mut |m| errln!("moot serve: {m}"))?;
             cmd::serve::run(args, store, &rt)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every long flag of `cmd` and its subcommands, with their aliases.
+    fn long_flags(cmd: &clap::Command, into: &mut std::collections::BTreeSet<String>) {
+        for arg in cmd.get_arguments() {
+            if let Some(long) = arg.get_long() {
+                into.insert(long.to_string());
+            }
+            if let Some(aliases) = arg.get_all_aliases() {
+                into.extend(aliases.into_iter().map(str::to_string));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            long_flags(sub, into);
+        }
+    }
+
+    /// moot-app names a request's fields through `moot_config::Via`; the CLI's names there
+    /// must be flags this binary has.
+    #[test]
+    fn every_field_moot_app_names_is_a_flag_of_the_cli() {
+        let mut flags = std::collections::BTreeSet::new();
+        long_flags(&super::Cli::command(), &mut flags);
+        for field in moot_config::Field::ALL {
+            assert!(
+                flags.contains(field.flag()),
+                "{field:?}: --{} is no flag of moot",
+                field.flag()
+            );
         }
     }
 }

@@ -34,6 +34,7 @@ __all__ = [
     "ask",
     "ask_async",
     "bench",
+    "plan",
     "Store",
     "Result",
     "BenchReport",
@@ -310,10 +311,14 @@ def bench(
     store: Union[Store, PathLike, None] = None,
     options: OptionsArg = None,
     no_cache: bool = False,
+    sc_at_budget: bool = False,
 ) -> BenchReport:
     """Runs every item of ``dataset`` (``gsm8k``, ``mmlu:SUBJECT``, ``jsonl:PATH?kind=…``, …;
     ``limit`` of them, drawn with ``seed``) under each of ``protocols`` and returns the
-    :class:`BenchReport`, as ``moot bench`` does. The same ``name`` resumes it."""
+    :class:`BenchReport`, as ``moot bench`` does. The same ``name`` resumes it.
+    ``sc_at_budget=True`` then runs a self-consistency arm that spends what the costliest
+    debate spent (``cot-sc`` with as many samples as that pays for, as the benchmark
+    ``NAME-scK``) and reports both, as ``moot bench --sc-at-budget`` does."""
     if isinstance(protocols, str):
         protocols = [p for p in protocols.split(",") if p]
     extra: Dict[str, Any] = {}
@@ -332,10 +337,55 @@ def bench(
         data_dir=None if data_dir is None else os.fspath(data_dir),
         options=_options(options),
         no_cache=no_cache,
+        sc_at_budget=sc_at_budget,
         **_config(config),
         **extra,
     )
     return BenchReport(json.loads(text))
+
+
+def plan(
+    dataset: str,
+    protocols: Union[str, Sequence[str]],
+    name: str,
+    *,
+    limit: Optional[int] = None,
+    seed: Optional[int] = None,
+    rounds: Optional[int] = None,
+    agents: Optional[int] = None,
+    sim: bool = False,
+    data_dir: Optional[PathLike] = None,
+    config: ConfigArg = None,
+    store: Union[Store, PathLike, None] = None,
+    options: OptionsArg = None,
+    no_cache: bool = False,
+) -> Dict[str, Any]:
+    """Records the benchmark ``name`` without running it, as ``moot bench … --detach`` does:
+    ``moot work NAME`` processes on any machines sharing the store then work it. Planning the
+    same benchmark again adds only what is missing. Returns ``{"bench", "planned", "added"}``."""
+    if isinstance(protocols, str):
+        protocols = [p for p in protocols.split(",") if p]
+    extra: Dict[str, Any] = {}
+    if seed is not None:
+        extra["seed"] = seed
+    text = _moot.bench(
+        _store(store)._inner,
+        dataset,
+        list(protocols),
+        limit=limit,
+        rounds=rounds,
+        agents=agents,
+        sim=sim,
+        name=name,
+        data_dir=None if data_dir is None else os.fspath(data_dir),
+        options=_options(options),
+        no_cache=no_cache,
+        detach=True,
+        **_config(config),
+        **extra,
+    )
+    result: Dict[str, Any] = json.loads(text)
+    return result
 
 
 def inspect_solver(**kwargs: Any) -> Any:

@@ -66,5 +66,7 @@ def bench(
     config_text: Optional[str] = None,
     options: List[str] = ...,
     no_cache: bool = False,
+    sc_at_budget: bool = False,
+    detach: bool = False,
     cancel: Optional[Cancel] = None,
 ) -> str: ...

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use axum::Router;
 use moot_serve::{
-    App, BenchReport, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team,
+    App, BenchReport, Checked, DebateRequest, Runner, RunnerError, ServeOptions, Started, Team,
 };
 use moot_store::{
     BenchItemRecord, BenchJobRecord, BenchRecord, CallCursor, CallRecord, DecisionRecord,
@@ -69,10 +69,10 @@ pub struct NoRunner;
 
 #[async_trait]
 impl Runner for NoRunner {
-    fn check(&self, _: &DebateRequest) -> Result<(), RunnerError> {
+    fn check(&self, _: DebateRequest) -> Result<Checked, RunnerError> {
         Err(RunnerError::BadRequest("no debates here".into()))
     }
-    async fn start(&self, _: DebateRequest) -> Result<Started, RunnerError> {
+    async fn start(&self, _: Checked) -> Result<Started, RunnerError> {
         Err(RunnerError::BadRequest("no debates here".into()))
     }
     fn team(&self) -> Team {

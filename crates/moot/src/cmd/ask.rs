@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use moot_app::ask::{AskRequest, Tests};
-use moot_app::prepare::Overrides;
-use moot_config::{AnswerSetting, ProtocolName};
+use moot_app::request::Settings;
+use moot_config::{AnswerSetting, ProtocolName, Via};
 use moot_store::Store;
 
 use crate::flags;
@@ -36,9 +36,9 @@ pub struct Args {
     /// Answer kind (overrides the config; auto guesses from the question).
     #[arg(long, value_parser = AnswerSetting::parser())]
     answer: Option<AnswerSetting>,
-    /// Option texts for a choice question, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    options: Vec<String>,
+    /// Option texts for a choice question, comma-separated (`--options` is the same).
+    #[arg(long, visible_alias = "options", value_delimiter = ',')]
+    choices: Vec<String>,
     /// Tests for a code answer: a Python file run after the solution (asserts, or a
     /// `check(...)` call); each distinct program of the debate is run with it in the sandbox.
     #[arg(long, value_name = "FILE")]
@@ -54,17 +54,19 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let json = args.output.json;
     let request = AskRequest {
         question: args.question,
-        config: None,
-        config_file: args.config.config,
-        overrides: Overrides {
+        settings: Settings {
+            via: Via::Cli,
+            config: None,
+            config_file: args.config.config,
             protocol: args.protocol,
             rounds: args.size.rounds,
+            agents: args.size.agents,
+            sim: args.sim,
             answer: args.answer,
             gold: args.gold,
-            options: args.options_set.options_set,
+            protocol_options: args.options_set.options_set,
         },
-        team: args.size.team(args.sim),
-        options: args.options,
+        choices: args.choices,
         tests: args.tests.map(Tests::File),
         require_passing: args.require_passing,
     };

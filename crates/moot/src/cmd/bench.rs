@@ -5,7 +5,8 @@
 pub mod status;
 
 use anyhow::Result;
-use moot_config::ProtocolName;
+use moot_app::request::Settings;
+use moot_config::{ProtocolName, Via};
 use moot_store::Store;
 
 use moot_app::bench_fork::{BenchChange, BenchForkRequest};
@@ -118,6 +119,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             None => None,
         };
         let request = BenchForkRequest {
+            via: Via::Cli,
             parent,
             round: args.round.unwrap_or_default(),
             change,
@@ -127,27 +129,27 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         };
         return crate::bench_progress::fork(request, args.output.json, store, rt);
     }
-    let config = args.config.load()?;
     let request = BenchRequest {
+        settings: Settings {
+            via: Via::Cli,
+            config: Some(args.config.load()?),
+            config_file: args.config.config,
+            rounds: args.size.rounds,
+            agents: args.size.agents,
+            sim: args.sim,
+            protocol_options: args.options_set.options_set,
+            ..Settings::default()
+        },
         dataset: args.dataset.unwrap_or_default(),
         protocols: args.protocol,
-        config_file: args.config.config,
-        options_set: args.options_set.options_set,
         limit: args.limit,
         seed: args.seed,
         concurrency: args.concurrency.concurrency,
-        rounds: args.size.rounds,
-        agents: args.size.agents,
-        sim: args.sim,
         name: args.name,
         data_dir: args.data_dir.data_dir,
         no_cache: args.no_cache.no_cache,
+        sc_at_budget: args.sc_at_budget,
         resumed: false,
     };
-    let mode = crate::bench_progress::RunMode {
-        detach: args.detach,
-        json: args.output.json,
-        sc_at_budget: args.sc_at_budget,
-    };
-    crate::bench_progress::run(request, config, mode, store, rt)
+    crate::bench_progress::run(request, args.detach, args.output.json, store, rt)
 }

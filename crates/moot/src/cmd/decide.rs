@@ -60,7 +60,7 @@ pub fn run(
     args: Args,
     load_run: impl FnOnce(&str) -> anyhow::Result<StoredRun>,
 ) -> anyhow::Result<()> {
-    let rules = Rules::parse(&args.rule)?;
+    let rules = Rules::parse(&args.rule, moot_config::Via::Cli)?;
     let what = match (&args.trajectory, &args.run) {
         (Some(path), _) if path.as_os_str() == "-" => Decided::Trajectory {
             text: read_stdin("the trajectory", MAX_TRAJECTORY_BYTES)?,
@@ -81,6 +81,7 @@ pub fn run(
         (None, None) => return bad_input("give --trajectory FILE or --run RUN"),
     };
     let overrides = SettingOverrides {
+        via: moot_config::Via::Cli,
         weights: args.weights,
         tie_break: args.tie_break,
         seed: args.seed,

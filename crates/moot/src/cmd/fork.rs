@@ -47,6 +47,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         (None, None) => Change::Null,
     };
     let request = ForkRequest {
+        via: moot_config::Via::Cli,
         parent: args.run,
         round: args.round,
         change,

@@ -21,6 +21,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     rt.block_on(import(
         &args.path,
         args.max_file_bytes,
+        moot_config::Via::Cli,
         store,
         &mut |file, outcome| match outcome {
             FileOutcome::Imported(id) => outln!("{}: imported as {id}", shown(file)),

@@ -27,6 +27,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         &args.run,
         args.data_dir.data_dir,
         &local,
+        moot_config::Via::Cli,
         &mut |m| errln!("{}", moot_core::escape::terminal(m)),
         &mut |run_id, r| {
             if json {

@@ -38,6 +38,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         store,
         &args.runs,
         args.all_items,
+        moot_config::Via::Cli,
     ))?;
     if report.left_out > 0 {
         let them = if report.left_out == 1 { "it" } else { "them" };

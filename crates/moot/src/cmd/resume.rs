@@ -31,6 +31,7 @@ pub struct Args {
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     let json = args.output.json;
     let options = ResumeOptions {
+        via: moot_config::Via::Cli,
         concurrency: args.concurrency.concurrency,
         data_dir: args.data_dir.data_dir,
         no_cache: args.no_cache.no_cache,
@@ -68,24 +69,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             }
             crate::bench_progress::work(&bench, request, json, store, rt)
         }
-        Resumption::Bench {
-            bench,
-            request,
-            config,
-        } => {
+        Resumption::Bench { bench, request } => {
             if !json {
                 errln!("resuming benchmark {}", bench.name);
             }
-            crate::bench_progress::run(
-                request,
-                config,
-                crate::bench_progress::RunMode {
-                    json,
-                    ..Default::default()
-                },
-                store,
-                rt,
-            )
+            crate::bench_progress::run(request, false, json, store, rt)
         }
     }
 }

@@ -65,6 +65,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     crate::bench_progress::work(
         &record,
         WorkRequest {
+            via: moot_config::Via::Cli,
             worker: WorkerOptions {
                 worker,
                 concurrency: args.concurrency.concurrency,
