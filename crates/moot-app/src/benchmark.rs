@@ -296,13 +296,12 @@ pub struct Benchmarked {
 }
 
 impl Benchmarked {
-    /// The report as JSON (what `moot bench --json` prints), with the throughput under
-    /// `"throughput"` and the benchmark's name under `"bench"`.
+    /// The report as JSON (what `moot bench --json` prints: what `moot report --format json`
+    /// prints of the same benchmarks), with the throughput under `"throughput"`.
     pub fn json(&self) -> Result<serde_json::Value> {
         let mut value = serde_json::to_value(&self.report).context("serialising the report")?;
         value["throughput"] =
             serde_json::to_value(&self.throughput).context("serialising the report")?;
-        value["bench"] = serde_json::json!(self.names.first());
         Ok(value)
     }
 }
@@ -349,7 +348,7 @@ pub async fn run(
         if !request.protocols.iter().any(debating) {
             return bad_input(format!(
                 "{} matches self-consistency to a debate's budget: add a protocol that debates (som, free-mad-n, …)",
-                via.name(Field::ScAtBudget)
+                via.switch(Field::ScAtBudget)
             ));
         }
     }
@@ -375,7 +374,7 @@ pub async fn run(
         .with_context(|| {
             format!(
                 "{}: the cot-sc arm needs {} samples (agents) to spend {}'s {:.0} tokens per item",
-                via.name(Field::ScAtBudget),
+                via.switch(Field::ScAtBudget),
                 need.samples,
                 need.protocol,
                 need.budget
@@ -414,7 +413,7 @@ pub fn sc_arm(
     let Some(need) = samples_for_budget(results, items) else {
         return bad_input(format!(
             "{}: no protocol of benchmark {name} ran a debate round, so there is no debate budget for self-consistency to match",
-            settings.name(Field::ScAtBudget)
+            settings.via.switch(Field::ScAtBudget)
         ));
     };
     let mut config = settings.load_config()?;

@@ -132,12 +132,13 @@ impl StoreArg {
         result
     }
 
+    /// A store that cannot be used stays a `StoreError` (the front ends classify it with
+    /// `crate::error::kind_of`), but one `MOOT_STORE` named says so.
     fn error(&self, e: StoreError) -> anyhow::Error {
-        if !e.is_unusable_store() {
-            return e.into();
+        if e.is_unusable_store() && self.from_env {
+            return anyhow::Error::new(InputError(format!("{e} (MOOT_STORE)")));
         }
-        let from = if self.from_env { " (MOOT_STORE)" } else { "" };
-        anyhow::Error::new(InputError(format!("{e}{from}")))
+        e.into()
     }
 }
 

@@ -497,22 +497,34 @@ fn benchmark(
                 json!({"bench": prepared.name, "planned": planned, "added": added}).to_string(),
             );
         }
-        let mut rows = Rows(Vec::new());
+        let mut rows = Rows::default();
         let done = moot_app::benchmark::run(&request, shared.as_ref(), &mut rows).await?;
         let mut report = done.json()?;
-        report["results"] = Value::Array(rows.0);
+        report["bench"] = json!(done.names.first());
+        report["results"] = Value::Array(rows.rows);
         Ok(report.to_string())
     });
     // A benchmark's debates are resumable runs: a cancelled one is left to `moot resume`.
     store.finish(py, ended, &Mutex::new(None))
 }
 
-/// Each debate of a benchmark as a row, as it ends.
-struct Rows(Vec<Value>);
+/// Each debate of a benchmark as a row, as it ends, with the benchmark it belongs to (the one
+/// asked for, or its self-consistency arm).
+#[derive(Default)]
+struct Rows {
+    bench: String,
+    rows: Vec<Value>,
+}
 
 impl BenchEvents for Rows {
+    fn started(&mut self, prepared: &moot_app::benchmark::Prepared) {
+        self.bench = prepared.name.clone();
+    }
+
     fn result(&mut self, result: &ItemResult, correct: bool) {
-        self.0.push(moot_app::benchmark::row_json(result, correct));
+        let mut row = moot_app::benchmark::row_json(result, correct);
+        row["bench"] = json!(self.bench);
+        self.rows.push(row);
     }
 }
 

@@ -133,9 +133,13 @@ def test_a_benchmark_can_add_its_self_consistency_arm_and_be_planned_for_workers
         config={"budget": {"max_total_tokens": 1000000}},
         sc_at_budget=True,
     )
-    arms = [p for p in report.accuracy() if p.startswith("cot-sc")]
-    assert len(arms) == 2, report.accuracy()
+    benches = {}
+    for row in report.results:
+        benches.setdefault(row["bench"], set()).add(row["protocol"])
     assert len(report.results) == 4 * 2 + 4, len(report.results)
+    arm = next(name for name in benches if name.startswith("budget-sc"))
+    assert benches == {"budget": {"cot-sc", "som"}, arm: {"cot-sc"}}, benches
+    assert set(report.accuracy()) == {"cot-sc (budget)", "som", f"cot-sc ({arm})"}
     planned = moot.plan(dataset, "som,cot", "for-workers", sim=True, agents=3, store=store)
     assert planned == {"bench": "for-workers", "planned": 8, "added": 8}
     again = moot.plan(dataset, "som,cot", "for-workers", sim=True, agents=3, store=store)

@@ -163,10 +163,18 @@ class BenchReport:
         return f"moot.BenchReport(name={self.name!r}, debates={len(self.results)})"
 
     def accuracy(self) -> Dict[str, float]:
-        """Each protocol's share of right answers among its debates here."""
+        """Each protocol's share of right answers among its debates here. A protocol run by
+        several benchmarks here (a ``sc_at_budget`` arm's ``cot-sc``) is named with each, as
+        the report names it: ``cot-sc (NAME)``."""
+        benches: Dict[str, set] = {}
+        for row in self.results:
+            benches.setdefault(row["protocol"], set()).add(row.get("bench", ""))
         totals: Dict[str, List[int]] = {}
         for row in self.results:
-            t = totals.setdefault(row["protocol"], [0, 0])
+            key = row["protocol"]
+            if len(benches[key]) > 1:
+                key = f"{key} ({row.get('bench', '')})"
+            t = totals.setdefault(key, [0, 0])
             t[0] += 1 if row["correct"] else 0
             t[1] += 1
         return {p: right / n for p, (right, n) in totals.items()}

@@ -168,10 +168,10 @@ fn open_at_once(path: &Path, access: Access, n: usize) -> Result<(), String> {
                 rt.block_on(async move {
                     let store = SqliteStore::open_with(&path, access)
                         .await
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|e| format!("opening: {e}"))?;
                     let written = store.create_run(&run(&format!("new{i}"))).await;
                     store.close().await;
-                    written.map_err(|e| e.to_string())
+                    written.map_err(|e| format!("writing: {e}"))
                 })
             })
         })
