@@ -84,24 +84,6 @@ impl BenchChange {
     }
 }
 
-/// A benchmark intervention as stored, in one line for people.
-pub fn describe(stored: &Value) -> String {
-    let agent = stored["agent"].as_str().unwrap_or("?");
-    match stored["kind"].as_str() {
-        Some("null") => "null (the round resampled)".into(),
-        Some("say-wrong") => format!("agent {agent} says the item's wrong answer"),
-        Some("say") => format!(
-            "agent {agent} says {}",
-            crate::view::shorten(stored["template"].as_str().unwrap_or(""), 60)
-        ),
-        Some("model") => format!(
-            "agent {agent} on {}",
-            stored["model"].as_str().unwrap_or("?")
-        ),
-        _ => crate::view::shorten(&stored.to_string(), 60),
-    }
-}
-
 /// A fork benchmark to make (or continue).
 #[derive(Debug, Clone)]
 pub struct BenchForkRequest {

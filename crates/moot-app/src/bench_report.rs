@@ -89,9 +89,27 @@ pub async fn against_parent(
     Ok(Some(moot_eval::fork_pairs::ForkComparison {
         parent: origin.parent.clone(),
         round: origin.round,
-        intervention: crate::bench_fork::describe(&origin.intervention),
+        intervention: describe(&origin.intervention),
         protocols: moot_eval::fork_pairs::compare(&parent.results, &fork.results, &items),
     }))
+}
+
+/// A benchmark intervention as stored, in one line for people.
+pub fn describe(stored: &serde_json::Value) -> String {
+    let agent = stored["agent"].as_str().unwrap_or("?");
+    match stored["kind"].as_str() {
+        Some("null") => "null (the round resampled)".into(),
+        Some("say-wrong") => format!("agent {agent} says the item's wrong answer"),
+        Some("say") => format!(
+            "agent {agent} says {}",
+            crate::view::shorten(stored["template"].as_str().unwrap_or(""), 60)
+        ),
+        Some("model") => format!(
+            "agent {agent} on {}",
+            stored["model"].as_str().unwrap_or("?")
+        ),
+        _ => crate::view::shorten(&stored.to_string(), 60),
+    }
 }
 
 /// The benchmark `name` with every finished debate re-decided under its own decision settings

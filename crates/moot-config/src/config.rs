@@ -443,8 +443,8 @@ impl Config {
     /// The agents that need the gold answer and are not given it, or the analysis-only
     /// orderings without it: what `moot ask` refuses before any call. `via` is the front end
     /// whose request could have given it.
-    pub fn check_gold(&self, via: crate::Via) -> Result<(), ConfigError> {
-        let gold = via.name(crate::Field::Gold);
+    pub fn check_gold(&self, via: crate::field::Via) -> Result<(), ConfigError> {
+        let gold = via.name(crate::field::Field::Gold);
         if self.debate.gold.is_some() {
             return Ok(());
         }
@@ -694,8 +694,8 @@ mod tests {
         DebateSize {
             agents,
             rounds,
-            agents_from: Some(crate::Via::Cli),
-            rounds_from: Some(crate::Via::Cli),
+            agents_from: Some(crate::field::Via::Cli),
+            rounds_from: Some(crate::field::Via::Cli),
             file: Some("f.toml".into()),
         }
     }
