@@ -8,7 +8,7 @@
 #   deploy/slurm/plan.sh NAME                       # gsm8k, free-mad-n and som, 200 items, team.toml
 #   deploy/slurm/plan.sh NAME --dataset math500 --protocol som,mad-m2 --limit 100 --config team.toml
 #
-# Any `moot bench` flags may follow NAME (with none, the defaults shown above); --run NAME and
+# Any `moot bench` flags may follow NAME (with none, the defaults shown above); --name NAME and
 # --detach are added. Recording the same plan again is harmless. Needs MOOT_STORE (a postgres://
 # URL; or MOOT_ENV_FILE, a chmod-600 file exporting it) and `moot` on PATH.
 set -euo pipefail
@@ -38,7 +38,7 @@ command -v moot >/dev/null 2>&1 || fail "moot is not on PATH"
 if [[ $# -eq 0 ]]; then
     set -- --dataset gsm8k --protocol free-mad-n,som --limit 200 --config team.toml
 fi
-moot bench "$@" --run "$bench" --detach
+moot bench "$@" --name "$bench" --detach
 
 here="$(cd "$(dirname "$0")" && pwd)"
 cat >&2 <<NEXT

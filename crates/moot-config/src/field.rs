@@ -120,7 +120,7 @@ impl Field {
             Field::Dataset => "dataset",
             Field::Limit => "limit",
             Field::Concurrency => "concurrency",
-            Field::BenchName => "run",
+            Field::BenchName => "name",
             Field::Detach => "detach",
             Field::NoCache => "no-cache",
             Field::ScAtBudget => "sc-at-budget",
@@ -204,6 +204,6 @@ mod tests {
         assert_eq!(Via::Python.assignment(Field::Rounds, 11), "rounds=11");
         assert_eq!(Via::Http.assignment(Field::Agents, 20), "\"agents\": 20");
         assert_eq!(Via::Python.name(Field::BenchName), "name=");
-        assert_eq!(Via::Cli.name(Field::BenchName), "--run");
+        assert_eq!(Via::Cli.name(Field::BenchName), "--name");
     }
 }

@@ -49,7 +49,7 @@ enum Command {
     /// response replaced (--say), one agent's model swapped (--model), or nothing changed (the
     /// round resampled: the control). The parent's earlier calls are reused at 0 tokens.
     Fork(cmd::fork::Args),
-    /// Run every item of a dataset under several protocols; the same --run name resumes.
+    /// Run every item of a dataset under several protocols; the same --name resumes.
     /// With --detach, only plan it for `moot work`; `moot bench status NAME` shows progress.
     Bench(cmd::bench::Args),
     /// Work a benchmark planned with `moot bench … --detach`, alongside any number of other

@@ -195,7 +195,7 @@ fn work_refuses_what_it_cannot_do_in_one_line() {
     // No benchmark of that name.
     let e = env.refused(&["work", "nope"]);
     assert!(
-        e.contains("no benchmark named \"nope\" in the store: plan one with moot bench … --run nope --detach"),
+        e.contains("no benchmark named \"nope\" in the store: plan one with moot bench … --name nope --detach"),
         "{e}"
     );
     let e = env.refused(&["bench", "status", "nope"]);
@@ -210,7 +210,7 @@ fn work_refuses_what_it_cannot_do_in_one_line() {
         "som",
         "--detach",
     ]);
-    assert!(e.contains("--run"), "{e}");
+    assert!(e.contains("--name"), "{e}");
     let e = env.refused(&["work", "done"]);
     assert!(e.contains("benchmark done has no planned jobs"), "{e}");
     // Its status comes from its debates.

@@ -601,7 +601,7 @@ fn the_plan_job_records_the_workers_benchmark_with_a_configuration_moot_accepts(
         plan_argv.iter().any(|a| a == "--detach"),
         "{at}: the plan must only be recorded (--detach): {plan_argv:?}"
     );
-    let name = flag_value(&plan_argv, "--run").unwrap_or_else(|| panic!("{at}: no --run NAME"));
+    let name = flag_value(&plan_argv, "--name").unwrap_or_else(|| panic!("{at}: no --name NAME"));
     assert_eq!(
         argv(worker).get(2).map(String::as_str),
         Some(name),
@@ -888,7 +888,7 @@ fn the_slurm_scripts_run_moot_work_and_refuse_to_start_without_a_store_or_a_benc
     let args = fake.args().expect("plan.sh did not run moot");
     assert_eq!(args[0], "bench");
     assert!(args.iter().any(|a| a == "--detach"), "{args:?}");
-    assert_eq!(flag_value(&args, "--run"), Some("gsm8k-team"));
+    assert_eq!(flag_value(&args, "--name"), Some("gsm8k-team"));
 
     let fake = FakeMoot::new();
     let out = fake.run(&plan, &["gsm8k-team"], &[]);
@@ -998,7 +998,7 @@ fn every_flag_the_examples_give_moot_is_in_its_help() {
         ("work", "--lease"),
         ("work", "--worker-id"),
         ("bench", "--detach"),
-        ("bench", "--run"),
+        ("bench", "--name"),
         ("bench", "--config"),
         ("bench status", "--json"),
     ] {

@@ -303,6 +303,25 @@ async def ask_async(question: str, **kwargs: Any) -> Result:
         raise
 
 
+def _bench(
+    dataset: str,
+    protocols: Union[str, Sequence[str]],
+    store: Union[Store, PathLike, None],
+    config: ConfigArg,
+    seed: Optional[int],
+    **kwargs: Any,
+) -> str:
+    """``_moot.bench`` with the arguments :func:`bench` and :func:`plan` share read."""
+    if isinstance(protocols, str):
+        protocols = [p for p in protocols.split(",") if p]
+    if seed is not None:
+        kwargs["seed"] = seed
+    text: str = _moot.bench(
+        _store(store)._inner, dataset, list(protocols), **kwargs, **_config(config)
+    )
+    return text
+
+
 def bench(
     dataset: str,
     protocols: Union[str, Sequence[str]],
@@ -327,15 +346,12 @@ def bench(
     ``sc_at_budget=True`` then runs a self-consistency arm that spends what the costliest
     debate spent (``cot-sc`` with as many samples as that pays for, as the benchmark
     ``NAME-scK``) and reports both, as ``moot bench --sc-at-budget`` does."""
-    if isinstance(protocols, str):
-        protocols = [p for p in protocols.split(",") if p]
-    extra: Dict[str, Any] = {}
-    if seed is not None:
-        extra["seed"] = seed
-    text = _moot.bench(
-        _store(store)._inner,
+    text = _bench(
         dataset,
-        list(protocols),
+        protocols,
+        store,
+        config,
+        seed,
         limit=limit,
         concurrency=concurrency,
         rounds=rounds,
@@ -346,8 +362,6 @@ def bench(
         options=_options(options),
         no_cache=no_cache,
         sc_at_budget=sc_at_budget,
-        **_config(config),
-        **extra,
     )
     return BenchReport(json.loads(text))
 
@@ -371,15 +385,12 @@ def plan(
     """Records the benchmark ``name`` without running it, as ``moot bench … --detach`` does:
     ``moot work NAME`` processes on any machines sharing the store then work it. Planning the
     same benchmark again adds only what is missing. Returns ``{"bench", "planned", "added"}``."""
-    if isinstance(protocols, str):
-        protocols = [p for p in protocols.split(",") if p]
-    extra: Dict[str, Any] = {}
-    if seed is not None:
-        extra["seed"] = seed
-    text = _moot.bench(
-        _store(store)._inner,
+    text = _bench(
         dataset,
-        list(protocols),
+        protocols,
+        store,
+        config,
+        seed,
         limit=limit,
         rounds=rounds,
         agents=agents,
@@ -389,8 +400,6 @@ def plan(
         options=_options(options),
         no_cache=no_cache,
         detach=True,
-        **_config(config),
-        **extra,
     )
     result: Dict[str, Any] = json.loads(text)
     return result

@@ -1,5 +1,5 @@
 //! `moot bench`: every item of a dataset under every protocol, as stored runs; rerunning with the
-//! same `--run` name resumes without repeating a finished debate or call. `moot bench status`
+//! same `--name` resumes without repeating a finished debate or call. `moot bench status`
 //! is [`status`].
 
 pub mod status;
@@ -67,8 +67,9 @@ pub struct Args {
     /// Simulated agents (each told the item's gold answer) instead of the configured ones.
     #[arg(long)]
     sim: bool,
-    /// The benchmark's name; running again with the same name resumes it.
-    #[arg(long = "run")]
+    /// The benchmark's name; running again with the same name resumes it (`--run` is the
+    /// same).
+    #[arg(long = "name", visible_alias = "run", value_name = "NAME")]
     name: Option<String>,
     #[command(flatten)]
     data_dir: flags::DataDir,
@@ -76,7 +77,7 @@ pub struct Args {
     no_cache: flags::NoCache,
     #[command(flatten)]
     output: flags::Json,
-    /// Only record the benchmark's plan (needs --run), for `moot work NAME` processes on any
+    /// Only record the benchmark's plan (needs --name), for `moot work NAME` processes on any
     /// machines sharing the store to work; prints the plan and exits.
     #[arg(long, requires = "name")]
     detach: bool,

@@ -15,10 +15,10 @@ pub enum Format {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Benchmark names (the `--run` of `moot bench`). Several are reported together, their
+    /// Benchmark names (the `--name` of `moot bench`). Several are reported together, their
     /// protocols side by side and paired on the items they share; a protocol in more than one
     /// is labelled with its rounds (`som R=2`), or its benchmark when the rounds are the same.
-    #[arg(required = true, value_name = "RUN")]
+    #[arg(required = true, value_name = "BENCH")]
     runs: Vec<String>,
     #[arg(long, value_enum, default_value_t = Format::Markdown)]
     format: Format,

@@ -10,7 +10,7 @@ use crate::progress::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The run id (as printed by `moot ask`) or a benchmark's name (`moot bench --run`).
+    /// The run id (as printed by `moot ask`) or a benchmark's name (`moot bench --name`).
     run: String,
     #[command(flatten)]
     output: flags::Json,

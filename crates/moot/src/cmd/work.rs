@@ -1,5 +1,5 @@
 //! `moot work NAME`: one of any number of workers, on any machines sharing the store, working a
-//! benchmark planned with `moot bench … --run NAME --detach`. See `moot_eval::work` for how
+//! benchmark planned with `moot bench … --name NAME --detach`. See `moot_eval::work` for how
 //! jobs are claimed, leased and taken over.
 
 use std::time::Duration;
@@ -52,7 +52,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
     let record = match rt.block_on(store.bench(&args.name)) {
         Err(StoreError::BenchNotFound(name)) => {
             return bad_input(format!(
-                "no benchmark named {name:?} in the store: plan one with moot bench … --run {name} --detach"
+                "no benchmark named {name:?} in the store: plan one with moot bench … --name {name} --detach"
             ))
         }
         other => other?,

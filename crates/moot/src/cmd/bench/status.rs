@@ -11,7 +11,7 @@ use crate::flags;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The benchmark's name (`moot bench --run NAME`).
+    /// The benchmark's name (`moot bench --name NAME`).
     name: String,
     #[command(flatten)]
     output: flags::Json,
