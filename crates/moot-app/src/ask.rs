@@ -202,7 +202,7 @@ impl PreparedAsk {
         let spec = DebateSpec {
             question: self.question,
             kind: self.kind,
-            options: self.choices,
+            choices: self.choices,
             agents: built.specs.clone(),
             rounds: self.config.debate.rounds,
             seed: self.config.debate.seed,

@@ -407,7 +407,7 @@ async fn item_change(
     let at = crate::fork::agent_index(&spec, agent, via).map_err(anyhow::Error::new)?;
     let calls = store.calls(&parent_run.id).await?;
     let ctx = ExtractContext {
-        options: &spec.options,
+        choices: &spec.choices,
     };
     let mut text = template.to_string();
     if text.contains("{wrong}") {
@@ -420,7 +420,7 @@ async fn item_change(
             .filter_map(|c| c.answer.as_deref())
             .filter_map(|a| Answer::parse(spec.kind, a, &ctx))
             .collect();
-        match moot_core::fork::wrong_answer(spec.kind, &gold_answer, &spec.options, &round0) {
+        match moot_core::fork::wrong_answer(spec.kind, &gold_answer, &spec.choices, &round0) {
             Some(wrong) => text = text.replace("{wrong}", wrong.canonical()),
             None if spec.kind == moot_core::AnswerKind::Code => {
                 return Ok(Err(

@@ -295,7 +295,7 @@ fn prepare(kind: AnswerKind, responses: &[Response]) -> Vec<Prepared> {
         .map(|r| {
             assert!(!r.text.contains(ABSENT));
             let options: Vec<String> = r.options.iter().map(|o| o.to_string()).collect();
-            let got = Answer::extract(kind, r.text, &ExtractContext { options: &options });
+            let got = Answer::extract(kind, r.text, &ExtractContext { choices: &options });
             let got = got.map(|a| a.canonical().to_string());
             let read = match (&got, kind) {
                 (Some(program), AnswerKind::Code) => program.lines().next() == Some(r.expected),
@@ -327,7 +327,7 @@ fn extraction(c: &mut Criterion) {
             b.iter(|| {
                 for p in &prepared {
                     let ctx = ExtractContext {
-                        options: &p.options,
+                        choices: &p.options,
                     };
                     black_box(Answer::extract(kind, black_box(p.text), &ctx));
                 }

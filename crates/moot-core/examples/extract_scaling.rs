@@ -160,7 +160,7 @@ fn build(pattern: &Pattern, size: usize) -> String {
 fn work(text: &str) {
     let none = ExtractContext::default();
     let lines: Vec<String> = text.lines().take(12).map(str::to_string).collect();
-    let with_options = ExtractContext { options: &lines };
+    let with_options = ExtractContext { choices: &lines };
     for kind in AnswerKind::ALL {
         black_box(Answer::extract(kind, text, &none));
         black_box(Answer::parse(kind, text, &none));

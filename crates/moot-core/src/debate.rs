@@ -110,9 +110,10 @@ pub struct Reading {
 pub struct DebateSpec {
     pub question: String,
     pub kind: AnswerKind,
-    /// Option texts A, B, … for choice questions.
-    #[serde(default)]
-    pub options: Vec<String>,
+    /// Option texts A, B, … for choice questions (stored as `options`, as every version
+    /// stored them).
+    #[serde(default, rename = "options")]
+    pub choices: Vec<String>,
     pub agents: Vec<AgentSpec>,
     /// Debate rounds after round 0.
     pub rounds: usize,
@@ -134,7 +135,7 @@ impl DebateSpec {
         DebateSpec {
             question: question.into(),
             kind,
-            options: vec![],
+            choices: vec![],
             agents: (0..agents)
                 .map(|i| AgentSpec::named(format!("a{i}")))
                 .collect(),
@@ -146,7 +147,7 @@ impl DebateSpec {
 
     pub fn extract_context(&self) -> ExtractContext<'_> {
         ExtractContext {
-            options: &self.options,
+            choices: &self.choices,
         }
     }
 

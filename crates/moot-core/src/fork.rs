@@ -151,7 +151,7 @@ pub fn wrong_answer(
     options: &[String],
     round0: &[Answer],
 ) -> Option<Answer> {
-    let ctx = ExtractContext { options };
+    let ctx = ExtractContext { choices: options };
     let parse = |s: &str| Answer::parse(kind, s, &ctx);
     match kind {
         AnswerKind::Choice => {

@@ -233,7 +233,7 @@ fn a_unanimous_round0_without_options_is_not_debated_and_the_vote_decides() {
 #[test]
 fn a_unanimous_choice_or_yes_no_question_still_has_a_side_to_defend() {
     let mut s = team("Which?", AnswerKind::Choice, 2, AgentRole::Judge, 1);
-    s.options = vec!["one".into(), "two".into(), "three".into()];
+    s.choices = vec!["one".into(), "two".into(), "three".into()];
     let (_, calls) = drive(&*protocol("assigned"), &s, |c| {
         Some(format!(
             "Final answer: {}",
@@ -258,7 +258,7 @@ fn the_consultant_defends_its_own_answer_or_another_half_the_time_by_seed() {
     let mut own = 0;
     for seed in 0..200 {
         let mut s = team("Which?", AnswerKind::Choice, 1, AgentRole::Judge, 1);
-        s.options = vec!["one".into(), "two".into(), "three".into(), "four".into()];
+        s.choices = vec!["one".into(), "two".into(), "three".into(), "four".into()];
         s.seed = seed;
         let p = protocol("consultancy");
         p.validate(&s).unwrap();

@@ -52,7 +52,7 @@ fn every_row_extracts_as_a_grader_would() {
             .parse()
             .unwrap_or_else(|e| panic!("{}: {e}", row.id));
         let ctx = ExtractContext {
-            options: &row.options,
+            choices: &row.options,
         };
         let got = Answer::extract(kind, &row.text, &ctx);
         let got_text = got.as_ref().map(|a| a.canonical().to_string());

@@ -141,7 +141,7 @@ fn load_task(dir: &Path, task: &str) -> Result<Vec<Item>, DatasetError> {
         let item = Item {
             id: format!("bbh:{task}/{}", out.next_index()),
             question,
-            options,
+            choices: options,
             gold,
             kind: item_kind,
             tests: None,

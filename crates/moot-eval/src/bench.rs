@@ -269,7 +269,7 @@ pub(crate) async fn run_item(
     let spec = DebateSpec {
         question: item.question.clone(),
         kind: item.kind,
-        options: item.options.clone(),
+        choices: item.choices.clone(),
         agents: specs,
         rounds: plan.rounds,
         seed: item_seed(plan.seed, &item.id),
@@ -408,7 +408,7 @@ pub async fn load_bench(
             items.push(Item {
                 id: link.item_id.clone(),
                 question: spec.question.clone(),
-                options: spec.options.clone(),
+                choices: spec.choices.clone(),
                 gold: link.gold.clone(),
                 kind: spec.kind,
                 tests: spec.tests.clone(),

@@ -106,7 +106,7 @@ pub(crate) fn gsm8k(dir: &Path) -> Result<Vec<Item>, DatasetError> {
         let item = Item {
             id: format!("gsm8k/{i}"),
             question: rec.text("question")?,
-            options: vec![],
+            choices: vec![],
             gold: hashes_gold(rec, "answer")?,
             kind: AnswerKind::Numeric,
             tests: None,
@@ -136,7 +136,7 @@ pub(crate) fn math(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
         let item = Item {
             id: format!("{name}/{i}"),
             question: rec.text("problem")?,
-            options: vec![],
+            choices: vec![],
             gold: gold.trim().to_string(),
             kind: AnswerKind::Math,
             tests: None,
@@ -152,7 +152,7 @@ pub(crate) fn aime(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
         let item = Item {
             id: format!("{name}/{i}"),
             question: rec.text("problem")?,
-            options: vec![],
+            choices: vec![],
             gold: rec.text("answer")?.trim().to_string(),
             kind: AnswerKind::Numeric,
             tests: None,
@@ -194,7 +194,7 @@ fn mmlu_subject(dir: &Path, subject: &str) -> Result<Vec<Item>, DatasetError> {
         let item = Item {
             id: format!("mmlu:{subject}/{}", out.next_index()),
             question: cells[0].clone(),
-            options: cells[1..5].to_vec(),
+            choices: cells[1..5].to_vec(),
             gold: cells[5].trim().to_string(),
             kind: AnswerKind::Choice,
             tests: None,
@@ -229,7 +229,7 @@ pub(crate) fn mmlu_pro(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, Data
         let item = Item {
             id: format!("{prefix}/{i}"),
             question: rec.text("question")?,
-            options: rec
+            choices: rec
                 .list("options")?
                 .into_iter()
                 .map(|o| o.trim().to_string())
@@ -302,7 +302,7 @@ pub(crate) fn strategyqa(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, Da
         let item = Item {
             id: format!("{prefix}/{i}"),
             question,
-            options: vec![],
+            choices: vec![],
             gold: if gold { "yes" } else { "no" }.to_string(),
             kind: AnswerKind::YesNo,
             tests: None,
@@ -374,7 +374,7 @@ pub(crate) fn gsm_ranges(dir: &Path, level: Option<&str>) -> Result<Vec<Item>, D
         let item = Item {
             id: format!("gsm-ranges:{level}/{}", out.next_index()),
             question: rec.text("question")?,
-            options: vec![],
+            choices: vec![],
             gold: hashes_gold(&rec, "answer")?,
             kind: AnswerKind::Numeric,
             tests: None,

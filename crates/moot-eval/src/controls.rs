@@ -812,7 +812,7 @@ mod tests {
         Item {
             id: id.into(),
             question: format!("question {id}"),
-            options: Vec::new(),
+            choices: Vec::new(),
             gold: "1".into(),
             kind: AnswerKind::Numeric,
             tests: None,

@@ -114,7 +114,7 @@ fn item(
     Ok(Item {
         id,
         question: rec.text(&f.question)?,
-        options,
+        choices: options,
         gold: rec.text(&f.answer)?.trim().to_string(),
         kind: spec.kind,
         tests: None,

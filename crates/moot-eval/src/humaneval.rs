@@ -45,7 +45,7 @@ fn item(p: &Problem, number: &str) -> Item {
     Item {
         id: format!("humaneval/{number}"),
         question: question(&p.prompt, &p.entry_point),
-        options: vec![],
+        choices: vec![],
         // The reference solution, whole: what a correct answer looks like (it is not what
         // grades answers; the tests are).
         gold: format!("{}{}", p.prompt, p.canonical_solution),

@@ -12,8 +12,10 @@ pub struct Item {
     pub id: String,
     pub question: String,
     /// Option texts in order A, B, …; empty when the question has none of its own (or, for BBH
-    /// yes-no and text tasks, lists them inside its text).
-    pub options: Vec<String>,
+    /// yes-no and text tasks, lists them inside its text). Stored (in a planned benchmark's
+    /// jobs) as `options`, as every version stored them.
+    #[serde(rename = "options")]
+    pub choices: Vec<String>,
     /// The gold answer text, reduced from the raw field (see the crate documentation).
     pub gold: String,
     pub kind: AnswerKind,
@@ -25,7 +27,7 @@ impl Item {
     /// The context answers to this item are extracted with (its options).
     pub fn extract_context(&self) -> ExtractContext<'_> {
         ExtractContext {
-            options: &self.options,
+            choices: &self.choices,
         }
     }
 
@@ -62,7 +64,7 @@ mod tests {
         Item {
             id: "t/0".into(),
             question: "q".into(),
-            options: options.iter().map(|s| s.to_string()).collect(),
+            choices: options.iter().map(|s| s.to_string()).collect(),
             gold: gold.into(),
             kind,
             tests: None,

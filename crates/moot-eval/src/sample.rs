@@ -63,7 +63,7 @@ mod tests {
             .map(|i| Item {
                 id: format!("t/{i}"),
                 question: format!("q{i}"),
-                options: vec![],
+                choices: vec![],
                 gold: i.to_string(),
                 kind: AnswerKind::Numeric,
                 tests: None,

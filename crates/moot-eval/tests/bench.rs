@@ -24,7 +24,7 @@ fn items(n: usize) -> Vec<Item> {
         .map(|i| Item {
             id: format!("toy/{i}"),
             question: format!("What is {i} * 17?"),
-            options: vec![],
+            choices: vec![],
             gold: (i * 17).to_string(),
             kind: AnswerKind::Numeric,
             tests: None,

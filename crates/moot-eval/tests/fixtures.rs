@@ -40,7 +40,7 @@ fn gsm8k_reduces_hashes_and_separators() {
     assert!(d
         .items
         .iter()
-        .all(|i| i.kind == AnswerKind::Numeric && i.options.is_empty()));
+        .all(|i| i.kind == AnswerKind::Numeric && i.choices.is_empty()));
 }
 
 #[test]
@@ -79,12 +79,12 @@ fn mmlu_subject_rows() {
         first.question,
         "A valid disjunctive syllogism has a major premise that:"
     );
-    assert_eq!(first.options.len(), 4);
-    assert_eq!(first.options[0], "includes two or more alternatives");
+    assert_eq!(first.choices.len(), 4);
+    assert_eq!(first.choices[0], "includes two or more alternatives");
     assert_eq!(first.gold, "A");
     assert_eq!(first.kind, AnswerKind::Choice);
     // A quoted cell with a comma stays one cell.
-    assert!(d.items[1].options[2].contains("appealing manner are correct, regardless"));
+    assert!(d.items[1].choices[2].contains("appealing manner are correct, regardless"));
 }
 
 #[test]
@@ -102,19 +102,19 @@ fn mmlu_as_a_whole_needs_every_subject() {
 fn mmlu_pro_options_and_letters() {
     let d = get("mmlu-pro");
     assert_eq!(ids(&d), ["mmlu-pro/0", "mmlu-pro/1", "mmlu-pro/2"]);
-    assert_eq!(d.items[0].options.len(), 9);
+    assert_eq!(d.items[0].choices.len(), 9);
     assert_eq!(d.items[0].gold, "I");
     assert_eq!(canonical(&d.items[0]), "I");
-    assert_eq!(d.items[2].options.len(), 4);
+    assert_eq!(d.items[2].choices.len(), 4);
     assert!(d
         .items
         .iter()
-        .flat_map(|i| &i.options)
+        .flat_map(|i| &i.choices)
         .all(|o| o.trim() == o));
     let d = get("mmlu-pro:logical_fallacies");
     assert_eq!(d.items[0].id, "mmlu-pro:logical_fallacies/0");
     assert_eq!(d.items[0].gold, "D");
-    assert_eq!(d.items[0].options[3], "jumping to a conclusion");
+    assert_eq!(d.items[0].choices[3], "jumping to a conclusion");
 }
 
 #[test]
@@ -123,8 +123,8 @@ fn bbh_choice_tasks_move_options_out_of_the_question() {
     let item = &d.items[0];
     assert_eq!(item.kind, AnswerKind::Choice);
     assert_eq!(item.gold, "B");
-    assert_eq!(item.options.len(), 6);
-    assert_eq!(item.options[1], "12/25/1937");
+    assert_eq!(item.choices.len(), 6);
+    assert_eq!(item.choices[1], "12/25/1937");
     assert!(!item.question.contains("Options:"));
     assert!(item
         .question
@@ -136,7 +136,7 @@ fn bbh_choice_tasks_move_options_out_of_the_question() {
 fn bbh_letters_past_j() {
     let d = get("bbh:geometric_shapes");
     let k = &d.items[2];
-    assert_eq!((k.gold.as_str(), k.options.len()), ("K", 11));
+    assert_eq!((k.gold.as_str(), k.choices.len()), ("K", 11));
     assert_eq!(canonical(k), "K");
     let d = get("bbh:reasoning_about_colored_objects");
     let l = &d.items[2];
@@ -150,7 +150,7 @@ fn bbh_option_text_targets_become_text_items() {
     let broken = &d.items[2];
     assert_eq!(broken.kind, AnswerKind::Text);
     assert_eq!(broken.gold, "Monsters, Inc");
-    assert_eq!(broken.options[..2], ["Monsters", "Inc"]);
+    assert_eq!(broken.choices[..2], ["Monsters", "Inc"]);
     assert_eq!(d.items[0].kind, AnswerKind::Choice);
     let d = get("bbh:ruin_names");
     assert_eq!(d.items[2].kind, AnswerKind::Text);
@@ -163,7 +163,7 @@ fn bbh_yes_no_numeric_and_text_tasks() {
     let item = &d.items[0];
     assert_eq!(item.kind, AnswerKind::YesNo);
     assert_eq!(item.gold, "No");
-    assert!(item.options.is_empty());
+    assert!(item.choices.is_empty());
     assert!(item.question.ends_with("Options:\n- Yes\n- No"));
     assert_eq!(canonical(item), "no");
 
@@ -293,7 +293,7 @@ fn generic_jsonl_with_mapped_fields_and_ids() {
 fn generic_jsonl_options_list() {
     let d = generic("jsonl:DIR/choice.jsonl?kind=choice&options=choices").unwrap();
     assert_eq!(ids(&d), ["choice/0", "choice/1"]);
-    assert_eq!(d.items[0].options, ["Mars", "Jupiter", "Venus"]);
+    assert_eq!(d.items[0].choices, ["Mars", "Jupiter", "Venus"]);
     assert_eq!(canonical(&d.items[0]), "B");
     assert_eq!(canonical(&d.items[1]), "C");
 }
@@ -303,8 +303,8 @@ fn generic_csv_option_columns() {
     let d = generic("csv:DIR/choice.csv?kind=choice&options=A,B,C,D,E&id=id").unwrap();
     assert_eq!(ids(&d), ["c1", "c2"]);
     // The empty trailing E cell is dropped.
-    assert_eq!(d.items[0].options, ["apple", "teal", "pear", "plum"]);
-    assert_eq!(d.items[1].options.len(), 5);
+    assert_eq!(d.items[0].choices, ["apple", "teal", "pear", "plum"]);
+    assert_eq!(d.items[1].choices.len(), 5);
     assert_eq!(
         d.items[0].question,
         "Which of these is a colour, not a fruit?"

@@ -139,11 +139,11 @@ fn bbh_items_keep_their_inputs() {
         assert_eq!(examples.len(), d.items.len());
         for (example, item) in examples.iter().zip(&d.items) {
             let input = example["input"].as_str().expect("input");
-            let rebuilt = if item.options.is_empty() {
+            let rebuilt = if item.choices.is_empty() {
                 item.question.clone()
             } else {
                 let lines: Vec<String> = item
-                    .options
+                    .choices
                     .iter()
                     .enumerate()
                     .map(|(i, o)| format!("({}) {o}", char::from(b'A' + i as u8)))
@@ -152,7 +152,7 @@ fn bbh_items_keep_their_inputs() {
             };
             assert_eq!(rebuilt, input, "{}", item.id);
             if moot_eval::bbh_task_kind(task) == Some(AnswerKind::Choice) {
-                assert!(!item.options.is_empty(), "{}", item.id);
+                assert!(!item.choices.is_empty(), "{}", item.id);
                 if item.kind == AnswerKind::Text {
                     text_in_choice_tasks.push(item.id.clone());
                 } else if item.gold.as_str() > "J" {

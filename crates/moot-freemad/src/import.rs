@@ -82,7 +82,7 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
     let spec = DebateSpec {
         question: format!("{QUESTION_START}{source}{QUESTION_END}"),
         kind: AnswerKind::Text,
-        options: vec![],
+        choices: vec![],
         agents: agents
             .iter()
             .map(|a| AgentSpec {

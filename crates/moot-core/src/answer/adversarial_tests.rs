@@ -307,7 +307,7 @@ fn a_megabyte_of_option_markers() {
     let text = fill("the correct option is (K) ");
     assert_kinds(&text, [None, None, None, Some("(K)"), Some("(k)")]);
     let eighteen: Vec<String> = (0..18).map(|i| format!("colour {i}")).collect();
-    let ctx = ExtractContext { options: &eighteen };
+    let ctx = ExtractContext { choices: &eighteen };
     let got = Answer::extract(AnswerKind::Choice, &text, &ctx).map(|a| a.canonical);
     assert_eq!(got.as_deref(), Some("K"));
 }
@@ -380,7 +380,7 @@ fn a_megabyte_of_bold_letters() {
 #[test]
 fn long_options_against_many_answer_spans() {
     let options = vec!["lorem ipsum ".repeat(SIZE / 24), "Berlin".to_string()];
-    let ctx = ExtractContext { options: &options };
+    let ctx = ExtractContext { choices: &options };
     let text = "The answer is maybe.\n".repeat(SIZE / 42) + "So I pick Berlin.";
     let got = Answer::extract(AnswerKind::Choice, &text, &ctx).map(|a| a.canonical);
     assert_eq!(got.as_deref(), Some("B"));

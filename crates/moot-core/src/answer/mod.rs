@@ -29,7 +29,7 @@ pub fn last_boxed(text: &str) -> Option<&str> {
 #[derive(Debug, Clone, Default)]
 pub struct ExtractContext<'a> {
     /// Option texts, in order A, B, C, … (choice kind).
-    pub options: &'a [String],
+    pub choices: &'a [String],
 }
 
 impl Answer {
@@ -41,7 +41,7 @@ impl Answer {
         }
         // Only the choice kind reads the options; fold them once for every span.
         let options = choice::Options::new(if kind == AnswerKind::Choice {
-            ctx.options
+            ctx.choices
         } else {
             &[]
         });
@@ -60,7 +60,7 @@ impl Answer {
     pub fn parse(kind: AnswerKind, s: &str, ctx: &ExtractContext<'_>) -> Option<Answer> {
         let whole = match kind {
             AnswerKind::Numeric => number_from_span(s, false),
-            AnswerKind::Choice => choice::parse_exact(s, ctx.options),
+            AnswerKind::Choice => choice::parse_exact(s, ctx.choices),
             AnswerKind::YesNo => yes_no::parse_exact(s),
             AnswerKind::Math => math_from_span(s),
             AnswerKind::Text => text::from_span(s),

@@ -141,7 +141,7 @@ impl Assigned {
                 ("agent", &agent_number),
                 ("position", position.canonical()),
                 ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
+                ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
                 ("peers", &peers_text),
             ],
@@ -174,7 +174,7 @@ fn alternatives(spec: &DebateSpec, rng: &mut ChaCha8Rng) -> Vec<Answer> {
     let ctx = spec.extract_context();
     match spec.kind {
         AnswerKind::Choice => {
-            let mut letters: Vec<Answer> = (0..spec.options.len())
+            let mut letters: Vec<Answer> = (0..spec.choices.len())
                 .filter_map(|i| {
                     Answer::parse(
                         AnswerKind::Choice,

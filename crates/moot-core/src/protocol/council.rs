@@ -108,7 +108,7 @@ impl Council {
             prompts::RANK,
             &[
                 ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
+                ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
                 ("peers", &Self::blocks(t, &order)),
             ],

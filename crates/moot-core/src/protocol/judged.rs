@@ -257,7 +257,7 @@ pub(crate) fn decider_call(
     vars: &[(&str, &str)],
     shown: &Shown,
 ) -> PlannedCall {
-    let options = prompts::options_block(&spec.options);
+    let options = prompts::options_block(&spec.choices);
     let mut all: Vec<(&str, &str)> = vec![
         ("question", &spec.question),
         ("options", &options),

@@ -32,7 +32,7 @@ pub(crate) fn initial_prompt(spec: &DebateSpec) -> String {
         crate::prompts::INITIAL,
         &[
             ("question", &spec.question),
-            ("options", &crate::prompts::options_block(&spec.options)),
+            ("options", &crate::prompts::options_block(&spec.choices)),
             ("format", crate::prompts::format_instruction(spec.kind)),
         ],
     )
@@ -81,7 +81,7 @@ pub(crate) fn freemad_initial_call(
         crate::prompts::FREEMAD_INITIAL,
         &[
             ("question", &spec.question),
-            ("options", &crate::prompts::options_block(&spec.options)),
+            ("options", &crate::prompts::options_block(&spec.choices)),
         ],
     );
     PlannedCall {

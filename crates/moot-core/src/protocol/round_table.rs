@@ -358,7 +358,7 @@ impl RoundTable {
             &[
                 ("peers", &peers_text),
                 ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
+                ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
             ],
         );
@@ -459,7 +459,7 @@ impl RoundTable {
             prompts::FREEMAD_CRITIQUE,
             &[
                 ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
+                ("options", &prompts::options_block(&spec.choices)),
                 ("own", &own),
                 ("peers", &prompts::anonymised_peers(&texts)),
             ],
@@ -500,7 +500,7 @@ impl RoundTable {
             prompts::JUDGE,
             &[
                 ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
+                ("options", &prompts::options_block(&spec.choices)),
                 ("solution", text.trim()),
             ],
         );

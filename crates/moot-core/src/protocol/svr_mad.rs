@@ -276,7 +276,7 @@ impl SvrMad {
             &[
                 ("peers", &peers_text),
                 ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.options)),
+                ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
             ],
         )));

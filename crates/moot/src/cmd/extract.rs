@@ -31,7 +31,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ));
     }
     let ctx = ExtractContext {
-        options: &args.options,
+        choices: &args.options,
     };
     let gold = match &args.gold {
         Some(g) => match Answer::parse(args.kind, g, &ctx) {
