@@ -3,7 +3,6 @@
 #[macro_use]
 mod output;
 
-mod bench_progress;
 mod cmd;
 mod flags;
 mod input;

@@ -10,7 +10,7 @@ use moot_config::{AnswerSetting, ProtocolName, Via};
 use moot_store::Store;
 
 use crate::flags;
-use crate::progress::Progress;
+use crate::progress::debate::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -76,5 +76,5 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         progress.message(m);
         errln!("{m}");
     })?;
-    crate::progress::run_and_print(session, progress, json, rt)
+    crate::progress::debate::run_and_print(session, progress, json, rt)
 }

@@ -1,10 +1,11 @@
 //! `moot bench`: every item of a dataset under every protocol, as stored runs; rerunning with the
-//! same `--name` resumes without repeating a finished debate or call. `moot bench status`
-//! is [`status`].
+//! same `--name` resumes without repeating a finished debate or call. What runs is
+//! `moot_app::benchmark`'s (and `moot_app::bench_fork`'s for `--fork-of`); here are its
+//! progress bars on stderr and its report on stdout. `moot bench status` is [`status`].
 
 pub mod status;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use moot_app::request::Settings;
 use moot_config::{ProtocolName, Via};
 use moot_store::Store;
@@ -128,7 +129,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             concurrency: args.concurrency.concurrency,
             local,
         };
-        return crate::bench_progress::fork(request, args.output.json, store, rt);
+        return fork_benchmark(request, args.output.json, store, rt);
     }
     let request = BenchRequest {
         settings: Settings {
@@ -152,5 +153,79 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         sc_at_budget: args.sc_at_budget,
         resumed: false,
     };
-    crate::bench_progress::run(request, args.detach, args.output.json, store, rt)
+    crate::progress::bench::run_benchmark(request, args.detach, args.output.json, store, rt)
+}
+
+/// Forks every debate of a stored benchmark (`moot bench --fork-of`) and prints the fork
+/// benchmark's report, paired with its parent's; protocols and items left out are said on
+/// stderr (and listed in the JSON).
+pub fn fork_benchmark(
+    request: moot_app::bench_fork::BenchForkRequest,
+    json: bool,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    let spinner = if json {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new_spinner()
+    };
+    let (mut forked, mut read) = (0usize, 0usize);
+    let started = std::time::Instant::now();
+    let done = rt.block_on(moot_app::bench_fork::run(
+        store,
+        &request,
+        &mut |protocol, new| {
+            if new {
+                forked += 1;
+            } else {
+                read += 1;
+            }
+            spinner.set_message(format!(
+                "{forked} forked, {read} read back · last: {protocol}"
+            ));
+            spinner.tick();
+        },
+        &mut |m| spinner.suspend(|| errln!("{}", moot_core::escape::terminal(m))),
+    ))?;
+    spinner.finish_and_clear();
+    if !json {
+        errln!(
+            "benchmark {}: fork of {} at round {}; {} forked, {} read back",
+            done.name,
+            done.parent,
+            request.round,
+            done.forked,
+            done.read_back
+        );
+        for (protocol, reason) in &done.refused {
+            errln!(
+                "{protocol} left out: {}",
+                moot_core::escape::terminal(reason)
+            );
+        }
+        for l in &done.left_out {
+            errln!(
+                "{} {} left out: {}",
+                l.protocol,
+                l.item_id,
+                moot_core::escape::terminal(&l.reason)
+            );
+        }
+    }
+    let report = rt.block_on(moot_app::bench_report::report(
+        store,
+        std::slice::from_ref(&done.name),
+        false,
+        moot_config::Via::Cli,
+    ))?;
+    if json {
+        let mut value = serde_json::to_value(&report).context("serialising the report")?;
+        value["fork_run"] = serde_json::to_value(&done).context("serialising the report")?;
+        value["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
+        outln!("{value}");
+    } else {
+        out!("{}", moot_core::escape::terminal(&report.markdown(&[])));
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use moot_core::text::plural;
 use moot_store::Store;
 
 use crate::flags;
-use crate::progress::Progress;
+use crate::progress::debate::Progress;
 
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("change").args(["say", "model"]).multiple(false)))]
@@ -67,5 +67,5 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         );
     }
     let progress = Progress::new(forked.session.spec.rounds, json);
-    crate::progress::run_and_print(forked.session, progress, json, rt)
+    crate::progress::debate::run_and_print(forked.session, progress, json, rt)
 }

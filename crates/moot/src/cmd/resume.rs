@@ -6,7 +6,7 @@ use moot_app::resume::{resume, ResumeOptions, Resumption};
 use moot_store::Store;
 
 use crate::flags;
-use crate::progress::Progress;
+use crate::progress::debate::Progress;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -58,7 +58,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                     moot_core::text::plural(done, "completed call")
                 );
             }
-            crate::progress::run_and_print(session, progress, json, rt)
+            crate::progress::debate::run_and_print(session, progress, json, rt)
         }
         Resumption::Worker { bench, request } => {
             if !json {
@@ -67,13 +67,13 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                     bench.name, request.worker.worker
                 );
             }
-            crate::bench_progress::work(&bench, request, json, store, rt)
+            crate::progress::work::work_benchmark(&bench, request, json, store, rt)
         }
         Resumption::Bench { bench, request } => {
             if !json {
                 errln!("resuming benchmark {}", bench.name);
             }
-            crate::bench_progress::run(request, false, json, store, rt)
+            crate::progress::bench::run_benchmark(request, false, json, store, rt)
         }
     }
 }

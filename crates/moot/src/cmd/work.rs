@@ -1,6 +1,7 @@
 //! `moot work NAME`: one of any number of workers, on any machines sharing the store, working a
 //! benchmark planned with `moot bench … --name NAME --detach`. See `moot_eval::work` for how
-//! jobs are claimed, leased and taken over.
+//! jobs are claimed, leased and taken over; here are the worker's progress bar, its summary,
+//! and SIGINT/SIGTERM as its signal to stop.
 
 use std::time::Duration;
 
@@ -62,7 +63,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         return bad_input("--worker-id must not be empty");
     }
     let json = args.output.json;
-    crate::bench_progress::work(
+    crate::progress::work::work_benchmark(
         &record,
         WorkRequest {
             via: moot_config::Via::Cli,

@@ -1,0 +1,188 @@
+//! A benchmark from the command line: a progress bar per protocol on stderr while it runs
+//! (`moot bench`, `moot resume` of a benchmark), then its report on stdout. What runs is
+//! `moot_app::benchmark`'s.
+
+use anyhow::Result;
+use moot_app::benchmark::{BenchEvents, BenchRequest, Benchmarked, Prepared};
+use moot_core::text::plural;
+use moot_eval::bench::ItemResult;
+use moot_eval::controls::SamplesForBudget;
+use moot_store::Store;
+
+/// Runs (or resumes) the benchmark `request` describes and prints its report (with its
+/// self-consistency arm's, under `--sc-at-budget`: see `moot_app::benchmark::run`); with
+/// `detach`, only records its plan for `moot work`.
+pub fn run_benchmark(
+    request: BenchRequest,
+    detach: bool,
+    json: bool,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+) -> Result<()> {
+    if detach {
+        let prepared = rt.block_on(Prepared::new(&request, None, &mut |m| errln!("{m}")))?;
+        let (name, dataset) = (&prepared.name, &prepared.dataset);
+        let (planned, added) =
+            rt.block_on(prepared.plan_for_workers(store, request.concurrency))?;
+        if json {
+            outln!(
+                "{}",
+                serde_json::json!({"bench": name, "planned": planned, "added": added})
+            );
+        } else {
+            outln!(
+                "benchmark {name}: {} of {dataset} × {} planned ({} new); start workers with: moot work {}",
+                plural(planned as usize, "debate"),
+                prepared.protocols.join(", "),
+                added,
+                moot_app::shell::shell_word(name)
+            );
+        }
+        return Ok(());
+    }
+    let mut shown = Shown {
+        json,
+        progress: None,
+    };
+    let done = rt.block_on(moot_app::benchmark::run(&request, store, &mut shown))?;
+    print_report(&done, json)
+}
+
+/// What `moot bench` shows while it runs: a progress bar per protocol on stderr, and what is
+/// starting.
+struct Shown {
+    json: bool,
+    progress: Option<BenchProgress>,
+}
+
+impl BenchEvents for Shown {
+    fn message(&mut self, message: &str) {
+        errln!("{message}");
+    }
+
+    fn started(&mut self, prepared: &Prepared) {
+        if !self.json {
+            errln!(
+                "benchmark {}: {} of {} × {}",
+                prepared.name,
+                plural(prepared.items.len(), "item"),
+                prepared.dataset,
+                prepared.protocols.join(", ")
+            );
+        }
+        self.progress = Some(BenchProgress::new(
+            &prepared.protocols,
+            prepared.items.len(),
+            self.json,
+        ));
+    }
+
+    fn result(&mut self, result: &ItemResult, correct: bool) {
+        if let Some(progress) = &mut self.progress {
+            progress.finished(
+                &result.protocol,
+                correct,
+                result.result.usage().output_tokens,
+            );
+        }
+    }
+
+    fn ended(&mut self) {
+        if let Some(progress) = self.progress.take() {
+            progress.clear();
+        }
+    }
+
+    fn arm(&mut self, need: &SamplesForBudget) {
+        if !self.json {
+            errln!(
+                "--sc-at-budget: {} costs {:.0} tokens per item and a sample about {:.0}; cot-sc with {} samples follows",
+                need.protocol,
+                need.budget,
+                need.per_sample,
+                need.samples
+            );
+        }
+    }
+}
+
+/// The benchmark's report as JSON (`Benchmarked::json`), or as Markdown tables with the wall
+/// time and throughput.
+fn print_report(done: &Benchmarked, json: bool) -> Result<()> {
+    if json {
+        outln!("{}", done.json()?);
+        return Ok(());
+    }
+    let throughput = &done.throughput;
+    out!("{}", done.report.markdown(&[]));
+    outln!(
+        "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
+        throughput.seconds,
+        throughput.calls,
+        throughput.debates,
+        throughput.calls_per_second,
+        throughput.us_per_call
+    );
+    if throughput.reused_debates > 0 {
+        outln!(
+            "({} debates read back or resumed from the store)",
+            throughput.reused_debates
+        );
+    }
+    Ok(())
+}
+
+/// One progress bar per protocol, with its running accuracy and output tokens.
+struct BenchProgress {
+    protocols: Vec<String>,
+    bars: Vec<indicatif::ProgressBar>,
+    /// Per protocol: debates finished, correct, output tokens.
+    tally: Vec<(usize, usize, u64)>,
+    _multi: indicatif::MultiProgress,
+}
+
+impl BenchProgress {
+    fn new(protocols: &[String], items: usize, hidden: bool) -> BenchProgress {
+        let multi = indicatif::MultiProgress::with_draw_target(if hidden {
+            indicatif::ProgressDrawTarget::hidden()
+        } else {
+            indicatif::ProgressDrawTarget::stderr()
+        });
+        let style =
+            indicatif::ProgressStyle::with_template("{prefix:>14} {bar:30} {pos}/{len} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+        let bars = protocols
+            .iter()
+            .map(|p| {
+                let bar = multi.add(indicatif::ProgressBar::new(items as u64));
+                bar.set_style(style.clone());
+                bar.set_prefix(p.clone());
+                bar
+            })
+            .collect();
+        BenchProgress {
+            protocols: protocols.to_vec(),
+            bars,
+            tally: vec![(0, 0, 0); protocols.len()],
+            _multi: multi,
+        }
+    }
+
+    fn finished(&mut self, protocol: &str, correct: bool, output_tokens: u64) {
+        let Some(i) = self.protocols.iter().position(|p| p == protocol) else {
+            return;
+        };
+        let t = &mut self.tally[i];
+        t.0 += 1;
+        t.1 += usize::from(correct);
+        t.2 = t.2.saturating_add(output_tokens);
+        self.bars[i].inc(1);
+        self.bars[i].set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
+    }
+
+    fn clear(&self) {
+        for bar in &self.bars {
+            bar.finish_and_clear();
+        }
+    }
+}
