@@ -4,9 +4,9 @@
 //!
 //! - [`prepare`]: open a store and a runtime, read a configuration, apply overrides, check the
 //!   debate's size and assemble its team ([`prepare::prepare_debate`]);
-//! - [`backends`]: the registry of backends as the application runs them ([`backends::DRIVERS`]:
-//!   how each is built, retried and checked); the embedded model is behind the `local` feature;
-//! - [`agents`]: build each agent of a configuration through its backend's driver;
+//! - [`agents`]: build each agent of a configuration as its backend does (each backend is one
+//!   module and one entry of `moot_config::BACKENDS`: how it is built, retried and checked);
+//!   the embedded model is behind the `local` feature;
 //! - [`health`]: whether each agent of a configuration can answer (`moot health`);
 //! - [`runner`]: the runner every debate goes through ([`runner::Runner`]: the redactor, the
 //!   code sandbox and the run log a configuration asks for, around `moot_engine::run_job`);
@@ -34,7 +34,6 @@
 
 pub mod agents;
 pub mod ask;
-pub mod backends;
 pub mod bench_fork;
 pub mod bench_report;
 pub mod bench_status;

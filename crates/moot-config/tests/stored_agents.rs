@@ -110,8 +110,14 @@ fn yaml_reads_backend_keys_as_the_types_they_are() {
     )
     .unwrap();
     let json = serde_json::to_value(&config).unwrap();
-    assert_eq!(json["agents"][0]["args"], serde_json::json!(["--port", "8080"]));
-    assert_eq!(json["agents"][1]["responses"], serde_json::json!(["42", "yes"]));
+    assert_eq!(
+        json["agents"][0]["args"],
+        serde_json::json!(["--port", "8080"])
+    );
+    assert_eq!(
+        json["agents"][1]["responses"],
+        serde_json::json!(["42", "yes"])
+    );
     assert_eq!(
         json["agents"][2]["sim"]["distractors"],
         serde_json::json!(["41", "43"])
