@@ -14,7 +14,7 @@ use moot_engine::EngineAgent;
 #[cfg(feature = "local")]
 use moot_local::LocalModel;
 
-use moot_config::{AgentConfig, BackendEntry, BuildError, Building, Config};
+use moot_config::{AgentConfig, BackendEntry, BuildAgent, BuildError, Config};
 
 use crate::error::InputError;
 
@@ -77,12 +77,21 @@ pub fn build(
     kind: moot_core::answer::AnswerKind,
     progress: &mut dyn FnMut(&str),
 ) -> Result<BuiltAgents> {
-    let mut building = Building::new(config, kind, progress);
+    let mut building = config.building(kind, progress);
     let mut specs = Vec::new();
     let mut engine = Vec::new();
     for (i, a) in config.agents.iter().enumerate() {
         let entry = a.backend.entry();
-        let model = a.backend.build(&mut building, i, a).map_err(build_error)?;
+        let seed = config.agent_seed(i, a);
+        let agent = BuildAgent {
+            index: i,
+            id: &a.id,
+            seed,
+        };
+        let model = a
+            .backend
+            .build(&mut building, &agent)
+            .map_err(build_error)?;
         let model = resilient(model, a, entry, config)
             .with_context(|| format!("agents[{i}] ({})", a.id))?;
         specs.push(AgentSpec {
@@ -98,7 +107,7 @@ pub fn build(
                 temperature: sampling.temperature,
                 top_p: sampling.top_p,
                 max_tokens: sampling.max_tokens,
-                seed: Some(a.seed_in(config, i)),
+                seed: Some(seed),
                 logprobs: sampling.logprobs || entry.always_logprobs,
                 resample: None,
             },
@@ -161,7 +170,9 @@ mod tests {
             agents: moot_config::default_agents(1),
             ..Config::default()
         };
-        let e = build(&config, moot_core::answer::AnswerKind::Numeric, &mut |_| {}).unwrap_err();
+        let Err(e) = build(&config, moot_core::answer::AnswerKind::Numeric, &mut |_| {}) else {
+            panic!("a local agent built without the embedded backend");
+        };
         assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
         assert!(format!("{e:#}").contains("feature `local`"), "{e:#}");
     }

@@ -159,7 +159,7 @@ pub async fn prepare<'a>(
         .keep(config.agents.clone().into_iter().enumerate().collect())
         .into_iter()
         .map(|(i, mut a)| {
-            a.sampling.seed = Some(a.seed_in(&config, i));
+            a.sampling.seed = Some(config.agent_seed(i, &a));
             a
         })
         .collect();
@@ -262,7 +262,7 @@ async fn parent_config(
             .agents
             .iter()
             .enumerate()
-            .map(|(i, a)| a.seed_in(&config, i))
+            .map(|(i, a)| config.agent_seed(i, a))
             .collect();
         for (agent, seed) in config.agents.iter_mut().zip(seeds) {
             agent.sampling.seed = Some(seed);

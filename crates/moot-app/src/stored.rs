@@ -270,7 +270,9 @@ fn supply_agents(config: &mut Config, local: &Config) {
 /// reach, said as the middle of a sentence (each backend says: `not_allowed` of
 /// `moot_config::BackendSettings`).
 fn not_allowed(i: usize, agent: &AgentConfig, local: &Config) -> Option<String> {
-    agent.backend.not_allowed(&format!("agents[{i}]"), local)
+    agent
+        .backend
+        .not_allowed(&format!("agents[{i}]"), &local.here())
 }
 
 #[cfg(test)]

@@ -15,14 +15,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use moot_core::contract::ReplyContract;
 use moot_core::debate::AgentRole;
 
-use crate::backend::keys::{key_named, read_value};
+use crate::backend::keys::read_value;
 use crate::backend::local::Local;
 use crate::backend::sim::Sim;
 use crate::backend::{
-    backend_names, check_keys, entry_named, fail, Backend, BackendEntry, Keys, BACKENDS,
+    backend_names, check_keys, entry_named, key_named, Backend, BackendEntry, Keys, BACKENDS,
 };
-use crate::config::Config;
-use crate::error::ConfigError;
+use crate::error::{fail, ConfigError};
 
 /// Agents `moot ask` and `moot bench` debate among when neither the configuration nor
 /// `--agents` says (and the number `moot config check` assumes then).
@@ -237,8 +236,8 @@ impl AgentFields {
         }
         let entry = self.entry(&at)?;
         check_keys(&at, entry, &self.keys)?;
-        self.check_sampling(&at)?;
-        let backend = (entry.read)(&self, &at)?;
+        self.check_sampling(&at, entry)?;
+        let backend = (entry.read)(&self.keys, &at)?;
         Ok(AgentConfig {
             id: self.id,
             persona: self.persona,
@@ -274,14 +273,24 @@ impl AgentFields {
         })
     }
 
-    /// Sampling values and rate limits in range.
-    fn check_sampling(&self, at: &str) -> Result<(), ConfigError> {
+    /// Sampling values and rate limits in range (the temperature in the backend's range too).
+    fn check_sampling(&self, at: &str, entry: &BackendEntry) -> Result<(), ConfigError> {
         if let Some(t) = self.temperature {
             if !(0.0..=2.0).contains(&t) {
                 return fail(
                     at,
                     "temperature",
                     format!("{at}.temperature = {t} must be between 0 and 2"),
+                );
+            }
+            if t > entry.max_temperature {
+                return fail(
+                    at,
+                    "temperature",
+                    format!(
+                        "{at}.temperature must be at most {} for backend {:?}",
+                        entry.max_temperature, entry.name
+                    ),
                 );
             }
         }
@@ -314,7 +323,7 @@ impl From<AgentConfig> for AgentFields {
         let mut keys = Keys::default();
         a.backend.write_back(&mut keys);
         keys.set_flag("logprobs", a.sampling.logprobs);
-        keys.order_as(a.backend.entry());
+        keys.order_as(a.backend.entry().keys);
         AgentFields {
             id: a.id,
             backend: a.backend.name().to_string(),
@@ -377,14 +386,6 @@ impl AgentConfig {
 
     pub fn is_sim(&self) -> bool {
         self.backend.settings::<Sim>().is_some()
-    }
-
-    /// Its seed as agent `index` of `config`: its own, else the debate's plus its position, so
-    /// each agent samples differently but reproducibly.
-    pub fn seed_in(&self, config: &Config, index: usize) -> u64 {
-        self.sampling
-            .seed
-            .unwrap_or(config.debate.seed.wrapping_add(index as u64))
     }
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{read_agents, AgentConfig, DEFAULT_AGENTS};
 use crate::backend::cli::Cli;
+use crate::backend::entry::{Building, Here};
 use crate::budget::BudgetSection;
 use crate::cache::CacheSection;
 use crate::debate::DebateSection;
@@ -382,10 +383,47 @@ impl Config {
     }
 
     /// Agent `i` (whose entry is `a`) can be started here, as its backend checks
-    /// ([`crate::BackendSettings::check_can_run`]: a `cli` agent's command is allowed, and can
-    /// be started from its working directory). Other backends pass.
+    /// (`BackendSettings::check_can_run`: a `cli` agent's command is allowed, and can be
+    /// started from its working directory). Other backends pass.
     pub fn check_agent_can_run(&self, i: usize, a: &AgentConfig) -> Result<(), ConfigError> {
-        a.backend.check_can_run(self, i, a)
+        a.backend
+            .check_can_run(&self.security, &format!("agents[{i}]"), &a.id)
+    }
+
+    /// Agent `index`'s seed (whose entry is `agent`): its own, else the debate's plus its
+    /// position, so each agent samples differently but reproducibly.
+    pub fn agent_seed(&self, index: usize, agent: &AgentConfig) -> u64 {
+        agent
+            .sampling
+            .seed
+            .unwrap_or(self.debate.seed.wrapping_add(index as u64))
+    }
+
+    /// What building this configuration's agents for a debate whose answers are of `kind`
+    /// shares; `progress` hears what is happening (pulling or loading a model).
+    pub fn building<'a>(
+        &'a self,
+        kind: AnswerKind,
+        progress: &'a mut dyn FnMut(&str),
+    ) -> Building<'a> {
+        Building {
+            security: &self.security,
+            gold: self.debate.gold.as_deref(),
+            kind,
+            backends: self.agents.iter().map(|a| &a.backend).collect(),
+            #[cfg(feature = "local")]
+            local_models: Default::default(),
+            progress,
+        }
+    }
+
+    /// This machine's authority (this configuration's), as a stored agent's backend weighs it
+    /// (`BackendSettings::not_allowed`).
+    pub fn here(&self) -> Here<'_> {
+        Here {
+            security: &self.security,
+            backends: self.agents.iter().map(|a| &a.backend).collect(),
+        }
     }
 
     /// The agents that need the gold answer and are not given it, or the analysis-only

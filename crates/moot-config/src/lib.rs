@@ -49,8 +49,8 @@ pub use agent::{
 };
 pub use backend::http::{Endpoints, Http};
 pub use backend::{
-    backend_names, Backend, BackendEntry, BackendSettings, BuildError, Building, ModelSwap,
-    BACKENDS,
+    backend_names, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+    ModelSwap, BACKENDS,
 };
 pub use budget::BudgetSection;
 pub use cache::CacheSection;

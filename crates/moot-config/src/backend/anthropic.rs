@@ -5,10 +5,11 @@ use std::sync::Arc;
 use moot_backends::anthropic::{AnthropicConfig, AnthropicModel, DEFAULT_BASE_URL};
 use moot_backends::LanguageModel;
 
+use super::entry::{
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
+};
 use super::http::{self, Http};
-use super::{fail, Backend, BackendEntry, BackendSettings, BuildError, Building, Keys, ModelSwap};
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
+use super::keys::Keys;
 use crate::error::ConfigError;
 
 pub const ENTRY: BackendEntry = BackendEntry {
@@ -22,6 +23,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         http::STREAM,
     ],
     refuses: &[("logprobs", "has no token logprobs")],
+    max_temperature: 1.0,
     example: "model = \"m\"\n",
     retries: true,
     always_logprobs: false,
@@ -38,16 +40,9 @@ pub struct Anthropic {
     pub http: Http,
 }
 
-fn read(f: &AgentFields, at: &str) -> Result<Backend, ConfigError> {
-    if f.temperature.is_some_and(|t| t > 1.0) {
-        return fail(
-            at,
-            "temperature",
-            format!("{at}.temperature must be at most 1 for backend \"anthropic\""),
-        );
-    }
+fn read(keys: &Keys, at: &str) -> Result<Backend, ConfigError> {
     Ok(Backend::new(Anthropic {
-        http: Http::read(f, at, ENTRY.name, false)?,
+        http: Http::read(keys, at, ENTRY.name, false)?,
     }))
 }
 
@@ -63,8 +58,7 @@ impl BackendSettings for Anthropic {
     fn build(
         &self,
         _: &mut Building<'_>,
-        i: usize,
-        agent: &AgentConfig,
+        agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
         let http = &self.http;
         http.balanced(ENTRY.name, DEFAULT_BASE_URL, |url| {
@@ -73,7 +67,7 @@ impl BackendSettings for Anthropic {
             c.stream = http.stream;
             Ok(Arc::new(AnthropicModel::new(c)?))
         })
-        .map_err(|e| BuildError::failed(format!("agents[{i}] ({})", agent.id), e))
+        .map_err(|e| BuildError::failed(format!("agents[{}] ({})", agent.index, agent.id), e))
     }
 
     fn api_key_env(&self) -> Option<&str> {
@@ -82,8 +76,8 @@ impl BackendSettings for Anthropic {
 
     /// Besides the servers this machine's agents send to, Anthropic's own API with its own key
     /// variable (or none).
-    fn not_allowed(&self, at: &str, local: &Config) -> Option<String> {
-        let here = http::here::<Anthropic>(local, |a| &a.http);
+    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
+        let here = here.agents::<Anthropic>().map(|a| &a.http);
         self.http.not_allowed(
             at,
             Some(DEFAULT_BASE_URL),

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use moot_backends::cli::{CliConfig, CliModel};
 use moot_backends::LanguageModel;
 
-use super::{fail, Backend, BackendEntry, BackendSettings, BuildError, Building, Key, Keys, Kind};
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
-use crate::error::{invalid, ConfigError};
+use super::entry::{
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+};
+use super::keys::{Key, Keys, Kind};
+use crate::error::{fail, invalid, ConfigError};
 use crate::program::program_problem;
 use crate::security::SecuritySection;
 
@@ -25,6 +26,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         Key::new("working_dir", Kind::Path),
     ],
     refuses: &[],
+    max_temperature: 2.0,
     example: "command = \"/bin/true\"\n",
     retries: true,
     always_logprobs: false,
@@ -74,8 +76,7 @@ impl Cli {
     }
 }
 
-fn read(f: &AgentFields, at: &str) -> Result<Backend, ConfigError> {
-    let keys = &f.keys;
+fn read(keys: &Keys, at: &str) -> Result<Backend, ConfigError> {
     let Some(command) = keys.text("command") else {
         return fail(
             at,
@@ -109,11 +110,11 @@ impl BackendSettings for Cli {
     fn build(
         &self,
         b: &mut Building<'_>,
-        i: usize,
-        agent: &AgentConfig,
+        agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
-        let model = CliModel::new(self.run_config(&b.config.security))
-            .map_err(|e| BuildError::failed(format!("agents[{i}] ({})", agent.id), e))?;
+        let model = CliModel::new(self.run_config(b.security)).map_err(|e| {
+            BuildError::failed(format!("agents[{}] ({})", agent.index, agent.id), e)
+        })?;
         Ok(Arc::new(model))
     }
 
@@ -124,18 +125,15 @@ impl BackendSettings for Cli {
     /// Its command must be in this machine's `security.cli_allowed_commands` (which then
     /// grants it with any arguments, as in a file), and a `working_dir` one that an agent of
     /// this machine runs in; its environment is this machine's `cli_env` already.
-    fn not_allowed(&self, at: &str, local: &Config) -> Option<String> {
+    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
         let command = &self.command;
-        if !local.security.allows(command) {
+        if !here.security.allows(command) {
             return Some(format!(
                 "{at}.command) runs {command:?}, which is not in this machine's security.cli_allowed_commands"
             ));
         }
         let dir = self.working_dir.as_ref()?;
-        let mut local_dirs = local
-            .agents
-            .iter()
-            .filter_map(|a| a.backend.settings::<Cli>()?.working_dir.as_ref());
+        let mut local_dirs = here.agents::<Cli>().filter_map(|c| c.working_dir.as_ref());
         if local_dirs.any(|d| d == dir) {
             return None;
         }
@@ -148,13 +146,12 @@ impl BackendSettings for Cli {
     /// Its command is allowed, and can be started from its working directory.
     fn check_can_run(
         &self,
-        config: &Config,
-        i: usize,
-        agent: &AgentConfig,
+        security: &SecuritySection,
+        at: &str,
+        id: &str,
     ) -> Result<(), ConfigError> {
-        let at = format!("agents[{i}]");
         let command = &self.command;
-        if !config.security.allows(command) {
+        if !security.allows(command) {
             return invalid(
                 format!("{at}.command"),
                 format!("{at}.command = {command:?} is not in security.cli_allowed_commands"),
@@ -171,7 +168,7 @@ impl BackendSettings for Cli {
         match program_problem(command, self.working_dir.as_deref()) {
             Some(problem) => invalid(
                 format!("{at}.command"),
-                format!("{at} (id {:?}): {problem}", agent.id),
+                format!("{at} (id {id:?}): {problem}"),
             ),
             None => Ok(()),
         }

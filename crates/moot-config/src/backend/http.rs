@@ -6,10 +6,8 @@ use std::sync::Arc;
 
 use moot_backends::{BackendError, LanguageModel};
 
-use super::{fail, Key, Keys, Kind};
-use crate::agent::AgentFields;
-use crate::config::Config;
-use crate::error::ConfigError;
+use super::keys::{Key, Keys, Kind};
+use crate::error::{fail, ConfigError};
 
 /// The keys every HTTP backend reads: a model, one endpoint or replicas, the key's variable.
 pub const MODEL: Key = Key::new("model", Kind::Text);
@@ -40,12 +38,11 @@ pub enum Endpoints {
 impl Http {
     /// The keys of an HTTP agent of `backend`: a model and, when `needs_url`, a server.
     pub(crate) fn read(
-        f: &AgentFields,
+        keys: &Keys,
         at: &str,
         backend: &str,
         needs_url: bool,
     ) -> Result<Http, ConfigError> {
-        let keys = &f.keys;
         let (base_url, base_urls) = (keys.text("base_url"), keys.texts("base_urls"));
         if base_url.is_some() && !base_urls.is_empty() {
             return fail(
@@ -138,7 +135,7 @@ impl Http {
         }
     }
 
-    /// Why a stored agent with these settings may not send requests from this machine (see [`super::BackendSettings::not_allowed`]): every URL it would send to, with
+    /// Why a stored agent with these settings may not send requests from this machine (see `BackendSettings::not_allowed`): every URL it would send to, with
     /// the key variable it names, must be one an agent of this machine of the same backend
     /// (`here`) sends to with that key variable (or the stored agent asks for none), or the
     /// provider's own API (`own`: its URL and key variable) with that key or none.
@@ -196,18 +193,6 @@ impl Http {
 
 fn normal(url: &str) -> String {
     url.trim().trim_end_matches('/').to_string()
-}
-
-/// The HTTP settings of this machine's agents of the backend whose settings are `T`.
-pub(crate) fn here<T: super::BackendSettings>(
-    local: &Config,
-    http: fn(&T) -> &Http,
-) -> impl Iterator<Item = &Http> {
-    local
-        .agents
-        .iter()
-        .filter_map(|a| a.backend.settings::<T>())
-        .map(http)
 }
 
 #[cfg(test)]

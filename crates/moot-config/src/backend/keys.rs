@@ -10,8 +10,6 @@ use moot_backends::sim::SimAgent;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::{BackendEntry, BACKENDS};
-
 /// One key of a backend's agents.
 #[derive(Debug, Clone, Copy)]
 pub struct Key {
@@ -223,26 +221,17 @@ impl Keys {
         }
     }
 
-    /// Puts the keys in the order `entry` lists them (keys it does not list last), as they are
+    /// Puts the keys in the order of `order` (a backend's keys; others last), as they are
     /// written.
-    pub(crate) fn order_as(&mut self, entry: &BackendEntry) {
+    pub(crate) fn order_as(&mut self, order: &[Key]) {
         let rank = |name: &str| {
-            entry
-                .keys
+            order
                 .iter()
                 .position(|k| k.name == name)
                 .unwrap_or(usize::MAX)
         };
         self.0.sort_by_key(|(n, _)| rank(n));
     }
-}
-
-/// The key of any backend named `name`.
-pub(crate) fn key_named(name: &str) -> Option<&'static Key> {
-    BACKENDS
-        .iter()
-        .flat_map(|b| b.keys.iter())
-        .find(|k| k.name == name)
 }
 
 /// Reads the value of a key of `kind` from `map`, typed as the file's reader types it; `None`

@@ -6,12 +6,11 @@ use std::sync::Arc;
 use moot_backends::models::ModelRef;
 use moot_backends::LanguageModel;
 
-use super::{
-    fail, Backend, BackendEntry, BackendSettings, BuildError, Building, Key, Keys, Kind, ModelSwap,
+use super::entry::{
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
 };
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
-use crate::error::ConfigError;
+use super::keys::{Key, Keys, Kind};
+use crate::error::{fail, ConfigError};
 
 pub const ENTRY: BackendEntry = BackendEntry {
     name: "local",
@@ -21,6 +20,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         Key::new("logprobs", Kind::Flag),
     ],
     refuses: &[],
+    max_temperature: 2.0,
     example: "",
     retries: false,
     always_logprobs: true,
@@ -35,8 +35,8 @@ pub struct Local {
     pub model: Option<String>,
 }
 
-fn read(f: &AgentFields, at: &str) -> Result<Backend, ConfigError> {
-    let model = f.keys.text("model");
+fn read(keys: &Keys, at: &str) -> Result<Backend, ConfigError> {
+    let model = keys.text("model");
     if let Some(m) = model {
         if let Err(e) = ModelRef::parse(m) {
             return fail(at, "model", format!("{at}.model: {e}"));
@@ -59,10 +59,9 @@ impl BackendSettings for Local {
     fn build(
         &self,
         b: &mut Building<'_>,
-        i: usize,
-        _: &AgentConfig,
+        agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
-        local_model(b, i, self.model.as_deref())
+        local_model(b, agent.index, self.model.as_deref())
     }
 
     fn api_key_env(&self) -> Option<&str> {
@@ -72,15 +71,13 @@ impl BackendSettings for Local {
     /// A known model is fetched from moot's own registry (as the default team's is); a model
     /// file only when an agent of this machine names it: a store chooses no file this machine
     /// reads.
-    fn not_allowed(&self, at: &str, local: &Config) -> Option<String> {
+    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
         let model = self.model.as_ref()?;
         if let Ok(ModelRef::Known(_)) = ModelRef::parse(model) {
             return None;
         }
-        let named_here = local
-            .agents
-            .iter()
-            .filter_map(|a| a.backend.settings::<Local>())
+        let named_here = here
+            .agents::<Local>()
             .any(|l| l.model.as_ref() == Some(model));
         (!named_here).then(|| {
             format!(
@@ -142,10 +139,9 @@ fn local_model(
     }
     (b.progress)(&format!("loading {}", model_ref.label()));
     let sharing = b
-        .config
-        .agents
+        .backends
         .iter()
-        .filter_map(|a| a.backend.settings::<Local>())
+        .filter_map(|b| b.settings::<Local>())
         .filter(|l| l.model.as_deref() == model)
         .count();
     // One sequence per agent keeps its KV cache across rounds; two more serve calls outside any

@@ -3,7 +3,8 @@
 //! checked and turned into its settings (`read`), and how the application runs it (retried,
 //! always giving logprobs, what `moot health` checks); its settings ([`BackendSettings`]) write
 //! its keys back, build its model, say what must hold before a call and what a stored agent of
-//! it needs of this machine. Everything else goes through the registry: reading and writing
+//! it needs of this machine. [`entry`] says what a backend is and is given; a backend's module
+//! uses it, [`keys`] and (for HTTP) [`http`], never this registry. Everything else goes through the registry: reading and writing
 //! agents, the names in errors and help, `moot health`, building agents
 //! (`moot_app::agents::build`), and the tests, which iterate it.
 //!
@@ -12,26 +13,21 @@
 //! reason when built.
 
 pub mod anthropic;
-mod building;
 pub mod cli;
+pub mod entry;
 pub mod http;
-pub(crate) mod keys;
+pub mod keys;
 pub mod local;
 pub mod openai;
 pub mod scripted;
 pub mod sim;
 
-use std::any::Any;
-use std::fmt;
-use std::sync::Arc;
+use crate::error::{fail, ConfigError};
 
-use moot_backends::LanguageModel;
-
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
-use crate::error::{invalid, ConfigError};
-
-pub use building::{BuildError, Building};
+pub use entry::{
+    AnySettings, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+    ModelSwap,
+};
 pub use keys::{Key, KeyValue, Keys, Kind};
 
 /// Every backend, in the order help, errors and the README's table list them.
@@ -44,51 +40,6 @@ pub const BACKENDS: &[&BackendEntry] = &[
     &sim::ENTRY,
 ];
 
-/// One backend, from an agent's keys to how the application runs it.
-#[derive(Debug)]
-pub struct BackendEntry {
-    /// The name `backend = …` gives it.
-    pub name: &'static str,
-    /// What it is, in a few words.
-    pub summary: &'static str,
-    /// The keys it reads besides the ones every agent has ([`crate::COMMON_KEYS`]), in the
-    /// order they are written.
-    pub keys: &'static [Key],
-    /// Keys other backends read that it refuses with a reason (`logprobs`: "has no token
-    /// logprobs"), rather than as not its own.
-    pub refuses: &'static [(&'static str, &'static str)],
-    /// A smallest agent of it: the `key = value` lines (TOML) after `id` and `backend`. Tests
-    /// read, write back and build one agent of every backend from it.
-    pub example: &'static str,
-    /// Whether its failures can be transient (network, processes), so that its calls are
-    /// retried.
-    pub retries: bool,
-    /// Whether it reports token logprobs on every call, asked or not.
-    pub always_logprobs: bool,
-    /// Whether it runs inside moot's process with nothing outside to reach, so that
-    /// `moot health` has nothing to call.
-    pub in_process: bool,
-    /// What `moot health` checks for it before calling it ([`BackendSettings::ready`]), for
-    /// its help.
-    pub health_checks: &'static str,
-    /// Its settings from an agent's keys (every key set is one it reads: others are refused
-    /// before), each required one present and every value one it can use; an error names
-    /// `at.key` (`at` is `agents[i]`).
-    pub read: fn(&AgentFields, &str) -> Result<Backend, ConfigError>,
-}
-
-impl BackendEntry {
-    /// Whether an agent of it may set `key` (besides the common keys).
-    pub fn reads(&self, key: &str) -> bool {
-        self.keys.iter().any(|k| k.name == key)
-    }
-
-    /// The names of its keys, in order.
-    pub fn key_names(&self) -> Vec<&'static str> {
-        self.keys.iter().map(|k| k.name).collect()
-    }
-}
-
 /// The backends' names, in registry order.
 pub fn backend_names() -> Vec<&'static str> {
     BACKENDS.iter().map(|b| b.name).collect()
@@ -99,126 +50,12 @@ pub fn entry_named(name: &str) -> Option<&'static BackendEntry> {
     BACKENDS.iter().copied().find(|b| b.name == name)
 }
 
-/// What a backend makes of an agent's keys (what [`BackendEntry::read`] returns), and what it
-/// does with them. Each backend's module implements it for its settings type.
-pub trait BackendSettings: fmt::Debug + Send + Sync + AnySettings {
-    /// Its entry in [`BACKENDS`].
-    fn entry(&self) -> &'static BackendEntry;
-
-    /// Writes its keys back in the shape [`BackendEntry::read`] reads them (a default left
-    /// unwritten), so that configurations keep the shape they had.
-    fn write_back(&self, keys: &mut Keys);
-
-    /// Builds the model of `agent`, the `index`-th agent of the configuration being built.
-    fn build(
-        &self,
-        building: &mut Building<'_>,
-        index: usize,
-        agent: &AgentConfig,
-    ) -> Result<Arc<dyn LanguageModel>, BuildError>;
-
-    /// The name of the variable its API key is read from, if it names one: the key's value is
-    /// removed from everything moot stores or prints ([`Config::redactor`]).
-    fn api_key_env(&self) -> Option<&str>;
-
-    /// Why a stored agent with these settings may not run on a machine whose configuration is
-    /// `local`, if it may not: authority is local (DESIGN §13), so everything the agent would
-    /// reach (a command, a file, a server with a key) must be this machine's to give. Said as
-    /// the key and what it would reach, closing the parenthesis the caller opened
-    /// (`agents[0].command) runs "x", which is not …`); `at` is `agents[i]`.
-    fn not_allowed(&self, at: &str, local: &Config) -> Option<String>;
-
-    /// What must hold before a call and can be checked without one (an API key set, a model
-    /// pulled); the problem otherwise. `moot health` runs it.
-    fn ready(&self) -> Result<(), String> {
-        Ok(())
-    }
-
-    /// Whether agent `index` (`agent`, of these settings) can be started here as `config`
-    /// allows (a `cli` agent's command allowed, found and executable): checked with the
-    /// configuration's other checks, and by `moot health`.
-    fn check_can_run(
-        &self,
-        _config: &Config,
-        _index: usize,
-        _agent: &AgentConfig,
-    ) -> Result<(), ConfigError> {
-        Ok(())
-    }
-
-    /// The same backend answering with `model` instead (`moot fork --model`).
-    fn with_model(&self, _model: &str) -> ModelSwap {
-        ModelSwap::NoModel
-    }
-}
-
-/// What [`BackendSettings::with_model`] made of a model's name.
-#[derive(Debug)]
-pub enum ModelSwap {
-    /// The backend with that model.
-    Swapped(Backend),
-    /// Its models are the ones named (a sim's presets), and that is none of them.
-    NotOneOf(Vec<&'static str>),
-    /// It has no model to swap (a command, fixed replies).
-    NoModel,
-}
-
-/// Downcasting and comparing settings behind [`Backend`]; implemented for every settings type
-/// (with `PartialEq`).
-pub trait AnySettings: Any {
-    fn as_any(&self) -> &dyn Any;
-    /// Whether `other` is settings of the same type, equal to these.
-    fn same_as(&self, other: &dyn Any) -> bool;
-}
-
-impl<T: Any + PartialEq> AnySettings for T {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn same_as(&self, other: &dyn Any) -> bool {
-        other.downcast_ref::<T>() == Some(self)
-    }
-}
-
-/// An agent's backend with its settings: what its keys were read into.
-#[derive(Clone)]
-pub struct Backend(Arc<dyn BackendSettings>);
-
-impl Backend {
-    pub fn new(settings: impl BackendSettings) -> Backend {
-        Backend(Arc::new(settings))
-    }
-
-    /// The name `backend = …` gives it.
-    pub fn name(&self) -> &'static str {
-        self.0.entry().name
-    }
-
-    /// Its settings, when they are of type `T` (the backend of `T`'s module).
-    pub fn settings<T: BackendSettings>(&self) -> Option<&T> {
-        self.0.as_any().downcast_ref()
-    }
-}
-
-impl std::ops::Deref for Backend {
-    type Target = dyn BackendSettings;
-
-    fn deref(&self) -> &Self::Target {
-        self.0.as_ref()
-    }
-}
-
-impl PartialEq for Backend {
-    fn eq(&self, other: &Backend) -> bool {
-        self.0.same_as(other.0.as_any())
-    }
-}
-
-impl fmt::Debug for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
+/// The key of any backend named `name`.
+pub(crate) fn key_named(name: &str) -> Option<&'static Key> {
+    BACKENDS
+        .iter()
+        .flat_map(|b| b.keys.iter())
+        .find(|k| k.name == name)
 }
 
 /// Every key `keys` sets is one the backend of `entry` reads; otherwise an error naming the
@@ -258,19 +95,10 @@ pub(crate) fn check_keys(at: &str, entry: &BackendEntry, keys: &Keys) -> Result<
     }
 }
 
-/// An error about `key` of the agent at `at` (the agent itself when `key` is empty).
-pub(crate) fn fail<T>(at: &str, key: &str, message: String) -> Result<T, ConfigError> {
-    let key = if key.is_empty() {
-        at.to_string()
-    } else {
-        format!("{at}.{key}")
-    };
-    invalid(key, message)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::{AgentConfig, AgentFields};
 
     fn read(text: &str) -> Result<AgentConfig, ConfigError> {
         let fields: AgentFields = toml::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));

@@ -6,12 +6,11 @@ use std::sync::Arc;
 use moot_backends::openai::{OpenAiConfig, OpenAiModel};
 use moot_backends::LanguageModel;
 
-use super::http::{self, Http};
-use super::{
-    Backend, BackendEntry, BackendSettings, BuildError, Building, Key, Keys, Kind, ModelSwap,
+use super::entry::{
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
 };
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
+use super::http::{self, Http};
+use super::keys::{Key, Keys, Kind};
 use crate::error::ConfigError;
 use crate::names::ServerKindSetting;
 
@@ -38,6 +37,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         ),
     ],
     refuses: &[],
+    max_temperature: 2.0,
     example: "model = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
     retries: true,
     always_logprobs: false,
@@ -53,15 +53,15 @@ pub struct OpenAi {
     pub server_kind: Option<ServerKindSetting>,
 }
 
-fn read(f: &AgentFields, at: &str) -> Result<Backend, ConfigError> {
-    let server_kind = match f.keys.text("dialect") {
+fn read(keys: &Keys, at: &str) -> Result<Backend, ConfigError> {
+    let server_kind = match keys.text("dialect") {
         Some(d) => Some(d.parse::<ServerKindSetting>().map_err(|e| {
             ConfigError::new(format!("{at}.dialect"), format!("{at}.dialect: {e}"))
         })?),
         None => None,
     };
     Ok(Backend::new(OpenAi {
-        http: Http::read(f, at, ENTRY.name, true)?,
+        http: Http::read(keys, at, ENTRY.name, true)?,
         server_kind,
     }))
 }
@@ -79,8 +79,7 @@ impl BackendSettings for OpenAi {
     fn build(
         &self,
         _: &mut Building<'_>,
-        i: usize,
-        agent: &AgentConfig,
+        agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
         let http = &self.http;
         http.balanced(ENTRY.name, "", |url| {
@@ -90,15 +89,15 @@ impl BackendSettings for OpenAi {
             c.server_kind = self.server_kind.unwrap_or_default().for_url(&c.base_url);
             Ok(Arc::new(OpenAiModel::new(c)?))
         })
-        .map_err(|e| BuildError::failed(format!("agents[{i}] ({})", agent.id), e))
+        .map_err(|e| BuildError::failed(format!("agents[{}] ({})", agent.index, agent.id), e))
     }
 
     fn api_key_env(&self) -> Option<&str> {
         self.http.api_key_env.as_deref()
     }
 
-    fn not_allowed(&self, at: &str, local: &Config) -> Option<String> {
-        let here = http::here::<OpenAi>(local, |o| &o.http);
+    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
+        let here = here.agents::<OpenAi>().map(|o| &o.http);
         self.http.not_allowed(at, None, None, here)
     }
 

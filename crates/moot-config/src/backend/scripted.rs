@@ -5,16 +5,18 @@ use std::sync::Arc;
 use moot_backends::scripted::{Scripted as Reply, ScriptedModel};
 use moot_backends::LanguageModel;
 
-use super::{fail, Backend, BackendEntry, BackendSettings, BuildError, Building, Key, Keys, Kind};
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
-use crate::error::ConfigError;
+use super::entry::{
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+};
+use super::keys::{Key, Keys, Kind};
+use crate::error::{fail, ConfigError};
 
 pub const ENTRY: BackendEntry = BackendEntry {
     name: "scripted",
     summary: "fixed replies, for tests and demonstrations",
     keys: &[Key::new("responses", Kind::Texts)],
     refuses: &[],
+    max_temperature: 2.0,
     example: "responses = [\"42\"]\n",
     retries: false,
     always_logprobs: false,
@@ -28,8 +30,8 @@ pub struct Scripted {
     pub responses: Vec<String>,
 }
 
-fn read(f: &AgentFields, at: &str) -> Result<Backend, ConfigError> {
-    let responses = f.keys.texts("responses");
+fn read(keys: &Keys, at: &str) -> Result<Backend, ConfigError> {
+    let responses = keys.texts("responses");
     if responses.is_empty() {
         return fail(
             at,
@@ -54,11 +56,10 @@ impl BackendSettings for Scripted {
     fn build(
         &self,
         _: &mut Building<'_>,
-        _: usize,
-        agent: &AgentConfig,
+        agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
         Ok(Arc::new(ScriptedModel::new(
-            agent.id.clone(),
+            agent.id.to_string(),
             self.responses.iter().map(Reply::reply),
         )))
     }
@@ -68,7 +69,7 @@ impl BackendSettings for Scripted {
     }
 
     /// It reaches nothing.
-    fn not_allowed(&self, _: &str, _: &Config) -> Option<String> {
+    fn not_allowed(&self, _: &str, _: &Here<'_>) -> Option<String> {
         None
     }
 }

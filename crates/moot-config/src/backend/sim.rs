@@ -6,18 +6,18 @@ use std::sync::Arc;
 use moot_backends::sim::{SimAgent, SimModel, PRESETS};
 use moot_backends::LanguageModel;
 
-use super::{
-    fail, Backend, BackendEntry, BackendSettings, BuildError, Building, Key, Keys, Kind, ModelSwap,
+use super::entry::{
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
 };
-use crate::agent::{AgentConfig, AgentFields};
-use crate::config::Config;
-use crate::error::ConfigError;
+use super::keys::{Key, Keys, Kind};
+use crate::error::{fail, ConfigError};
 
 pub const ENTRY: BackendEntry = BackendEntry {
     name: "sim",
     summary: "a simulated agent with set accuracy and conformity (needs the gold answer)",
     keys: &[Key::new("sim", Kind::Sim), Key::new("logprobs", Kind::Flag)],
     refuses: &[],
+    max_temperature: 2.0,
     example: "",
     retries: false,
     always_logprobs: true,
@@ -34,8 +34,8 @@ pub struct Sim {
 
 /// A simulated agent's parameters are ones the sim can use: chances are probabilities, and
 /// conformities and recency are finite and small enough for `exp()` ([`SimAgent::check`]).
-fn read(f: &AgentFields, at: &str) -> Result<Backend, ConfigError> {
-    let sim = f.keys.sim("sim");
+fn read(keys: &Keys, at: &str) -> Result<Backend, ConfigError> {
+    let sim = keys.sim("sim");
     if let Some(sim) = sim {
         if let Err(e) = sim.check() {
             let key = format!("sim.{}", e.field());
@@ -57,17 +57,19 @@ impl BackendSettings for Sim {
     fn build(
         &self,
         b: &mut Building<'_>,
-        i: usize,
-        agent: &AgentConfig,
+        agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
-        let gold = b.config.debate.gold.clone().ok_or_else(|| {
-            BuildError::Needs(format!("agents[{i}]: a sim agent needs debate.gold"))
-        })?;
+        let Some(gold) = b.gold else {
+            return Err(BuildError::Needs(format!(
+                "agents[{}]: a sim agent needs debate.gold",
+                agent.index
+            )));
+        };
         Ok(Arc::new(SimModel::new(
             self.sim.clone().unwrap_or_default(),
-            gold,
+            gold.to_string(),
             b.kind,
-            agent.seed_in(b.config, i),
+            agent.seed,
         )))
     }
 
@@ -76,7 +78,7 @@ impl BackendSettings for Sim {
     }
 
     /// It reaches nothing.
-    fn not_allowed(&self, _: &str, _: &Config) -> Option<String> {
+    fn not_allowed(&self, _: &str, _: &Here<'_>) -> Option<String> {
         None
     }
 
