@@ -67,7 +67,7 @@ impl BackendSettings for Anthropic {
             c.stream = http.stream;
             Ok(Arc::new(AnthropicModel::new(c)?))
         })
-        .map_err(|e| BuildError::failed(format!("agents[{}] ({})", agent.index, agent.id), e))
+        .map_err(|e| BuildError::failed(agent.label(), e))
     }
 
     fn api_key_env(&self) -> Option<&str> {

@@ -112,9 +112,8 @@ impl BackendSettings for Cli {
         b: &mut Building<'_>,
         agent: &BuildAgent<'_>,
     ) -> Result<Arc<dyn LanguageModel>, BuildError> {
-        let model = CliModel::new(self.run_config(b.security)).map_err(|e| {
-            BuildError::failed(format!("agents[{}] ({})", agent.index, agent.id), e)
-        })?;
+        let model = CliModel::new(self.run_config(b.security))
+            .map_err(|e| BuildError::failed(agent.label(), e))?;
         Ok(Arc::new(model))
     }
 

@@ -194,6 +194,13 @@ pub struct BuildAgent<'a> {
     pub seed: u64,
 }
 
+impl BuildAgent<'_> {
+    /// `agents[i] (id)`, as errors name it.
+    pub fn label(&self) -> String {
+        format!("agents[{}] ({})", self.index, self.id)
+    }
+}
+
 /// What building the agents of one configuration shares (`Config::building` makes it): the
 /// limits `cli` agents run under, the gold answer and answer kind (sim agents need them), every
 /// agent's backend, the embedded models loaded so far, and where to say what is happening

@@ -4,9 +4,10 @@
 //! always giving logprobs, what `moot health` checks); its settings ([`BackendSettings`]) write
 //! its keys back, build its model, say what must hold before a call and what a stored agent of
 //! it needs of this machine. [`entry`] says what a backend is and is given; a backend's module
-//! uses it, [`keys`] and (for HTTP) [`http`], never this registry. Everything else goes through the registry: reading and writing
-//! agents, the names in errors and help, `moot health`, building agents
-//! (`moot_app::agents::build`), and the tests, which iterate it.
+//! uses it, [`keys`] and (for HTTP) [`http`], never this registry. Everything else goes
+//! through the registry: reading and writing agents, the names in errors and help,
+//! `moot health`, building agents (`moot_app::agents::build`), and the tests, which iterate
+//! it.
 //!
 //! The embedded model's backend ([`local`]) builds its model with `moot-local` behind this
 //! crate's `local` feature; without it, its agents are read as any other and refused with a

@@ -89,7 +89,7 @@ impl BackendSettings for OpenAi {
             c.server_kind = self.server_kind.unwrap_or_default().for_url(&c.base_url);
             Ok(Arc::new(OpenAiModel::new(c)?))
         })
-        .map_err(|e| BuildError::failed(format!("agents[{}] ({})", agent.index, agent.id), e))
+        .map_err(|e| BuildError::failed(agent.label(), e))
     }
 
     fn api_key_env(&self) -> Option<&str> {
