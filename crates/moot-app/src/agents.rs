@@ -1,6 +1,8 @@
-//! Builds the agents of a configuration: each agent's model by its backend's driver
-//! ([`crate::backends`]), wrapped in its rate limits and retries; one embedded model per model
-//! file (agents on the same local model share its context as separate sequences).
+//! Builds the agents of a configuration: each agent's model as its backend builds it
+//! (`moot_config::BackendSettings::build`; the backends are `moot_config::BACKENDS`), wrapped
+//! in its rate limits and, when its entry says its failures can be transient, retries; one
+//! embedded model per model file (agents on the same local model share its context as
+//! separate sequences).
 
 use std::sync::Arc;
 
@@ -12,9 +14,9 @@ use moot_engine::EngineAgent;
 #[cfg(feature = "local")]
 use moot_local::LocalModel;
 
-use moot_config::{AgentConfig, Config};
+use moot_config::{AgentConfig, BackendEntry, BuildAgent, BuildError, Config};
 
-use crate::backends::{agent_seed, driver, Building, Driver};
+use crate::error::InputError;
 
 /// The agents of a run, plus the embedded models they use (for throughput reporting).
 pub struct BuiltAgents {
@@ -49,7 +51,7 @@ impl BuiltAgents {
 fn resilient(
     model: Arc<dyn LanguageModel>,
     agent: &AgentConfig,
-    driver: &Driver,
+    entry: &BackendEntry,
     config: &Config,
 ) -> Result<Arc<dyn LanguageModel>> {
     let limits = agent.limits();
@@ -59,7 +61,7 @@ fn resilient(
         let shared = moot_backends::limits::shared(&model.name(), limits)?;
         Arc::new(moot_backends::limits::LimitedModel::new(model, shared))
     };
-    Ok(if driver.retries && config.retry.max_retries > 0 {
+    Ok(if entry.retries && config.retry.max_retries > 0 {
         Arc::new(moot_backends::retry::RetryingModel::new(
             model,
             config.retry.policy(),
@@ -75,13 +77,22 @@ pub fn build(
     kind: moot_core::answer::AnswerKind,
     progress: &mut dyn FnMut(&str),
 ) -> Result<BuiltAgents> {
-    let mut building = Building::new(config, kind, progress);
+    let mut building = config.building(kind, progress);
     let mut specs = Vec::new();
     let mut engine = Vec::new();
     for (i, a) in config.agents.iter().enumerate() {
-        let driver = driver(&a.backend)?;
-        let model = (driver.build)(&mut building, i, a)?;
-        let model = resilient(model, a, driver, config)
+        let entry = a.backend.entry();
+        let seed = config.agent_seed(i, a);
+        let agent = BuildAgent {
+            index: i,
+            id: &a.id,
+            seed,
+        };
+        let model = a
+            .backend
+            .build(&mut building, &agent)
+            .map_err(build_error)?;
+        let model = resilient(model, a, entry, config)
             .with_context(|| format!("agents[{i}] ({})", a.id))?;
         specs.push(AgentSpec {
             persona: a.persona.clone(),
@@ -96,8 +107,8 @@ pub fn build(
                 temperature: sampling.temperature,
                 top_p: sampling.top_p,
                 max_tokens: sampling.max_tokens,
-                seed: Some(agent_seed(config, i, a)),
-                logprobs: sampling.logprobs || driver.always_logprobs,
+                seed: Some(seed),
+                logprobs: sampling.logprobs || entry.always_logprobs,
                 resample: None,
             },
         });
@@ -106,6 +117,63 @@ pub fn build(
         specs,
         engine,
         #[cfg(feature = "local")]
-        local: building.local_models.into_values().collect(),
+        local: building.into_local_models(),
     })
+}
+
+/// A backend this build of moot lacks is the user's to change (an input error); any other
+/// failure is the backend's.
+fn build_error(e: BuildError) -> anyhow::Error {
+    match e {
+        BuildError::NotCompiled(message) => InputError(message).into(),
+        other => other.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use moot_config::AgentFields;
+
+    /// Each backend's example agent builds (a local one only where its model is: building it
+    /// would pull and load the embedded model), retried and asking for logprobs as its entry
+    /// says.
+    #[test]
+    fn every_backend_builds_its_example_agent() {
+        for entry in moot_config::BACKENDS {
+            let text = format!(
+                "id = \"a\"\nbackend = \"{}\"\n{}",
+                entry.name, entry.example
+            );
+            let fields: AgentFields = toml::from_str(&text).unwrap();
+            let mut config = Config::default();
+            config.debate.gold = Some("42".into());
+            config.security.cli_allowed_commands = vec!["/bin/true".into()];
+            config.agents = vec![fields.into_agent(0).unwrap()];
+            if entry.name == "local" {
+                continue;
+            }
+            let built = build(&config, moot_core::answer::AnswerKind::Numeric, &mut |_| {})
+                .unwrap_or_else(|e| panic!("{}: {e:#}", entry.name));
+            assert_eq!(
+                built.engine[0].params.logprobs, entry.always_logprobs,
+                "{}",
+                entry.name
+            );
+        }
+    }
+
+    #[cfg(not(feature = "local"))]
+    #[test]
+    fn a_local_agent_without_the_embedded_backend_is_an_input_error() {
+        let config = Config {
+            agents: moot_config::default_agents(1),
+            ..Config::default()
+        };
+        let Err(e) = build(&config, moot_core::answer::AnswerKind::Numeric, &mut |_| {}) else {
+            panic!("a local agent built without the embedded backend");
+        };
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(format!("{e:#}").contains("feature `local`"), "{e:#}");
+    }
 }

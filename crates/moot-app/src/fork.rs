@@ -19,8 +19,7 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use moot_backends::sim::{SimAgent, PRESETS};
-use moot_config::{AgentConfig, Backend, Config, Field, Via};
+use moot_config::{AgentConfig, Config, Field, ModelSwap, Via};
 use moot_core::debate::{AgentRole, DebateSpec};
 use moot_core::fork::{Intervention, MAX_SAY_BYTES};
 use moot_engine::{ForkSource, Lineup};
@@ -163,7 +162,7 @@ pub async fn prepare<'a>(
         .keep(config.agents.clone().into_iter().enumerate().collect())
         .into_iter()
         .map(|(i, mut a)| {
-            a.sampling.seed = Some(crate::backends::agent_seed(&config, i, &a));
+            a.sampling.seed = Some(config.agent_seed(i, &a));
             a
         })
         .collect();
@@ -270,7 +269,7 @@ async fn parent_config(
             .agents
             .iter()
             .enumerate()
-            .map(|(i, a)| crate::backends::agent_seed(&config, i, a))
+            .map(|(i, a)| config.agent_seed(i, a))
             .collect();
         for (agent, seed) in config.agents.iter_mut().zip(seeds) {
             agent.sampling.seed = Some(seed);
@@ -358,34 +357,17 @@ fn swapped(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let backend = match &agent.backend {
-        Backend::Sim { .. } => match SimAgent::preset(model) {
-            Some(preset) => Backend::Sim { sim: Some(preset) },
-            None => {
-                return bad_input(format!(
-                    "{model_arg} {model:?} is neither a configured agent ({}) nor a sim preset ({})",
-                    ids(),
-                    PRESETS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                ))
-            }
-        },
-        Backend::OpenAi { http, server_kind } => Backend::OpenAi {
-            http: moot_config::Http {
-                model: model.to_string(),
-                ..http.clone()
-            },
-            server_kind: *server_kind,
-        },
-        Backend::Anthropic { http } => Backend::Anthropic {
-            http: moot_config::Http {
-                model: model.to_string(),
-                ..http.clone()
-            },
-        },
-        Backend::Local { .. } => Backend::Local {
-            model: Some(model.to_string()),
-        },
-        Backend::Cli { .. } | Backend::Scripted { .. } => {
+    let backend = match agent.backend.with_model(model) {
+        ModelSwap::Swapped(backend) => backend,
+        ModelSwap::NotOneOf(models) => {
+            return bad_input(format!(
+                "{model_arg} {model:?} is neither a configured agent ({}) nor a {} preset ({})",
+                ids(),
+                agent.backend.name(),
+                models.join(", ")
+            ))
+        }
+        ModelSwap::NoModel => {
             return bad_input(format!(
                 "{model_arg} {model:?}: agent {} runs a {} backend, which has no model to swap, and no configured agent has that id ({}); give {} a configuration with such an agent",
                 agent.id,
@@ -404,6 +386,11 @@ fn swapped(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use moot_backends::sim::SimAgent;
+    use moot_config::backend::openai::OpenAi;
+    use moot_config::backend::scripted::Scripted;
+    use moot_config::backend::sim::Sim;
+    use moot_config::Backend;
     use moot_core::answer::AnswerKind;
 
     fn message(e: anyhow::Error) -> String {
@@ -433,7 +420,7 @@ mod tests {
     fn a_model_is_a_configured_agent_first_then_a_model_of_the_agents_backend() {
         let config =
             |text: &str| -> Config { moot_config::from_text(text, "team.toml").unwrap().0 };
-        let sim = AgentConfig::new("sim-1", Backend::Sim { sim: None });
+        let sim = AgentConfig::new("sim-1", Backend::new(Sim::default()));
         let catalog = config(
             "[[agents]]\nid = \"big\"\nbackend = \"openai\"\nmodel = \"gpt-big\"\nbase_url = \"http://h/v1\"\ntemperature = 0.2\n",
         )
@@ -447,27 +434,30 @@ mod tests {
         let expert = swapped(&sim, "expert", &catalog, Via::Cli).unwrap();
         assert_eq!(
             expert.backend,
-            Backend::Sim {
+            Backend::new(Sim {
                 sim: SimAgent::preset("expert")
-            }
+            })
         );
         let e = message(swapped(&sim, "gpt-4o", &catalog, Via::Cli).unwrap_err());
         assert!(e.contains("big") && e.contains("expert"), "{e}");
         // The model of an HTTP agent, on the same endpoint.
         let swapped_model = swapped(&catalog[0], "gpt-small", &[], Via::Cli).unwrap();
-        match (&swapped_model.backend, &catalog[0].backend) {
-            (Backend::OpenAi { http: new, .. }, Backend::OpenAi { http: old, .. }) => {
-                assert_eq!(new.model, "gpt-small");
-                assert_eq!(new.endpoints, old.endpoints);
+        match (
+            swapped_model.backend.settings::<OpenAi>(),
+            catalog[0].backend.settings::<OpenAi>(),
+        ) {
+            (Some(new), Some(old)) => {
+                assert_eq!(new.http.model, "gpt-small");
+                assert_eq!(new.http.endpoints, old.http.endpoints);
             }
             other => panic!("{other:?}"),
         }
         // Scripted and cli agents have no model to swap.
         let scripted = AgentConfig::new(
             "s",
-            Backend::Scripted {
+            Backend::new(Scripted {
                 responses: vec!["1".into()],
-            },
+            }),
         );
         let e = message(swapped(&scripted, "x", &catalog, Via::Cli).unwrap_err());
         assert!(e.contains("has no model to swap"), "{e}");

@@ -2,7 +2,7 @@
 //! the probe is a real call to the agent as configured).
 //!
 //! For each agent: the configuration's check that it can run (a `cli` agent's command allowed,
-//! found and executable), then its backend driver's `ready` check (a `local` model pulled, an
+//! found and executable), then its backend's `ready` check (a `local` model pulled, an
 //! HTTP agent's API key variable set), then — unless it runs inside moot's process — a one-line
 //! question it must answer within the timeout.
 
@@ -10,9 +10,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use moot_backends::{ChatMessage, CompletionRequest, LanguageModel, Role, SamplingParams};
-use moot_config::{AgentConfig, Backend, Config};
+use moot_config::backend::cli::Cli;
+use moot_config::{AgentConfig, Config, BACKENDS};
 
-use crate::backends::{driver, DRIVERS};
 use crate::error::InputError;
 
 /// The probe: short, with an answer any agent can give.
@@ -102,7 +102,7 @@ pub fn check_team(
     let has_cli = config
         .agents
         .iter()
-        .any(|a| matches!(a.backend, Backend::Cli { .. }));
+        .any(|a| a.backend.settings::<Cli>().is_some());
     TeamHealth {
         agents,
         cli_environment: has_cli.then(|| {
@@ -117,12 +117,12 @@ pub fn check_team(
 /// What `moot health` checks for each backend before calling an agent, one line per backend
 /// (for its help).
 pub fn backend_checks() -> String {
-    let width = DRIVERS.iter().map(|d| d.name.len()).max().unwrap_or(0);
+    let width = BACKENDS.iter().map(|b| b.name.len()).max().unwrap_or(0);
     let mut lines = vec!["What is checked for each backend before the probe call:".to_string()];
     lines.extend(
-        DRIVERS
+        BACKENDS
             .iter()
-            .map(|d| format!("  {:width$}  {}", d.name, d.health_checks)),
+            .map(|b| format!("  {:width$}  {}", b.name, b.health_checks)),
     );
     lines.join("\n")
 }
@@ -138,9 +138,8 @@ fn check(
     config
         .check_agent_can_run(i, agent)
         .map_err(|e| e.message)?;
-    let driver = driver(&agent.backend).map_err(|e| format!("{e:#}"))?;
-    (driver.ready)(&agent.backend)?;
-    if driver.in_process {
+    agent.backend.ready()?;
+    if agent.backend.entry().in_process {
         return Ok("runs in process, nothing to reach".into());
     }
     probe(config, agent, timeout, rt)

@@ -6,9 +6,9 @@
 //! - [`request`]: what a user asks of a debate, in the one shape every front end fills
 //!   ([`request::Settings`], with where each value came from), prepared once
 //!   ([`request::Settings::prepare`]: the team sized and fitted, the protocol built);
-//! - [`backends`]: the registry of backends as the application runs them ([`backends::DRIVERS`]:
-//!   how each is built, retried and checked); the embedded model is behind the `local` feature;
-//! - [`agents`]: build each agent of a configuration through its backend's driver;
+//! - [`agents`]: build each agent of a configuration as its backend does (each backend is one
+//!   module and one entry of `moot_config::BACKENDS`: how it is built, retried and checked);
+//!   the embedded model is behind the `local` feature;
 //! - [`health`]: whether each agent of a configuration can answer (`moot health`);
 //! - [`runner`]: the runner every debate goes through ([`runner::Runner`]: the redactor, the
 //!   code sandbox and the run log a configuration asks for, around `moot_engine::run_job`);
@@ -36,7 +36,6 @@
 
 pub mod agents;
 pub mod ask;
-pub mod backends;
 pub mod bench_fork;
 pub mod bench_report;
 pub mod bench_status;

@@ -37,9 +37,7 @@
 //! run (`show`, `decide`, `report`, transcripts) read its stored settings as data, and go
 //! through none of this.
 
-use moot_config::{
-    AgentConfig, Backend, Config, ConfigError, DebateSize, Endpoints, Field, ProtocolName, Via,
-};
+use moot_config::{AgentConfig, Config, ConfigError, DebateSize, Field, ProtocolName, Via};
 use moot_store::{BenchRecord, RunRecord};
 
 use crate::error::InputError;
@@ -278,131 +276,12 @@ fn supply_agents(config: &mut Config, local: &Config) {
 }
 
 /// Why stored agent `i` may not run on this machine, if it may not: the key and what it would
-/// reach, said as the middle of a sentence.
+/// reach, said as the middle of a sentence (each backend says: `not_allowed` of
+/// `moot_config::BackendSettings`).
 fn not_allowed(i: usize, agent: &AgentConfig, local: &Config) -> Option<String> {
-    let at = format!("agents[{i}]");
-    match &agent.backend {
-        Backend::Sim { .. } | Backend::Scripted { .. } => None,
-        Backend::Cli {
-            command,
-            working_dir,
-            ..
-        } => {
-            if !local.security.allows(command) {
-                return Some(format!(
-                    "{at}.command) runs {command:?}, which is not in this machine's security.cli_allowed_commands"
-                ));
-            }
-            let dir = working_dir.as_ref()?;
-            let local_dirs = local.agents.iter().filter_map(|a| match &a.backend {
-                Backend::Cli { working_dir, .. } => working_dir.as_ref(),
-                _ => None,
-            });
-            if local_dirs.into_iter().any(|d| d == dir) {
-                return None;
-            }
-            Some(format!(
-                "{at}.working_dir) runs in {:?}, where no agent of this machine's configuration runs",
-                dir.display().to_string()
-            ))
-        }
-        Backend::Local { model } => {
-            let model = model.as_ref()?;
-            if let Ok(moot_backends::models::ModelRef::Known(_)) =
-                moot_backends::models::ModelRef::parse(model)
-            {
-                return None;
-            }
-            let named_here = local
-                .agents
-                .iter()
-                .any(|a| matches!(&a.backend, Backend::Local { model: Some(m) } if m == model));
-            (!named_here).then(|| {
-                format!(
-                    "{at}.model) loads the model file {model:?}, which no agent of this machine's configuration names"
-                )
-            })
-        }
-        Backend::OpenAi { .. } | Backend::Anthropic { .. } => {
-            let here: Vec<Destination> = local.agents.iter().flat_map(destinations).collect();
-            destinations(agent)
-                .into_iter()
-                .find(|d| !d.built_in() && !here.iter().any(|h| d.allowed_by(h)))
-                .map(|d| {
-                    let key = match &d.key {
-                        Some(var) => format!("the key in api_key_env {var}"),
-                        None => "no api_key_env".to_string(),
-                    };
-                    let field = match &agent.backend {
-                        Backend::OpenAi { http, .. } | Backend::Anthropic { http }
-                            if matches!(http.endpoints, Endpoints::Replicas(_)) =>
-                        {
-                            "base_urls"
-                        }
-                        _ => "base_url",
-                    };
-                    format!(
-                        "{at}.{field}) would send requests to {field} {:?} with {key}, which no agent of this machine's configuration does (an agent there with that {field} and api_key_env allows it)",
-                        d.url
-                    )
-                })
-        }
-    }
-}
-
-/// Where an HTTP agent sends requests, and which key variable goes with them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Destination {
-    backend: &'static str,
-    /// Without surrounding space or a trailing `/`.
-    url: String,
-    key: Option<String>,
-}
-
-impl Destination {
-    /// A provider's own API with its own key variable (or none).
-    fn built_in(&self) -> bool {
-        self.backend == "anthropic"
-            && self.url == normal(moot_backends::anthropic::DEFAULT_BASE_URL)
-            && matches!(self.key.as_deref(), None | Some("ANTHROPIC_API_KEY"))
-    }
-
-    /// Whether this machine's agent sending to `here` allows requests to this destination: the
-    /// same backend and URL, and no other key.
-    fn allowed_by(&self, here: &Destination) -> bool {
-        self.backend == here.backend
-            && self.url == here.url
-            && (self.key.is_none() || self.key == here.key)
-    }
-}
-
-fn normal(url: &str) -> String {
-    url.trim().trim_end_matches('/').to_string()
-}
-
-/// Every destination of `agent` (none unless it is an HTTP agent).
-fn destinations(agent: &AgentConfig) -> Vec<Destination> {
-    let (backend, http, default) = match &agent.backend {
-        Backend::OpenAi { http, .. } => ("openai", http, None),
-        Backend::Anthropic { http } => (
-            "anthropic",
-            http,
-            Some(moot_backends::anthropic::DEFAULT_BASE_URL),
-        ),
-        _ => return Vec::new(),
-    };
-    let urls: Vec<String> = match &http.endpoints {
-        Endpoints::One(Some(url)) => vec![url.clone()],
-        Endpoints::One(None) => default.map(str::to_string).into_iter().collect(),
-        Endpoints::Replicas(urls) => urls.clone(),
-    };
-    urls.iter()
-        .map(|url| Destination {
-            backend,
-            url: normal(url),
-            key: http.api_key_env.clone(),
-        })
-        .collect()
+    agent
+        .backend
+        .not_allowed(&format!("agents[{i}]"), &local.here())
 }
 
 #[cfg(test)]
@@ -554,7 +433,10 @@ mod tests {
         }
         let allowing = local("[security]\ncli_allowed_commands = [\"/bin/sh\"]\n");
         let (c, _) = admitted(sh.clone(), &allowing).unwrap();
-        assert!(matches!(&c.agents[0].backend, Backend::Cli { args, .. } if args == &["-c", "id"]));
+        let cli = c.agents[0]
+            .backend
+            .settings::<moot_config::backend::cli::Cli>();
+        assert!(cli.is_some_and(|c| c.args == ["-c", "id"]), "{cli:?}");
         // A working directory only one that an agent here runs in.
         let elsewhere = agent(
             json!({"id": "a", "backend": "cli", "command": "/bin/sh", "working_dir": "/tmp"}),

@@ -16,7 +16,7 @@ use secrecy::ExposeSecret;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::http::{body_text, endpoint, float, read_events, truncate, HttpEndpoint};
+use crate::http::{endpoint, float, read_answer, truncate, Answer, HttpEndpoint};
 use crate::{
     BackendError, Capabilities, Completion, CompletionRequest, FinishReason, LanguageModel, Role,
     Usage,
@@ -318,6 +318,35 @@ impl StreamAccumulator {
     }
 }
 
+/// How Messages answers are read: a whole body, or its events; an error response carries
+/// Anthropic's error object, whose type and message are kept readable.
+impl Answer for StreamAccumulator {
+    fn parse(body: &str) -> Result<Completion, BackendError> {
+        parse_response(body)
+    }
+
+    fn take_event(&mut self, _: &str, data: &str) -> Result<bool, BackendError> {
+        self.push(data)
+    }
+
+    fn finish(self) -> Result<Completion, BackendError> {
+        StreamAccumulator::finish(self)
+    }
+
+    fn error(error: BackendError) -> BackendError {
+        match error {
+            BackendError::Http { status, body } => match serde_json::from_str::<Value>(&body) {
+                Ok(v) if v.get("error").is_some() => match api_error(&v) {
+                    BackendError::Http { body, .. } => BackendError::Http { status, body },
+                    _ => BackendError::Http { status, body },
+                },
+                _ => BackendError::Http { status, body },
+            },
+            other => other,
+        }
+    }
+}
+
 /// Reads a Messages event stream into an answer; stops at `message_stop`.
 pub async fn read_event_stream<S, B, E>(bytes: S) -> Result<Completion, BackendError>
 where
@@ -325,9 +354,7 @@ where
     B: AsRef<[u8]>,
     E: StdError + 'static,
 {
-    let mut acc = StreamAccumulator::default();
-    read_events(bytes, |_, data| acc.push(data)).await?;
-    acc.finish()
+    read_answer::<StreamAccumulator, _, _, _>(bytes).await
 }
 
 /// A Claude model behind the Messages API.
@@ -376,24 +403,7 @@ impl LanguageModel for AnthropicModel {
         if let Some(key) = &self.http.api_key {
             call = call.header("x-api-key", key.expose_secret());
         }
-        let response = self.http.send(call, stream).await.map_err(|error| {
-            // The body is Anthropic's error object: keep its type and message readable.
-            match error {
-                BackendError::Http { status, body } => match serde_json::from_str::<Value>(&body) {
-                    Ok(v) if v.get("error").is_some() => match api_error(&v) {
-                        BackendError::Http { body, .. } => BackendError::Http { status, body },
-                        _ => BackendError::Http { status, body },
-                    },
-                    _ => BackendError::Http { status, body },
-                },
-                other => other,
-            }
-        })?;
-        if stream {
-            read_event_stream(response.bytes_stream()).await
-        } else {
-            parse_response(&body_text(response).await?)
-        }
+        self.http.answer::<StreamAccumulator>(call, stream).await
     }
 }
 

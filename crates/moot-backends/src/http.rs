@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use secrecy::SecretString;
 use serde_json::Value;
 
-use crate::BackendError;
+use crate::{BackendError, Completion};
 
 /// How much of an error body is kept in an error.
 pub const MAX_ERROR_BODY: usize = 2000;
@@ -219,6 +219,52 @@ impl HttpEndpoint {
         }
         Ok(response)
     }
+
+    /// Sends `call` and reads the answer as `A` does: its events as they come when `stream`,
+    /// else the whole body; an error response as `A` reads its provider's errors.
+    pub async fn answer<A: Answer>(
+        &self,
+        call: reqwest::RequestBuilder,
+        stream: bool,
+    ) -> Result<Completion, BackendError> {
+        let response = self.send(call, stream).await.map_err(A::error)?;
+        if stream {
+            read_answer::<A, _, _, _>(response.bytes_stream()).await
+        } else {
+            A::parse(&body_text(response).await?)
+        }
+    }
+}
+
+/// How a provider reads its answers, whole or as server-sent events: what
+/// [`HttpEndpoint::answer`] needs to end every call of every provider the same way. The
+/// streamed answer is assembled in the implementing value, one event at a time.
+pub trait Answer: Default {
+    /// One whole (non-streamed) response body.
+    fn parse(body: &str) -> Result<Completion, BackendError>;
+    /// Takes one event, its name and data; `Ok(true)` once the answer is complete.
+    fn take_event(&mut self, name: &str, data: &str) -> Result<bool, BackendError>;
+    /// The answer, once the events have ended.
+    fn finish(self) -> Result<Completion, BackendError>;
+    /// An error response (from [`error_from_response`]) as the provider's errors read; by
+    /// default as it is.
+    fn error(error: BackendError) -> BackendError {
+        error
+    }
+}
+
+/// Reads a server-sent-event byte stream into an answer as `A` does; stops reading once `A`
+/// has the whole answer.
+pub async fn read_answer<A, S, B, E>(bytes: S) -> Result<Completion, BackendError>
+where
+    A: Answer,
+    S: futures_util::Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: StdError + 'static,
+{
+    let mut answer = A::default();
+    read_events(bytes, |name, data| answer.take_event(name, data)).await?;
+    answer.finish()
 }
 
 /// A whole (non-streamed) response body as text; one over [`MAX_RESPONSE_BYTES`] is abandoned.

@@ -1,22 +1,27 @@
 //! `[[agents]]`: who debates. An agent is its id, persona, sampling and rate limits, plus one
-//! [`Backend`] holding exactly the keys that backend reads: a key another backend reads is
-//! refused by name, for every backend alike.
+//! [`Backend`] holding the settings its backend read from its keys: a key another backend
+//! reads is refused by name, for every backend alike (the backends are `crate::backend`).
 //!
 //! The file's flat shape (`backend = "openai"` next to `base_url`, `model`, …) is
 //! [`AgentFields`]; agents are read from it and written back to it, so stored runs keep the
 //! shape they were written with.
 
-use std::path::PathBuf;
+use std::fmt;
+use std::sync::OnceLock;
 
-use moot_backends::models::ModelRef;
-use moot_backends::sim::SimAgent;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use moot_core::contract::ReplyContract;
 use moot_core::debate::AgentRole;
 
-use crate::error::{invalid, ConfigError};
-use crate::names::ServerKindSetting;
+use crate::backend::keys::read_value;
+use crate::backend::local::Local;
+use crate::backend::sim::Sim;
+use crate::backend::{
+    backend_names, check_keys, entry_named, key_named, Backend, BackendEntry, Keys, BACKENDS,
+};
+use crate::error::{fail, ConfigError};
 
 /// Agents `moot ask` and `moot bench` debate among when neither the configuration nor
 /// `--agents` says (and the number `moot config check` assumes then).
@@ -76,119 +81,6 @@ impl RateLimits {
     }
 }
 
-/// Where an agent's answers come from, with the keys of that backend only.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Backend {
-    /// The embedded model: a known name or a `.gguf` path (the default model when unset).
-    Local { model: Option<String> },
-    /// An OpenAI-compatible server.
-    OpenAi {
-        http: Http,
-        /// Which kind of server it is (the `dialect` key).
-        server_kind: Option<ServerKindSetting>,
-    },
-    /// Anthropic's Messages API.
-    Anthropic { http: Http },
-    /// freemad's agent command contract: `command args… generate|critique`.
-    Cli {
-        command: String,
-        /// Arguments before the mode word.
-        args: Vec<String>,
-        /// Whether the mode word (`generate` / `critique`) is passed (default: yes).
-        mode_arg: bool,
-        /// Arguments after the mode word.
-        args_after_mode: Vec<String>,
-        working_dir: Option<PathBuf>,
-    },
-    /// Fixed replies in order (the last repeats): for tests and demonstrations.
-    Scripted { responses: Vec<String> },
-    /// A simulated agent (needs the gold answer): for research and tests.
-    Sim { sim: Option<SimAgent> },
-}
-
-/// What the HTTP backends share.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Http {
-    pub model: String,
-    pub endpoints: Endpoints,
-    /// The NAME of the environment variable holding the key.
-    pub api_key_env: Option<String>,
-    /// Use server-sent events.
-    pub stream: bool,
-}
-
-/// An HTTP agent's server: one (`base_url`; the provider's own when unset) or several replicas
-/// serving the same model (`base_urls`), used in turn with failover.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Endpoints {
-    One(Option<String>),
-    Replicas(Vec<String>),
-}
-
-impl Backend {
-    /// The name `backend = …` gives it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Local { .. } => "local",
-            Backend::OpenAi { .. } => "openai",
-            Backend::Anthropic { .. } => "anthropic",
-            Backend::Cli { .. } => "cli",
-            Backend::Scripted { .. } => "scripted",
-            Backend::Sim { .. } => "sim",
-        }
-    }
-}
-
-/// Every backend, with the keys it reads besides the ones every agent has ([`COMMON_KEYS`]).
-/// The example configuration and the README's backend table name these, and moot-app has one
-/// driver (how it is built, retried and checked) for each; tests check all three.
-pub const BACKENDS: &[BackendEntry] = &[
-    BackendEntry {
-        name: "local",
-        summary: "the embedded model (llama.cpp in-process; a known name or a .gguf path)",
-        keys: &["model", "logprobs"],
-    },
-    BackendEntry {
-        name: "openai",
-        summary: "an OpenAI-compatible server: OpenAI, vLLM, llama.cpp, Ollama",
-        keys: &[
-            "model",
-            "base_url",
-            "base_urls",
-            "api_key_env",
-            "logprobs",
-            "stream",
-            "dialect",
-        ],
-    },
-    BackendEntry {
-        name: "anthropic",
-        summary: "Anthropic's Messages API (no logprobs)",
-        keys: &["model", "base_url", "base_urls", "api_key_env", "stream"],
-    },
-    BackendEntry {
-        name: "cli",
-        summary: "a local program with freemad's agent contract",
-        keys: &[
-            "command",
-            "args",
-            "mode_arg",
-            "args_after_mode",
-            "working_dir",
-        ],
-    },
-    BackendEntry {
-        name: "scripted",
-        summary: "fixed replies, for tests and demonstrations",
-        keys: &["responses"],
-    },
-    BackendEntry {
-        name: "sim",
-        summary: "a simulated agent with set accuracy and conformity (needs the gold answer)",
-        keys: &["sim", "logprobs"],
-    },
-];
-
 /// Keys every agent has, whatever its backend.
 pub const COMMON_KEYS: &[&str] = &[
     "id",
@@ -205,119 +97,147 @@ pub const COMMON_KEYS: &[&str] = &[
     "max_in_flight",
 ];
 
-pub struct BackendEntry {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub keys: &'static [&'static str],
-}
-
-/// The backends' names, in registry order.
-pub fn backend_names() -> Vec<&'static str> {
-    BACKENDS.iter().map(|b| b.name).collect()
-}
-
-/// An agent as the file spells it: every key of every backend, flat. Only for reading and
-/// writing; code uses [`AgentConfig`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// An agent as the file spells it: the keys every agent has, and the keys of its backend (of
+/// any backend, until it is typed). Only for reading and writing; code uses [`AgentConfig`].
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentFields {
     pub id: String,
     pub backend: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub base_urls: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub top_p: Option<f32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub logprobs: bool,
-    #[serde(default)]
-    pub stream: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dialect: Option<ServerKindSetting>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args: Vec<String>,
-    /// cli: pass the mode word (`generate` / `critique`) after `args` (default true).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode_arg: Option<bool>,
-    /// cli: arguments after the mode word.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub args_after_mode: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persona: Option<String>,
     /// `moot` (default) or `freemad`: the layout the agent's replies follow.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract: Option<ReplyContract>,
     /// `debater` (default), `judge`, `aggregator` or `chairman`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<AgentRole>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub responses: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim: Option<SimAgent>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<u64>,
     pub requests_per_minute: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_minute: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_in_flight: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<PathBuf>,
+    /// The backend keys it sets (`model`, `command`, …; `logprobs` too, which the backends
+    /// that give logprobs read into [`Sampling::logprobs`]).
+    pub keys: Keys,
+}
+
+/// Every key an agent may have: the common ones, then each backend's, in registry order.
+fn all_keys() -> &'static [&'static str] {
+    static ALL: OnceLock<Vec<&'static str>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = COMMON_KEYS.to_vec();
+        for key in BACKENDS.iter().flat_map(|b| b.keys.iter()) {
+            if !all.contains(&key.name) {
+                all.push(key.name);
+            }
+        }
+        all
+    })
+}
+
+impl<'de> Deserialize<'de> for AgentFields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<AgentFields, D::Error> {
+        d.deserialize_struct("AgentFields", all_keys(), FieldsVisitor)
+    }
+}
+
+/// Reads an agent's table as a derived `deny_unknown_fields` struct would: each common key as
+/// its type, each backend key as its [`Kind`](crate::backend::Kind), an unknown or repeated
+/// key refused by name.
+struct FieldsVisitor;
+
+impl<'de> Visitor<'de> for FieldsVisitor {
+    type Value = AgentFields;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("struct AgentFields")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AgentFields, A::Error> {
+        use serde::de::Error;
+        let mut f = AgentFields::default();
+        let (mut id, mut backend) = (None, None);
+        let mut seen: Vec<&'static str> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Some(name) = all_keys().iter().copied().find(|k| *k == key) else {
+                return Err(A::Error::unknown_field(&key, all_keys()));
+            };
+            if seen.contains(&name) {
+                return Err(A::Error::duplicate_field(name));
+            }
+            seen.push(name);
+            match name {
+                "id" => id = Some(map.next_value()?),
+                "backend" => backend = Some(map.next_value()?),
+                "persona" => f.persona = map.next_value()?,
+                "contract" => f.contract = map.next_value()?,
+                "role" => f.role = map.next_value()?,
+                "temperature" => f.temperature = map.next_value()?,
+                "top_p" => f.top_p = map.next_value()?,
+                "max_tokens" => f.max_tokens = map.next_value()?,
+                "seed" => f.seed = map.next_value()?,
+                "requests_per_minute" => f.requests_per_minute = map.next_value()?,
+                "tokens_per_minute" => f.tokens_per_minute = map.next_value()?,
+                "max_in_flight" => f.max_in_flight = map.next_value()?,
+                _ => match key_named(name) {
+                    Some(key) => {
+                        if let Some(value) = read_value(key.kind, &mut map)? {
+                            f.keys.set(name, value);
+                        }
+                    }
+                    None => return Err(A::Error::unknown_field(name, all_keys())),
+                },
+            }
+        }
+        f.id = id.ok_or_else(|| A::Error::missing_field("id"))?;
+        f.backend = backend.ok_or_else(|| A::Error::missing_field("backend"))?;
+        Ok(f)
+    }
+}
+
+impl Serialize for AgentFields {
+    /// `id`, `backend`, the backend's keys, then the other common keys that are set.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("AgentFields", all_keys().len())?;
+        out.serialize_field("id", &self.id)?;
+        out.serialize_field("backend", &self.backend)?;
+        for (name, value) in self.keys.iter() {
+            out.serialize_field(name, value)?;
+        }
+        macro_rules! set {
+            ($($field:ident),*) => {$(
+                if let Some(v) = &self.$field {
+                    out.serialize_field(stringify!($field), v)?;
+                }
+            )*};
+        }
+        set!(
+            temperature,
+            top_p,
+            max_tokens,
+            seed,
+            persona,
+            contract,
+            role,
+            requests_per_minute,
+            tokens_per_minute,
+            max_in_flight
+        );
+        out.end()
+    }
 }
 
 impl AgentFields {
-    /// The backend-specific keys this agent sets, in the file's order.
-    fn set_keys(&self) -> Vec<&'static str> {
-        [
-            ("model", self.model.is_some()),
-            ("base_url", self.base_url.is_some()),
-            ("base_urls", !self.base_urls.is_empty()),
-            ("api_key_env", self.api_key_env.is_some()),
-            ("logprobs", self.logprobs),
-            ("stream", self.stream),
-            ("dialect", self.dialect.is_some()),
-            ("command", self.command.is_some()),
-            ("args", !self.args.is_empty()),
-            ("mode_arg", self.mode_arg.is_some()),
-            ("args_after_mode", !self.args_after_mode.is_empty()),
-            ("responses", !self.responses.is_empty()),
-            ("sim", self.sim.is_some()),
-            ("working_dir", self.working_dir.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(key, set)| set.then_some(key))
-        .collect()
-    }
-
     /// The typed agent, or an error naming `agents[index].key`.
     pub fn into_agent(self, index: usize) -> Result<AgentConfig, ConfigError> {
         let at = format!("agents[{index}]");
-        if self.base_url.is_some() && !self.base_urls.is_empty() {
-            return fail(
-                &at,
-                "base_urls",
-                format!("{at}: give base_url or base_urls, not both"),
-            );
-        }
         if self.id.trim().is_empty() {
             return fail(&at, "id", format!("{at}.id must not be empty"));
         }
         let entry = self.entry(&at)?;
-        self.check_keys(&at, entry)?;
-        self.check_sampling(&at, entry.name)?;
-        let backend = self.typed_backend(&at, entry.name)?;
+        check_keys(&at, entry, &self.keys)?;
+        self.check_sampling(&at, entry)?;
+        let backend = (entry.read)(&self.keys, &at)?;
         Ok(AgentConfig {
             id: self.id,
             persona: self.persona,
@@ -328,7 +248,7 @@ impl AgentFields {
                 top_p: self.top_p,
                 max_tokens: self.max_tokens,
                 seed: self.seed,
-                logprobs: self.logprobs,
+                logprobs: self.keys.flag("logprobs"),
             },
             limits: RateLimits {
                 requests_per_minute: self.requests_per_minute,
@@ -341,54 +261,20 @@ impl AgentFields {
 
     /// The registry entry of the agent's backend.
     fn entry(&self, at: &str) -> Result<&'static BackendEntry, ConfigError> {
-        BACKENDS
-            .iter()
-            .find(|b| b.name == self.backend)
-            .ok_or_else(|| {
-                ConfigError::new(
-                    format!("{at}.backend"),
-                    format!(
-                        "{at}.backend = {:?} is not a backend (expected one of {})",
-                        self.backend,
-                        backend_names().join(", ")
-                    ),
-                )
-            })
+        entry_named(&self.backend).ok_or_else(|| {
+            ConfigError::new(
+                format!("{at}.backend"),
+                format!(
+                    "{at}.backend = {:?} is not a backend (expected one of {})",
+                    self.backend,
+                    backend_names().join(", ")
+                ),
+            )
+        })
     }
 
-    /// Every backend-specific key set is one the backend of `entry` reads.
-    fn check_keys(&self, at: &str, entry: &BackendEntry) -> Result<(), ConfigError> {
-        let backend = entry.name;
-        if self.dialect.is_some() && backend != "openai" {
-            return fail(
-                at,
-                "dialect",
-                format!("{at}.dialect is only used by backend \"openai\""),
-            );
-        }
-        if self.logprobs && backend == "anthropic" {
-            return fail(
-                at,
-                "logprobs",
-                format!("{at}.logprobs: backend \"anthropic\" has no token logprobs"),
-            );
-        }
-        match self
-            .set_keys()
-            .into_iter()
-            .find(|k| !entry.keys.contains(k))
-        {
-            Some(key) => fail(
-                at,
-                key,
-                format!("{at}.{key} is not used by backend {backend:?}"),
-            ),
-            None => Ok(()),
-        }
-    }
-
-    /// Sampling values and rate limits in range.
-    fn check_sampling(&self, at: &str, backend: &str) -> Result<(), ConfigError> {
+    /// Sampling values and rate limits in range (the temperature in the backend's range too).
+    fn check_sampling(&self, at: &str, entry: &BackendEntry) -> Result<(), ConfigError> {
         if let Some(t) = self.temperature {
             if !(0.0..=2.0).contains(&t) {
                 return fail(
@@ -397,11 +283,14 @@ impl AgentFields {
                     format!("{at}.temperature = {t} must be between 0 and 2"),
                 );
             }
-            if backend == "anthropic" && t > 1.0 {
+            if t > entry.max_temperature {
                 return fail(
                     at,
                     "temperature",
-                    format!("{at}.temperature must be at most 1 for backend \"anthropic\""),
+                    format!(
+                        "{at}.temperature must be at most {} for backend {:?}",
+                        entry.max_temperature, entry.name
+                    ),
                 );
             }
         }
@@ -427,132 +316,15 @@ impl AgentFields {
         }
         Ok(())
     }
-
-    /// The [`Backend`] with the keys it reads, each required one present.
-    fn typed_backend(&self, at: &str, backend: &str) -> Result<Backend, ConfigError> {
-        Ok(match backend {
-            "local" => {
-                if let Some(m) = &self.model {
-                    if let Err(e) = ModelRef::parse(m) {
-                        return fail(at, "model", format!("{at}.model: {e}"));
-                    }
-                }
-                Backend::Local {
-                    model: self.model.clone(),
-                }
-            }
-            "openai" => Backend::OpenAi {
-                http: self.http(at, backend)?,
-                server_kind: self.dialect,
-            },
-            "anthropic" => Backend::Anthropic {
-                http: self.http(at, backend)?,
-            },
-            "cli" => match &self.command {
-                Some(command) => Backend::Cli {
-                    command: command.clone(),
-                    args: self.args.clone(),
-                    mode_arg: self.mode_arg.unwrap_or(true),
-                    args_after_mode: self.args_after_mode.clone(),
-                    working_dir: self.working_dir.clone(),
-                },
-                None => {
-                    return fail(
-                        at,
-                        "command",
-                        format!("{at}: backend \"cli\" needs command"),
-                    )
-                }
-            },
-            "scripted" if self.responses.is_empty() => {
-                return fail(
-                    at,
-                    "responses",
-                    format!("{at}: backend \"scripted\" needs responses"),
-                )
-            }
-            "scripted" => Backend::Scripted {
-                responses: self.responses.clone(),
-            },
-            "sim" => {
-                self.check_sim(at)?;
-                Backend::Sim {
-                    sim: self.sim.clone(),
-                }
-            }
-            // A name in BACKENDS without an arm here: every_backend_refuses_the_keys_of_others
-            // builds each registered backend, so this fails a test before it reaches a user.
-            other => {
-                return fail(
-                    at,
-                    "backend",
-                    format!(
-                    "{at}.backend = {other:?} is registered but cannot be built (a bug in moot)"
-                ),
-                )
-            }
-        })
-    }
-
-    /// What the HTTP backends read: a model and, for `openai`, a server.
-    fn http(&self, at: &str, backend: &str) -> Result<Http, ConfigError> {
-        let no_url = self.base_url.is_none() && self.base_urls.is_empty();
-        let model = match &self.model {
-            Some(model) if !(backend == "openai" && no_url) => model.clone(),
-            _ if backend == "openai" => {
-                return fail(
-                    at,
-                    "",
-                    format!("{at}: backend \"openai\" needs base_url (or base_urls) and model"),
-                )
-            }
-            _ => {
-                return fail(
-                    at,
-                    "model",
-                    format!("{at}: backend {backend:?} needs model"),
-                )
-            }
-        };
-        Ok(Http {
-            model,
-            endpoints: if self.base_urls.is_empty() {
-                Endpoints::One(self.base_url.clone())
-            } else {
-                Endpoints::Replicas(self.base_urls.clone())
-            },
-            api_key_env: self.api_key_env.clone(),
-            stream: self.stream,
-        })
-    }
-
-    /// A simulated agent's parameters are ones the sim can use: chances are probabilities, and
-    /// conformities and recency are finite and small enough for `exp()`
-    /// ([`SimAgent::check`]).
-    fn check_sim(&self, at: &str) -> Result<(), ConfigError> {
-        let Some(sim) = &self.sim else {
-            return Ok(());
-        };
-        sim.check().or_else(|e| {
-            let key = format!("sim.{}", e.field());
-            fail(at, &key, format!("{at}.{key} = {e}"))
-        })
-    }
-}
-
-/// An error about `key` of the agent at `at` (the agent itself when `key` is empty).
-fn fail<T>(at: &str, key: &str, message: String) -> Result<T, ConfigError> {
-    let key = if key.is_empty() {
-        at.to_string()
-    } else {
-        format!("{at}.{key}")
-    };
-    invalid(key, message)
 }
 
 impl From<AgentConfig> for AgentFields {
     fn from(a: AgentConfig) -> AgentFields {
-        let mut f = AgentFields {
+        let mut keys = Keys::default();
+        a.backend.write_back(&mut keys);
+        keys.set_flag("logprobs", a.sampling.logprobs);
+        keys.order_as(a.backend.entry().keys);
+        AgentFields {
             id: a.id,
             backend: a.backend.name().to_string(),
             persona: a.persona,
@@ -563,49 +335,11 @@ impl From<AgentConfig> for AgentFields {
             top_p: a.sampling.top_p,
             max_tokens: a.sampling.max_tokens,
             seed: a.sampling.seed,
-            logprobs: a.sampling.logprobs,
             requests_per_minute: a.limits.requests_per_minute,
             tokens_per_minute: a.limits.tokens_per_minute,
             max_in_flight: a.limits.max_in_flight,
-            ..AgentFields::default()
-        };
-        let http = |h: Http, f: &mut AgentFields| {
-            f.model = Some(h.model);
-            match h.endpoints {
-                Endpoints::One(url) => f.base_url = url,
-                Endpoints::Replicas(urls) => f.base_urls = urls,
-            }
-            f.api_key_env = h.api_key_env;
-            f.stream = h.stream;
-        };
-        match a.backend {
-            Backend::Local { model } => f.model = model,
-            Backend::OpenAi {
-                http: h,
-                server_kind,
-            } => {
-                http(h, &mut f);
-                f.dialect = server_kind;
-            }
-            Backend::Anthropic { http: h } => http(h, &mut f),
-            Backend::Cli {
-                command,
-                args,
-                mode_arg,
-                args_after_mode,
-                working_dir,
-            } => {
-                f.command = Some(command);
-                f.args = args;
-                // The default is left unwritten, so configurations keep the shape they had.
-                f.mode_arg = (!mode_arg).then_some(false);
-                f.args_after_mode = args_after_mode;
-                f.working_dir = working_dir;
-            }
-            Backend::Scripted { responses } => f.responses = responses,
-            Backend::Sim { sim } => f.sim = sim,
+            keys,
         }
-        f
     }
 }
 
@@ -651,7 +385,7 @@ impl AgentConfig {
     }
 
     pub fn is_sim(&self) -> bool {
-        matches!(self.backend, Backend::Sim { .. })
+        self.backend.settings::<Sim>().is_some()
     }
 }
 
@@ -661,9 +395,9 @@ pub fn default_agents(count: usize) -> Vec<AgentConfig> {
         .map(|i| {
             let mut a = AgentConfig::new(
                 format!("agent-{i}"),
-                Backend::Local {
+                Backend::new(Local {
                     model: Some(moot_backends::models::default_model().name.into()),
-                },
+                }),
             );
             a.sampling.temperature = Some(DEFAULT_TEAM_TEMPERATURE);
             a.sampling.max_tokens = Some(DEFAULT_TEAM_MAX_TOKENS);
@@ -699,7 +433,7 @@ pub fn resize(agents: &[AgentConfig], count: usize) -> Vec<AgentConfig> {
 /// `count` simulated agents with default parameters (`--sim`).
 pub fn sim_agents(count: usize) -> Vec<AgentConfig> {
     (1..=count.max(1))
-        .map(|i| AgentConfig::new(format!("sim-{i}"), Backend::Sim { sim: None }))
+        .map(|i| AgentConfig::new(format!("sim-{i}"), Backend::new(Sim::default())))
         .collect()
 }
 
@@ -718,7 +452,7 @@ pub fn sim_team(configured: &[AgentConfig], count: usize) -> Vec<AgentConfig> {
         } else {
             format!("sim-{name}-{nth}")
         };
-        let mut agent = AgentConfig::new(id, Backend::Sim { sim: None });
+        let mut agent = AgentConfig::new(id, Backend::new(Sim::default()));
         agent.role = a.role;
         team.push(agent);
     }
@@ -753,12 +487,12 @@ mod tests {
 
     #[test]
     fn team_sizes_cycle_the_debaters_and_keep_every_role_once() {
-        let mut judge = AgentConfig::new("judge", Backend::Sim { sim: None });
+        let mut judge = AgentConfig::new("judge", Backend::new(Sim::default()));
         judge.role = AgentRole::Judge;
         let configured = vec![
             judge,
-            AgentConfig::new("a", Backend::Sim { sim: None }),
-            AgentConfig::new("b", Backend::Sim { sim: None }),
+            AgentConfig::new("a", Backend::new(Sim::default())),
+            AgentConfig::new("b", Backend::new(Sim::default())),
         ];
         let ids =
             |team: &[AgentConfig]| -> Vec<String> { team.iter().map(|a| a.id.clone()).collect() };
@@ -768,42 +502,6 @@ mod tests {
         assert_eq!(ids(&sim), ["sim-1", "sim-2", "sim-judge"]);
         assert_eq!(sim[2].role, AgentRole::Judge);
         assert!(sim.iter().all(AgentConfig::is_sim));
-    }
-
-    #[test]
-    fn every_backend_refuses_the_keys_of_others_by_name() {
-        let base = |backend: &str| match backend {
-            "openai" => "model = \"m\"\nbase_url = \"http://h/v1\"\n",
-            "anthropic" => "model = \"m\"\n",
-            "cli" => "command = \"/bin/sh\"\n",
-            "scripted" => "responses = [\"42\"]\n",
-            _ => "",
-        };
-        let value = |key: &str| match key {
-            "base_urls" | "args" | "responses" | "args_after_mode" => "[\"x\"]",
-            "logprobs" | "stream" | "mode_arg" => "true",
-            "dialect" => "\"vllm\"",
-            "sim" => "{ accuracy = 0.5 }",
-            _ => "\"x\"",
-        };
-        let all_keys: Vec<&str> = BACKENDS
-            .iter()
-            .flat_map(|b| b.keys.iter().copied())
-            .collect();
-        for b in BACKENDS {
-            let ok = format!("id = \"a\"\nbackend = \"{}\"\n{}", b.name, base(b.name));
-            read(&ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
-            for key in all_keys.iter().filter(|k| !b.keys.contains(k)) {
-                let text = format!("{ok}{key} = {}\n", value(key));
-                let e = read(&text).unwrap_err();
-                assert!(
-                    e.key == format!("agents[0].{key}")
-                        || (e.key == "agents[0].base_urls" && *key == "base_url"),
-                    "{}: {key} → {e:?}",
-                    b.name
-                );
-            }
-        }
     }
 
     #[test]

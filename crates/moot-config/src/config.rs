@@ -9,14 +9,15 @@ use moot_core::protocol::{
 use moot_core::text::plural;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{read_agents, AgentConfig, Backend, DEFAULT_AGENTS};
+use crate::agent::{read_agents, AgentConfig, DEFAULT_AGENTS};
+use crate::backend::cli::Cli;
+use crate::backend::entry::{Building, Here};
 use crate::budget::BudgetSection;
 use crate::cache::CacheSection;
 use crate::debate::DebateSection;
 use crate::error::{invalid, ConfigError};
 use crate::logging::LoggingSection;
 use crate::output::OutputSection;
-use crate::program::program_problem;
 use crate::retry::RetrySection;
 use crate::security::SecuritySection;
 use crate::serve::ServeSection;
@@ -142,12 +143,7 @@ impl Config {
     /// whose name says it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`: what
     /// an agent that inherits the environment could echo back).
     pub fn redactor(&self) -> Result<moot_core::redact::Redactor, ConfigError> {
-        let named = self.agents.iter().filter_map(|a| match &a.backend {
-            Backend::OpenAi { http, .. } | Backend::Anthropic { http } => {
-                http.api_key_env.as_deref()
-            }
-            _ => None,
-        });
+        let named = self.agents.iter().filter_map(|a| a.backend.api_key_env());
         // The key `moot serve` sends to its upstream (`moot/PROTOCOL/MODEL` teams) too.
         let named = named.chain(self.serve.upstream_api_key_env.as_deref());
         let mut secrets: Vec<String> = named.filter_map(|var| std::env::var(var).ok()).collect();
@@ -382,61 +378,51 @@ impl Config {
     /// How a `cli` agent is run: its command and arguments, and the limits of `[security]`;
     /// `None` for other backends.
     pub fn cli_config(&self, agent: &AgentConfig) -> Option<moot_backends::cli::CliConfig> {
-        let Backend::Cli {
-            command,
-            args,
-            mode_arg,
-            args_after_mode,
-            working_dir,
-        } = &agent.backend
-        else {
-            return None;
-        };
-        let security = &self.security;
-        let mut c = moot_backends::cli::CliConfig::new(command.clone(), args.clone());
-        c.mode_arg = *mode_arg;
-        c.args_after_mode = args_after_mode.clone();
-        c.allowed_commands = security.cli_allowed_commands.clone();
-        c.env = security.cli_env;
-        c.env_allow = security.cli_env_allow.clone();
-        c.max_output_bytes = security.cli_max_output_bytes;
-        c.max_input_bytes = security.cli_max_input_bytes;
-        c.working_dir = working_dir.clone();
-        Some(c)
+        let cli = agent.backend.settings::<Cli>()?;
+        Some(cli.run_config(&self.security))
     }
 
-    /// A `cli` agent's command is allowed, and can be started from its working directory
-    /// (agent `i`, whose entry is `a`). Other backends pass.
+    /// Agent `i` (whose entry is `a`) can be started here, as its backend checks
+    /// (`BackendSettings::check_can_run`: a `cli` agent's command is allowed, and can be
+    /// started from its working directory). Other backends pass.
     pub fn check_agent_can_run(&self, i: usize, a: &AgentConfig) -> Result<(), ConfigError> {
-        let Backend::Cli {
-            command,
-            working_dir,
-            ..
-        } = &a.backend
-        else {
-            return Ok(());
-        };
-        let at = format!("agents[{i}]");
-        if !self.security.allows(command) {
-            return invalid(
-                format!("{at}.command"),
-                format!("{at}.command = {command:?} is not in security.cli_allowed_commands"),
-            );
+        a.backend
+            .check_can_run(&self.security, &format!("agents[{i}]"), &a.id)
+    }
+
+    /// Agent `index`'s seed (whose entry is `agent`): its own, else the debate's plus its
+    /// position, so each agent samples differently but reproducibly.
+    pub fn agent_seed(&self, index: usize, agent: &AgentConfig) -> u64 {
+        agent
+            .sampling
+            .seed
+            .unwrap_or(self.debate.seed.wrapping_add(index as u64))
+    }
+
+    /// What building this configuration's agents for a debate whose answers are of `kind`
+    /// shares; `progress` hears what is happening (pulling or loading a model).
+    pub fn building<'a>(
+        &'a self,
+        kind: AnswerKind,
+        progress: &'a mut dyn FnMut(&str),
+    ) -> Building<'a> {
+        Building {
+            security: &self.security,
+            gold: self.debate.gold.as_deref(),
+            kind,
+            backends: self.agents.iter().map(|a| &a.backend).collect(),
+            #[cfg(feature = "local")]
+            local_models: Default::default(),
+            progress,
         }
-        if let Some(dir) = working_dir {
-            if !dir.is_dir() {
-                return invalid(
-                    format!("{at}.working_dir"),
-                    format!("{at}.working_dir = {} is not a directory", dir.display()),
-                );
-            }
-        }
-        match program_problem(command, working_dir.as_deref()) {
-            Some(problem) => invalid(
-                format!("{at}.command"),
-                format!("{at} (id {:?}): {problem}", a.id),
-            ),
-            None => Ok(()),
+    }
+
+    /// This machine's authority (this configuration's), as a stored agent's backend weighs it
+    /// (`BackendSettings::not_allowed`).
+    pub fn here(&self) -> Here<'_> {
+        Here {
+            security: &self.security,
+            backends: self.agents.iter().map(|a| &a.backend).collect(),
         }
     }
 

@@ -51,3 +51,14 @@ pub(crate) fn invalid<T>(
 ) -> Result<T, ConfigError> {
     Err(ConfigError::new(key, message))
 }
+
+/// An error about `key` of the agent at `at` (`agents[i]`; the agent itself when `key` is
+/// empty).
+pub(crate) fn fail<T>(at: &str, key: &str, message: String) -> Result<T, ConfigError> {
+    let key = if key.is_empty() {
+        at.to_string()
+    } else {
+        format!("{at}.{key}")
+    };
+    invalid(key, message)
+}

@@ -5,8 +5,9 @@
 //! with its defaults (one source: the engine's and the backends' own defaults where they have
 //! them) and a `validate` that names the key at fault in a [`ConfigError`]. Values from a fixed
 //! set are types that serde and clap both read ([`ProtocolName`], [`AnswerSetting`],
-//! [`TieBreakSetting`], [`ServerKindSetting`]); an agent is typed by its [`Backend`], which holds
-//! the keys that backend reads and no others.
+//! [`TieBreakSetting`], [`ServerKindSetting`]); an agent is typed by its [`Backend`], whose
+//! settings hold what that backend read from its keys: each backend is one module of
+//! [`backend`] and one entry of [`BACKENDS`], from its keys to building its model.
 //!
 //! Files are read by [`dialect`]s: moot's own keys in TOML, YAML or JSON, and freemad's
 //! configuration files as they are.
@@ -22,6 +23,7 @@
 //! ```
 
 mod agent;
+pub mod backend;
 mod budget;
 mod cache;
 mod config;
@@ -42,9 +44,14 @@ mod size;
 mod validation;
 
 pub use agent::{
-    backend_names, default_agents, resize, sim_agents, sim_team, typed_agents, AgentConfig,
-    AgentFields, Backend, BackendEntry, Endpoints, Http, RateLimits, Sampling, BACKENDS,
-    COMMON_KEYS, DEFAULT_AGENTS, DEFAULT_TEAM_MAX_TOKENS, DEFAULT_TEAM_TEMPERATURE,
+    default_agents, resize, sim_agents, sim_team, typed_agents, AgentConfig, AgentFields,
+    RateLimits, Sampling, COMMON_KEYS, DEFAULT_AGENTS, DEFAULT_TEAM_MAX_TOKENS,
+    DEFAULT_TEAM_TEMPERATURE,
+};
+pub use backend::http::{Endpoints, Http};
+pub use backend::{
+    backend_names, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+    ModelSwap, BACKENDS,
 };
 pub use budget::BudgetSection;
 pub use cache::CacheSection;

@@ -109,7 +109,7 @@ fn the_readme_backend_table_is_the_registry() {
     for (row, entry) in rows.iter().zip(moot_config::BACKENDS) {
         assert_eq!(
             backticked(&row[2]),
-            entry.keys,
+            entry.key_names(),
             "the keys of backend {} in the README's table",
             entry.name
         );

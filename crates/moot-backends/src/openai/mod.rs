@@ -19,7 +19,7 @@ use futures_util::Stream;
 use secrecy::ExposeSecret;
 use serde_json::{json, Map, Value};
 
-use crate::http::{body_text, endpoint, float, read_events, truncate, HttpEndpoint};
+use crate::http::{endpoint, float, read_answer, truncate, Answer, HttpEndpoint};
 pub use server_kind::ServerKind;
 
 use crate::{
@@ -229,15 +229,14 @@ impl StreamAccumulator {
     }
 }
 
-/// Reads a server-sent-event byte stream into an answer. Stops reading at `[DONE]`.
-pub async fn read_event_stream<S, B, E>(bytes: S) -> Result<Completion, BackendError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-    E: StdError + 'static,
-{
-    let mut acc = StreamAccumulator::default();
-    read_events(bytes, |name, data| {
+/// How chat completions are read: a whole body, or the `data:` payloads of its events (an event
+/// named `error` is the server's error).
+impl Answer for StreamAccumulator {
+    fn parse(body: &str) -> Result<Completion, BackendError> {
+        parse_response(body)
+    }
+
+    fn take_event(&mut self, name: &str, data: &str) -> Result<bool, BackendError> {
         if name == "error" {
             let error = serde_json::from_str::<Value>(data)
                 .ok()
@@ -245,10 +244,22 @@ where
                 .unwrap_or_else(|| Value::String(data.to_string()));
             return Err(server_kind::server_error(&error));
         }
-        acc.push(data)
-    })
-    .await?;
-    acc.finish()
+        self.push(data)
+    }
+
+    fn finish(self) -> Result<Completion, BackendError> {
+        StreamAccumulator::finish(self)
+    }
+}
+
+/// Reads a server-sent-event byte stream into an answer. Stops reading at `[DONE]`.
+pub async fn read_event_stream<S, B, E>(bytes: S) -> Result<Completion, BackendError>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+    E: StdError + 'static,
+{
+    read_answer::<StreamAccumulator, _, _, _>(bytes).await
 }
 
 /// A model behind an OpenAI-compatible `/chat/completions` endpoint.
@@ -299,12 +310,7 @@ impl LanguageModel for OpenAiModel {
         if let Some(key) = &self.http.api_key {
             call = call.bearer_auth(key.expose_secret());
         }
-        let response = self.http.send(call, stream).await?;
-        if stream {
-            read_event_stream(response.bytes_stream()).await
-        } else {
-            parse_response(&body_text(response).await?)
-        }
+        self.http.answer::<StreamAccumulator>(call, stream).await
     }
 }
 

@@ -24,7 +24,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::agent::{AgentConfig, Backend};
+use crate::agent::AgentConfig;
+use crate::backend::cli::Cli;
+use crate::backend::Backend;
 use crate::config::Config;
 use crate::error::{invalid, ConfigError};
 use crate::names::TieBreakSetting;
@@ -612,13 +614,11 @@ impl FreemadConfig {
             };
             let mut agent = AgentConfig::new(
                 a.id.trim(),
-                Backend::Cli {
-                    command: command.clone(),
-                    args: args.to_vec(),
+                Backend::new(Cli {
                     mode_arg: a.cli_mode_arg,
                     args_after_mode: a.args_after_mode(),
-                    working_dir: None,
-                },
+                    ..Cli::new(command.clone(), args.to_vec())
+                }),
             );
             agent.contract = moot_core::contract::ReplyContract::Freemad;
             agent.sampling.temperature = a.config.temperature.map(|t| t as f32);

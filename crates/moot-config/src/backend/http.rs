@@ -1,0 +1,213 @@
+//! What the HTTP backends (`openai`, `anthropic`) share: their keys, their settings, building
+//! one model per endpoint, the API key check, and where a stored agent of theirs would send
+//! requests.
+
+use std::sync::Arc;
+
+use moot_backends::{BackendError, LanguageModel};
+
+use super::keys::{Key, Keys, Kind};
+use crate::error::{fail, ConfigError};
+
+/// The keys every HTTP backend reads: a model, one endpoint or replicas, the key's variable.
+pub const MODEL: Key = Key::new("model", Kind::Text);
+pub const BASE_URL: Key = Key::new("base_url", Kind::Text);
+pub const BASE_URLS: Key = Key::new("base_urls", Kind::Texts);
+pub const API_KEY_ENV: Key = Key::new("api_key_env", Kind::Text);
+pub const STREAM: Key = Key::new("stream", Kind::Flag);
+
+/// What the HTTP backends share.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Http {
+    pub model: String,
+    pub endpoints: Endpoints,
+    /// The NAME of the environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// Use server-sent events.
+    pub stream: bool,
+}
+
+/// An HTTP agent's server: one (`base_url`; the provider's own when unset) or several replicas
+/// serving the same model (`base_urls`), used in turn with failover.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Endpoints {
+    One(Option<String>),
+    Replicas(Vec<String>),
+}
+
+impl Http {
+    /// The keys of an HTTP agent of `backend`: a model and, when `needs_url`, a server.
+    pub(crate) fn read(
+        keys: &Keys,
+        at: &str,
+        backend: &str,
+        needs_url: bool,
+    ) -> Result<Http, ConfigError> {
+        let (base_url, base_urls) = (keys.text("base_url"), keys.texts("base_urls"));
+        if base_url.is_some() && !base_urls.is_empty() {
+            return fail(
+                at,
+                "base_urls",
+                format!("{at}: give base_url or base_urls, not both"),
+            );
+        }
+        let no_url = base_url.is_none() && base_urls.is_empty();
+        let model = match keys.text("model") {
+            Some(model) if !(needs_url && no_url) => model.to_string(),
+            _ if needs_url => {
+                return fail(
+                    at,
+                    "",
+                    format!("{at}: backend {backend:?} needs base_url (or base_urls) and model"),
+                )
+            }
+            _ => {
+                return fail(
+                    at,
+                    "model",
+                    format!("{at}: backend {backend:?} needs model"),
+                )
+            }
+        };
+        Ok(Http {
+            model,
+            endpoints: if base_urls.is_empty() {
+                Endpoints::One(base_url.map(str::to_string))
+            } else {
+                Endpoints::Replicas(base_urls.to_vec())
+            },
+            api_key_env: keys.text("api_key_env").map(str::to_string),
+            stream: keys.flag("stream"),
+        })
+    }
+
+    pub(crate) fn write_back(&self, keys: &mut Keys) {
+        keys.set_text("model", Some(self.model.clone()));
+        match &self.endpoints {
+            Endpoints::One(url) => keys.set_text("base_url", url.clone()),
+            Endpoints::Replicas(urls) => keys.set_texts("base_urls", urls.clone()),
+        }
+        keys.set_text("api_key_env", self.api_key_env.clone());
+        keys.set_flag("stream", self.stream);
+    }
+
+    /// The same endpoints and key, another model.
+    pub(crate) fn with_model(&self, model: &str) -> Http {
+        Http {
+            model: model.to_string(),
+            ..self.clone()
+        }
+    }
+
+    /// The model: one endpoint (`base_url`, else `default_url`), or several (`base_urls`)
+    /// used in turn with failover, each built by `build` from its URL.
+    pub(crate) fn balanced(
+        &self,
+        backend: &str,
+        default_url: &str,
+        build: impl Fn(String) -> Result<Arc<dyn LanguageModel>, BackendError>,
+    ) -> Result<Arc<dyn LanguageModel>, BackendError> {
+        let urls = match &self.endpoints {
+            Endpoints::One(url) => {
+                return build(url.clone().unwrap_or_else(|| default_url.to_string()))
+            }
+            Endpoints::Replicas(urls) => urls,
+        };
+        let endpoints = urls
+            .iter()
+            .map(|u| build(u.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let name = format!("{backend}:{}@{}", self.model, urls.join(","));
+        Ok(Arc::new(moot_backends::balance::BalancedModel::new(
+            name,
+            endpoints,
+            moot_backends::balance::DEFAULT_COOLDOWN,
+        )?))
+    }
+
+    /// The variable the key is read from, when it names one, is set and not empty.
+    pub(crate) fn api_key_set(&self) -> Result<(), String> {
+        match &self.api_key_env {
+            Some(var) if std::env::var_os(var).is_none_or(|v| v.is_empty()) => {
+                Err(format!("the API key variable {var} is not set"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Why a stored agent with these settings may not send requests from this machine (see `BackendSettings::not_allowed`): every URL it would send to, with
+    /// the key variable it names, must be one an agent of this machine of the same backend
+    /// (`here`) sends to with that key variable (or the stored agent asks for none), or the
+    /// provider's own API (`own`: its URL and key variable) with that key or none.
+    pub(crate) fn not_allowed<'a>(
+        &self,
+        at: &str,
+        default_url: Option<&str>,
+        own: Option<(&str, &str)>,
+        here: impl Iterator<Item = &'a Http>,
+    ) -> Option<String> {
+        let here: Vec<(String, Option<&str>)> = here
+            .flat_map(|h| {
+                h.urls(default_url)
+                    .into_iter()
+                    .map(|u| (u, h.api_key_env.as_deref()))
+            })
+            .collect();
+        let key = self.api_key_env.as_deref();
+        let built_in = |url: &str| {
+            own.is_some_and(|(own_url, own_key)| {
+                url == normal(own_url) && key.is_none_or(|k| k == own_key)
+            })
+        };
+        let allowed = |url: &str| {
+            here.iter()
+                .any(|(u, k)| u == url && (key.is_none() || key == *k))
+        };
+        let url = self
+            .urls(default_url)
+            .into_iter()
+            .find(|u| !built_in(u) && !allowed(u))?;
+        let key = match key {
+            Some(var) => format!("the key in api_key_env {var}"),
+            None => "no api_key_env".to_string(),
+        };
+        let field = match self.endpoints {
+            Endpoints::Replicas(_) => "base_urls",
+            Endpoints::One(_) => "base_url",
+        };
+        Some(format!(
+            "{at}.{field}) would send requests to {field} {url:?} with {key}, which no agent of this machine's configuration does (an agent there with that {field} and api_key_env allows it)"
+        ))
+    }
+
+    /// Every URL it sends requests to, without surrounding space or a trailing `/`.
+    fn urls(&self, default_url: Option<&str>) -> Vec<String> {
+        let urls: Vec<&str> = match &self.endpoints {
+            Endpoints::One(Some(url)) => vec![url],
+            Endpoints::One(None) => default_url.into_iter().collect(),
+            Endpoints::Replicas(urls) => urls.iter().map(String::as_str).collect(),
+        };
+        urls.into_iter().map(normal).collect()
+    }
+}
+
+fn normal(url: &str) -> String {
+    url.trim().trim_end_matches('/').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_api_key_variable_is_named() {
+        let http = Http {
+            model: "m".into(),
+            endpoints: Endpoints::One(None),
+            api_key_env: Some("MOOT_TEST_NO_SUCH_KEY_VARIABLE".into()),
+            stream: false,
+        };
+        let e = http.api_key_set().unwrap_err();
+        assert!(e.contains("MOOT_TEST_NO_SUCH_KEY_VARIABLE"), "{e}");
+    }
+}
