@@ -45,6 +45,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 
 // SQLite's primary result codes for a file that cannot be opened, is damaged, or is not a
 // database (https://sqlite.org/rescode.html).
+const SQLITE_BUSY: i32 = 5;
 const SQLITE_READONLY: i32 = 8;
 const SQLITE_IOERR: i32 = 10;
 const SQLITE_CORRUPT: i32 = 11;
@@ -126,6 +127,11 @@ enum Schema {
     Current,
     /// Some are not applied yet: written by an older moot.
     Older,
+}
+
+/// SQLite answered busy (`SQLITE_BUSY`): another connection holds what this one needs.
+fn refused_busy(e: &StoreError) -> bool {
+    matches!(e, StoreError::Database(db) if primary_code(db) == Some(SQLITE_BUSY))
 }
 
 /// SQLite's primary result code of a database error.
@@ -531,8 +537,31 @@ impl SqliteStore {
     }
 
     /// A read-write pool on the file, migrated to this binary's schema unless it was found
-    /// current (`migrate` false).
+    /// current (`migrate` false). Opening is tried again while SQLite answers busy at once:
+    /// processes that open one new file together each turn it to WAL as their first
+    /// connection is made, and of two that hold it to read and both ask to change it SQLite
+    /// refuses one at once, without waiting (its deadlock rule; the busy timeout covers waits,
+    /// not that). Such a refusal passes as soon as the other has switched, so a few tries a few
+    /// milliseconds apart open the store.
     async fn write_file(
+        path: &Path,
+        create: bool,
+        migrate: bool,
+    ) -> Result<SqliteStore, StoreError> {
+        use backon::{ExponentialBuilder, Retryable};
+        let open = || SqliteStore::try_write_file(path, create, migrate);
+        open.retry(
+            ExponentialBuilder::default()
+                .with_min_delay(std::time::Duration::from_millis(5))
+                .with_max_delay(std::time::Duration::from_millis(500))
+                .with_max_times(12)
+                .with_jitter(),
+        )
+        .when(refused_busy)
+        .await
+    }
+
+    async fn try_write_file(
         path: &Path,
         create: bool,
         migrate: bool,
