@@ -5,7 +5,7 @@
 //!
 //! ```
 //! use moot_app::ask::AskRequest;
-//! use moot_app::records::RunRecords;
+//! use moot_app::run_records::RunRecords;
 //! use moot_app::request::Settings;
 //! use moot_config::Via;
 //!

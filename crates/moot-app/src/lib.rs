@@ -18,7 +18,7 @@
 //! - [`resume`]: what a name resumes (a debate or a benchmark), and whether it may;
 //! - [`fork`]: a finished debate forked at a round with an intervention (`moot fork`), and
 //!   [`bench_fork`]: every debate of a benchmark forked so (`moot bench --fork-of`);
-//! - [`records`], [`view`] and [`summary`]: a stored run read whole, one view of it (and its
+//! - [`run_records`], [`view`] and [`run_summary`]: a stored run read whole, one view of it (and its
 //!   Markdown, [`view::markdown`]), and the summary of a finished one;
 //! - [`decide`] and [`regrade`]: stored runs decided again, and their programs graded again;
 //! - [`import`]: freemad transcript files brought into the store as runs;
@@ -46,11 +46,12 @@ pub mod fork;
 pub mod health;
 pub mod import;
 pub mod prepare;
-pub mod records;
 pub mod regrade;
 pub mod request;
 pub mod resume;
 pub mod run_log;
+pub mod run_records;
+pub mod run_summary;
 pub mod runner;
 pub mod sandbox;
 pub mod service;
@@ -58,7 +59,6 @@ pub mod session;
 pub mod shell;
 pub mod store_copy;
 pub mod stored;
-pub mod summary;
 pub mod sweep;
 pub mod transcript;
 pub mod view;

@@ -114,7 +114,7 @@ impl DebateRunner for Runner {
 
 /// The end of a run in its log: each program's checks, then the decision.
 fn log_outcome(log: &RunLog, result: &moot_engine::DebateResult, wall: Duration) {
-    for (i, program) in crate::summary::programs(result).iter().enumerate() {
+    for (i, program) in crate::run_summary::programs(result).iter().enumerate() {
         let Some(checks) = result.validations.get(program) else {
             continue;
         };

@@ -13,8 +13,8 @@ use moot_store::{CallRecord, Store};
 
 use crate::agents::BuiltAgents;
 use crate::error::InputError;
+use crate::run_summary::RunSummary;
 use crate::runner::{RanHere, Runner};
-use crate::summary::RunSummary;
 
 /// One debate ready to run: new (`restore: None`) or resumed from its stored calls.
 pub struct Session<'a> {

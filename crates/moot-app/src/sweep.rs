@@ -1,5 +1,5 @@
 //! `moot sweep`: a parameter sweep over simulated debates (the `moot-sweep` crate), run through
-//! the application's [`Runner`] and written as DIR/<spec stem>.md, .csv and .svg. The front end
+//! the application's [`Runner`] and written as `DIR/<spec stem>.md`, `.csv` and `.svg`. The front end
 //! shows progress and prints the paths.
 
 use std::path::{Path, PathBuf};

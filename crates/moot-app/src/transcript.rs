@@ -21,7 +21,7 @@ pub fn json(
     // A run stored without a readable configuration is shown with the default settings.
     let config: Config = serde_json::from_value(run.config.clone()).unwrap_or_default();
     let (_, decision) = config.decision().unwrap_or_default();
-    let view = moot_freemad::Run {
+    let view = moot_freemad::transcript::Run {
         record: run,
         spec: &spec,
         calls,
@@ -81,7 +81,10 @@ pub fn write(
             serde_json::to_string_pretty(&transcript).context("writing the transcript")?,
             "json",
         ),
-        TranscriptFormat::Markdown => (moot_freemad::markdown(&transcript, &stamp), "md"),
+        TranscriptFormat::Markdown => (
+            moot_freemad::transcript::markdown(&transcript, &stamp),
+            "md",
+        ),
     };
     let path = dir.join(format!("transcript-{stamp}-{}.{ext}", run.id));
     std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

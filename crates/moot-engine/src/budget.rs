@@ -7,7 +7,7 @@ use moot_backends::BackendError;
 use moot_core::chat::ChatMessage;
 use moot_core::protocol::{PlannedCall, PromptCut};
 
-use crate::config::{Budget, EngineConfig};
+use crate::engine_config::{Budget, EngineConfig};
 
 /// The estimate prompts are budgeted with: characters / 4, rounded up.
 pub fn estimated_prompt_tokens(messages: &[ChatMessage]) -> u64 {

@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::budget::call_over_time;
-use crate::config::EngineAgent;
+use crate::engine_config::EngineAgent;
 use crate::reask::Reask;
 
 /// The request `call` sends to its agent's model.

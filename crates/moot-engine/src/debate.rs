@@ -18,14 +18,14 @@ use tokio::time::Instant;
 
 use crate::budget::debate_spent;
 use crate::code_checks::check_code_answers;
-use crate::config::{EngineAgent, EngineConfig};
 use crate::decision::{decide_all, decision_json};
+use crate::engine_config::{EngineAgent, EngineConfig};
 use crate::error::EngineError;
 use crate::fork::{Fork, ForkSource};
 use crate::ids::timestamp;
 use crate::lineup::Lineup;
 use crate::observer::Observer;
-use crate::record::{CallEnd, CallLog};
+use crate::recording::{CallEnd, CallLog};
 use crate::replay::fold_call;
 use crate::result::DebateResult;
 use crate::scheduler::{run_round, RoundContext};

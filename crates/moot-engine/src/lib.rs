@@ -9,7 +9,7 @@
 //! calls back into a transcript and asks the protocol again, so no completed call is repeated.
 //!
 //! The parts, each depending only on those listed before it:
-//! - `config`: what the engine is told (agents, timing, budget) and the defaults;
+//! - `engine_config`: what the engine is told (agents, timing, budget) and the defaults;
 //! - `error`, `ids`, `observer`: the engine's errors, run ids and timestamps, progress hooks;
 //! - `lineup`: which of a team's agents a protocol runs, for how many rounds;
 //! - `budget`: budgets and deadlines, and prompts estimated and cut to fit;
@@ -17,7 +17,7 @@
 //! - `reask`: asking again for a final line when an answer cannot be read;
 //! - `call`: one call to a model, with its re-ask and time limit;
 //! - `replay`: the outcomes and transcript stored calls stand for;
-//! - `record`: building and writing the stored record of a call;
+//! - `recording`: building and writing the stored record of a call;
 //! - `decision`: every rule's decision on a transcript, and its JSON;
 //! - `fork`: a fork's copied and reused calls, its injected response and resample salt;
 //! - `scheduler`: one round (concurrency, the soft and hard deadlines, cancellation);
@@ -31,16 +31,16 @@ mod budget;
 mod cache;
 mod call;
 mod code_checks;
-mod config;
 mod debate;
 mod decision;
+mod engine_config;
 mod error;
 mod fork;
 mod ids;
 mod lineup;
 mod observer;
 mod reask;
-mod record;
+mod recording;
 mod replay;
 mod result;
 mod runner;
@@ -51,12 +51,12 @@ pub use cache::request_key;
 pub use code_checks::{
     check_code_answers, regrade_run, stored_validations, validations_from, Regraded,
 };
-pub use config::{
+pub use debate::{Debate, DebateSetup};
+pub use decision::{decide_all, decide_all_with, decision_json};
+pub use engine_config::{
     Budget, EngineAgent, EngineConfig, DEFAULT_HARD_TIMEOUT, DEFAULT_MAX_CONCURRENT_CALLS,
     DEFAULT_MIN_AGENTS, DEFAULT_SOFT_TIMEOUT,
 };
-pub use debate::{Debate, DebateSetup};
-pub use decision::{decide_all, decide_all_with, decision_json};
 pub use error::EngineError;
 pub use fork::ForkSource;
 pub use ids::{new_run_id, timestamp};

@@ -18,12 +18,12 @@ use tokio::time::Instant;
 use crate::budget::{fit_prompt, hard_stop, HardStop};
 use crate::cache::{cache_entry, cached, request_key, trim};
 use crate::call::{request_for, Ask, Asked};
-use crate::config::EngineConfig;
+use crate::engine_config::EngineConfig;
 use crate::error::EngineError;
 use crate::fork::{reused, Fork};
 use crate::observer::Observer;
 use crate::reask::{self, Reask};
-use crate::record::{CallEnd, CallLog};
+use crate::recording::{CallEnd, CallLog};
 
 /// What one round's calls came to, for deciding whether later rounds are worth asking.
 #[derive(Debug, Default)]

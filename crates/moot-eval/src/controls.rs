@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use crate::bench::ItemResult;
 use crate::item::Item;
-use crate::summary::{mean_t_interval, plurality, PairTally};
+use crate::protocol_totals::{mean_t_interval, plurality, PairTally};
 
 /// Every control of a report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

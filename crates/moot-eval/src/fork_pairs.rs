@@ -1,13 +1,13 @@
 //! A forked benchmark against its parent (`moot bench --fork-of`): every debate of the fork is
 //! a fork of the parent's debate of the same item under the same protocol, so each item gives
 //! a pair of outcomes (right in the parent? right in the fork?). Per protocol: the pairs, the
-//! discordant counts and the exact McNemar test on them ([`crate::summary::mcnemar_exact`]).
+//! discordant counts and the exact McNemar test on them ([`crate::protocol_totals::mcnemar_exact`]).
 
 use serde::Serialize;
 
 use crate::bench::ItemResult;
 use crate::item::Item;
-use crate::summary::PairTally;
+use crate::protocol_totals::PairTally;
 
 /// The fork's results against the parent's, per protocol.
 #[derive(Debug, Clone, PartialEq, Serialize)]

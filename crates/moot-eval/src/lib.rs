@@ -1,6 +1,6 @@
 //! `moot-eval`: benchmarks (see docs/architecture.md, Benchmarks) — dataset names, loaders and
 //! seeded subsets; the runner that debates every item under every protocol as stored, resumable
-//! runs ([`bench`]); and the summaries, controls and reports made of them ([`summary`],
+//! runs ([`bench`]); and the summaries, controls and reports made of them ([`protocol_totals`],
 //! [`controls`], [`report`]). No CLI
 //! lives here.
 //!
@@ -96,13 +96,13 @@ mod generic;
 mod gold;
 mod humaneval;
 mod item;
+pub mod protocol_totals;
 mod read;
 pub mod registry;
 pub mod report;
 mod sample;
 mod spec;
 mod spec_error;
-pub mod summary;
 pub mod work;
 
 use std::path::Path;

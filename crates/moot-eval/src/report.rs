@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::bench::ItemResult;
 use crate::controls::Controls;
 use crate::item::Item;
-use crate::summary::{paired, summarize, Paired, ProtocolSummary};
+use crate::protocol_totals::{paired, summarize, Paired, ProtocolSummary};
 
 /// One benchmark a report reads.
 #[derive(Debug, Clone, PartialEq, Serialize)]

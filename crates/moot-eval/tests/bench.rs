@@ -276,7 +276,7 @@ async fn a_name_is_not_reused_for_another_benchmark() {
 
 #[tokio::test]
 async fn summaries_agree_with_the_debates() {
-    use moot_eval::summary::{paired, summarize};
+    use moot_eval::protocol_totals::{paired, summarize};
     let store = MemoryStore::default();
     let data = items(12);
     let results = run_bench(
@@ -296,7 +296,7 @@ async fn summaries_agree_with_the_debates() {
     );
     assert_eq!(som.items, 12);
     // The chosen rule's accuracy is the protocol's; every rule is there.
-    let rule = |s: &moot_eval::summary::ProtocolSummary, name: &str| {
+    let rule = |s: &moot_eval::protocol_totals::ProtocolSummary, name: &str| {
         s.rules.iter().find(|r| r.rule == name).map(|r| r.correct)
     };
     assert_eq!(rule(som, "majority-last"), Some(som.correct));

@@ -158,11 +158,15 @@ struct Store {
 
 impl Store {
     /// The stored run `run_id` whole (an unknown run is an input error).
-    fn records(&self, py: Python<'_>, run_id: String) -> PyResult<moot_app::records::RunRecords> {
+    fn records(
+        &self,
+        py: Python<'_>,
+        run_id: String,
+    ) -> PyResult<moot_app::run_records::RunRecords> {
         let store = self.store.clone();
         py.detach(|| {
             self.rt.block_on(async move {
-                moot_app::records::RunRecords::load(store.as_ref(), &run_id).await
+                moot_app::run_records::RunRecords::load(store.as_ref(), &run_id).await
             })
         })
         .map_err(to_py)
@@ -274,7 +278,7 @@ impl Store {
                     .block_on(async move { store.list_runs(&filter).await })
             })
             .map_err(|e| to_py(anyhow::Error::new(e)))?;
-        let shown: Vec<Value> = runs.iter().map(moot_app::records::run_json).collect();
+        let shown: Vec<Value> = runs.iter().map(moot_app::run_records::run_json).collect();
         Ok(Value::Array(shown).to_string())
     }
 

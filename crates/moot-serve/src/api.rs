@@ -150,7 +150,7 @@ async fn transcript(app: Arc<App>, id: String, page: PageQuery) -> Response {
         let run = app.load_run(&id, &after, limit).await?;
         let forks = app
             .store
-            .forks_of(&id, moot_app::records::MAX_FORKS_SHOWN)
+            .forks_of(&id, moot_app::run_records::MAX_FORKS_SHOWN)
             .await?;
         Ok::<_, moot_store::StoreError>((run, forks))
     };

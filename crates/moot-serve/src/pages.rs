@@ -129,7 +129,7 @@ pub async fn run(
     };
     let forks = match app
         .store
-        .forks_of(&id, moot_app::records::MAX_FORKS_SHOWN)
+        .forks_of(&id, moot_app::run_records::MAX_FORKS_SHOWN)
         .await
     {
         Ok(forks) => forks,

@@ -2,7 +2,7 @@
 //! difference, its discordant seeds and the exact McNemar p-value (moot-eval's, as `moot bench`
 //! reports them); and the sweep's verdicts, cell by cell and over the grid.
 
-use moot_eval::summary::{mcnemar_exact, wilson};
+use moot_eval::protocol_totals::{mcnemar_exact, wilson};
 
 use crate::run::CellData;
 pub use crate::spec::number;

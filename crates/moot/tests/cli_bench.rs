@@ -622,7 +622,7 @@ fn the_report_controls_match_the_stored_debates() {
         );
         assert!(close(
             &paired["p_value"],
-            moot_eval::summary::mcnemar_exact(only_vote, only_decision)
+            moot_eval::protocol_totals::mcnemar_exact(only_vote, only_decision)
         ));
         // The martingale check: every simulated agent answers every round.
         let rounds = by_protocol("martingale", protocol)["rounds"].clone();

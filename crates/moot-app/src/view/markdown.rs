@@ -7,7 +7,7 @@ use moot_core::protocol::CallNotes;
 use moot_core::text::{noun_for, plural};
 use moot_store::{CallRecord, ValidationRecord};
 
-use crate::records::RunRecords;
+use crate::run_records::RunRecords;
 
 /// Programs a run's code answers checked in the sandbox, in the order calls first gave them,
 /// so that tables can name them (`P1`) instead of holding code.

@@ -1,7 +1,7 @@
 //! `moot show RUN`: a stored debate as JSON or Markdown (written by `moot_app::view::markdown`).
 
 use anyhow::Result;
-use moot_app::records::RunRecords;
+use moot_app::run_records::RunRecords;
 use moot_store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

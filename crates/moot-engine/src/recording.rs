@@ -14,7 +14,7 @@ use moot_core::Answer;
 use moot_store::{CallBatch, CallRecord, Store};
 use serde::Serialize;
 
-use crate::config::EngineAgent;
+use crate::engine_config::EngineAgent;
 use crate::error::EngineError;
 use crate::ids::timestamp;
 use crate::reask::{previous_answer, reading_after_reask};
