@@ -387,7 +387,7 @@ impl LanguageModel for AnthropicModel {
         Capabilities {
             logprobs: false,
             seed: false,
-            sessions: false,
+            conversations: false,
         }
     }
 

@@ -110,7 +110,7 @@ impl LanguageModel for BalancedModel {
         Capabilities {
             logprobs: all.iter().all(|c| c.logprobs),
             seed: all.iter().all(|c| c.seed),
-            sessions: false,
+            conversations: false,
         }
     }
 

@@ -40,8 +40,9 @@ pub struct CompletionRequest {
     pub params: SamplingParams,
     pub mode: CallMode,
     /// A stable key for the conversation this call continues (the agent's id in a debate). A
-    /// backend may keep per-session state with it, such as a KV cache whose prefix is reused.
-    pub session: Option<String>,
+    /// backend may keep per-conversation state with it, such as a KV cache whose prefix is
+    /// reused.
+    pub conversation: Option<String>,
 }
 
 impl CompletionRequest {
@@ -50,7 +51,7 @@ impl CompletionRequest {
             messages,
             params: SamplingParams::default(),
             mode: CallMode::Generate,
-            session: None,
+            conversation: None,
         }
     }
 }
@@ -105,8 +106,8 @@ pub struct Capabilities {
     pub logprobs: bool,
     /// Honours `params.seed` for reproducible sampling.
     pub seed: bool,
-    /// Keeps per-session state across calls (see [`CompletionRequest::session`]).
-    pub sessions: bool,
+    /// Keeps per-conversation state across calls (see [`CompletionRequest::conversation`]).
+    pub conversations: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

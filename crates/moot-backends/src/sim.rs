@@ -602,7 +602,7 @@ impl SimModel {
     fn rng(&self, request: &CompletionRequest) -> ChaCha8Rng {
         let mut h = DefaultHasher::new();
         self.seed.hash(&mut h);
-        request.session.hash(&mut h);
+        request.conversation.hash(&mut h);
         request.messages.len().hash(&mut h);
         last_user(request).hash(&mut h);
         if let Some(salt) = request.params.resample {
@@ -871,7 +871,7 @@ impl LanguageModel for SimModel {
         Capabilities {
             logprobs: true,
             seed: true,
-            sessions: false,
+            conversations: false,
         }
     }
 
@@ -971,7 +971,7 @@ mod tests {
             ChatMessage::assistant(format!("Final answer: {own}")),
             ChatMessage::user(with_peers(prompts::CONFORMITY, &blocks(peers))),
         ]);
-        r.session = Some("a".into());
+        r.conversation = Some("a".into());
         r
     }
 
@@ -981,7 +981,7 @@ mod tests {
             ChatMessage::system(prompts::SYSTEM_DEFAULT),
             ChatMessage::user(with_peers(prompts::MEMORIES, &blocks(memories))),
         ]);
-        r.session = Some("a".into());
+        r.conversation = Some("a".into());
         r
     }
 
@@ -996,7 +996,7 @@ mod tests {
         );
         let mut r =
             CompletionRequest::new(vec![ChatMessage::system(system), ChatMessage::user(prompt)]);
-        r.session = Some("b".into());
+        r.conversation = Some("b".into());
         r
     }
 

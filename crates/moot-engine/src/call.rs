@@ -22,7 +22,7 @@ pub(crate) fn request_for(
 ) -> CompletionRequest {
     // Judgements have nothing in common with the agent's conversation: running them outside
     // its session keeps the agent's cached prefix for its next answer.
-    let session = match call.slot {
+    let conversation = match call.slot {
         Slot::Judge(_) => None,
         _ => Some(spec.agents[call.agent].id.clone()),
     };
@@ -30,7 +30,7 @@ pub(crate) fn request_for(
         messages: call.messages.clone(),
         params: agent.params.clone(),
         mode: call.mode,
-        session,
+        conversation,
     }
 }
 

@@ -135,7 +135,7 @@ async fn free_mad_n_debate_records_every_call_and_decision() {
     let last = &r1.messages.last().unwrap().content;
     assert!(last.contains("Agent 1's solution") && last.contains("Agent 3's solution"));
     assert!(!last.contains("Agent 2's solution"));
-    assert_eq!(r1.session.as_deref(), Some("a1"));
+    assert_eq!(r1.conversation.as_deref(), Some("a1"));
     let calls = store.calls("r1").await.unwrap();
     assert_eq!(calls.len(), 6);
     assert_eq!(calls[4].peers, vec![0, 2]);

@@ -76,7 +76,7 @@ fn request(messages: &Messages, session: Option<String>, max_tokens: u32) -> Com
     request.params.temperature = Some(0.0);
     request.params.max_tokens = Some(max_tokens);
     request.params.logprobs = LOGPROBS.load(Ordering::Relaxed);
-    request.session = session;
+    request.conversation = session;
     request
 }
 

@@ -1,4 +1,4 @@
-//! Generation speed of the embedded backend, alone and with three sessions batched together,
+//! Generation speed of the embedded backend, alone and with three conversations batched together,
 //! plus one arithmetic answer as a sanity check.
 //!
 //! ```sh
@@ -24,11 +24,11 @@ const PROMPTS: [&str; 3] = [
     "Write a JavaScript module implementing an LRU cache with get, set and delete, with comments.",
 ];
 
-fn greedy(prompt: &str, session: &str, max_tokens: u32) -> CompletionRequest {
+fn greedy(prompt: &str, conversation: &str, max_tokens: u32) -> CompletionRequest {
     let mut request = CompletionRequest::new(vec![ChatMessage::user(prompt)]);
     request.params.temperature = Some(0.0);
     request.params.max_tokens = Some(max_tokens);
-    request.session = Some(session.to_string());
+    request.conversation = Some(conversation.to_string());
     request
 }
 
@@ -42,7 +42,7 @@ fn report(label: &str, completions: &[Completion], wall: Duration, stats: &Local
         completions.len()
     );
     println!(
-        "  end to end:  {:.1} generated tok/s overall, {:.1} tok/s per session",
+        "  end to end:  {:.1} generated tok/s overall, {:.1} tok/s per conversation",
         output as f64 / secs,
         output as f64 / secs / completions.len() as f64
     );
@@ -86,7 +86,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .complete(greedy(PROMPTS[0], "solo", MAX_TOKENS))
         .await?;
     report(
-        "1 session",
+        "1 conversation",
         std::slice::from_ref(&solo),
         t.elapsed(),
         &model.stats().since(&before),
@@ -102,7 +102,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let wall = t.elapsed();
     let three = [a?, b?, c?];
     report(
-        "3 concurrent sessions",
+        "3 concurrent conversations",
         &three,
         wall,
         &model.stats().since(&before),

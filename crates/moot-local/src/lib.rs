@@ -7,11 +7,11 @@
 //!
 //! - **batches continuously**: every request in flight is a separate sequence of one context and
 //!   all of them advance together, one `decode` per step; new requests join between steps;
-//! - **keeps a KV cache per session**: a request's `session` (the agent id in a debate) owns a
+//! - **keeps a KV cache per conversation**: a request's `conversation` (the agent id in a debate) owns a
 //!   sequence slot whose cache survives the call, so the next call only decodes the prompt tokens
 //!   after the prefix it shares with the cache (a debate round re-sends the whole conversation,
-//!   which is mostly cached). Requests without a session use a free slot and clear it; when slots
-//!   run out, the least-recently-used idle session is evicted;
+//!   which is mostly cached). Requests without a conversation use a free slot and clear it; when slots
+//!   run out, the least-recently-used idle conversation is evicted;
 //! - **stops on cancellation**: dropping the `complete` future closes its reply channel, and the
 //!   worker drops that sequence before its next step.
 //!
@@ -110,7 +110,7 @@ impl LanguageModel for LocalModel {
         Capabilities {
             logprobs: true,
             seed: true,
-            sessions: true,
+            conversations: true,
         }
     }
 

@@ -18,7 +18,7 @@ pub struct LocalOptions {
     /// Context length of each sequence, in tokens (prompt + generated). Capped at the model's
     /// training context; llama.cpp rounds it up to a multiple of 256.
     pub n_ctx: u32,
-    /// Sequences (sessions and concurrent calls) the context holds.
+    /// Sequences (conversations and concurrent calls) the context holds.
     pub max_sequences: u32,
     /// CPU threads for decoding.
     pub threads: u32,

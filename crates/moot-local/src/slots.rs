@@ -5,8 +5,8 @@
 /// What the scheduler knows about one slot.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SlotView<'a> {
-    /// The session whose KV cache the slot holds, if any.
-    pub session: Option<&'a str>,
+    /// The conversation whose KV cache the slot holds, if any.
+    pub conversation: Option<&'a str>,
     /// A request is running in the slot.
     pub busy: bool,
     /// Logical time of the slot's last use (larger is more recent).
@@ -15,25 +15,25 @@ pub(crate) struct SlotView<'a> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Choice {
-    /// The session's own slot: its cache may be reused.
+    /// The conversation's own slot: its cache may be reused.
     Reuse(usize),
-    /// A slot whose content belongs to nobody (or to an evicted session): clear it first.
+    /// A slot whose content belongs to nobody (or to an evicted conversation): clear it first.
     Fresh(usize),
-    /// Nothing available now (every slot busy, or the session's slot is busy).
+    /// Nothing available now (every slot busy, or the conversation's slot is busy).
     Wait,
 }
 
-/// Picks a slot for a request of `session`.
+/// Picks a slot for a request of `conversation`.
 ///
-/// A session goes back to its own slot (waiting while that slot is busy: one conversation runs
-/// one call at a time). Anything else takes a slot no session holds, and when there is none,
-/// evicts the least-recently-used idle session.
-pub(crate) fn choose_slot(slots: &[SlotView<'_>], session: Option<&str>) -> Choice {
-    if let Some(name) = session {
+/// A conversation goes back to its own slot (waiting while that slot is busy: one conversation runs
+/// one call at a time). Anything else takes a slot no conversation holds, and when there is none,
+/// evicts the least-recently-used idle conversation.
+pub(crate) fn choose_slot(slots: &[SlotView<'_>], conversation: Option<&str>) -> Choice {
+    if let Some(name) = conversation {
         if let Some((i, slot)) = slots
             .iter()
             .enumerate()
-            .find(|(_, s)| s.session == Some(name))
+            .find(|(_, s)| s.conversation == Some(name))
         {
             return if slot.busy {
                 Choice::Wait
@@ -42,11 +42,11 @@ pub(crate) fn choose_slot(slots: &[SlotView<'_>], session: Option<&str>) -> Choi
             };
         }
     }
-    let least_recent = |want_session: bool| {
+    let least_recent = |want_conversation: bool| {
         slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| !s.busy && s.session.is_some() == want_session)
+            .filter(|(_, s)| !s.busy && s.conversation.is_some() == want_conversation)
             .min_by_key(|(_, s)| s.last_used)
             .map(|(i, _)| i)
     };
@@ -76,22 +76,22 @@ pub(crate) fn reusable_prefix<T: PartialEq>(cached: &[T], prompt: &[T]) -> usize
 mod tests {
     use super::*;
 
-    fn view(session: Option<&str>, busy: bool, last_used: u64) -> SlotView<'_> {
+    fn view(conversation: Option<&str>, busy: bool, last_used: u64) -> SlotView<'_> {
         SlotView {
-            session,
+            conversation,
             busy,
             last_used,
         }
     }
 
     #[test]
-    fn a_session_returns_to_its_slot() {
+    fn a_conversation_returns_to_its_slot() {
         let slots = [view(None, false, 0), view(Some("a"), false, 5)];
         assert_eq!(choose_slot(&slots, Some("a")), Choice::Reuse(1));
     }
 
     #[test]
-    fn a_busy_session_waits_even_with_free_slots() {
+    fn a_busy_conversation_waits_even_with_free_slots() {
         let slots = [view(None, false, 0), view(Some("a"), true, 5)];
         assert_eq!(choose_slot(&slots, Some("a")), Choice::Wait);
         assert_eq!(choose_slot(&slots, Some("b")), Choice::Fresh(0));
@@ -99,7 +99,7 @@ mod tests {
     }
 
     #[test]
-    fn free_slots_go_before_evicting_a_session() {
+    fn free_slots_go_before_evicting_a_conversation() {
         let slots = [
             view(Some("a"), false, 1),
             view(None, false, 9),
@@ -109,7 +109,7 @@ mod tests {
     }
 
     #[test]
-    fn the_least_recently_used_idle_session_is_evicted() {
+    fn the_least_recently_used_idle_conversation_is_evicted() {
         let slots = [
             view(Some("a"), false, 7),
             view(Some("b"), true, 1),

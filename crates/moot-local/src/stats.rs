@@ -27,7 +27,7 @@ pub struct LocalStats {
     pub cancelled: u64,
     /// Prompt tokens sent, summed over calls.
     pub prompt_tokens: u64,
-    /// Prompt tokens actually decoded (the rest came from a session's KV cache).
+    /// Prompt tokens actually decoded (the rest came from a conversation's KV cache).
     pub processed_prompt_tokens: u64,
     /// Tokens generated (including those of cancelled calls).
     pub generated_tokens: u64,

@@ -79,7 +79,7 @@ pub(crate) fn run(
 /// A request ready to run: rendered, tokenized and checked against the context.
 struct Prepared {
     reply: Reply,
-    session: Option<String>,
+    conversation: Option<String>,
     prompt: Vec<LlamaToken>,
     params: SamplingParams,
 }
@@ -105,7 +105,7 @@ struct Slot {
     seq: i32,
     /// Exactly the tokens in this sequence's KV cache, in position order.
     cached: Vec<LlamaToken>,
-    session: Option<String>,
+    conversation: Option<String>,
     last_used: u64,
     running: Option<Running>,
 }
@@ -170,7 +170,7 @@ impl<'m> Engine<'m> {
             .map(|i| Slot {
                 seq: i32::try_from(i).unwrap_or(0),
                 cached: Vec::new(),
-                session: None,
+                conversation: None,
                 last_used: 0,
                 running: None,
             })
@@ -227,7 +227,7 @@ impl<'m> Engine<'m> {
         match self.tokenize_prompt(&request.messages) {
             Ok(prompt) => self.pending.push_back(Prepared {
                 reply,
-                session: request.session,
+                conversation: request.conversation,
                 prompt,
                 params: request.params,
             }),
@@ -286,7 +286,7 @@ impl<'m> Engine<'m> {
         let now = self.tick();
         for slot in &mut self.slots {
             if slot.running.as_ref().is_some_and(|r| r.reply.is_closed()) {
-                // The cache keeps what was decoded (and matches `cached`), so a session's next
+                // The cache keeps what was decoded (and matches `cached`), so a conversation's next
                 // call still reuses it.
                 slot.running = None;
                 slot.last_used = now;
@@ -307,12 +307,12 @@ impl<'m> Engine<'m> {
                     .slots
                     .iter()
                     .map(|s| SlotView {
-                        session: s.session.as_deref(),
+                        conversation: s.conversation.as_deref(),
                         busy: s.running.is_some(),
                         last_used: s.last_used,
                     })
                     .collect();
-                choose_slot(&views, self.pending[i].session.as_deref())
+                choose_slot(&views, self.pending[i].conversation.as_deref())
             };
             let (index, fresh) = match choice {
                 Choice::Wait => {
@@ -332,7 +332,7 @@ impl<'m> Engine<'m> {
         let now = self.tick();
         let slot = &mut self.slots[index];
         if fresh {
-            slot.session = job.session;
+            slot.conversation = job.conversation;
             slot.cached.clear();
         }
         let mut keep = reusable_prefix(&slot.cached, &job.prompt);
@@ -459,7 +459,7 @@ impl<'m> Engine<'m> {
                     .ctx
                     .clear_kv_cache_seq(Some(slot.seq as u32), None, None);
                 slot.cached.clear();
-                slot.session = None;
+                slot.conversation = None;
                 if let Some(running) = slot.running.take() {
                     let _ = running.reply.send(Err(BackendError::Model(format!(
                         "llama.cpp decode failed: {e}"

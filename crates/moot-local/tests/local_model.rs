@@ -121,7 +121,7 @@ async fn three_concurrent_sessions_complete_in_one_batch() {
     let model = load(small_options());
     let ask = |session: &str, question: &str, seed: u64| {
         let mut r = request(vec![ChatMessage::user(question)], 64);
-        r.session = Some(session.to_string());
+        r.conversation = Some(session.to_string());
         r.params.temperature = Some(0.7);
         r.params.seed = Some(seed);
         r
@@ -166,7 +166,7 @@ async fn a_session_reuses_its_cached_prefix() {
     let question = ChatMessage::user("A farmer has 12 sheep and buys 5 more. How many now?");
     let with_session = |messages: Vec<ChatMessage>| {
         let mut r = request(messages, 40);
-        r.session = Some("agent-1".into());
+        r.conversation = Some("agent-1".into());
         r
     };
     let first = model
@@ -176,7 +176,7 @@ async fn a_session_reuses_its_cached_prefix() {
     // Another session in between must not disturb agent-1's slot.
     let other = {
         let mut r = request(vec![ChatMessage::user("Say hi.")], 8);
-        r.session = Some("agent-2".into());
+        r.conversation = Some("agent-2".into());
         r
     };
     model.complete(other).await.expect("other session");

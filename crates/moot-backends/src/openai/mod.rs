@@ -299,7 +299,7 @@ impl LanguageModel for OpenAiModel {
         Capabilities {
             logprobs: true,
             seed: true,
-            sessions: false,
+            conversations: false,
         }
     }
 
@@ -526,7 +526,7 @@ mod tests {
             Capabilities {
                 logprobs: true,
                 seed: true,
-                sessions: false
+                conversations: false
             }
         );
     }
