@@ -114,7 +114,7 @@ fn extract_bad_input_is_exit_2_with_one_line() {
     let err = run_error(&["extract", "--kind", "numeric", "--gold", "seven"], "7");
     assert!(err.contains("--gold"), "{err}");
     let err = run_error(&["extract", "--kind", "numeric", "--options", "a,b"], "7");
-    assert!(err.contains("--options"), "{err}");
+    assert!(err.contains("--choices"), "{err}");
 }
 
 fn decide(args: &[&str], trajectory: &Value) -> Value {

@@ -14,9 +14,10 @@ pub struct Args {
     /// How to read the answer: numeric, choice, yes-no, math or text.
     #[arg(long, value_parser = crate::input::parse_kind)]
     kind: AnswerKind,
-    /// Option texts in order A, B, C, … (choice only), comma-separated or repeated.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
-    options: Vec<String>,
+    /// Option texts in order A, B, C, … (choice only), comma-separated or repeated
+    /// (`--options` is the same).
+    #[arg(long, visible_alias = "options", value_delimiter = ',', num_args = 1..)]
+    choices: Vec<String>,
     /// The gold answer; adds `"correct": true|false` to the output.
     // A value, whatever it starts with: `--gold -7`.
     #[arg(long, allow_hyphen_values = true)]
@@ -24,14 +25,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    if !args.options.is_empty() && args.kind != AnswerKind::Choice {
+    if !args.choices.is_empty() && args.kind != AnswerKind::Choice {
         return bad_input(format!(
-            "--options applies only to --kind choice, not {}",
+            "--choices applies only to --kind choice, not {}",
             args.kind
         ));
     }
     let ctx = ExtractContext {
-        choices: &args.options,
+        choices: &args.choices,
     };
     let gold = match &args.gold {
         Some(g) => match Answer::parse(args.kind, g, &ctx) {
