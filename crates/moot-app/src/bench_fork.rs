@@ -14,7 +14,7 @@
 
 use anyhow::{Context, Result};
 use futures::stream::{self, StreamExt};
-use moot_config::Config;
+use moot_config::{Config, Field, Via};
 use moot_core::answer::{Answer, ExtractContext};
 use moot_core::debate::DebateSpec;
 use moot_core::fork::InterventionKind;
@@ -23,7 +23,7 @@ use moot_store::{
 };
 use serde_json::{json, Value};
 
-use crate::error::{bad_input, kind_of, ErrorKind};
+use crate::error::{bad_input, kind_of, ErrorKind, InputError};
 use crate::fork::{Change, ForkRequest};
 
 /// What `--say-wrong` says: the item's defined wrong answer, stated as a final answer.
@@ -46,6 +46,56 @@ pub enum BenchChange {
         agent: String,
         model: String,
     },
+}
+
+impl BenchChange {
+    /// The change a front end's arguments ask for: at most one of `say`, `say_wrong` and
+    /// `model`, each needing the `agent` it changes (none of them: the null fork, which
+    /// resamples the round).
+    pub fn from_parts(
+        agent: Option<String>,
+        say: Option<String>,
+        say_wrong: bool,
+        model: Option<String>,
+        via: Via,
+    ) -> Result<BenchChange, InputError> {
+        let given: Vec<Field> = [
+            (say.is_some(), Field::ForkSay),
+            (say_wrong, Field::SayWrong),
+            (model.is_some(), Field::ForkModel),
+        ]
+        .into_iter()
+        .filter_map(|(set, field)| set.then_some(field))
+        .collect();
+        if given.len() > 1 {
+            return Err(InputError(format!(
+                "{}: give one change, not {}",
+                given
+                    .iter()
+                    .map(|f| via.name(*f))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                given.len()
+            )));
+        }
+        let agent = match (agent, given.first()) {
+            (Some(agent), _) => agent,
+            (None, None) => String::new(),
+            (None, Some(field)) => {
+                return Err(InputError(format!(
+                    "{} needs {}: the agent it changes (its number from 1, or its id)",
+                    via.name(*field),
+                    via.name(Field::ForkAgent)
+                )))
+            }
+        };
+        Ok(match (say, say_wrong, model) {
+            (Some(template), _, _) => BenchChange::Say { agent, template },
+            (None, true, _) => BenchChange::SayWrong { agent },
+            (None, false, Some(model)) => BenchChange::Model { agent, model },
+            (None, false, None) => BenchChange::Null,
+        })
+    }
 }
 
 impl BenchChange {
@@ -122,6 +172,23 @@ pub struct BenchForked {
     /// Debates forked now, and those read back finished from an earlier run.
     pub forked: usize,
     pub read_back: usize,
+}
+
+impl BenchForked {
+    /// The fork benchmark's report, paired with its parent's (what `moot report` gives of it),
+    /// as JSON with this run of the fork under `"fork_run"`: what `moot bench --fork-of --json`
+    /// prints and Python's `moot.fork_bench` returns.
+    pub async fn report_json(&self, store: &dyn Store, via: Via) -> Result<Value> {
+        let report = self.report(store, via).await?;
+        let mut value = serde_json::to_value(&report).context("serialising the report")?;
+        value["fork_run"] = serde_json::to_value(self).context("serialising the report")?;
+        Ok(value)
+    }
+
+    /// The fork benchmark's report, paired with its parent's.
+    pub async fn report(&self, store: &dyn Store, via: Via) -> Result<moot_eval::report::Report> {
+        crate::bench_report::report(store, std::slice::from_ref(&self.name), false, via).await
+    }
 }
 
 /// How one item's fork ended.

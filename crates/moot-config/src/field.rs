@@ -59,6 +59,8 @@ pub enum Field {
     ForkSay,
     /// `moot fork`: the model swapped in.
     ForkModel,
+    /// `moot bench --fork-of`: the agent says the item's wrong answer.
+    SayWrong,
     /// `moot decide`: the rule to decide with.
     Rule,
     /// `moot decide`: the weights of a weighted rule.
@@ -96,6 +98,7 @@ impl Field {
         Field::ForkAgent,
         Field::ForkSay,
         Field::ForkModel,
+        Field::SayWrong,
         Field::Rule,
         Field::Weights,
         Field::AllItems,
@@ -128,6 +131,7 @@ impl Field {
             Field::ForkAgent => "agent",
             Field::ForkSay => "say",
             Field::ForkModel => "model",
+            Field::SayWrong => "say-wrong",
             Field::Rule => "rule",
             Field::Weights => "weights",
             Field::AllItems => "all-items",

@@ -512,6 +512,63 @@ fn benchmark(
     store.finish(py, ended, &Mutex::new(None))
 }
 
+/// Forks every debate of the stored benchmark `parent` at `round` with one intervention (as
+/// `moot bench --fork-of` does): none (the round resampled), `say` (a template said by
+/// `agent`), `say_wrong`, or `model` (the agent's model from the round on). Returns the fork
+/// benchmark's report, paired with its parent's, with this run under `"fork_run"`, as JSON.
+#[pyfunction]
+#[pyo3(signature = (
+    store, parent, round, *, agent=None, say=None, say_wrong=false, model=None, name=None,
+    concurrency=4, config_path=None, config_text=None, cancel=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn fork_bench(
+    py: Python<'_>,
+    store: &Store,
+    parent: String,
+    round: usize,
+    agent: Option<String>,
+    say: Option<String>,
+    say_wrong: bool,
+    model: Option<String>,
+    name: Option<String>,
+    concurrency: usize,
+    config_path: Option<String>,
+    config_text: Option<String>,
+    cancel: Option<&Cancel>,
+) -> PyResult<String> {
+    let change =
+        moot_app::bench_fork::BenchChange::from_parts(agent, say, say_wrong, model, Via::Python)
+            .map_err(|e| to_py(e.into()))?;
+    // This machine's configuration: what may run, where requests go, the limits.
+    let given = configuration(config_path, config_text)?;
+    let local = if given.config.is_some() || given.config_file.is_some() {
+        Some(given.load_config().map_err(|e| to_py(e.into()))?)
+    } else {
+        None
+    };
+    let request = moot_app::bench_fork::BenchForkRequest {
+        via: Via::Python,
+        parent,
+        round,
+        change,
+        name,
+        concurrency,
+        local,
+    };
+    let shared = store.store.clone();
+    let ended = detached(py, &store.rt, cancel, move || async move {
+        let done =
+            moot_app::bench_fork::run(shared.as_ref(), &request, &mut |_, _| {}, &mut |_| {})
+                .await?;
+        Ok(done
+            .report_json(shared.as_ref(), Via::Python)
+            .await?
+            .to_string())
+    });
+    store.finish(py, ended, &Mutex::new(None))
+}
+
 /// Each debate of a benchmark as a row, as it ends, with the benchmark it belongs to (the one
 /// asked for, or its self-consistency arm).
 #[derive(Default)]
@@ -544,5 +601,6 @@ fn _moot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Cancel>()?;
     m.add_function(wrap_pyfunction!(ask, m)?)?;
     m.add_function(wrap_pyfunction!(benchmark, m)?)?;
+    m.add_function(wrap_pyfunction!(fork_bench, m)?)?;
     Ok(())
 }

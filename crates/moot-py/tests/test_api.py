@@ -148,6 +148,26 @@ def test_a_benchmark_can_add_its_self_consistency_arm_and_be_planned_for_workers
         moot.bench(dataset, ["cot"], sim=True, store=store, sc_at_budget=True)
 
 
+def test_a_benchmark_is_forked_as_the_cli_forks_it(tmp_path, store):
+    # Issue 43: `moot bench --fork-of` had no Python face.
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "\n".join(
+            json.dumps({"question": f"What is {i} + {i}?", "answer": str(2 * i)})
+            for i in range(1, 4)
+        )
+    )
+    moot.bench(f"jsonl:{data}?kind=numeric", ["som"], sim=True, agents=3, rounds=1,
+               name="parent", store=store)
+    fork = moot.fork_bench("parent", 1, agent=1, say_wrong=True, store=store)
+    assert fork.name.startswith("parent-fork-r1"), fork.name
+    assert fork.data["fork_run"]["forked"] == 3
+    with pytest.raises(moot.InputError, match="say_wrong= needs agent="):
+        moot.fork_bench("parent", 1, say_wrong=True, store=store)
+    with pytest.raises(moot.InputError, match="give one change"):
+        moot.fork_bench("parent", 1, agent=1, say="x", model="m", store=store)
+
+
 def test_help_reads_well():
     assert "Debates ``question``" in moot.ask.__doc__
     assert moot.Store.__doc__ and moot.Result.__doc__ and moot.BenchReport.__doc__

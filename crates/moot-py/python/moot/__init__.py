@@ -35,6 +35,7 @@ __all__ = [
     "ask_async",
     "bench",
     "plan",
+    "fork_bench",
     "Store",
     "Result",
     "BenchReport",
@@ -403,6 +404,43 @@ def plan(
     )
     result: Dict[str, Any] = json.loads(text)
     return result
+
+
+def fork_bench(
+    parent: str,
+    round: int,
+    *,
+    agent: Optional[Union[int, str]] = None,
+    say: Optional[str] = None,
+    say_wrong: bool = False,
+    model: Optional[str] = None,
+    name: Optional[str] = None,
+    concurrency: int = 4,
+    config: ConfigArg = None,
+    store: Union[Store, PathLike, None] = None,
+) -> BenchReport:
+    """Forks every debate of the stored benchmark ``parent`` at ``round`` with one
+    intervention, as ``moot bench --fork-of`` does: none (the round resampled), ``say`` (a
+    template ``agent`` says: ``{wrong}``, ``{gold}``, ``{answer}`` filled per item),
+    ``say_wrong=True``, or ``model`` (``agent``'s model from the round on). ``agent`` is a
+    number from 1 or an agent's id; ``config`` is this machine's configuration (what may run,
+    the limits). Returns the fork benchmark's report, paired with its parent's; the same
+    ``name`` resumes it."""
+    text = _moot.fork_bench(
+        _store(store)._inner,
+        parent,
+        round,
+        agent=None if agent is None else str(agent),
+        say=say,
+        say_wrong=say_wrong,
+        model=model,
+        name=name,
+        concurrency=concurrency,
+        **_config(config),
+    )
+    data: Dict[str, Any] = json.loads(text)
+    data.setdefault("bench", data.get("fork_run", {}).get("name", ""))
+    return BenchReport(data)
 
 
 def inspect_solver(**kwargs: Any) -> Any:

@@ -70,3 +70,19 @@ def bench(
     detach: bool = False,
     cancel: Optional[Cancel] = None,
 ) -> str: ...
+
+def fork_bench(
+    store: Store,
+    parent: str,
+    round: int,
+    *,
+    agent: Optional[str] = None,
+    say: Optional[str] = None,
+    say_wrong: bool = False,
+    model: Optional[str] = None,
+    name: Optional[str] = None,
+    concurrency: int = 4,
+    config_path: Optional[str] = None,
+    config_text: Optional[str] = None,
+    cancel: Optional[Cancel] = None,
+) -> str: ...

@@ -5,7 +5,7 @@
 
 pub mod status;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use moot_app::request::Settings;
 use moot_config::{ProtocolName, Via};
 use moot_store::Store;
@@ -108,13 +108,8 @@ pub fn take_status(args: &mut Args) -> Option<status::Args> {
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     if let Some(parent) = args.fork_of {
-        let agent = args.agent.unwrap_or_default();
-        let change = match (args.say, args.say_wrong, args.model) {
-            (Some(template), _, _) => BenchChange::Say { agent, template },
-            (None, true, _) => BenchChange::SayWrong { agent },
-            (None, false, Some(model)) => BenchChange::Model { agent, model },
-            (None, false, None) => BenchChange::Null,
-        };
+        let change =
+            BenchChange::from_parts(args.agent, args.say, args.say_wrong, args.model, Via::Cli)?;
         // With --fork-of, --config is this machine's configuration (as for `moot fork`).
         let local = match &args.config.config {
             Some(_) => Some(args.config.load()?),
@@ -213,18 +208,12 @@ pub fn fork_benchmark(
             );
         }
     }
-    let report = rt.block_on(moot_app::bench_report::report(
-        store,
-        std::slice::from_ref(&done.name),
-        false,
-        moot_config::Via::Cli,
-    ))?;
     if json {
-        let mut value = serde_json::to_value(&report).context("serialising the report")?;
-        value["fork_run"] = serde_json::to_value(&done).context("serialising the report")?;
+        let mut value = rt.block_on(done.report_json(store, Via::Cli))?;
         value["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
         outln!("{value}");
     } else {
+        let report = rt.block_on(done.report(store, Via::Cli))?;
         out!("{}", moot_core::escape::terminal(&report.markdown(&[])));
     }
     Ok(())
