@@ -18,8 +18,8 @@ const KINDS: [AnswerKind; 5] = [
 ];
 
 fuzz_target!(|text: &str| {
-    let options: Vec<String> = text.lines().take(12).map(str::to_string).collect();
-    for ctx in [ExtractContext::default(), ExtractContext { options: &options }] {
+    let choices: Vec<String> = text.lines().take(12).map(str::to_string).collect();
+    for ctx in [ExtractContext::default(), ExtractContext { choices: &choices }] {
         for kind in KINDS {
             let closed = matches!(
                 kind,
