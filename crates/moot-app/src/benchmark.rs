@@ -352,6 +352,13 @@ pub async fn run(
             ));
         }
     }
+    // The configuration is read once: the benchmark and its arm start from the same one, even
+    // if its file changes while the first runs.
+    let mut request = request.clone();
+    if request.settings.config.is_none() {
+        request.settings.config = Some(request.settings.load_config()?);
+    }
+    let request = &request;
     let prepared = Prepared::new(request, None, &mut |m| events.message(m)).await?;
     events.started(&prepared);
     let ran = prepared
