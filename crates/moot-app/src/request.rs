@@ -8,7 +8,7 @@
 //! [`PreparedDebate`]: the configuration with the request applied, the team sized, the settings
 //! checked, the protocol built and the team fitted to it. That value is what runs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -167,11 +167,6 @@ impl Settings {
             protocol,
             redactor,
         })
-    }
-
-    /// The configuration file, if the request named one.
-    pub fn file(&self) -> Option<&Path> {
-        self.config_file.as_deref()
     }
 }
 

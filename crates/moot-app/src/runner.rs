@@ -58,10 +58,6 @@ impl Runner {
         }
     }
 
-    pub fn redactor(&self) -> &Arc<Redactor> {
-        &self.with.redactor
-    }
-
     /// Runs `job` to its decision; see [`DebateRunner::run`].
     pub async fn run_debate(
         &self,
