@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{script, wait_for, Env};
+use common::{script, wait_for_pid, Env};
 
 fn pid_in(path: &Path) -> u32 {
     std::fs::read_to_string(path)
@@ -82,11 +82,11 @@ fn signal_ends_the_agents(args: &[&str], signal: &str) {
     let mut all: Vec<&str> = args.to_vec();
     all.extend(["--config", &cfg]);
     let mut moot = start(&env, &all);
-    for f in &pid_files {
-        wait_for(f, Duration::from_secs(60));
-    }
-    // The pid is written before the agent waits; both processes are running now.
-    let pids: Vec<u32> = pid_files.iter().map(|f| pid_in(f)).collect();
+    // The pids are written before the agent waits; all its processes are running now.
+    let pids: Vec<u32> = pid_files
+        .iter()
+        .map(|f| wait_for_pid(f, Duration::from_secs(60)))
+        .collect();
     assert!(pids.iter().all(|&p| alive(p)), "{pids:?}");
     let sent = Command::new("kill")
         .args([signal, &moot.id().to_string()])

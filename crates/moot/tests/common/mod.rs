@@ -119,6 +119,28 @@ pub fn wait_for(path: &Path, timeout: Duration) {
     }
 }
 
+/// Waits for `path` to hold a whole pid (a line ending in a newline: `echo $$ > FILE` creates the
+/// file empty before it writes, so its existence alone says nothing) and returns it.
+pub fn wait_for_pid(path: &Path, timeout: Duration) -> u32 {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if text.ends_with('\n') {
+                return text
+                    .trim()
+                    .parse()
+                    .unwrap_or_else(|e| panic!("{}: {text:?}: {e}", path.display()));
+            }
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out waiting for a pid in {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Writes an executable shell script (a test's CLI agent).
 pub fn script(env: &Env, name: &str, text: &str) -> PathBuf {
     let path = env.write(name, text);
