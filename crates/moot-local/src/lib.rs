@@ -10,8 +10,14 @@
 //! - **keeps a KV cache per conversation**: a request's `conversation` (the agent id in a debate) owns a
 //!   sequence slot whose cache survives the call, so the next call only decodes the prompt tokens
 //!   after the prefix it shares with the cache (a debate round re-sends the whole conversation,
-//!   which is mostly cached). Requests without a conversation use a free slot and clear it; when slots
-//!   run out, the least-recently-used idle conversation is evicted;
+//!   which is mostly cached). Requests without a conversation use a free slot; when slots run
+//!   out, the least-recently-used idle conversation is evicted;
+//! - **shares prefixes across sequences** ([`LocalOptions::share_prefixes`]): when another
+//!   sequence's cache holds a longer prefix of the prompt than the request's own slot (another
+//!   agent read the same question and answers), that prefix is copied instead of decoded, and a
+//!   prompt another sequence is still prefilling is waited for, so identical prompts sent
+//!   together (a debate's first round) are prefilled once. The copy is exact: the same cached
+//!   keys and values, not an approximation;
 //! - **stops on cancellation**: dropping the `complete` future closes its reply channel, and the
 //!   worker drops that sequence before its next step.
 //!

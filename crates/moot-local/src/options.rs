@@ -24,6 +24,15 @@ pub struct LocalOptions {
     pub threads: u32,
     /// Most tokens one decode step takes; long prompts are prefilled in chunks of this size.
     pub batch_size: u32,
+    /// A request starts from the longest prefix of its prompt cached in any sequence (another
+    /// agent's included), copied into its own, and a prompt another sequence is prefilling is
+    /// waited for rather than computed twice. Off, a request reuses only its own sequence's
+    /// cache, as llama.cpp's server does with a slot.
+    pub share_prefixes: bool,
+    /// One KV buffer for all sequences (llama.cpp's `kv_unified`): a copied prefix is shared
+    /// cells, not a copy, but every token attends over the cells of all sequences. Off, each
+    /// sequence has a stream of its own and a copy moves a whole stream's buffer.
+    pub kv_unified: bool,
 }
 
 impl Default for LocalOptions {
@@ -35,6 +44,8 @@ impl Default for LocalOptions {
                 .map(NonZeroUsize::get)
                 .map_or(4, |n| u32::try_from(n).unwrap_or(4)),
             batch_size: 512,
+            share_prefixes: true,
+            kv_unified: false,
         }
     }
 }

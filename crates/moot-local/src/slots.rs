@@ -1,4 +1,4 @@
-//! Which sequence slot a request runs in, and how much of a slot's cache it can keep.
+//! Which sequence slot a request runs in, and where its prompt's cached prefix comes from.
 //!
 //! Pure policy, kept apart from llama.cpp so it can be tested without a model.
 
@@ -53,6 +53,58 @@ pub(crate) fn choose_slot(slots: &[SlotView<'_>], conversation: Option<&str>) ->
     match least_recent(false).or_else(|| least_recent(true)) {
         Some(i) => Choice::Fresh(i),
         None => Choice::Wait,
+    }
+}
+
+/// What another slot's cache offers a new prompt, in leading tokens of that prompt (each already
+/// capped by [`reusable_prefix`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Offer {
+    pub slot: usize,
+    /// In the slot's cache now: a copy can start from them.
+    pub cached: usize,
+    /// In the prompt the slot is running (0 when it runs none): once that prompt is prefilled,
+    /// the slot's cache holds this many.
+    pub planned: usize,
+}
+
+/// Where a request's prompt prefix comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The target slot's own cache (possibly nothing of it).
+    Own,
+    /// A copy of the first `tokens` cached tokens of another slot.
+    Copy { slot: usize, tokens: usize },
+    /// Another slot is prefilling a longer shared prefix right now: start once it has, rather
+    /// than compute the same tokens twice (identical round-0 prompts are prefilled once).
+    Wait,
+}
+
+/// Picks the source of a prompt's prefix: the target slot's own `own` tokens, a copy of the
+/// longest prefix cached in another slot, or waiting for one being prefilled. A copy or a wait
+/// must gain at least `min_gain` tokens over the best alternative: a copy is not free (with
+/// split KV streams it copies a whole stream), and a wait delays the request.
+pub(crate) fn prefix_source(own: usize, offers: &[Offer], min_gain: usize) -> Source {
+    let min_gain = min_gain.max(1);
+    // The longest cached offer; on ties the first, so the choice is deterministic.
+    let best =
+        offers
+            .iter()
+            .filter(|o| o.cached >= own + min_gain)
+            .fold(None::<&Offer>, |best, o| match best {
+                Some(b) if b.cached >= o.cached => Some(b),
+                _ => Some(o),
+            });
+    let now = best.map_or(own, |o| o.cached);
+    if offers.iter().any(|o| o.planned >= now + min_gain) {
+        return Source::Wait;
+    }
+    match best {
+        Some(o) => Source::Copy {
+            slot: o.slot,
+            tokens: o.cached,
+        },
+        None => Source::Own,
     }
 }
 
@@ -124,6 +176,83 @@ mod tests {
         let slots = [view(Some("a"), true, 7), view(None, true, 4)];
         assert_eq!(choose_slot(&slots, Some("d")), Choice::Wait);
         assert_eq!(choose_slot(&slots, None), Choice::Wait);
+    }
+
+    fn offer(slot: usize, cached: usize, planned: usize) -> Offer {
+        Offer {
+            slot,
+            cached,
+            planned,
+        }
+    }
+
+    #[test]
+    fn the_longest_cached_prefix_is_copied_when_it_beats_the_own_cache() {
+        let offers = [offer(1, 40, 0), offer(2, 90, 0), offer(3, 90, 0)];
+        assert_eq!(
+            prefix_source(10, &offers, 8),
+            Source::Copy {
+                slot: 2,
+                tokens: 90
+            }
+        );
+        // Not worth a copy: the own cache is nearly as long.
+        assert_eq!(prefix_source(85, &offers, 8), Source::Own);
+        assert_eq!(prefix_source(0, &[], 8), Source::Own);
+    }
+
+    #[test]
+    fn a_prefix_being_prefilled_elsewhere_is_waited_for() {
+        // Round 0: another agent started the same prompt a step ago.
+        assert_eq!(prefix_source(0, &[offer(1, 3, 200)], 8), Source::Wait);
+        // Once it is cached, it is copied.
+        assert_eq!(
+            prefix_source(0, &[offer(1, 200, 200)], 8),
+            Source::Copy {
+                slot: 1,
+                tokens: 200
+            }
+        );
+        // A small gain is not worth waiting for.
+        assert_eq!(prefix_source(100, &[offer(1, 0, 104)], 8), Source::Own);
+        // Nor is a prefix already cached elsewhere about as long.
+        assert_eq!(
+            prefix_source(0, &[offer(1, 0, 104), offer(2, 100, 0)], 8),
+            Source::Copy {
+                slot: 2,
+                tokens: 100
+            }
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_copy_always_gains_and_never_loses_to_a_wait(
+            own in 0usize..300,
+            raw in proptest::collection::vec((0usize..300, 0usize..300), 0..6),
+            min_gain in 0usize..40,
+        ) {
+            let offers: Vec<Offer> = raw
+                .iter()
+                .enumerate()
+                .map(|(slot, &(cached, planned))| offer(slot, cached, planned))
+                .collect();
+            match prefix_source(own, &offers, min_gain) {
+                Source::Own => {
+                    proptest::prop_assert!(offers.iter().all(|o| o.cached < own + min_gain.max(1)));
+                }
+                Source::Copy { slot, tokens } => {
+                    proptest::prop_assert_eq!(offers[slot].cached, tokens);
+                    proptest::prop_assert!(tokens >= own + min_gain.max(1));
+                    proptest::prop_assert!(offers.iter().all(|o| o.cached <= tokens));
+                    proptest::prop_assert!(offers.iter().all(|o| o.planned < tokens + min_gain.max(1)));
+                }
+                Source::Wait => {
+                    let now = offers.iter().map(|o| o.cached).max().unwrap_or(0).max(own);
+                    proptest::prop_assert!(offers.iter().any(|o| o.planned > now));
+                }
+            }
+        }
     }
 
     #[test]

@@ -27,8 +27,13 @@ pub struct LocalStats {
     pub cancelled: u64,
     /// Prompt tokens sent, summed over calls.
     pub prompt_tokens: u64,
-    /// Prompt tokens actually decoded (the rest came from a conversation's KV cache).
+    /// Prompt tokens actually decoded (the rest came from a KV cache: the sequence's own, or a
+    /// prefix copied from another).
     pub processed_prompt_tokens: u64,
+    /// Prompt tokens copied from another sequence's cache instead of decoded.
+    pub shared_prompt_tokens: u64,
+    /// Requests that started from a prefix copied from another sequence.
+    pub prefix_copies: u64,
     /// Tokens generated (including those of cancelled calls).
     pub generated_tokens: u64,
     /// `decode` calls made.
@@ -62,6 +67,10 @@ impl LocalStats {
             processed_prompt_tokens: self
                 .processed_prompt_tokens
                 .saturating_sub(earlier.processed_prompt_tokens),
+            shared_prompt_tokens: self
+                .shared_prompt_tokens
+                .saturating_sub(earlier.shared_prompt_tokens),
+            prefix_copies: self.prefix_copies.saturating_sub(earlier.prefix_copies),
             generated_tokens: self
                 .generated_tokens
                 .saturating_sub(earlier.generated_tokens),

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::error::LocalError;
 use crate::job::{Job, Reply};
 use crate::options::{LocalOptions, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE};
-use crate::slots::{choose_slot, reusable_prefix, Choice, SlotView};
+use crate::slots::{choose_slot, prefix_source, reusable_prefix, Choice, Offer, SlotView, Source};
 use crate::stats::{LocalModelInfo, LocalStats};
 use crate::utf8::Utf8Accumulator;
 
@@ -120,9 +120,18 @@ struct Engine<'m> {
     batch: LlamaBatch<'static>,
     batch_size: usize,
     n_ctx_seq: usize,
+    share_prefixes: bool,
+    kv_unified: bool,
     clock: u64,
     stats: Arc<Mutex<LocalStats>>,
 }
+
+/// Fewest prompt tokens a copy from another sequence must save. With split KV streams a copy
+/// moves a whole stream (for the 0.5B default model at 4,096 cells, 48 MB: a few ms, about what
+/// prefilling two or three tokens costs here), so short gains are computed instead; with a
+/// unified cache a copy is only bookkeeping.
+const MIN_COPY_GAIN_SPLIT: usize = 16;
+const MIN_COPY_GAIN_UNIFIED: usize = 1;
 
 impl<'m> Engine<'m> {
     fn new(
@@ -137,8 +146,8 @@ impl<'m> Engine<'m> {
             0 => options.n_ctx,
             trained => options.n_ctx.min(trained.max(64)),
         };
-        // Every sequence gets its own stream of n_ctx cells (kv_unified is off), so the total is
-        // n_ctx × sequences. `validate` checked the product and the thread count.
+        // n_ctx cells per sequence: its own stream of them with split KV, its share of one buffer
+        // with unified KV. `validate` checked the product and the thread count.
         let total = n_ctx.saturating_mul(options.max_sequences);
         let threads = i32::try_from(options.threads).unwrap_or(1);
         let params = LlamaContextParams::default()
@@ -147,7 +156,8 @@ impl<'m> Engine<'m> {
             .with_n_ubatch(options.batch_size.min(512))
             .with_n_seq_max(options.max_sequences)
             .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads_batch(threads)
+            .with_kv_unified(options.kv_unified);
         let ctx = model
             .new_context(backend, params)
             .map_err(|source| LocalError::Context {
@@ -186,6 +196,8 @@ impl<'m> Engine<'m> {
             batch: LlamaBatch::new(batch_size, 1),
             batch_size,
             n_ctx_seq: n_ctx_seq as usize,
+            share_prefixes: options.share_prefixes,
+            kv_unified: options.kv_unified,
             clock: 0,
             stats,
         })
@@ -314,27 +326,101 @@ impl<'m> Engine<'m> {
                     .collect();
                 choose_slot(&views, self.pending[i].conversation.as_deref())
             };
-            let (index, fresh) = match choice {
+            let index = match choice {
                 Choice::Wait => {
                     i += 1;
                     continue;
                 }
-                Choice::Reuse(index) => (index, false),
-                Choice::Fresh(index) => (index, true),
+                Choice::Reuse(index) | Choice::Fresh(index) => index,
             };
+            let source = self.prefix_source(index, &self.pending[i].prompt);
+            if source == Source::Wait {
+                i += 1;
+                continue;
+            }
             if let Some(job) = self.pending.remove(i) {
-                self.start(index, job, fresh);
+                if matches!(choice, Choice::Fresh(_)) {
+                    self.slots[index].conversation = job.conversation.clone();
+                }
+                self.start(index, job, source);
             }
         }
     }
 
-    fn start(&mut self, index: usize, job: Prepared, fresh: bool) {
-        let now = self.tick();
-        let slot = &mut self.slots[index];
-        if fresh {
-            slot.conversation = job.conversation;
-            slot.cached.clear();
+    /// Where the prompt of a request about to run in slot `target` starts from: what the slot
+    /// holds already, a copy of a longer prefix another slot holds, or (waiting) one another
+    /// slot is prefilling. A slot's cache is valid whoever owned it, so a slot taken over from
+    /// an evicted conversation still keeps what the new prompt shares with it.
+    fn prefix_source(&self, target: usize, prompt: &[LlamaToken]) -> Source {
+        if !self.share_prefixes {
+            return Source::Own;
         }
+        let own = reusable_prefix(&self.slots[target].cached, prompt);
+        let offers: Vec<Offer> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != target)
+            .map(|(slot, s)| Offer {
+                slot,
+                cached: reusable_prefix(&s.cached, prompt),
+                planned: s
+                    .running
+                    .as_ref()
+                    .map_or(0, |r| reusable_prefix(&r.prompt, prompt)),
+            })
+            .collect();
+        let min_gain = if self.kv_unified {
+            MIN_COPY_GAIN_UNIFIED
+        } else {
+            MIN_COPY_GAIN_SPLIT
+        };
+        prefix_source(own, &offers, min_gain)
+    }
+
+    /// Makes slot `to`'s sequence hold exactly the first `tokens` cached tokens of slot `from`'s;
+    /// false (and `to` empty) when llama.cpp refuses.
+    fn copy_prefix(&mut self, from: usize, to: usize, tokens: usize) -> bool {
+        let (src, dst) = (self.slots[from].seq, self.slots[to].seq);
+        // `tokens` < prompt length < n_ctx, so it fits in a u32.
+        let end = u32::try_from(tokens).unwrap_or(0);
+        let copied = if self.kv_unified {
+            // Cells of one buffer gain a sequence: nothing is moved.
+            self.ctx
+                .clear_kv_cache_seq(u32::try_from(dst).ok(), None, None)
+                .is_ok()
+                && self
+                    .ctx
+                    .kv_cache_seq_cp(src, dst, Some(0), Some(end))
+                    .is_ok()
+        } else {
+            // Across streams llama.cpp copies only whole streams (at the next decode, before
+            // anything is computed), so the copy is cut back to the prefix afterwards.
+            self.ctx.kv_cache_seq_cp(src, dst, None, None).is_ok()
+                && self.ctx.kv_cache_seq_rm(dst, Some(end), None).is_ok()
+        };
+        if copied {
+            let prefix = self.slots[from].cached[..tokens].to_vec();
+            self.slots[to].cached = prefix;
+        } else {
+            let _ = self
+                .ctx
+                .clear_kv_cache_seq(u32::try_from(dst).ok(), None, None);
+            self.slots[to].cached.clear();
+        }
+        copied
+    }
+
+    fn start(&mut self, index: usize, job: Prepared, source: Source) {
+        let now = self.tick();
+        let mut shared = 0;
+        if let Source::Copy { slot, tokens } = source {
+            if self.copy_prefix(slot, index, tokens) {
+                shared = tokens;
+                self.slots[slot].last_used = now;
+            }
+        }
+        let slot = &mut self.slots[index];
         let mut keep = reusable_prefix(&slot.cached, &job.prompt);
         // `keep` < prompt length < n_ctx, so it fits in a u32.
         let from = u32::try_from(keep).unwrap_or(0);
@@ -348,6 +434,7 @@ impl<'m> Engine<'m> {
                 .ctx
                 .clear_kv_cache_seq(Some(slot.seq as u32), None, None);
             keep = 0;
+            shared = 0;
         }
         slot.cached.truncate(keep);
         slot.last_used = now;
@@ -368,6 +455,10 @@ impl<'m> Engine<'m> {
         self.update_stats(|s| {
             s.prompt_tokens += prompt_len as u64;
             s.processed_prompt_tokens += processed as u64;
+            if shared > 0 {
+                s.prefix_copies += 1;
+                s.shared_prompt_tokens += shared as u64;
+            }
         });
     }
 

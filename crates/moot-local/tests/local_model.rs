@@ -158,7 +158,11 @@ async fn three_concurrent_sessions_complete_in_one_batch() {
 async fn a_session_reuses_its_cached_prefix() {
     let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
-    let model = load(small_options());
+    // Only the session's own cache: no prefix comes from another sequence.
+    let model = load(LocalOptions {
+        share_prefixes: false,
+        ..small_options()
+    });
     let system = ChatMessage::system(
         "You are one of several agents in a debate. Read the question carefully, think step by \
          step, and end with a line of the form 'Answer: X'. Be concise and precise.",
@@ -202,7 +206,7 @@ async fn a_session_reuses_its_cached_prefix() {
         processed * 3 < sent,
         "processed {processed} of {sent} prompt tokens"
     );
-    // The same conversation without a session decodes everything.
+    // The same conversation without a session (and without sharing) decodes everything.
     let fresh = model
         .complete(request(second_messages, 8))
         .await
@@ -321,4 +325,200 @@ fn a_file_that_is_not_a_model_fails_to_load() {
     let err = LocalModel::load(&path, LocalOptions::default()).unwrap_err();
     assert!(matches!(err, LocalError::Load { .. }), "{err:?}");
     assert!(err.to_string().contains("junk.gguf"), "{err}");
+}
+
+/// A debate's system prompt: long enough that a copied prefix beats the split-stream threshold.
+fn debate_system() -> ChatMessage {
+    ChatMessage::system(
+        "You are one of several agents in a debate. Read the question carefully, think step by \
+         step, check your arithmetic, and end with a line of the form 'Answer: X'. Be concise \
+         and precise; other agents will read your answer and you will read theirs.",
+    )
+}
+
+fn as_agent(messages: Vec<ChatMessage>, agent: &str, max_tokens: u32) -> CompletionRequest {
+    let mut r = request(messages, max_tokens);
+    r.conversation = Some(agent.to_string());
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn identical_prompts_sent_together_are_prefilled_once() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
+    let _serial = SERIAL.lock().await;
+    for kv_unified in [false, true] {
+        let model = load(LocalOptions {
+            kv_unified,
+            ..small_options()
+        });
+        let messages = vec![
+            debate_system(),
+            ChatMessage::user("A shop sells pens at 3 dollars each. How much do 7 pens cost?"),
+        ];
+        let (a, b, c) = tokio::join!(
+            model.complete(as_agent(messages.clone(), "a", 24)),
+            model.complete(as_agent(messages.clone(), "b", 24)),
+            model.complete(as_agent(messages.clone(), "c", 24)),
+        );
+        let all = [a.expect("a"), b.expect("b"), c.expect("c")];
+        let sent = all[0].usage.input_tokens;
+        let processed: Vec<u64> = all
+            .iter()
+            .map(|c| c.usage.processed_input_tokens.expect("reported"))
+            .collect();
+        let stats = stats_once(&model, |s| s.requests >= 3).await;
+        eprintln!("kv_unified {kv_unified}: sent {sent} each, processed {processed:?}; {stats:?}");
+        assert!(all.iter().all(|c| c.usage.input_tokens == sent));
+        // One agent decodes the prompt; the others copy all of it but the last token, which
+        // each decodes for the logits its first token is sampled from.
+        let mut sorted = processed.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![1, 1, sent], "kv_unified {kv_unified}");
+        assert_eq!(stats.prompt_tokens, 3 * sent);
+        assert_eq!(stats.processed_prompt_tokens, sent + 2);
+        assert_eq!(stats.prefix_copies, 2);
+        assert_eq!(stats.shared_prompt_tokens, 2 * (sent - 1));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn a_prompt_starts_from_another_agents_cached_prefix() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
+    let _serial = SERIAL.lock().await;
+    let model = load(small_options());
+    let question = ChatMessage::user("A farmer has 12 sheep and buys 5 more. How many now?");
+    let first = model
+        .complete(as_agent(vec![debate_system(), question.clone()], "a", 32))
+        .await
+        .expect("agent a");
+    // Agent b reads agent a's conversation, then its own instruction: all of a's cache (prompt
+    // and answer) is b's prefix, though b has never run.
+    let read = vec![
+        debate_system(),
+        question,
+        ChatMessage::assistant(first.text.clone()),
+        ChatMessage::user("You are agent b. Check the answer above and give yours."),
+    ];
+    let second = model
+        .complete(as_agent(read, "b", 8))
+        .await
+        .expect("agent b");
+    let sent = second.usage.input_tokens;
+    let processed = second.usage.processed_input_tokens.expect("reported");
+    let stats = stats_once(&model, |s| s.requests >= 2).await;
+    eprintln!("b: sent {sent}, processed {processed}; {stats:?}");
+    assert_eq!(stats.prefix_copies, 1);
+    assert_eq!(sent - processed, stats.shared_prompt_tokens);
+    // What b shares with a is at least a's whole prompt.
+    assert!(stats.shared_prompt_tokens >= first.usage.input_tokens - 1);
+    assert_eq!(
+        stats.processed_prompt_tokens,
+        first.usage.input_tokens + processed
+    );
+}
+
+/// Two rounds of three-agent debates on fixed questions at temperature 0, every call recorded:
+/// round 0 the same prompt for all (sent together), round 1 each agent's own answer then the
+/// others' (the papers' layout), and a third call in the shared-first order (everyone's answers
+/// in a fixed order, then the agent's own part).
+async fn fixed_debates(model: &LocalModel) -> Vec<String> {
+    let questions = [
+        "What is 17 * 24?",
+        "A train travels 60 km in 45 minutes. What is its speed in km/h?",
+        "Tom has 3 boxes of 12 eggs and breaks 5. How many eggs are left?",
+    ];
+    let agents = ["a", "b", "c"];
+    let mut texts = Vec::new();
+    for question in questions {
+        let opening = vec![debate_system(), ChatMessage::user(question)];
+        let round0 = futures_join3(
+            model.complete(as_agent(opening.clone(), agents[0], 40)),
+            model.complete(as_agent(opening.clone(), agents[1], 40)),
+            model.complete(as_agent(opening.clone(), agents[2], 40)),
+        )
+        .await;
+        let answers: Vec<String> = round0.into_iter().map(|c| c.text).collect();
+        texts.extend(answers.iter().cloned());
+        for (i, agent) in agents.iter().enumerate() {
+            let peers: String = answers
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(j, a)| format!("Agent {}: {a}\n", agents[j]))
+                .collect();
+            let mut papers = opening.clone();
+            papers.push(ChatMessage::assistant(answers[i].clone()));
+            papers.push(ChatMessage::user(format!(
+                "The other agents answered:\n{peers}Reconsider and give your final answer."
+            )));
+            let everyone: String = answers
+                .iter()
+                .zip(agents)
+                .map(|(a, id)| format!("Agent {id}: {a}\n"))
+                .collect();
+            let shared_first = vec![
+                debate_system(),
+                ChatMessage::user(format!(
+                    "{question}\n\nThe agents answered:\n{everyone}\nYou are agent {agent}. \
+                     Reconsider and give your final answer."
+                )),
+            ];
+            for messages in [papers, shared_first] {
+                let reply = model
+                    .complete(as_agent(messages, agent, 40))
+                    .await
+                    .expect("round 1");
+                texts.push(reply.text);
+            }
+        }
+    }
+    texts
+}
+
+async fn futures_join3(
+    a: impl std::future::Future<Output = Result<Completion, BackendError>>,
+    b: impl std::future::Future<Output = Result<Completion, BackendError>>,
+    c: impl std::future::Future<Output = Result<Completion, BackendError>>,
+) -> Vec<Completion> {
+    let (a, b, c) = tokio::join!(a, b, c);
+    vec![a.expect("a"), b.expect("b"), c.expect("c")]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn greedy_debates_answer_the_same_with_and_without_sharing() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
+    let _serial = SERIAL.lock().await;
+    let mut runs = Vec::new();
+    for (share_prefixes, kv_unified) in [(false, false), (true, false), (true, true)] {
+        let model = load(LocalOptions {
+            share_prefixes,
+            kv_unified,
+            ..small_options()
+        });
+        let texts = fixed_debates(&model).await;
+        let stats = model.stats();
+        eprintln!(
+            "share {share_prefixes}, unified {kv_unified}: processed {} of {} prompt tokens",
+            stats.processed_prompt_tokens, stats.prompt_tokens
+        );
+        runs.push(((share_prefixes, kv_unified), texts, stats));
+    }
+    let (_, baseline, base_stats) = &runs[0];
+    for (setting, texts, stats) in &runs[1..] {
+        let differ: Vec<usize> = (0..baseline.len())
+            .filter(|&i| baseline[i] != texts[i])
+            .collect();
+        for &i in &differ {
+            eprintln!(
+                "{setting:?} call {i}:\n  {:?}\n  {:?}",
+                baseline[i], texts[i]
+            );
+        }
+        assert!(differ.is_empty(), "{setting:?}: calls {differ:?} differ");
+        assert!(stats.processed_prompt_tokens < base_stats.processed_prompt_tokens);
+        assert_eq!(stats.prompt_tokens, base_stats.prompt_tokens);
+    }
 }
