@@ -358,6 +358,24 @@ mod tests {
         assert_eq!(options_block(&["x".into(), "y".into()]), "\n\n(A) x\n(B) y");
     }
 
+    /// The papers' templates hash as they did before `debate.layout` split some of them into
+    /// shared pieces: stored runs name their templates by these hashes.
+    #[test]
+    fn the_papers_templates_keep_their_hashes() {
+        for (template, hash) in [
+            (INITIAL, "2f59715542706c55"),
+            (CONFORMITY, "cb3dd6c8c8b203f6"),
+            (NEUTRAL, "ccfee82220cccf14"),
+            (ANTI_CONFORMITY, "52e5b1a28cad933d"),
+            (TIT_FOR_TAT, "f63b3f0092b2cf33"),
+            (ASSIGNED_ARGUE, "89073650739a5631"),
+            (MEMORIES, "8611c7d644bf5b85"),
+            (SYNTHESIZE, "6d6f4112723e510d"),
+        ] {
+            assert_eq!(template_hash(template), hash, "{template}");
+        }
+    }
+
     #[test]
     fn anti_conformity_has_the_five_steps() {
         // FREE-MAD appendix E: the five steps, in order, with their substance.
@@ -387,3 +405,4 @@ mod tests {
         }
     }
 }
+
