@@ -91,15 +91,6 @@ impl SharedPrefix {
         }
         self.common as f64 * self.prompts as f64 / self.total as f64
     }
-
-    /// The share of all prompt bytes a cache shared across the prompts would not process again:
-    /// the common prefix once instead of once per prompt.
-    pub fn saving(&self) -> f64 {
-        if self.total == 0 {
-            return 0.0;
-        }
-        (self.common * self.prompts.saturating_sub(1)) as f64 / self.total as f64
-    }
 }
 
 /// A prompt as one text, each message its role between markers and its content, as a chat
@@ -178,7 +169,6 @@ mod tests {
         assert_eq!(p.total, 2 * whole);
         assert_eq!(p.common, "<|system|>\ns<|end|>\n<|user|>\nq1 ab".len());
         assert!((p.share() - p.common as f64 / whole as f64).abs() < 1e-12);
-        assert!((p.saving() - p.common as f64 / (2 * whole) as f64).abs() < 1e-12);
         assert_eq!(shared_prefix([&a[..]]).common, whole);
         assert_eq!(shared_prefix(std::iter::empty()), SharedPrefix::default());
         // A prefix stops at a whole character: "é" and "è" share their first byte.

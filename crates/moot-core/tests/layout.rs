@@ -518,9 +518,24 @@ fn long_answer(variant: usize, answer: u32) -> String {
     text
 }
 
+/// Round 1 of the quick-start debate under one layout: what its prompts share, and the prompt
+/// bytes a KV cache leaves to process in it, round 0 having run.
+#[derive(Debug)]
+struct RoundOne {
+    shared: moot_core::layout::SharedPrefix,
+    /// No cache: every byte.
+    uncached: usize,
+    /// A cache per agent (the embedded model's today: each agent's sequence keeps its own
+    /// round-0 conversation, its answer included).
+    per_agent: usize,
+    /// One cache over every sequence (each prompt reuses the longest prefix it shares with
+    /// any round-0 conversation or any prompt of the round before it).
+    across_agents: usize,
+}
+
 /// The round-1 prompts of the quick-start debate (three agents, `free-mad-n`, on a GSM8K item
-/// with answers of the embedded model's length) under `layout`, and what they share.
-fn quick_start_round_one(layout: Layout) -> moot_core::layout::SharedPrefix {
+/// with answers of the embedded model's length) under `layout`, measured.
+fn quick_start_round_one(layout: Layout) -> RoundOne {
     let s = DebateSpec {
         layout,
         ..DebateSpec::with_agents(
@@ -542,6 +557,7 @@ fn quick_start_round_one(layout: Layout) -> moot_core::layout::SharedPrefix {
         ],
         vec![None; 3],
     ];
+    let mut conversations: Vec<String> = Vec::new();
     let mut measured = None;
     play(
         "free-mad-n",
@@ -549,32 +565,70 @@ fn quick_start_round_one(layout: Layout) -> moot_core::layout::SharedPrefix {
         &s,
         &script,
         |round, calls, _| {
-            if round == 1 {
-                measured = Some(shared_prefix(prompts_of(calls)));
+            if round == 0 {
+                // What each agent's sequence holds after round 0: its prompt and its answer.
+                for c in calls {
+                    let mut held = c.messages.clone();
+                    held.push(ChatMessage::assistant(script[0][c.agent].clone().unwrap()));
+                    conversations.push(flatten(&held));
+                }
+                return;
             }
+            let texts: Vec<String> = prompts_of(calls).into_iter().map(flatten).collect();
+            let common = |a: &str, b: &str| moot_core::layout::common_prefix_len(&[a, b]);
+            let mut per_agent = 0;
+            let mut across_agents = 0;
+            for (i, text) in texts.iter().enumerate() {
+                per_agent += text.len() - common(text, &conversations[i]);
+                let reused = conversations
+                    .iter()
+                    .chain(&texts[..i])
+                    .map(|held| common(text, held))
+                    .max()
+                    .unwrap_or(0);
+                across_agents += text.len() - reused;
+            }
+            measured = Some(RoundOne {
+                shared: shared_prefix(prompts_of(calls)),
+                uncached: texts.iter().map(String::len).sum(),
+                per_agent,
+                across_agents,
+            });
         },
     );
     measured.unwrap()
 }
 
-/// The measurement README's "Prompt layout" quotes (run with `--nocapture` to see it): in
-/// round 1 of the quick-start debate the papers' prompts share the system message and the
-/// question alone, under a tenth of each prompt; shared-first ones share everything but the
-/// agent's own part, over three quarters.
+/// The measurement README's "Prompt layout" quotes (run with `--nocapture` to see it). In round
+/// 1 of the quick-start debate the papers' prompts share the system message and the question
+/// alone, under a tenth of each prompt, and shared-first ones everything but the agent's own
+/// part, over three quarters. What a cache leaves to process: under the papers' layout a cache
+/// per agent already reuses each agent's conversation, and one across agents adds little;
+/// shared-first needs the cache across agents, and then processes the least of all (with a
+/// cache per agent alone it processes more than the papers' layout).
 #[test]
 fn in_round_one_of_the_quick_start_shared_first_shares_most_of_each_prompt() {
     let papers = quick_start_round_one(Layout::Papers);
     let shared = quick_start_round_one(Layout::SharedFirst);
-    for (name, p) in [("papers", papers), ("shared-first", shared)] {
+    for (name, r) in [("papers", &papers), ("shared-first", &shared)] {
+        let p = r.shared;
         println!(
-            "{name}: {} of {} bytes per prompt shared ({:.0}%); a cache shared across the three \
-             prompts processes {:.0}% fewer bytes",
+            "{name}: {} of {} bytes per prompt shared ({:.0}%); bytes processed in round 1: {} \
+             without a cache, {} with a cache per agent, {} with one across agents",
             p.common,
             p.total / p.prompts,
             100.0 * p.share(),
-            100.0 * p.saving()
+            r.uncached,
+            r.per_agent,
+            r.across_agents
         );
     }
-    assert!(papers.share() < 0.1, "{papers:?}");
-    assert!(shared.share() > 0.75, "{shared:?}");
+    assert!(papers.shared.share() < 0.1, "{papers:?}");
+    assert!(shared.shared.share() > 0.75, "{shared:?}");
+    assert!(
+        shared.across_agents < papers.across_agents,
+        "{shared:?} {papers:?}"
+    );
+    assert!(papers.across_agents <= papers.per_agent, "{papers:?}");
+    assert!(shared.per_agent > papers.per_agent, "{shared:?} {papers:?}");
 }
