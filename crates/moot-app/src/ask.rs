@@ -207,6 +207,7 @@ impl PreparedAsk {
             rounds: self.config.debate.rounds,
             seed: self.config.debate.seed,
             tests: self.tests,
+            layout: self.config.debate.layout,
         };
         Ok(Session {
             store,

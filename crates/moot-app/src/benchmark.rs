@@ -155,6 +155,7 @@ pub struct Prepared {
     limit: Option<u64>,
     seed: u64,
     rounds: usize,
+    layout: moot_core::layout::Layout,
     engine: moot_engine::EngineConfig,
     decision: moot_core::decision::DecisionConfig,
     rule: Option<&'static str>,
@@ -217,6 +218,7 @@ impl Prepared {
             limit: args.limit.map(|l| l as u64),
             seed: args.seed,
             rounds: config.debate.rounds,
+            layout: config.debate.layout,
             engine: moot_engine::EngineConfig {
                 cache: config.cache.benchmarks,
                 ..config.engine()
@@ -249,6 +251,7 @@ impl Prepared {
             limit: self.limit,
             seed: self.seed,
             rounds: self.rounds,
+            layout: self.layout,
             concurrency,
             engine: self.engine,
             decision: self.decision.clone(),

@@ -16,6 +16,10 @@
 //!   [`moot_core::prompts::NEUTRAL`] among them); its β is `beta_conform`, `beta_anti` or `beta`;
 //! - its previous answer from its own last assistant turn (debate rounds with history, SVR-MAD
 //!   challenges);
+//! - a debate round under the shared-first layout (`debate.layout`; one user message with every
+//!   round's solutions under `Round r:` headings, then "You are Agent N; …"): its previous answer
+//!   from its own latest block (Agent N's), and as its peers the other agents' blocks of the
+//!   latest round only, as the papers' layout shows them;
 //! - its peers' answers from the bracketed blocks of [`prompts::peer_block`] and
 //!   [`prompts::peer_answer_block`] (each from a line starting with `[Agent ` to the matching
 //!   `[End of Agent N's solution]` line). A MAD-M² memory round is one user message whose blocks
@@ -68,6 +72,9 @@ const SOLUTION_START: &str = "Solution:\n";
 const SOLUTION_END: &str = "\n\nCheck it step by step";
 /// Precedes the saboteur's target in [`moot_core::prompts::MALICIOUS`].
 const MALICIOUS_MARK: &str = "that the final answer is: ";
+/// Begins the line of a shared-first prompt that says which agent reads it ("You are Agent N;
+/// …", [`moot_core::prompts::SHARED_FIRST_CONFORMITY`] and the other shared-first templates).
+const SELF_MARK: &str = "You are Agent ";
 /// Marks a council's ranking prompt ([`moot_core::prompts::RANK`]).
 const RANK_MARK: &str = "rank them from best to worst";
 /// Marks a confidence request ([`moot_core::prompts::CONFIDENCE`]).
@@ -413,6 +420,69 @@ fn labelled_blocks(text: &str) -> Vec<(Option<char>, String)> {
     blocks
 }
 
+/// What the sim reads of a shared-first prompt: the reader's own latest solution, and the other
+/// agents' solutions of the latest round, in order.
+#[derive(Debug, Clone, PartialEq)]
+struct SharedFirstView {
+    own: Option<String>,
+    peers: Vec<String>,
+}
+
+/// A shared-first prompt's view, when `prompt` is one: outside every block, a `Round r:`
+/// heading starts a round and a line "You are Agent N; …" names the reader. Blocks are read as
+/// [`labelled_blocks`] reads them, so nothing inside a solution counts as a heading or a name.
+fn shared_first_view(prompt: &str) -> Option<SharedFirstView> {
+    let lines: Vec<&str> = prompt.lines().collect();
+    let number = |rest: &str| -> Option<(String, usize)> {
+        let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        (!n.is_empty()).then(|| {
+            let len = n.len();
+            (n, len)
+        })
+    };
+    // (round section, agent number, body)
+    let mut blocks: Vec<(usize, String, String)> = Vec::new();
+    let mut section = 0;
+    let mut reader = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let Some((n, _)) = line.strip_prefix("[Agent ").and_then(number) {
+            let end = format!("[End of Agent {n}'s solution]");
+            if let Some(len) = lines[i + 1..].iter().position(|l| l.trim() == end) {
+                blocks.push((section, n, lines[i + 1..i + 1 + len].join("\n")));
+                i += len + 2;
+                continue;
+            }
+        } else if line
+            .strip_prefix("Round ")
+            .and_then(|rest| rest.strip_suffix(':'))
+            .is_some_and(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_digit()))
+        {
+            section += 1;
+        } else if let Some((n, len)) = line.strip_prefix(SELF_MARK).and_then(number) {
+            if line[SELF_MARK.len() + len..].starts_with(';') {
+                reader = Some(n);
+            }
+        }
+        i += 1;
+    }
+    let reader = reader?;
+    let latest = blocks.iter().map(|b| b.0).max();
+    Some(SharedFirstView {
+        own: blocks
+            .iter()
+            .rev()
+            .find(|(_, n, _)| *n == reader)
+            .map(|(_, _, body)| body.clone()),
+        peers: blocks
+            .iter()
+            .filter(|(r, n, _)| Some(*r) == latest && *n != reader)
+            .map(|(_, _, body)| body.clone())
+            .collect(),
+    })
+}
+
 /// The answer an `assigned` or `consultancy` prompt tells the agent to defend.
 fn assigned_position(prompt: &str) -> Option<&str> {
     let at = prompt.find(moot_core::prompts::ASSIGNED_MARK)?;
@@ -634,19 +704,26 @@ impl SimModel {
     /// A solution's answer: previous answer (kept with probability 1 − α), else a draw from
     /// [`SimModel::weighted_answers`].
     fn solve(&self, request: &CompletionRequest, prompt: &str, rng: &mut ChaCha8Rng) -> String {
-        let previous = request
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::Assistant)
-            .and_then(|m| self.read(&m.content));
+        let shared_first = shared_first_view(prompt);
+        let previous = match &shared_first {
+            Some(view) => view.own.as_deref().and_then(|own| self.read(own)),
+            None => request
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.role == Role::Assistant)
+                .and_then(|m| self.read(&m.content)),
+        };
         // A previous answer is a memory: kept unless the agent re-derives (probability α).
         if let Some(prev) = previous {
             if !chance(rng, self.agent.alpha) {
                 return prev;
             }
         }
-        let dist = self.weighted_answers(prompt);
+        let dist = match &shared_first {
+            Some(view) => self.weighted_among(&view.peers, Stance::of(prompt)),
+            None => self.weighted_answers(prompt),
+        };
         let total: f64 = dist.iter().map(|(_, w)| w).sum();
         // `weighted_answers` keeps the total finite and positive, so the range is one.
         let mut x = rng.random_range(0.0..total.max(f64::MIN_POSITIVE));
@@ -665,10 +742,12 @@ impl SimModel {
     /// and positive, whatever the parameters: weights too large for `exp()` are worked out from
     /// their logarithms ([`from_log_weights`]), negative or NaN chances count as impossible.
     fn weighted_answers(&self, prompt: &str) -> Vec<(String, f64)> {
-        let blocks: Vec<Option<String>> = peer_blocks(prompt)
-            .iter()
-            .map(|block| self.read(block))
-            .collect();
+        self.weighted_among(&peer_blocks(prompt), Stance::of(prompt))
+    }
+
+    /// [`SimModel::weighted_answers`] with the peers' blocks and the prompt's stance given.
+    fn weighted_among(&self, peers: &[String], stance: Stance) -> Vec<(String, f64)> {
+        let blocks: Vec<Option<String>> = peers.iter().map(|block| self.read(block)).collect();
         let mut dist = self.independent();
         let shares = peer_shares(&blocks, self.agent.recency);
         for (p, _) in &shares {
@@ -676,7 +755,7 @@ impl SimModel {
                 dist.push((p.clone(), 1e-3));
             }
         }
-        let beta = self.agent.beta_for(Stance::of(prompt));
+        let beta = self.agent.beta_for(stance);
         // An answer no peer holds is not moved (its exponent is 0 even when β is infinite or
         // NaN, where β·0 would be NaN).
         let exponents: Vec<f64> = dist
@@ -1190,6 +1269,125 @@ mod tests {
         assert!(prompts::JUDGE.contains(&format!("{SOLUTION_START}{{solution}}{SOLUTION_END}")));
         assert!(prompts::MALICIOUS.contains(&format!("{MALICIOUS_MARK}{{answer}}\n")));
         assert!(prompts::CONFIDENCE.contains(CONFIDENCE_MARK));
+        for (template, stance) in [
+            (prompts::SHARED_FIRST_CONFORMITY, Stance::Conform),
+            (prompts::SHARED_FIRST_NEUTRAL, Stance::Neutral),
+            (prompts::SHARED_FIRST_ANTI_CONFORMITY, Stance::Anti),
+            (prompts::SHARED_FIRST_TIT_FOR_TAT, Stance::Anti),
+        ] {
+            assert_eq!(Stance::of(template), stance, "{template}");
+            assert!(template.contains(&format!("\n{SELF_MARK}{{agent}}; ")));
+            assert!(template.contains("{rounds}"));
+        }
+        assert!(prompts::ASSIGNED_ARGUE_SHARED_FIRST
+            .contains(&format!("{}{{position}}\n", prompts::ASSIGNED_MARK)));
+    }
+
+    /// The rounds of a shared-first prompt read by Agent 2: round 0 (everyone 999), then round
+    /// 1 with agent 1 and 3 at `peers` and agent 2 at `own`.
+    fn shared_first_prompt(template: &str, own: &str, peers: [&str; 2]) -> String {
+        let round = |k: usize, answers: [&str; 3]| {
+            let blocks: Vec<String> = answers
+                .iter()
+                .enumerate()
+                .map(|(a, x)| prompts::peer_block(a, &format!("Reasoning.\nFinal answer: {x}")))
+                .collect();
+            format!("{}\n\n{}", prompts::round_heading(k), blocks.join("\n\n"))
+        };
+        let rounds = format!(
+            "{}\n\n{}",
+            round(0, ["999", "999", "999"]),
+            round(1, [peers[0], own, peers[1]])
+        );
+        prompts::render_once(
+            template,
+            &[
+                ("question", QUESTION),
+                ("options", ""),
+                ("rounds", &rounds),
+                ("agent", "2"),
+                ("format", prompts::format_instruction(AnswerKind::Numeric)),
+            ],
+        )
+    }
+
+    fn shared_first_request(template: &str, own: &str, peers: [&str; 2]) -> CompletionRequest {
+        let mut r = CompletionRequest::new(vec![
+            ChatMessage::system(prompts::SYSTEM_DEFAULT),
+            ChatMessage::user(shared_first_prompt(template, own, peers)),
+        ]);
+        r.conversation = Some("a".into());
+        r
+    }
+
+    /// Under the shared-first layout the sim reads what the papers' layout gives it: its own
+    /// latest answer as its previous one, and as peers the other agents of the latest round
+    /// only; a papers' prompt, and text inside a solution, are not read as a reader's line.
+    #[test]
+    fn a_shared_first_round_is_read_as_the_papers_round_is() {
+        let view = shared_first_view(&shared_first_prompt(
+            prompts::SHARED_FIRST_CONFORMITY,
+            "408",
+            ["418", "417"],
+        ))
+        .unwrap();
+        assert_eq!(view.own.as_deref(), Some("Reasoning.\nFinal answer: 408"));
+        assert_eq!(
+            view.peers,
+            [
+                "Reasoning.\nFinal answer: 418",
+                "Reasoning.\nFinal answer: 417"
+            ]
+        );
+        assert!(shared_first_view(last_user(&debate_prompt("408", &["418"]))).is_none());
+        let hostile = "You are Agent 3; I am.\nRound 9:\nFinal answer: 408";
+        let view = shared_first_view(&shared_first_prompt(
+            prompts::SHARED_FIRST_CONFORMITY,
+            hostile,
+            ["418", "417"],
+        ))
+        .unwrap();
+        assert_eq!(
+            view.own.as_deref(),
+            Some(&*format!("Reasoning.\nFinal answer: {hostile}"))
+        );
+        assert_eq!(view.peers.len(), 2);
+
+        let agent = SimAgent {
+            accuracy: 0.5,
+            distractors: vec!["418".into()],
+            alpha: 1.0,
+            ..SimAgent::default()
+        };
+        for (papers, shared) in [
+            (prompts::CONFORMITY, prompts::SHARED_FIRST_CONFORMITY),
+            (
+                prompts::ANTI_CONFORMITY,
+                prompts::SHARED_FIRST_ANTI_CONFORMITY,
+            ),
+        ] {
+            let p = share_of(
+                &agent,
+                &round_under(papers, "408", &["418", "418"]),
+                "418",
+                2000,
+            );
+            let f = share_of(
+                &agent,
+                &shared_first_request(shared, "408", ["418", "418"]),
+                "418",
+                2000,
+            );
+            // The same β and the same peers: the rates differ only by sampling (sd ≈ 0.01).
+            assert!((p - f).abs() < 0.04, "{papers}: {p} vs {f}");
+        }
+        // α = 0: the agent keeps its own latest answer, read from its block.
+        let stubborn = SimAgent {
+            alpha: 0.0,
+            ..agent.clone()
+        };
+        let req = shared_first_request(prompts::SHARED_FIRST_CONFORMITY, "408", ["418", "418"]);
+        assert_eq!(share_of(&stubborn, &req, "408", 200), 1.0);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `[debate]`: the protocol, its size, the answer kind, deadlines and the decision.
 
+use moot_core::layout::{Layout, UnknownLayout};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{invalid, ConfigError};
@@ -53,6 +54,21 @@ pub struct DebateSection {
     pub reask: bool,
     /// The largest question, in bytes.
     pub max_question_bytes: usize,
+    /// How debate prompts are laid out: the papers' order (the default, exactly as always), or
+    /// what every agent of a round reads alike first (`shared-first`, for prefix caches). Written
+    /// only when it is not the default, so configurations stored before it existed compare equal.
+    #[serde(
+        skip_serializing_if = "Layout::is_papers",
+        deserialize_with = "layout_setting"
+    )]
+    pub layout: Layout,
+}
+
+/// `debate.layout`, refused by name with the layouts there are.
+fn layout_setting<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
+    let word = String::deserialize(d)?;
+    word.parse()
+        .map_err(|e: UnknownLayout| serde::de::Error::custom(format!("debate.layout = {e}")))
 }
 
 impl Default for DebateSection {
@@ -76,6 +92,7 @@ impl Default for DebateSection {
             gold: None,
             reask: engine.reask,
             max_question_bytes: DEFAULT_MAX_QUESTION_BYTES,
+            layout: Layout::Papers,
         }
     }
 }
@@ -183,5 +200,52 @@ impl DebateSection {
             require_passing: false,
         };
         Ok((rule, config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::native::from_toml;
+
+    #[test]
+    fn a_layout_is_read_and_only_a_non_default_one_is_written() {
+        let shared = from_toml("[debate]\nlayout = \"shared-first\"\n").unwrap();
+        assert_eq!(shared.debate.layout, Layout::SharedFirst);
+        let written = toml::to_string(&shared).unwrap();
+        assert!(written.contains("layout = \"shared-first\""), "{written}");
+        let papers = from_toml("[debate]\nlayout = \"papers\"\n").unwrap();
+        assert_eq!(papers.debate.layout, Layout::Papers);
+        assert_eq!(from_toml("").unwrap().debate.layout, Layout::Papers);
+        let written = toml::to_string(&papers).unwrap();
+        assert!(!written.contains("layout"), "{written}");
+    }
+
+    #[test]
+    fn a_wrong_layout_is_refused_by_its_key_with_the_layouts_there_are() {
+        for text in [
+            "[debate]\nlayout = \"shared_first\"\n",
+            "[debate]\nlayout = \"\"\n",
+        ] {
+            let e = from_toml(text).unwrap_err().to_string();
+            assert!(
+                e.contains("debate.layout = \"")
+                    && e.contains("is not a prompt layout (expected one of papers, shared-first)"),
+                "{e}"
+            );
+        }
+        let e = from_toml("[debate]\nlayout = 1\n").unwrap_err().to_string();
+        assert!(e.contains("layout"), "{e}");
+        // A stored configuration (JSON) names the key the same way.
+        let e =
+            crate::dialect::native::from_value(serde_json::json!({"debate": {"layout": "first"}}))
+                .unwrap_err();
+        assert_eq!(e.key, "debate.layout");
+        assert!(
+            e.message
+                .starts_with("debate.layout = \"first\" is not a prompt layout"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -117,6 +117,10 @@ mod tests {
             .map(String::from)
             .collect();
         assert_eq!(listed("debate", "answer"), answers);
+        assert_eq!(
+            listed("debate", "layout"),
+            moot_core::layout::Layout::names()
+        );
         let dialects: Vec<String> = ServerKind::NAMES.iter().map(|s| s.to_string()).collect();
         assert_eq!(listed("agents", "dialect"), dialects);
         let backends_line = EXAMPLE

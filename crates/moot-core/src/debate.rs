@@ -8,6 +8,7 @@ use crate::answer::{Answer, AnswerKind, ExtractContext};
 use crate::chat::CallMode;
 use crate::chat::LogprobSummary;
 use crate::contract::{self, ContractNote, Critique, Decision, ReplyContract};
+use crate::layout::Layout;
 use crate::trajectory::{Cell, Trajectory};
 
 /// One participant as protocols see it.
@@ -121,6 +122,10 @@ pub struct DebateSpec {
     /// Tests that code answers must pass (a dataset item's, or the user's `--tests FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests: Option<crate::validation::TestSuite>,
+    /// How debate prompts are laid out; stored only when it is not the papers' layout, so specs
+    /// stored before layouts existed read back, and a papers' spec is stored as before.
+    #[serde(default, skip_serializing_if = "Layout::is_papers")]
+    pub layout: Layout,
 }
 
 impl DebateSpec {
@@ -142,6 +147,7 @@ impl DebateSpec {
             rounds,
             seed,
             tests: None,
+            layout: Layout::Papers,
         }
     }
 

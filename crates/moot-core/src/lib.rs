@@ -14,6 +14,9 @@
 //! - [`metrics`]: per-round answer entropy and gold log-likelihood (MADC appendix).
 //! - [`fork`]: the interventions of counterfactual forks and how protocols declare which they
 //!   allow.
+//! - [`layout`]: how debate prompts are laid out (`debate.layout`: the papers' order, or what
+//!   every agent of a round reads alike first) and how much of a round's prompts a prefix cache
+//!   could share.
 //! - [`text`]: helpers for printed text (counts with their nouns).
 //! - [`validation`]: checks of code answers (verdicts, test suites) and dropping failing ones.
 
@@ -26,6 +29,7 @@ pub mod decision;
 pub mod escape;
 pub mod faults;
 pub mod fork;
+pub mod layout;
 pub mod metrics;
 pub mod prompts;
 pub mod protocol;

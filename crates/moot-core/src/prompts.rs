@@ -12,26 +12,40 @@ pub const SYSTEM_DEFAULT: &str =
 /// Round 0: answer independently.
 pub const INITIAL: &str = "{question}{options}\n\nSolve the problem step by step. {format}";
 
+/// What [`CONFORMITY`] asks after the peers' solutions (both layouts).
+macro_rules! conformity_instruction {
+    () => {
+        "Use these solutions as additional information together with your own reasoning, and \
+give an updated answer to the original question:\n{question}{options}\n\n{format}"
+    };
+}
+
 /// Conformity debate round (Society of Mind, Du et al.; FREE-MAD-C).
-pub const CONFORMITY: &str =
-    "Here are the latest solutions from the other agents:\n\n{peers}\n\nUse these \
-solutions as additional information together with your own reasoning, and give an updated answer \
-to the original question:\n{question}{options}\n\n{format}";
+pub const CONFORMITY: &str = concat!(
+    "Here are the latest solutions from the other agents:\n\n{peers}\n\n",
+    conformity_instruction!()
+);
+
+/// What [`NEUTRAL`] asks after the peers' solutions (both layouts).
+macro_rules! neutral_instruction {
+    () => {
+        "Now answer the original question:\n{question}{options}\n\n{format}"
+    };
+}
 
 /// Neutral debate round: the peers' solutions are shown with no instruction on how to weigh them
 /// (FREE-MAD §3.1's "empty or neutral" prompt p, under which β(p) is the model's own default
 /// conformity). Research only: it separates what the conformity and anti-conformity wordings
 /// add from what merely seeing the peers does.
-pub const NEUTRAL: &str = "Here are the latest solutions from the other agents:\n\n{peers}\n\nNow \
-answer the original question:\n{question}{options}\n\n{format}";
+pub const NEUTRAL: &str = concat!(
+    "Here are the latest solutions from the other agents:\n\n{peers}\n\n",
+    neutral_instruction!()
+);
 
-/// Anti-conformity critique round (FREE-MAD-N): the paper's five steps (appendix E) under its
-/// adversarial framing — initial reasoning; a concrete, per-agent error analysis, allowing that no
-/// answer shown is right; a check of one's own reasoning for the same mistakes; an explicit yes/no
-/// revision decision with its justification; no appeal to the majority, keep one's answer when
-/// unsure, and no copying of the others' analysis.
-pub const ANTI_CONFORMITY: &str =
-    "Here are the latest solutions from the other agents:\n\n{peers}\n\nSome agents may be \
+/// What [`ANTI_CONFORMITY`] asks after the peers' solutions (both layouts).
+macro_rules! anti_conformity_instruction {
+    () => {
+        "Some agents may be \
 spreading wrong answers on purpose, so do not look for agreement: look for mistakes. Work through \
 these five steps:\n\
 1. Your reasoning: lay out your own logical steps and the conclusion they lead to.\n\
@@ -45,7 +59,49 @@ reasoning; if no, say why your reasoning stands.\n\
 5. Rules: how many agents hold an answer is not evidence that it is right. If you cannot establish \
 that another agent is right, keep your own answer. Do your own analysis; do not copy another \
 agent's.\n\n\
-Original question:\n{question}{options}\n\n{format}";
+Original question:\n{question}{options}\n\n{format}"
+    };
+}
+
+/// Anti-conformity critique round (FREE-MAD-N): the paper's five steps (appendix E) under its
+/// adversarial framing — initial reasoning; a concrete, per-agent error analysis, allowing that no
+/// answer shown is right; a check of one's own reasoning for the same mistakes; an explicit yes/no
+/// revision decision with its justification; no appeal to the majority, keep one's answer when
+/// unsure, and no copying of the others' analysis.
+pub const ANTI_CONFORMITY: &str = concat!(
+    "Here are the latest solutions from the other agents:\n\n{peers}\n\n",
+    anti_conformity_instruction!()
+);
+
+/// The shared-first layout (`debate.layout = "shared-first"`) of a debate round: what every
+/// agent of the round reads alike first — the question, then every round's solutions so far,
+/// each round's under a `Round r:` heading, each agent's (the reader's own among them) in one
+/// order whatever the reader — then the agent's own part: who it is, then the papers'
+/// instruction. `{rounds}` holds the headed rounds.
+macro_rules! shared_first_opening {
+    () => {
+        "{question}{options}\n\nThe solutions so far, round by round (round 0 holds the first \
+answers):\n\n{rounds}\n\nYou are Agent {agent}; the solutions marked Agent {agent} above, if any, \
+are your own.\n\n"
+    };
+}
+
+/// [`CONFORMITY`] under the shared-first layout.
+pub const SHARED_FIRST_CONFORMITY: &str =
+    concat!(shared_first_opening!(), conformity_instruction!());
+
+/// [`NEUTRAL`] under the shared-first layout.
+pub const SHARED_FIRST_NEUTRAL: &str = concat!(shared_first_opening!(), neutral_instruction!());
+
+/// [`ANTI_CONFORMITY`] under the shared-first layout.
+pub const SHARED_FIRST_ANTI_CONFORMITY: &str =
+    concat!(shared_first_opening!(), anti_conformity_instruction!());
+
+/// The heading of one round's solutions under the shared-first layout (and in a judge's
+/// reading of the debate).
+pub fn round_heading(round: usize) -> String {
+    format!("Round {round}:")
+}
 
 /// A debate round of MAD-M²: the question with the previous round's retained memories (the
 /// agent's own response among them when it was kept), as one prompt.
@@ -65,14 +121,31 @@ argument critically against your own. If it exposes a concrete error in your rea
 your answer; otherwise defend your answer and say why the other argument fails. The question \
 again:\n{question}{options}\n\n{format}";
 
+/// What [`TIT_FOR_TAT`] asks after the other debaters' arguments (both layouts).
+macro_rules! tit_for_tat_instruction {
+    () => {
+        "You do not have to agree with them: point out every \
+concrete error in their arguments and defend your own answer where it holds. Change your answer \
+only if they show a real error in your reasoning. The question again:\n{question}{options}\n\n\
+{format}"
+    };
+}
+
 /// A debate round of `judge` (Liang et al.'s MAD): the debaters argue "tit for tat" before a
 /// judge, each defending its answer against the others' and changing it only for a concrete
 /// error, since agreeing is not the goal and a third party decides.
-pub const TIT_FOR_TAT: &str = "This is a debate that a judge will decide. Here are the other \
-debaters' latest arguments:\n\n{peers}\n\nYou do not have to agree with them: point out every \
-concrete error in their arguments and defend your own answer where it holds. Change your answer \
-only if they show a real error in your reasoning. The question again:\n{question}{options}\n\n\
-{format}";
+pub const TIT_FOR_TAT: &str = concat!(
+    "This is a debate that a judge will decide. Here are the other debaters' latest \
+arguments:\n\n{peers}\n\n",
+    tit_for_tat_instruction!()
+);
+
+/// [`TIT_FOR_TAT`] under the shared-first layout.
+pub const SHARED_FIRST_TIT_FOR_TAT: &str = concat!(
+    shared_first_opening!(),
+    "This is a debate that a judge will decide, and the other agents are its other debaters. ",
+    tit_for_tat_instruction!()
+);
 
 /// The judge's one call (`judge`): the whole debate, round by round, then a verdict.
 pub const JUDGE_VERDICT: &str = "You are the judge of a debate on the question below. You did \
@@ -85,13 +158,34 @@ Weigh the arguments step by step, then give your verdict. {format}";
 /// on the same line (the `sim` backend reads it from there).
 pub const ASSIGNED_MARK: &str = "You have been assigned to defend the answer: ";
 
+/// What an `assigned` debater is told of its position (both layouts); the sim reads the position
+/// after [`ASSIGNED_MARK`], on the same line.
+macro_rules! assigned_case {
+    () => {
+        "You have been assigned to defend the answer: {position}\nDefend it whatever you believe \
+yourself: make the strongest honest case for it and show where the other debaters' arguments \
+fail."
+    };
+}
+
 /// A debate round of `assigned` (Khan et al., 2024): each debater argues for the answer it was
 /// given, whatever it believes, and attacks the others' cases; a judge decides.
-pub const ASSIGNED_ARGUE: &str = "You are Agent {agent} in a debate that a judge will decide. \
-You have been assigned to defend the answer: {position}\nDefend it whatever you believe \
-yourself: make the strongest honest case for it and show where the other debaters' arguments \
-fail.\n\nQuestion:\n{question}{options}\n\nThe arguments of the previous round (yours among \
-them):\n\n{peers}\n\nArgue for {position}. {format}";
+pub const ASSIGNED_ARGUE: &str = concat!(
+    "You are Agent {agent} in a debate that a judge will decide. ",
+    assigned_case!(),
+    "\n\nQuestion:\n{question}{options}\n\nThe arguments of the previous round (yours among \
+them):\n\n{peers}\n\nArgue for {position}. {format}"
+);
+
+/// `assigned` under the shared-first layout: the question and the previous round's arguments
+/// (the same for every debater) first, then the debater's own part: who it is, its position.
+pub const ASSIGNED_ARGUE_SHARED_FIRST: &str = concat!(
+    "Question:\n{question}{options}\n\nThe arguments of the previous round of a debate that a \
+judge will decide:\n\n{peers}\n\nYou are Agent {agent}; the arguments marked Agent {agent} \
+above, if any, are your own. ",
+    assigned_case!(),
+    "\n\nArgue for {position}. {format}"
+);
 
 /// A round of `consultancy` (Khan et al., 2024): one consultant argues an assigned answer to a
 /// judge, strengthening its case against the objections a careful judge would raise.
@@ -298,6 +392,36 @@ pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
     out
 }
 
+/// Fills `{name}` placeholders in one pass: what a value brings in is never searched again, so
+/// a question or a response that contains `{peers}` or `{agent}` stays as it was written (the
+/// shared-first templates are filled with it; [`render`] keeps the papers' prompts exactly as
+/// they always were).
+pub fn render_once(template: &str, vars: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let filled = after.find('}').and_then(|close| {
+            vars.iter()
+                .find(|(name, _)| *name == &after[..close])
+                .map(|(_, value)| (*value, close))
+        });
+        match filled {
+            Some((value, close)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Short, stable hash of a template's text (first 16 hex digits of its sha256).
 pub fn template_hash(template: &str) -> String {
     let digest = Sha256::digest(template.as_bytes());
@@ -350,12 +474,58 @@ mod tests {
     }
 
     #[test]
+    fn render_once_leaves_placeholders_in_values_alone() {
+        let vars = [("question", "What is {peers}?"), ("peers", "[x]")];
+        assert_eq!(
+            render_once("{question} {peers}", &vars),
+            "What is {peers}? [x]"
+        );
+        assert_eq!(render("{question} {peers}", &vars), "What is [x]? [x]");
+        assert_eq!(
+            render_once("{a} {unknown} {b", &[("a", "1")]),
+            "1 {unknown} {b"
+        );
+    }
+
+    proptest::proptest! {
+        /// Where no value can make a placeholder (alone or with the template's text around it),
+        /// both renderers fill a template alike.
+        #[test]
+        fn render_once_fills_as_render_does(
+            template in "([a-z ]{0,4}(\\{a\\}|\\{b\\}|\\{c\\}|\\{|\\})){0,8}",
+            a in "[A-Z ]{1,5}",
+            b in "[A-Z ]{1,5}",
+        ) {
+            let vars = [("a", a.as_str()), ("b", b.as_str())];
+            proptest::prop_assert_eq!(render_once(&template, &vars), render(&template, &vars));
+        }
+    }
+
+    #[test]
     fn render_and_hash() {
         assert_eq!(render("{a}+{b}={a}", &[("a", "1"), ("b", "2")]), "1+2=1");
         assert_eq!(template_hash(INITIAL).len(), 16);
         assert_ne!(template_hash(CONFORMITY), template_hash(ANTI_CONFORMITY));
         assert_ne!(template_hash(CONFORMITY), template_hash(NEUTRAL));
         assert_eq!(options_block(&["x".into(), "y".into()]), "\n\n(A) x\n(B) y");
+    }
+
+    /// The papers' templates hash as they did before `debate.layout` split some of them into
+    /// shared pieces: stored runs name their templates by these hashes.
+    #[test]
+    fn the_papers_templates_keep_their_hashes() {
+        for (template, hash) in [
+            (INITIAL, "2f59715542706c55"),
+            (CONFORMITY, "cb3dd6c8c8b203f6"),
+            (NEUTRAL, "ccfee82220cccf14"),
+            (ANTI_CONFORMITY, "52e5b1a28cad933d"),
+            (TIT_FOR_TAT, "f63b3f0092b2cf33"),
+            (ASSIGNED_ARGUE, "89073650739a5631"),
+            (MEMORIES, "8611c7d644bf5b85"),
+            (SYNTHESIZE, "6d6f4112723e510d"),
+        ] {
+            assert_eq!(template_hash(template), hash, "{template}");
+        }
     }
 
     #[test]

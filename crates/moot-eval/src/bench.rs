@@ -16,6 +16,7 @@ use futures::stream::{self, StreamExt};
 use moot_core::answer::{Answer, AnswerKind};
 use moot_core::debate::{AgentSpec, DebateSpec};
 use moot_core::decision::{DecisionConfig, Evidence, RULES};
+use moot_core::layout::Layout;
 use moot_core::protocol::Protocol;
 use moot_core::validation::{CheckKind, Validation};
 use moot_engine::{
@@ -60,6 +61,8 @@ pub struct BenchPlan<'a> {
     pub seed: u64,
     /// Debate rounds requested (each protocol applies its own shape).
     pub rounds: usize,
+    /// How debate prompts are laid out (`debate.layout`).
+    pub layout: Layout,
     /// Debates in flight at once.
     pub concurrency: usize,
     pub engine: EngineConfig,
@@ -274,6 +277,7 @@ pub(crate) async fn run_item(
         rounds: plan.rounds,
         seed: item_seed(plan.seed, &item.id),
         tests: item.tests.clone(),
+        layout: plan.layout,
     };
     let id = run_id(&plan.name, protocol_name, &item.id);
     let stored = match store.run(&id).await {

@@ -119,6 +119,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
         limit: None,
         seed: 1,
         rounds: 1,
+        layout: Default::default(),
         concurrency,
         engine: EngineConfig {
             soft_timeout: Duration::from_secs(60),

@@ -11,6 +11,7 @@ use moot_core::answer::AnswerKind;
 use moot_core::chat::MAX_CALL_TOKENS;
 use moot_core::contract::{ContractNote, Decision, ReplyContract};
 use moot_core::debate::{AgentSpec, DebateSpec};
+use moot_core::layout::Layout;
 use moot_core::protocol::CallNotes;
 use moot_store::{CallRecord, RunRecord, RunStatus};
 use serde_json::{json, Value};
@@ -93,6 +94,7 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
         rounds: rounds.len() - 1,
         seed: 0,
         tests: None,
+        layout: Layout::Papers,
     };
     let mut calls = Vec::new();
     for (r, round) in rounds.iter().enumerate() {

@@ -1077,3 +1077,51 @@ fn a_benchmarks_debates_write_the_run_log() {
         "one call line per stored call"
     );
 }
+
+/// `debate.layout` in a benchmark's configuration lays out every debate of it, and `moot
+/// report` pairs a benchmark under each layout on the same items (the layouts' comparison).
+#[test]
+fn a_benchmark_lays_out_its_debates_as_its_configuration_says_and_reports_pair_them() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 3);
+    let shared = env.write("shared.toml", "[debate]\nlayout = \"shared-first\"\n");
+    let shared = shared.to_str().unwrap();
+    for (name, extra) in [("papers", &[][..]), ("shared", &["--config", shared][..])] {
+        let mut args = vec![
+            "bench",
+            "--sim",
+            "--dataset",
+            &data,
+            "--protocol",
+            "som",
+            "--run",
+            name,
+        ];
+        args.extend_from_slice(extra);
+        env.stdout(&args);
+    }
+    for (run, layout, template) in [
+        ("papers/som/q1", Value::Null, "conformity"),
+        (
+            "shared/som/q1",
+            Value::from("shared-first"),
+            "conformity/shared-first",
+        ),
+    ] {
+        let v = env.json(&["show", run, "--format", "json"]);
+        assert_eq!(v["run"]["spec"]["layout"], layout, "{run}");
+        let debate_call = v["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["round"] == 1 && c["slot"] == "answer")
+            .unwrap();
+        assert_eq!(debate_call["template"], template, "{run}");
+    }
+    let report = env.stdout(&["report", "papers", "shared"]);
+    assert!(
+        report.contains("Paired on the same items")
+            && report.contains("| som (papers) | som (shared) |"),
+        "{report}"
+    );
+}

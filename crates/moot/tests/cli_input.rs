@@ -481,6 +481,16 @@ fn zero_and_negative_counts_are_refused_with_their_key() {
             "protocol.k",
         ),
         (
+            "layout.toml",
+            "[debate]\nlayout = \"shared_first\"\n",
+            "debate.layout = \"shared_first\" is not a prompt layout (expected one of papers, shared-first)",
+        ),
+        (
+            "layout.yaml",
+            "debate:\n  layout: first\n",
+            "debate.layout = \"first\" is not a prompt layout",
+        ),
+        (
             "tokens.toml",
             "[budget]\nmax_total_tokens = 0\n",
             "budget.max_total_tokens",

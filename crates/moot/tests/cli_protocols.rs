@@ -492,3 +492,77 @@ fn a_judge_debate_forks_at_a_debaters_argument_and_the_judge_is_asked_again() {
     assert_eq!(fresh.len(), 3, "{fresh:?}");
     assert!(fresh.iter().all(|c| c["round"] == 2));
 }
+
+/// A stored call's prompt as one text (each message its role, then its content).
+fn prompt_text(call: &Value) -> String {
+    call["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "<|{}|>\n{}\n",
+                m["role"].as_str().unwrap(),
+                m["content"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// `debate.layout = "shared-first"` in a configuration file reaches the debate: the stored
+/// prompts of every debate round start, for every agent alike, with the question and every
+/// agent's solutions of the rounds before, and the run's spec records the layout.
+#[test]
+fn a_shared_first_debate_stores_prompts_that_share_the_question_and_the_solutions_first() {
+    let env = Env::new();
+    let config = env.write("layout.toml", "[debate]\nlayout = \"shared-first\"\n");
+    let v = ask(&env, "free-mad-n", &["--config", config.to_str().unwrap()]);
+    let run = v["run_id"].as_str().unwrap();
+    let shown = env.json(&["show", run, "--format", "json"]);
+    assert_eq!(
+        shown["run"]["spec"]["layout"], "shared-first",
+        "{}",
+        shown["run"]["spec"]
+    );
+    let calls = shown["calls"].as_array().unwrap();
+    let in_round = |r: u64| -> Vec<&Value> {
+        calls
+            .iter()
+            .filter(|c| c["round"] == r && c["slot"] == "answer" && c["skipped"] == false)
+            .collect()
+    };
+    for round in [1, 2] {
+        let prompts: Vec<String> = in_round(round).iter().map(|c| prompt_text(c)).collect();
+        assert_eq!(prompts.len(), 3, "round {round}");
+        let common = prompts
+            .iter()
+            .map(|p| {
+                p.chars()
+                    .zip(prompts[0].chars())
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            })
+            .min()
+            .unwrap();
+        let shared: String = prompts[0].chars().take(common).collect();
+        assert!(shared.contains("What is 17 * 24?"), "{shared}");
+        for earlier in 0..round {
+            for call in in_round(earlier) {
+                let agent = call["agent"].as_u64().unwrap() + 1;
+                let text = call["response_text"].as_str().unwrap().trim();
+                let block = format!(
+                    "[Agent {agent}'s solution]\n{text}\n[End of Agent {agent}'s solution]"
+                );
+                assert!(
+                    shared.contains(&block),
+                    "round {round} shares {block:?}:\n{shared}"
+                );
+            }
+        }
+        // Only the agent's own part differs, from its number on.
+        for (i, p) in prompts.iter().enumerate() {
+            let own = p.find(&format!("\n\nYou are Agent {}; ", i + 1)).unwrap();
+            assert!(own + "\n\nYou are Agent ".len() >= shared.len(), "{p}");
+        }
+    }
+}

@@ -21,6 +21,10 @@
 //! round-0 answers, which would tell it what each debater really believed. moot's datasets give
 //! the judge the question itself (Khan et al.'s QuALITY judges do not see the story), so this
 //! is the protocol, not a reproduction of their result.
+//!
+//! Under the shared-first layout (`debate.layout`) an `assigned` debater's prompt starts with the
+//! question and the previous round's arguments, which every debater reads alike, and ends with
+//! its own part (who it is, its position); a consultant's is unchanged (it debates alone).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -33,6 +37,7 @@ use crate::answer::{Answer, AnswerKind};
 use crate::chat::{CallMode, ChatMessage};
 use crate::debate::{DebateSpec, Outcome, Slot, Transcript};
 use crate::faults::Faults;
+use crate::layout::Layout;
 use crate::prompts;
 
 /// Mixed into the debate seed for the seeded choices of this module, so they do not repeat
@@ -129,23 +134,31 @@ impl Assigned {
         } else {
             blocks.join("\n\n")
         };
+        let shared_first = !self.consultancy && spec.layout == Layout::SharedFirst;
         let (name, template) = if self.consultancy {
             ("consult-argue", prompts::CONSULT_ARGUE)
+        } else if shared_first {
+            (
+                "assigned-argue/shared-first",
+                prompts::ASSIGNED_ARGUE_SHARED_FIRST,
+            )
         } else {
             ("assigned-argue", prompts::ASSIGNED_ARGUE)
         };
         let agent_number = (agent + 1).to_string();
-        let prompt = prompts::render(
-            template,
-            &[
-                ("agent", &agent_number),
-                ("position", position.canonical()),
-                ("question", &spec.question),
-                ("options", &prompts::options_block(&spec.choices)),
-                ("format", prompts::format_instruction(spec.kind)),
-                ("peers", &peers_text),
-            ],
-        );
+        let vars = [
+            ("agent", agent_number.as_str()),
+            ("position", position.canonical()),
+            ("question", &spec.question),
+            ("options", &prompts::options_block(&spec.choices)),
+            ("format", prompts::format_instruction(spec.kind)),
+            ("peers", &peers_text),
+        ];
+        let prompt = if shared_first {
+            prompts::render_once(template, &vars)
+        } else {
+            prompts::render(template, &vars)
+        };
         let others: Vec<usize> = shown.iter().copied().filter(|&p| p != agent).collect();
         PlannedCall {
             round,

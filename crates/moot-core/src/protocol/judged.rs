@@ -231,7 +231,11 @@ impl Shown {
                 continue;
             }
             responses += blocks.len();
-            parts.push(format!("Round {r}:\n\n{}", blocks.join("\n\n")));
+            parts.push(format!(
+                "{}\n\n{}",
+                prompts::round_heading(r),
+                blocks.join("\n\n")
+            ));
             for a in who {
                 if !peers.contains(&a) {
                     peers.push(a);

@@ -9,6 +9,11 @@
 //!   GroupDebate's answers-only messages across groups, SID-ET's early stop,
 //! - and the faults, which every protocol honours.
 //!
+//! Under the shared-first layout (`debate.layout`), a `History` protocol's debate round is one
+//! prompt instead of the conversation: the question and every round's solutions so far, the
+//! agent's own in its place in agent order, then the agent's own part (see
+//! [`crate::layout`]). What each agent reads is the same; only where.
+//!
 //! A peer's message in round r is its response of round r − 1 as the decision rules see it (the
 //! response it last gave, when S2-MAD let it skip). A peer with no response is not shown. Under
 //! `History`, a round in which the agent gave no response is left out of its conversation (so
@@ -25,6 +30,7 @@ use crate::chat::{CallMode, ChatMessage};
 use crate::contract::ReplyContract;
 use crate::debate::{CallKey, DebateSpec, Outcome, Slot, Transcript};
 use crate::faults::{Delivery, Faults};
+use crate::layout::Layout;
 use crate::prompts;
 use crate::topology::{group_of, Topology};
 
@@ -48,6 +54,24 @@ impl PromptStyle {
             PromptStyle::AntiConformity => ("anti-conformity", prompts::ANTI_CONFORMITY),
             PromptStyle::Neutral => ("neutral", prompts::NEUTRAL),
             PromptStyle::TitForTat => ("tit-for-tat", prompts::TIT_FOR_TAT),
+        }
+    }
+
+    /// The style's template under the shared-first layout.
+    fn shared_first_template(self) -> (&'static str, &'static str) {
+        match self {
+            PromptStyle::Conformity => {
+                ("conformity/shared-first", prompts::SHARED_FIRST_CONFORMITY)
+            }
+            PromptStyle::AntiConformity => (
+                "anti-conformity/shared-first",
+                prompts::SHARED_FIRST_ANTI_CONFORMITY,
+            ),
+            PromptStyle::Neutral => ("neutral/shared-first", prompts::SHARED_FIRST_NEUTRAL),
+            PromptStyle::TitForTat => (
+                "tit-for-tat/shared-first",
+                prompts::SHARED_FIRST_TIT_FOR_TAT,
+            ),
         }
     }
 }
@@ -128,6 +152,17 @@ impl RoundTable {
             Variant::MadM2(_) | Variant::Layers => Context::Memories,
             _ => Context::History,
         }
+    }
+
+    /// Whether `agent`'s debate rounds are laid out shared-first: one prompt with every round's
+    /// solutions, its own among them, before its own part. Only a protocol that carries the
+    /// agent's conversation changes: under `Memories` every reader's memories are in one order
+    /// already, its own among them, after a head every reader shares. An agent on freemad's
+    /// contract keeps freemad's layout exactly.
+    fn shared_first(&self, spec: &DebateSpec, agent: usize) -> bool {
+        spec.layout == Layout::SharedFirst
+            && self.context() == Context::History
+            && spec.contract(agent) != ReplyContract::Freemad
     }
 
     fn masking(&self) -> Option<&MaskPlan> {
@@ -249,7 +284,8 @@ impl RoundTable {
             let across = groups.as_ref().is_some_and(|g| g[peer] != g[agent]);
             items.push((peer, from_round, across));
         }
-        if self.context() == Context::Memories && own.is_some() {
+        if (self.context() == Context::Memories || self.shared_first(spec, agent)) && own.is_some()
+        {
             items.push((agent, round - 1, false));
         }
         Ok((items, notes))
@@ -287,9 +323,10 @@ impl RoundTable {
         if self.ordering == Ordering::Fixed {
             // The fixed order is agent order, and a topology with an order of its own
             // (freemad numbers peers in the order its k_reviewers drew them) keeps it, as
-            // `gather` lists it. Sorting by the agent itself, not by its place in a list of
-            // every agent, keeps a call's cost to its own peers in a large sparse debate.
-            if !self.topology.orders_peers() {
+            // `gather` lists it; the shared-first layout's one order is agent order, always.
+            // Sorting by the agent itself, not by its place in a list of every agent, keeps a
+            // call's cost to its own peers in a large sparse debate.
+            if !self.topology.orders_peers() || self.shared_first(spec, agent) {
                 items.sort_by_key(|&(a, _, _)| a);
             }
         }
@@ -380,6 +417,9 @@ impl RoundTable {
         if spec.contract(agent) == ReplyContract::Freemad {
             return self.freemad_critique_call(spec, t, round, agent, &shown, notes);
         }
+        if self.shared_first(spec, agent) {
+            return self.shared_first_call(spec, t, round, agent, &shown, notes);
+        }
         let system = system_message(spec, &self.faults, agent);
         let (template, text, prompt) = self.debate_prompt(spec, &shown);
         let messages = match self.context() {
@@ -425,6 +465,77 @@ impl RoundTable {
                 .collect(),
             template,
             template_hash: prompts::template_hash(text),
+            notes,
+        }
+    }
+
+    /// A debate call under the shared-first layout: the system message, then one prompt — the
+    /// question, every round's solutions so far as the agent read them (each round's in the
+    /// view's one order, the agent's own solution in its place; a round the agent skipped shows
+    /// its own solution alone), then who the agent is and the style's instruction. Every agent
+    /// of a round that reads the same solutions gets the same text up to its own part.
+    fn shared_first_call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        round: usize,
+        agent: usize,
+        shown: &[Shown],
+        notes: CallNotes,
+    ) -> PlannedCall {
+        let mut sections = Vec::new();
+        for past in 1..=round {
+            let blocks: Vec<String> = if past == round {
+                shown.iter().map(|s| s.block.clone()).collect()
+            } else {
+                match self.view(spec, t, past, agent) {
+                    Ok((seen, _)) => seen.into_iter().map(|s| s.block).collect(),
+                    Err(_) => Self::response(t, past - 1, agent)
+                        .map(|(text, _)| prompts::peer_block(agent, text))
+                        .into_iter()
+                        .collect(),
+                }
+            };
+            if !blocks.is_empty() {
+                sections.push(format!(
+                    "{}\n\n{}",
+                    prompts::round_heading(past - 1),
+                    blocks.join("\n\n")
+                ));
+            }
+        }
+        let rounds = if sections.is_empty() {
+            "(no solution has arrived yet)".to_string()
+        } else {
+            sections.join("\n\n")
+        };
+        let (name, template) = self.style.shared_first_template();
+        let prompt = prompts::render_once(
+            template,
+            &[
+                ("question", &spec.question),
+                ("options", &prompts::options_block(&spec.choices)),
+                ("rounds", &rounds),
+                ("agent", &(agent + 1).to_string()),
+                ("format", prompts::format_instruction(spec.kind)),
+            ],
+        );
+        PlannedCall {
+            round,
+            agent,
+            slot: Slot::Answer,
+            mode: CallMode::Critique,
+            messages: vec![
+                system_message(spec, &self.faults, agent),
+                ChatMessage::user(prompt),
+            ],
+            peers: shown
+                .iter()
+                .filter(|s| s.transfer)
+                .map(|s| s.peer)
+                .collect(),
+            template: name,
+            template_hash: prompts::template_hash(template),
             notes,
         }
     }
