@@ -500,6 +500,7 @@ mod tests {
             input_tokens: 10,
             output_tokens: 5,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
             logprob_tokens: None,
             logprob_mean: None,
             logprob_min: None,

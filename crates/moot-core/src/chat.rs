@@ -98,15 +98,25 @@ pub struct FailedAttempt {
 }
 
 /// Token counts of one call.
+///
+/// Prompt caches are described by two counts besides the whole prompt: what had to be
+/// processed (the rest was read from a cache: [`Usage::cached_input_tokens`]) and, for
+/// providers that bill it apart (Anthropic, at 1.25 times the input price), what was written
+/// to the cache. The cached count is derived rather than kept beside the processed one: the
+/// two always add up to the prompt, and one stored number cannot contradict another.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens sent (the whole prompt).
+    /// Prompt tokens sent (the whole prompt, cached or not).
     pub input_tokens: u64,
     /// Tokens generated.
     pub output_tokens: u64,
     /// Prompt tokens the backend actually had to process (less than `input_tokens` when it
     /// reused a cache); `None` when the backend does not say.
     pub processed_input_tokens: Option<u64>,
+    /// Of the processed prompt tokens, those the provider wrote to its prompt cache (billed
+    /// apart); `None` when it does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
 }
 
 /// More tokens than any model reads or writes in one call (2³²). The engine refuses a response
@@ -126,8 +136,21 @@ impl Usage {
         [self.input_tokens, self.output_tokens]
             .into_iter()
             .chain(self.processed_input_tokens)
+            .chain(self.cache_write_input_tokens)
             .all(|n| n <= MAX_CALL_TOKENS)
     }
+
+    /// Prompt tokens read from a cache instead of processed; `None` when the backend does not
+    /// say what it processed.
+    pub fn cached_input_tokens(&self) -> Option<u64> {
+        cached_input_tokens(self.input_tokens, self.processed_input_tokens)
+    }
+}
+
+/// The prompt tokens of `input` read from a cache, when `processed` says how many were not (a
+/// stored count larger than the prompt reads as nothing cached).
+pub fn cached_input_tokens(input: u64, processed: Option<u64>) -> Option<u64> {
+    processed.map(|p| input.saturating_sub(p))
 }
 
 impl std::ops::AddAssign for Usage {
@@ -141,6 +164,12 @@ impl std::ops::AddAssign for Usage {
             (None, Some(b)) => Some(self.input_tokens.saturating_add(b)),
             (None, None) => None,
         };
+        // A side that does not say what it wrote to a cache wrote nothing anyone was billed for.
+        self.cache_write_input_tokens =
+            match (self.cache_write_input_tokens, o.cache_write_input_tokens) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            };
         self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
     }
@@ -189,6 +218,7 @@ mod tests {
             input_tokens: u64::MAX - 1,
             output_tokens: 5,
             processed_input_tokens: Some(u64::MAX),
+            cache_write_input_tokens: None,
         };
         let mut total = big;
         total += big;
@@ -200,10 +230,12 @@ mod tests {
             input_tokens: 120_000,
             output_tokens: 4_000,
             processed_input_tokens: Some(10),
+            cache_write_input_tokens: None,
         };
         assert!(real.is_plausible());
         assert!(Usage {
             processed_input_tokens: Some(MAX_CALL_TOKENS + 1),
+            cache_write_input_tokens: None,
             ..real
         }
         .is_plausible()
@@ -226,11 +258,13 @@ mod tests {
             input_tokens: 1,
             output_tokens: 2,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         };
         u += Usage {
             input_tokens: 3,
             output_tokens: 4,
             processed_input_tokens: Some(1),
+            cache_write_input_tokens: None,
         };
         // The first side said nothing of a cache: its one input token was processed.
         assert_eq!(
@@ -238,13 +272,15 @@ mod tests {
             Usage {
                 input_tokens: 4,
                 output_tokens: 6,
-                processed_input_tokens: Some(2)
+                processed_input_tokens: Some(2),
+                cache_write_input_tokens: None
             }
         );
         u += Usage {
             input_tokens: 5,
             output_tokens: 0,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         };
         assert_eq!(u.processed_input_tokens, Some(7));
         let mut none = Usage::default();
@@ -252,6 +288,7 @@ mod tests {
             input_tokens: 5,
             output_tokens: 1,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         };
         assert_eq!(none.processed_input_tokens, None, "nobody reported any");
     }

@@ -943,6 +943,7 @@ mod tests {
             input_tokens: u64::MAX,
             output_tokens: i64::MAX as u64 + 1,
             processed_input_tokens: Some(u64::MAX),
+            cache_write_input_tokens: None,
             latency_ms: u64::MAX,
             ..call(0, 0, Some("x"))
         };
