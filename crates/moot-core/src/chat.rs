@@ -145,12 +145,28 @@ impl Usage {
     pub fn cached_input_tokens(&self) -> Option<u64> {
         cached_input_tokens(self.input_tokens, self.processed_input_tokens)
     }
+
+    /// What a prompt cache did for this prompt, for people (see [`prompt_cache_note`]).
+    pub fn prompt_cache_note(&self) -> String {
+        prompt_cache_note(self.cached_input_tokens(), self.cache_write_input_tokens)
+    }
 }
 
 /// The prompt tokens of `input` read from a cache, when `processed` says how many were not (a
 /// stored count larger than the prompt reads as nothing cached).
 pub fn cached_input_tokens(input: u64, processed: Option<u64>) -> Option<u64> {
     processed.map(|p| input.saturating_sub(p))
+}
+
+/// What a prompt cache did for some input tokens (`cached` read from it, `written` to it), as it
+/// follows the input tokens in moot's output: ` (2000 from the prompt cache, 500 written to
+/// it)`; empty when nothing was read from or written to a cache, or the backend did not say.
+pub fn prompt_cache_note(cached: Option<u64>, written: Option<u64>) -> String {
+    match (cached.unwrap_or(0), written.unwrap_or(0)) {
+        (0, 0) => String::new(),
+        (c, 0) => format!(" ({c} from the prompt cache)"),
+        (c, w) => format!(" ({c} from the prompt cache, {w} written to it)"),
+    }
 }
 
 impl std::ops::AddAssign for Usage {
@@ -240,6 +256,41 @@ mod tests {
         }
         .is_plausible()
         .eq(&false));
+    }
+
+    #[test]
+    fn cached_tokens_are_the_prompt_less_what_was_processed_and_sum_so() {
+        let call = |input, processed, written| Usage {
+            input_tokens: input,
+            output_tokens: 1,
+            processed_input_tokens: processed,
+            cache_write_input_tokens: written,
+        };
+        assert_eq!(call(100, Some(30), None).cached_input_tokens(), Some(70));
+        assert_eq!(call(100, None, None).cached_input_tokens(), None);
+        assert_eq!(call(10, Some(30), None).cached_input_tokens(), Some(0));
+        let mut sum = call(100, Some(30), Some(20));
+        // Nothing said of a cache: all 50 processed, nothing written.
+        sum += call(50, None, None);
+        assert_eq!(
+            sum,
+            Usage {
+                output_tokens: 2,
+                ..call(150, Some(80), Some(20))
+            }
+        );
+        assert_eq!(sum.cached_input_tokens(), Some(70));
+        assert_eq!(
+            sum.prompt_cache_note(),
+            " (70 from the prompt cache, 20 written to it)"
+        );
+        assert_eq!(
+            call(100, Some(30), None).prompt_cache_note(),
+            " (70 from the prompt cache)"
+        );
+        assert_eq!(call(100, Some(100), Some(0)).prompt_cache_note(), "");
+        assert_eq!(call(100, None, None).prompt_cache_note(), "");
+        assert!(!call(1, None, Some(MAX_CALL_TOKENS + 1)).is_plausible());
     }
 
     #[test]

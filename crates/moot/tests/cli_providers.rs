@@ -416,9 +416,9 @@ fn anthropic_requests_mark_a_long_shared_question_as_a_cache_breakpoint_and_noth
 
 /// Issue 44 item 4: Anthropic counts prompt-cache reads and writes apart from `input_tokens`;
 /// a call's input is the whole prompt, of which the cached part and the part written to the
-/// cache are stored and shown.
+/// cache are stored and shown (`moot ask`, `moot show`, the run page).
 #[test]
-fn anthropic_cache_reads_and_writes_are_part_of_the_input_and_stored_apart() {
+fn anthropic_cache_reads_and_writes_are_part_of_the_input_and_shown_apart() {
     let env = Env::new();
     let answer = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"Final answer: 408"}],"stop_reason":"end_turn","usage":{"input_tokens":30,"cache_read_input_tokens":2000,"cache_creation_input_tokens":500,"output_tokens":10}}"#;
     let (url, _, _) = serve(vec![http("200 OK", answer)]);
@@ -455,6 +455,28 @@ fn anthropic_cache_reads_and_writes_are_part_of_the_input_and_stored_apart() {
     assert!(
         md.contains("2530 in (2000 from the prompt cache, 500 written to it) / 10 out tokens"),
         "{md}"
+    );
+    assert!(
+        md.contains(
+            "2530 input (2000 from the prompt cache, 500 written to it) / 10 output tokens"
+        ),
+        "{md}"
+    );
+    let served = common::moot_serve(&env, &[], &[]);
+    let page = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let url = format!("{}/runs/{run}", served.url);
+        reqwest::get(url).await.unwrap().text().await.unwrap()
+    });
+    assert!(
+        page.contains(
+            "2530 tokens in (of which 2000 from the prompt cache, 500 written to it), 10 out"
+        ),
+        "{page}"
+    );
+    // The agents' table: input, of which from the prompt cache, output.
+    assert!(
+        page.contains("<td>2530</td><td>2000</td><td>10</td>"),
+        "{page}"
     );
 }
 
