@@ -301,7 +301,7 @@ impl Report {
         out.push_str("\n| protocol | accuracy | 95% CI | no answer | unparsed responses (re-asked) | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for s in &self.protocols {
             out.push_str(&format!(
-                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} ({}) | {} | {} | {:.0} | {} | {} | {} |\n",
+                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} ({}) | {}{} | {} | {:.0} | {} | {} | {} |\n",
                 md(&s.protocol),
                 s.correct,
                 s.items,
@@ -312,11 +312,8 @@ impl Report {
                 s.parse_failures,
                 s.responses,
                 s.reasked,
-                format!(
-                    "{}{}",
-                    s.input_tokens,
-                    prompt_cache_note(s.cached_input_tokens, s.cache_write_input_tokens)
-                ),
+                s.input_tokens,
+                prompt_cache_note(s.cached_input_tokens, s.cache_write_input_tokens),
                 s.output_tokens,
                 mean_tokens(s),
                 s.ncomm,
