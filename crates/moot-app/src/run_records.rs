@@ -31,6 +31,20 @@ pub fn fork_json(fork: &RunRecord) -> Value {
     })
 }
 
+/// A stored call as JSON: its record, and of its input tokens those read from a prompt cache
+/// (`cached_input_tokens`: the input less the processed tokens, when the backend said what it
+/// processed).
+fn call_json(call: &CallRecord) -> Value {
+    let mut shown = serde_json::to_value(call).unwrap_or_default();
+    if let Some(fields) = shown.as_object_mut() {
+        fields.insert(
+            "cached_input_tokens".into(),
+            json!(call.cached_input_tokens()),
+        );
+    }
+    shown
+}
+
 /// One stored run with everything recorded about it.
 #[derive(Debug, Clone)]
 pub struct RunRecords {
@@ -68,7 +82,7 @@ impl RunRecords {
     pub fn json(&self) -> Value {
         json!({
             "run": run_json(&self.run),
-            "calls": self.calls,
+            "calls": self.calls.iter().map(call_json).collect::<Vec<_>>(),
             "decisions": self.decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
             "validations": self.validations,
             "forks": self.forks.iter().map(fork_json).collect::<Vec<_>>(),

@@ -126,6 +126,8 @@ impl RunSummary<'_> {
                 "input": usage.input_tokens,
                 "output": usage.output_tokens,
                 "input_processed": usage.processed_input_tokens,
+                "input_cached": usage.cached_input_tokens(),
+                "input_cache_writes": usage.cache_write_input_tokens,
             },
             "wall_ms": self.wall.as_millis() as u64,
             "validations": self.result.validations,
@@ -207,10 +209,7 @@ impl RunSummary<'_> {
             }
         }
         let u = self.result.usage();
-        let processed = u
-            .processed_input_tokens
-            .map(|p| format!(" ({p} processed)"))
-            .unwrap_or_default();
+        let processed = u.prompt_cache_note();
         let made = self.result.records.iter().filter(|r| !r.skipped).count();
         let skipped = self.result.records.len() - made;
         let skipped = if skipped > 0 {

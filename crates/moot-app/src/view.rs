@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use moot_core::chat::total_tokens;
+use moot_core::chat::{total_tokens, Usage};
 use moot_store::{CallRecord, DecisionRecord, RunRecord, ValidationRecord};
 use serde::Serialize;
 use serde_json::Value;
@@ -27,6 +27,10 @@ pub struct Cell {
     pub response: Option<String>,
     pub error: Option<String>,
     pub input_tokens: u64,
+    /// Of the input tokens, those read from a prompt cache, and those written to one, when the
+    /// backend said (see [`CacheCounts`]).
+    #[serde(flatten)]
+    pub prompt_cache: CacheCounts,
     pub output_tokens: u64,
     pub latency_ms: u64,
     pub cached: bool,
@@ -46,6 +50,8 @@ pub struct Round {
     /// One per agent, in agent order (`None`: the agent had no call this round).
     pub cells: Vec<Option<Cell>>,
     pub input_tokens: u64,
+    #[serde(flatten)]
+    pub prompt_cache: CacheCounts,
     pub output_tokens: u64,
     /// The slowest call of the round: what it cost in time.
     pub slowest_ms: u64,
@@ -81,8 +87,28 @@ pub struct AgentTotals {
     pub role: Option<String>,
     pub calls: usize,
     pub input_tokens: u64,
+    #[serde(flatten)]
+    pub prompt_cache: CacheCounts,
     pub output_tokens: u64,
     pub latency_ms: u64,
+}
+
+/// What providers' prompt caches did for some input tokens: how many were read from a cache
+/// (billed at a fraction of the input price) and how many written to one (Anthropic bills
+/// them at 1.25 times it); `None` when no call said.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+pub struct CacheCounts {
+    pub cached_input_tokens: Option<u64>,
+    pub cache_write_input_tokens: Option<u64>,
+}
+
+impl CacheCounts {
+    pub fn of(usage: &Usage) -> CacheCounts {
+        CacheCounts {
+            cached_input_tokens: usage.cached_input_tokens(),
+            cache_write_input_tokens: usage.cache_write_input_tokens,
+        }
+    }
 }
 
 /// A checked program (code runs).
@@ -118,6 +144,8 @@ pub struct RunView {
     /// Faults the run injected, as lines.
     pub faults: Vec<String>,
     pub input_tokens: u64,
+    #[serde(flatten)]
+    pub prompt_cache: CacheCounts,
     pub output_tokens: u64,
     pub calls: usize,
 }
@@ -240,6 +268,7 @@ pub fn run_view(
                     response: c.response_text.clone(),
                     error: c.error.clone(),
                     input_tokens: c.input_tokens,
+                    prompt_cache: CacheCounts::of(&call_usage(c)),
                     output_tokens: c.output_tokens,
                     latency_ms: c.latency_ms,
                     cached: c.cached,
@@ -251,20 +280,15 @@ pub fn run_view(
                 });
             }
         }
-        let in_round = calls.iter().filter(|c| c.round == r);
-        let (input, output, slowest) = in_round.fold((0u64, 0u64, 0), |(i, o, s), c| {
-            (
-                i.saturating_add(c.input_tokens),
-                o.saturating_add(c.output_tokens),
-                s.max(c.latency_ms),
-            )
-        });
+        let in_round: Vec<&CallRecord> = calls.iter().filter(|c| c.round == r).collect();
+        let usage = calls_usage(in_round.iter().copied());
         rounds.push(Round {
             round: r,
             cells,
-            input_tokens: input,
-            output_tokens: output,
-            slowest_ms: slowest,
+            input_tokens: usage.input_tokens,
+            prompt_cache: CacheCounts::of(&usage),
+            output_tokens: usage.output_tokens,
+            slowest_ms: in_round.iter().map(|c| c.latency_ms).max().unwrap_or(0),
         });
     }
     let ids: Vec<String> = agents.iter().map(|a| a.agent_id.clone()).collect();
@@ -288,6 +312,7 @@ pub fn run_view(
         answer_label: run.answer.as_deref().map(label),
         answer: run.answer.clone(),
         input_tokens: total_tokens(calls.iter().map(|c| c.input_tokens)),
+        prompt_cache: CacheCounts::of(&calls_usage(calls)),
         output_tokens: total_tokens(calls.iter().map(|c| c.output_tokens)),
         calls: calls.iter().filter(|c| !c.skipped).count(),
         agents,
@@ -298,6 +323,25 @@ pub fn run_view(
         edges,
         faults,
     }
+}
+
+/// A stored call's token counts.
+pub fn call_usage(c: &CallRecord) -> Usage {
+    Usage {
+        input_tokens: c.input_tokens,
+        output_tokens: c.output_tokens,
+        processed_input_tokens: c.processed_input_tokens,
+        cache_write_input_tokens: c.cache_write_input_tokens,
+    }
+}
+
+/// The token counts of `calls` together (saturating; see [`Usage`]'s sum for what a call that
+/// said nothing of a cache adds).
+pub fn calls_usage<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Usage {
+    calls.into_iter().fold(Usage::default(), |mut sum, c| {
+        sum += call_usage(c);
+        sum
+    })
 }
 
 /// Each agent's role as the stored spec names it (`None`: a debater, or a spec without roles).
@@ -315,39 +359,46 @@ pub fn roles(spec: &Value) -> Vec<Option<String>> {
 
 fn agent_totals(calls: &[CallRecord], roles: &[Option<String>]) -> Vec<AgentTotals> {
     let role = |agent: u32| roles.get(agent as usize).cloned().flatten();
-    let mut by_agent: BTreeMap<u32, AgentTotals> = BTreeMap::new();
+    let mut by_agent: BTreeMap<u32, (AgentTotals, Usage)> = BTreeMap::new();
     for c in calls {
-        let t = by_agent.entry(c.agent).or_insert_with(|| AgentTotals {
-            agent_id: c.agent_id.clone(),
-            backend: c.backend.clone(),
-            role: role(c.agent),
-            calls: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            latency_ms: 0,
+        let (t, usage) = by_agent.entry(c.agent).or_insert_with(|| {
+            let mut t = no_calls(c.agent_id.clone(), role(c.agent));
+            t.backend = c.backend.clone();
+            (t, Usage::default())
         });
         if !c.skipped {
             t.calls += 1;
         }
-        t.input_tokens = t.input_tokens.saturating_add(c.input_tokens);
-        t.output_tokens = t.output_tokens.saturating_add(c.output_tokens);
+        *usage += call_usage(c);
+        t.input_tokens = usage.input_tokens;
+        t.output_tokens = usage.output_tokens;
+        t.prompt_cache = CacheCounts::of(usage);
         t.latency_ms = t.latency_ms.saturating_add(c.latency_ms);
     }
     // Agents are numbered from 0 without gaps; one with no call yet still gets its column.
     let n = by_agent.keys().max().map_or(0, |m| m + 1);
     (0..n)
         .map(|a| {
-            by_agent.remove(&a).unwrap_or_else(|| AgentTotals {
-                agent_id: format!("agent {}", a + 1),
-                backend: String::new(),
-                role: role(a),
-                calls: 0,
-                input_tokens: 0,
-                output_tokens: 0,
-                latency_ms: 0,
-            })
+            by_agent
+                .remove(&a)
+                .map(|(t, _)| t)
+                .unwrap_or_else(|| no_calls(format!("agent {}", a + 1), role(a)))
         })
         .collect()
+}
+
+/// The totals of an agent before any call.
+fn no_calls(agent_id: String, role: Option<String>) -> AgentTotals {
+    AgentTotals {
+        agent_id,
+        backend: String::new(),
+        role,
+        calls: 0,
+        input_tokens: 0,
+        prompt_cache: CacheCounts::default(),
+        output_tokens: 0,
+        latency_ms: 0,
+    }
 }
 
 /// The programs `checks` covers, in the order the calls first gave them (then any the calls do
@@ -500,6 +551,7 @@ mod tests {
             input_tokens: 10,
             output_tokens: 5,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
             logprob_tokens: None,
             logprob_mean: None,
             logprob_min: None,

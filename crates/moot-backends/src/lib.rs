@@ -43,6 +43,8 @@ pub struct CompletionRequest {
     /// backend may keep per-conversation state with it, such as a KV cache whose prefix is
     /// reused.
     pub conversation: Option<String>,
+    /// What the paid APIs' prompt caches are told of the call.
+    pub prompt_cache: PromptCache,
 }
 
 impl CompletionRequest {
@@ -52,8 +54,25 @@ impl CompletionRequest {
             params: SamplingParams::default(),
             mode: CallMode::Generate,
             conversation: None,
+            prompt_cache: PromptCache::default(),
         }
     }
+}
+
+/// What a debate tells a provider's prompt cache about one call: a debate's agents read mostly
+/// the same text, which a provider bills at a fraction of the price when it can read it from
+/// its cache. Backends use what their API takes (Anthropic: breakpoints; OpenAI: the key);
+/// the rest ignore it. Neither part changes what is asked, so neither is part of a request's
+/// cache key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptCache {
+    /// A stable key of the debate the call belongs to (a hash of its run id: no text of the
+    /// debate), the same for all its calls.
+    pub key: Option<String>,
+    /// How many of the call's leading messages another call of its round to the same model
+    /// sends too (the system prompt, the question, a shared transcript): the prefix worth
+    /// caching for everyone. 0 when none or unknown.
+    pub shared_messages: usize,
 }
 
 /// Why generation stopped.

@@ -98,6 +98,7 @@ pub fn word_counted(text: String, input_tokens: u64) -> Completion {
             input_tokens,
             output_tokens: count_words(&text),
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         },
         text,
         logprobs: None,

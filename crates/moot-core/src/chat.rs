@@ -98,15 +98,25 @@ pub struct FailedAttempt {
 }
 
 /// Token counts of one call.
+///
+/// Prompt caches are described by two counts besides the whole prompt: what had to be
+/// processed (the rest was read from a cache: [`Usage::cached_input_tokens`]) and, for
+/// providers that bill it apart (Anthropic, at 1.25 times the input price), what was written
+/// to the cache. The cached count is derived rather than kept beside the processed one: the
+/// two always add up to the prompt, and one stored number cannot contradict another.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
-    /// Prompt tokens sent (the whole prompt).
+    /// Prompt tokens sent (the whole prompt, cached or not).
     pub input_tokens: u64,
     /// Tokens generated.
     pub output_tokens: u64,
     /// Prompt tokens the backend actually had to process (less than `input_tokens` when it
     /// reused a cache); `None` when the backend does not say.
     pub processed_input_tokens: Option<u64>,
+    /// Of the processed prompt tokens, those the provider wrote to its prompt cache (billed
+    /// apart); `None` when it does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
 }
 
 /// More tokens than any model reads or writes in one call (2³²). The engine refuses a response
@@ -126,7 +136,36 @@ impl Usage {
         [self.input_tokens, self.output_tokens]
             .into_iter()
             .chain(self.processed_input_tokens)
+            .chain(self.cache_write_input_tokens)
             .all(|n| n <= MAX_CALL_TOKENS)
+    }
+
+    /// Prompt tokens read from a cache instead of processed; `None` when the backend does not
+    /// say what it processed.
+    pub fn cached_input_tokens(&self) -> Option<u64> {
+        cached_input_tokens(self.input_tokens, self.processed_input_tokens)
+    }
+
+    /// What a prompt cache did for this prompt, for people (see [`prompt_cache_note`]).
+    pub fn prompt_cache_note(&self) -> String {
+        prompt_cache_note(self.cached_input_tokens(), self.cache_write_input_tokens)
+    }
+}
+
+/// The prompt tokens of `input` read from a cache, when `processed` says how many were not (a
+/// stored count larger than the prompt reads as nothing cached).
+pub fn cached_input_tokens(input: u64, processed: Option<u64>) -> Option<u64> {
+    processed.map(|p| input.saturating_sub(p))
+}
+
+/// What a prompt cache did for some input tokens (`cached` read from it, `written` to it), as it
+/// follows the input tokens in moot's output: ` (2000 from the prompt cache, 500 written to
+/// it)`; empty when nothing was read from or written to a cache, or the backend did not say.
+pub fn prompt_cache_note(cached: Option<u64>, written: Option<u64>) -> String {
+    match (cached.unwrap_or(0), written.unwrap_or(0)) {
+        (0, 0) => String::new(),
+        (c, 0) => format!(" ({c} from the prompt cache)"),
+        (c, w) => format!(" ({c} from the prompt cache, {w} written to it)"),
     }
 }
 
@@ -141,6 +180,12 @@ impl std::ops::AddAssign for Usage {
             (None, Some(b)) => Some(self.input_tokens.saturating_add(b)),
             (None, None) => None,
         };
+        // A side that does not say what it wrote to a cache wrote nothing anyone was billed for.
+        self.cache_write_input_tokens =
+            match (self.cache_write_input_tokens, o.cache_write_input_tokens) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            };
         self.input_tokens = self.input_tokens.saturating_add(o.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(o.output_tokens);
     }
@@ -189,6 +234,7 @@ mod tests {
             input_tokens: u64::MAX - 1,
             output_tokens: 5,
             processed_input_tokens: Some(u64::MAX),
+            cache_write_input_tokens: None,
         };
         let mut total = big;
         total += big;
@@ -200,14 +246,51 @@ mod tests {
             input_tokens: 120_000,
             output_tokens: 4_000,
             processed_input_tokens: Some(10),
+            cache_write_input_tokens: None,
         };
         assert!(real.is_plausible());
         assert!(Usage {
             processed_input_tokens: Some(MAX_CALL_TOKENS + 1),
+            cache_write_input_tokens: None,
             ..real
         }
         .is_plausible()
         .eq(&false));
+    }
+
+    #[test]
+    fn cached_tokens_are_the_prompt_less_what_was_processed_and_sum_so() {
+        let call = |input, processed, written| Usage {
+            input_tokens: input,
+            output_tokens: 1,
+            processed_input_tokens: processed,
+            cache_write_input_tokens: written,
+        };
+        assert_eq!(call(100, Some(30), None).cached_input_tokens(), Some(70));
+        assert_eq!(call(100, None, None).cached_input_tokens(), None);
+        assert_eq!(call(10, Some(30), None).cached_input_tokens(), Some(0));
+        let mut sum = call(100, Some(30), Some(20));
+        // Nothing said of a cache: all 50 processed, nothing written.
+        sum += call(50, None, None);
+        assert_eq!(
+            sum,
+            Usage {
+                output_tokens: 2,
+                ..call(150, Some(80), Some(20))
+            }
+        );
+        assert_eq!(sum.cached_input_tokens(), Some(70));
+        assert_eq!(
+            sum.prompt_cache_note(),
+            " (70 from the prompt cache, 20 written to it)"
+        );
+        assert_eq!(
+            call(100, Some(30), None).prompt_cache_note(),
+            " (70 from the prompt cache)"
+        );
+        assert_eq!(call(100, Some(100), Some(0)).prompt_cache_note(), "");
+        assert_eq!(call(100, None, None).prompt_cache_note(), "");
+        assert!(!call(1, None, Some(MAX_CALL_TOKENS + 1)).is_plausible());
     }
 
     #[test]
@@ -226,11 +309,13 @@ mod tests {
             input_tokens: 1,
             output_tokens: 2,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         };
         u += Usage {
             input_tokens: 3,
             output_tokens: 4,
             processed_input_tokens: Some(1),
+            cache_write_input_tokens: None,
         };
         // The first side said nothing of a cache: its one input token was processed.
         assert_eq!(
@@ -238,13 +323,15 @@ mod tests {
             Usage {
                 input_tokens: 4,
                 output_tokens: 6,
-                processed_input_tokens: Some(2)
+                processed_input_tokens: Some(2),
+                cache_write_input_tokens: None
             }
         );
         u += Usage {
             input_tokens: 5,
             output_tokens: 0,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         };
         assert_eq!(u.processed_input_tokens, Some(7));
         let mut none = Usage::default();
@@ -252,6 +339,7 @@ mod tests {
             input_tokens: 5,
             output_tokens: 1,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         };
         assert_eq!(none.processed_input_tokens, None, "nobody reported any");
     }

@@ -4,7 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use moot_backends::{BackendError, Completion, CompletionRequest, LanguageModel};
+use std::collections::HashMap;
+
+use moot_backends::{BackendError, Completion, CompletionRequest, LanguageModel, PromptCache};
+use moot_core::chat::ChatMessage;
 use moot_core::debate::{CallKey, DebateSpec, Slot};
 use moot_core::protocol::PlannedCall;
 use tokio::sync::Semaphore;
@@ -14,11 +17,13 @@ use crate::budget::call_over_time;
 use crate::engine_config::EngineAgent;
 use crate::reask::Reask;
 
-/// The request `call` sends to its agent's model.
+/// The request `call` sends to its agent's model, with what the provider's prompt cache is
+/// told of it.
 pub(crate) fn request_for(
     spec: &DebateSpec,
     agent: &EngineAgent,
     call: &PlannedCall,
+    prompt_cache: PromptCache,
 ) -> CompletionRequest {
     // Judgements have nothing in common with the agent's conversation: running them outside
     // its session keeps the agent's cached prefix for its next answer.
@@ -31,7 +36,66 @@ pub(crate) fn request_for(
         params: agent.params.clone(),
         mode: call.mode,
         conversation,
+        prompt_cache,
     }
+}
+
+/// The prompt-cache key of run `run_id`'s calls: a hash of the run id, so that it names the
+/// debate to a provider and says nothing of it (the id may carry a name its user gave).
+pub(crate) fn prompt_cache_key(run_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(b"moot prompt cache\0")
+        .chain_update(run_id.as_bytes())
+        .finalize();
+    let mut key = String::from("moot-");
+    for b in &digest[..16] {
+        use std::fmt::Write;
+        let _ = write!(key, "{b:02x}");
+    }
+    key
+}
+
+/// For each call (its model's name and its messages), how many of its leading messages another
+/// call to the same model sends too: the part of the prompt a provider's cache can hold for
+/// all of them. Each distinct message gets a number and each distinct prefix one (its shorter
+/// prefix's and its last message's), so the work is one hash of each message and a few map
+/// lookups per message, however long the conversations grow.
+pub(crate) fn shared_messages(calls: &[(&str, &[ChatMessage])]) -> Vec<usize> {
+    let mut messages: HashMap<&ChatMessage, usize> = HashMap::new();
+    // Prefix 0 is the empty one.
+    let mut prefixes: HashMap<(usize, usize), usize> = HashMap::new();
+    let chains: Vec<Vec<usize>> = calls
+        .iter()
+        .map(|(_, call)| {
+            let mut prefix = 0;
+            call.iter()
+                .map(|m| {
+                    let next = messages.len();
+                    let message = *messages.entry(m).or_insert(next);
+                    let next = prefixes.len() + 1;
+                    prefix = *prefixes.entry((prefix, message)).or_insert(next);
+                    prefix
+                })
+                .collect()
+        })
+        .collect();
+    let mut senders: HashMap<(&str, usize), usize> = HashMap::new();
+    for ((model, _), chain) in calls.iter().zip(&chains) {
+        for &prefix in chain {
+            *senders.entry((*model, prefix)).or_default() += 1;
+        }
+    }
+    calls
+        .iter()
+        .zip(&chains)
+        .map(|((model, _), chain)| {
+            chain
+                .iter()
+                .rposition(|&p| senders.get(&(*model, p)).is_some_and(|&n| n > 1))
+                .map_or(0, |i| i + 1)
+        })
+        .collect()
 }
 
 /// What asking a call came to.
@@ -106,5 +170,45 @@ fn plausible(result: Reply) -> Reply {
             c.usage.output_tokens
         ))),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_share_the_prefix_another_call_to_their_model_sends() {
+        let (sys, q) = (ChatMessage::system("s"), ChatMessage::user("q"));
+        let own = |a: &str| ChatMessage::assistant(a);
+        let peers = |p: &str| ChatMessage::user(p);
+        let a = vec![sys.clone(), q.clone(), own("1"), peers("2 and 3")];
+        let b = vec![sys.clone(), q.clone(), own("2"), peers("1 and 3")];
+        let c = vec![sys.clone(), q.clone(), own("1"), peers("2 and 3"), own("x")];
+        let lone = vec![ChatMessage::system("judge"), q.clone()];
+        let calls: Vec<(&str, &[ChatMessage])> = vec![
+            ("m", &a),
+            ("m", &b),
+            ("m", &c),
+            ("m", &lone),
+            // The same prompt to another model shares nothing with the first model's.
+            ("other", &b),
+        ];
+        assert_eq!(shared_messages(&calls), vec![4, 2, 4, 0, 0]);
+        // A first round: every prompt the same, shared whole.
+        let first = vec![sys, q];
+        let calls: Vec<(&str, &[ChatMessage])> = vec![("m", &first), ("m", &first)];
+        assert_eq!(shared_messages(&calls), vec![2, 2]);
+        assert_eq!(shared_messages(&[("m", &first[..])]), vec![0]);
+        assert_eq!(shared_messages(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn the_prompt_cache_key_is_a_hash_of_the_run_id() {
+        let key = prompt_cache_key("r1795948789113f438-my-secret-name");
+        assert_eq!(key.len(), "moot-".len() + 32);
+        assert!(key.starts_with("moot-") && !key.contains("secret"), "{key}");
+        assert_eq!(key, prompt_cache_key("r1795948789113f438-my-secret-name"));
+        assert_ne!(key, prompt_cache_key("r1795948789113f439-my-secret-name"));
     }
 }

@@ -177,6 +177,7 @@ pub(crate) fn reused(call: &CallRecord, run_id: &str, parent: &str) -> CallRecor
         input_tokens: 0,
         output_tokens: 0,
         processed_input_tokens: call.processed_input_tokens.map(|_| 0),
+        cache_write_input_tokens: call.cache_write_input_tokens.map(|_| 0),
         latency_ms: 0,
         cached: false,
         recorded_at: timestamp(),

@@ -86,6 +86,7 @@ pub(crate) fn note(again: &Result<Completion, BackendError>, redactor: &Redactor
             input_tokens: c.usage.input_tokens,
             output_tokens: c.usage.output_tokens,
             processed_input_tokens: c.usage.processed_input_tokens,
+            cache_write_input_tokens: c.usage.cache_write_input_tokens,
         },
         Err(e) => ReaskNote {
             reply: None,
@@ -93,6 +94,7 @@ pub(crate) fn note(again: &Result<Completion, BackendError>, redactor: &Redactor
             input_tokens: 0,
             output_tokens: 0,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
         },
     }
 }

@@ -180,6 +180,7 @@ impl CallLog<'_> {
             input_tokens: tokens.input,
             output_tokens: tokens.output,
             processed_input_tokens: tokens.processed_input,
+            cache_write_input_tokens: tokens.cache_writes,
             logprob_tokens: logprobs.map(|s| s.tokens as u64),
             logprob_mean: logprobs.map(|s| s.mean),
             logprob_min: logprobs.map(|s| s.min),
@@ -236,6 +237,7 @@ struct Tokens {
     input: u64,
     output: u64,
     processed_input: Option<u64>,
+    cache_writes: Option<u64>,
 }
 
 impl Tokens {
@@ -257,6 +259,14 @@ impl Tokens {
                         reask.map_or(0, |r| r.processed_input_tokens.unwrap_or(r.input_tokens)),
                     )
                 }),
+            // A side that does not say what it wrote to a cache wrote nothing it was billed for.
+            cache_writes: match (
+                completion.and_then(|c| c.usage.cache_write_input_tokens),
+                reask.and_then(|r| r.cache_write_input_tokens),
+            ) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            },
         }
     }
 }

@@ -81,6 +81,7 @@ fn usage_of<'a>(records: impl Iterator<Item = &'a CallRecord>) -> Usage {
             input_tokens: r.input_tokens,
             output_tokens: r.output_tokens,
             processed_input_tokens: r.processed_input_tokens,
+            cache_write_input_tokens: r.cache_write_input_tokens,
         };
     }
     u

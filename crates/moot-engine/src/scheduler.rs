@@ -9,7 +9,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use moot_backends::ErrorClass;
+use moot_backends::{ErrorClass, PromptCache};
+use moot_core::chat::ChatMessage;
 use moot_core::debate::{CallKey, Outcome, Slot, Transcript};
 use moot_core::protocol::PlannedCall;
 use tokio::sync::Semaphore;
@@ -17,7 +18,7 @@ use tokio::time::Instant;
 
 use crate::budget::{fit_prompt, hard_stop, HardStop};
 use crate::cache::{cache_entry, cached, request_key, trim};
-use crate::call::{request_for, Ask, Asked};
+use crate::call::{prompt_cache_key, request_for, shared_messages, Ask, Asked};
 use crate::engine_config::EngineConfig;
 use crate::error::EngineError;
 use crate::fork::{reused, Fork};
@@ -137,15 +138,36 @@ impl<'d> RoundRun<'d> {
     /// a request a fork's parent made already, a request answered from the cache) are noted as
     /// ended instead.
     async fn start(&mut self, calls: Vec<PlannedCall>) -> Vec<Ask> {
-        let mut requests = Vec::with_capacity(calls.len());
+        let mut fitted = Vec::with_capacity(calls.len());
         for mut call in calls {
             if let Err(reason) = fit_prompt(&self.config.budget, &mut call) {
                 self.tally.failed_permanently += 1;
                 self.finish(call, CallEnd::refused(reason));
                 continue;
             }
+            fitted.push(call);
+        }
+        // What the providers' prompt caches are told: the debate, and the part of each prompt
+        // that other calls of the round to the same model send too.
+        let names: Vec<String> = fitted
+            .iter()
+            .map(|c| self.log.agents[c.agent].model.name())
+            .collect();
+        let prompts: Vec<(&str, &[ChatMessage])> = names
+            .iter()
+            .zip(&fitted)
+            .map(|(name, c)| (name.as_str(), c.messages.as_slice()))
+            .collect();
+        let shared = shared_messages(&prompts);
+        let cache_key = prompt_cache_key(self.log.run_id);
+        let mut requests = Vec::with_capacity(fitted.len());
+        for (call, shared_messages) in fitted.into_iter().zip(shared) {
             let agent = &self.log.agents[call.agent];
-            let mut request = request_for(self.log.spec, agent, &call);
+            let prompt_cache = PromptCache {
+                key: Some(cache_key.clone()),
+                shared_messages,
+            };
+            let mut request = request_for(self.log.spec, agent, &call, prompt_cache);
             if let Some(fork) = self.fork {
                 request.params = fork.sampling(call.round, request.params);
             }

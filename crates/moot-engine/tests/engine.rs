@@ -1324,6 +1324,7 @@ impl LanguageModel for Boastful {
                 input_tokens: u64::MAX,
                 output_tokens: u64::MAX,
                 processed_input_tokens: Some(u64::MAX),
+                cache_write_input_tokens: None,
             },
             logprobs: None,
             finish: moot_backends::FinishReason::Stop,

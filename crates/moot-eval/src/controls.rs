@@ -846,6 +846,7 @@ mod tests {
             input_tokens: tokens,
             output_tokens: 0,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
             logprob_tokens: None,
             logprob_mean: None,
             logprob_min: None,

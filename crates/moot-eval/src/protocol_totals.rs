@@ -3,7 +3,7 @@
 //! entropy; the accuracy every decision rule would have had on the same debates; and paired
 //! comparisons of protocols on the same items (exact McNemar test).
 
-use moot_core::chat::total_tokens;
+use moot_core::chat::{total_tokens, Usage};
 use moot_core::debate::Slot;
 use moot_core::decision::{DecisionRule, MajorityLast, TieBreak};
 use moot_core::metrics::{adoption_all_to_all, gold_log_likelihood, round_entropy, Adoption};
@@ -166,6 +166,11 @@ pub struct ProtocolSummary {
     /// … and those re-asked for their final line because it could not be read at first.
     pub reasked: usize,
     pub input_tokens: u64,
+    /// Of the input tokens, those read from providers' prompt caches (billed at a fraction of
+    /// the input price) and those written to them (Anthropic bills these at 1.25 times it);
+    /// `None` when no call said.
+    pub cached_input_tokens: Option<u64>,
+    pub cache_write_input_tokens: Option<u64>,
     /// FREE-MAD's TC: the sum of output tokens.
     pub output_tokens: u64,
     pub ncomm: u64,
@@ -390,12 +395,9 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                     ),
                 )
             });
-            let (input_tokens, output_tokens) = mine.iter().fold((0, 0), |(i, o), r| {
-                let u = r.result.usage();
-                (
-                    u64::saturating_add(i, u.input_tokens),
-                    u64::saturating_add(o, u.output_tokens),
-                )
+            let usage = mine.iter().fold(Usage::default(), |mut sum, r| {
+                sum += r.result.usage();
+                sum
             });
             ProtocolSummary {
                 protocol: protocol.to_string(),
@@ -411,8 +413,10 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                 responses,
                 parse_failures,
                 reasked,
-                input_tokens,
-                output_tokens,
+                input_tokens: usage.input_tokens,
+                cached_input_tokens: usage.cached_input_tokens(),
+                cache_write_input_tokens: usage.cache_write_input_tokens,
+                output_tokens: usage.output_tokens,
                 ncomm: mine.iter().map(|r| r.result.ncomm()).sum(),
                 calls: mine
                     .iter()
@@ -538,6 +542,8 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         parse_failures: 0,
         reasked: 0,
         input_tokens: 0,
+        cached_input_tokens: None,
+        cache_write_input_tokens: None,
         output_tokens: 0,
         ncomm: 0,
         calls: 0,

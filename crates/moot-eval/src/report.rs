@@ -11,8 +11,11 @@
 //! last one the protocol's own decision. The accuracy of a protocol at a budget B is that of the
 //! last point of its curve costing at most B tokens per item (none when even round 0 costs more).
 //! The budgets compared are each protocol's full cost. Tokens are input plus output, cache hits
-//! included (what the debate costs without a cache).
+//! included (what the debate costs without a cache). The input tokens say how many of them
+//! providers read from their prompt caches and wrote to them: moot knows no prices, and a
+//! cached token costs a tenth to a half of an input token's price, by provider and model.
 
+use moot_core::chat::prompt_cache_note;
 use moot_core::text::plural;
 use plotters::prelude::*;
 use serde::Serialize;
@@ -298,7 +301,7 @@ impl Report {
         out.push_str("\n| protocol | accuracy | 95% CI | no answer | unparsed responses (re-asked) | input tokens | output tokens (TC) | tokens per item | NComm | calls | cache hits |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         for s in &self.protocols {
             out.push_str(&format!(
-                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} ({}) | {} | {} | {:.0} | {} | {} | {} |\n",
+                "| {} | {}/{} = {:.3} | {:.3}–{:.3} | {} | {}/{} ({}) | {}{} | {} | {:.0} | {} | {} | {} |\n",
                 md(&s.protocol),
                 s.correct,
                 s.items,
@@ -310,6 +313,7 @@ impl Report {
                 s.responses,
                 s.reasked,
                 s.input_tokens,
+                prompt_cache_note(s.cached_input_tokens, s.cache_write_input_tokens),
                 s.output_tokens,
                 mean_tokens(s),
                 s.ncomm,
@@ -616,6 +620,8 @@ mod tests {
             parse_failures: 0,
             reasked: 0,
             input_tokens: (total * 10.0) as u64 / 2,
+            cached_input_tokens: None,
+            cache_write_input_tokens: None,
             output_tokens: (total * 10.0) as u64 / 2,
             ncomm: 0,
             calls: 0,
@@ -695,6 +701,45 @@ mod tests {
             cells(2),
             [None, Some((0, 0.5, false)), Some((2, 0.7, true))]
         );
+    }
+
+    /// A report of `protocols` alone.
+    fn report(protocols: Vec<ProtocolSummary>) -> Report {
+        Report {
+            benches: Vec::new(),
+            items: 10,
+            left_out: 0,
+            protocols,
+            paired: Vec::new(),
+            budget: BudgetTable {
+                budgets: Vec::new(),
+                rows: Vec::new(),
+            },
+            timing: Vec::new(),
+            graded_by_tests: 0,
+            controls: Controls::default(),
+            fork: None,
+        }
+    }
+
+    #[test]
+    fn the_input_tokens_say_how_many_came_from_prompt_caches() {
+        let paid = ProtocolSummary {
+            cached_input_tokens: Some(3000),
+            cache_write_input_tokens: Some(500),
+            ..protocol("som", 900.0, 0.7, &[(900.0, 0.7)])
+        };
+        let local = ProtocolSummary {
+            cached_input_tokens: Some(0),
+            ..protocol("cot", 900.0, 0.4, &[(900.0, 0.4)])
+        };
+        let unsaid = protocol("mad", 900.0, 0.4, &[(900.0, 0.4)]);
+        let md = report(vec![paid, local, unsaid]).markdown(&[]);
+        assert!(
+            md.contains("| 4500 (3000 from the prompt cache, 500 written to it) | 4500 |"),
+            "{md}"
+        );
+        assert_eq!(md.matches("| 4500 | 4500 |").count(), 2, "{md}");
     }
 
     #[test]

@@ -611,6 +611,7 @@ impl<'m> Engine<'m> {
                 input_tokens: running.prompt.len() as u64,
                 output_tokens,
                 processed_input_tokens: Some(running.processed as u64),
+                cache_write_input_tokens: None,
             },
             logprobs: running.logprobs,
             finish,

@@ -68,6 +68,7 @@ fn call(run: &str, round: u32, agent: u32, text: &str) -> CallRecord {
         input_tokens: 10,
         output_tokens: 5,
         processed_input_tokens: None,
+        cache_write_input_tokens: None,
         logprob_tokens: None,
         logprob_mean: None,
         logprob_min: None,

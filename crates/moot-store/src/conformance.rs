@@ -250,6 +250,8 @@ pub(crate) fn full_call(run: &str, round: u32, agent: u32, text: Option<&str>) -
         input_tokens: 10,
         output_tokens: 5,
         processed_input_tokens: Some(4),
+        // Written to a prompt cache when answered; unknown (not reported) otherwise.
+        cache_write_input_tokens: text.map(|_| 3),
         logprob_tokens: Some(5),
         logprob_mean: Some(-0.25),
         logprob_min: Some(-1.5),

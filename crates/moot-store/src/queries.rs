@@ -34,7 +34,7 @@ macro_rules! call_columns {
         "run_id, round, agent, slot, agent_id, backend, mode, template, template_hash,
          messages_json, peers_json, status, response_text, answer, error, finish, input_tokens, output_tokens,
          processed_input_tokens, logprob_tokens, logprob_mean, logprob_min, perplexity, latency_ms, recorded_at,
-         notes_json, ncomm, cached, retries_json, request_key, reused_from, seq"
+         notes_json, ncomm, cached, retries_json, request_key, reused_from, cache_write_input_tokens, seq"
     };
 }
 
@@ -64,7 +64,8 @@ macro_rules! call_upsert {
            latency_ms = excluded.latency_ms, recorded_at = excluded.recorded_at,
            notes_json = excluded.notes_json, ncomm = excluded.ncomm, cached = excluded.cached,
            retries_json = excluded.retries_json, request_key = excluded.request_key,
-           reused_from = excluded.reused_from, seq = excluded.seq
+           reused_from = excluded.reused_from,
+           cache_write_input_tokens = excluded.cache_write_input_tokens, seq = excluded.seq
          WHERE calls.status <> 'ok'"
     };
 }
@@ -106,6 +107,7 @@ macro_rules! bind_call {
             .$bind(json_text(&c.retries))
             .$bind(&c.request_key)
             .$bind(&c.reused_from)
+            .$bind(c.cache_write_input_tokens.map(crate::queries::stored_count))
     }};
 }
 
@@ -117,7 +119,7 @@ macro_rules! insert_call {
                 "INSERT INTO calls (",
                 crate::queries::call_columns!(),
                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, ",
+                   $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, ",
                 crate::queries::next_seq!(),
                 "$1))",
                 crate::queries::call_upsert!()
@@ -349,7 +351,7 @@ pub(crate) fn run_columns(now_ms: &str) -> String {
     format!("*, {now_ms} - heartbeat_ms AS silent_ms")
 }
 
-/// Rows per multi-row `INSERT`: a call binds 32 parameters, and SQLite allows 32,766 a
+/// Rows per multi-row `INSERT`: a call binds 33 parameters, and SQLite allows 32,766 a
 /// statement (PostgreSQL 65,535).
 pub(crate) const ROWS_PER_INSERT: usize = 500;
 

@@ -199,7 +199,13 @@ pub struct CallRecord {
     pub finish: Option<String>,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the backend processed (the rest it read from a prompt cache:
+    /// [`CallRecord::cached_input_tokens`]), when it said.
     pub processed_input_tokens: Option<u64>,
+    /// Of `input_tokens`, those the provider wrote to its prompt cache (Anthropic bills them
+    /// at 1.25 times the input price), when it said. Unknown in rows stored before it was.
+    #[serde(default)]
+    pub cache_write_input_tokens: Option<u64>,
     pub logprob_tokens: Option<u64>,
     pub logprob_mean: Option<f64>,
     pub logprob_min: Option<f64>,
@@ -263,6 +269,7 @@ impl CallRecord {
             input_tokens: 0,
             output_tokens: 0,
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
             logprob_tokens: None,
             logprob_mean: None,
             logprob_min: None,
@@ -276,6 +283,13 @@ impl CallRecord {
             request_key: None,
             reused_from: None,
         }
+    }
+
+    /// Of `input_tokens`, those read from a prompt cache instead of processed (see
+    /// `moot_core::chat::Usage`), when the backend said what it processed.
+    pub fn cached_input_tokens(&self) -> Option<u64> {
+        self.processed_input_tokens
+            .map(|p| self.input_tokens.saturating_sub(p))
     }
 
     /// This call as it was asked (its place, agent, prompt and peers) with nothing that came

@@ -175,6 +175,7 @@ fn decode_call(row: &impl Columns) -> Result<CallRecord, StoreError> {
         input_tokens: u64_or_zero(row, "input_tokens")?,
         output_tokens: u64_or_zero(row, "output_tokens")?,
         processed_input_tokens: opt_u64(row, "processed_input_tokens")?,
+        cache_write_input_tokens: opt_u64(row, "cache_write_input_tokens")?,
         logprob_tokens: opt_u64(row, "logprob_tokens")?,
         logprob_mean: row.opt_real("logprob_mean")?,
         logprob_min: row.opt_real("logprob_min")?,

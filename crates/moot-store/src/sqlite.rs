@@ -943,6 +943,7 @@ mod tests {
             input_tokens: u64::MAX,
             output_tokens: i64::MAX as u64 + 1,
             processed_input_tokens: Some(u64::MAX),
+            cache_write_input_tokens: None,
             latency_ms: u64::MAX,
             ..call(0, 0, Some("x"))
         };
@@ -1415,6 +1416,8 @@ mod tests {
         let calls = store.calls("r1").await.unwrap();
         assert_eq!(calls.len(), 1);
         assert_eq!((calls[0].slot.as_str(), calls[0].ncomm), ("answer", 2));
+        // A count stored since (prompt-cache writes) reads as unknown, not as zero.
+        assert_eq!(calls[0].cache_write_input_tokens, None);
         assert_eq!(store.run("r1").await.unwrap().answer.as_deref(), Some("7"));
         assert!(matches!(
             store.record_call(&calls[0]).await,

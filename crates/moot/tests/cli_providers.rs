@@ -9,6 +9,7 @@ use std::sync::Arc;
 mod common;
 
 use common::{read_http_request, Env};
+use serde_json::json;
 
 /// Serves `replies` (raw HTTP responses) to successive connections, the last one repeating;
 /// returns the base URL and the request heads and bodies it read.
@@ -317,4 +318,242 @@ fn an_openai_agent_with_several_endpoints_fails_over_to_a_healthy_one() {
     );
     let err = env.refused(&["config", "check", both.to_str().unwrap()]);
     assert!(err.contains("base_url or base_urls"), "{err}");
+}
+
+/// The JSON bodies of the requests `seen` holds, in arrival order.
+fn bodies(seen: &std::sync::Mutex<Vec<String>>) -> Vec<serde_json::Value> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let (_, body) = r.split_once("\r\n\r\n").expect("a request with a body");
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+        })
+        .collect()
+}
+
+/// How many cache breakpoints a Messages request marks.
+fn breakpoints(body: &serde_json::Value) -> usize {
+    body.to_string().matches("\"cache_control\"").count()
+}
+
+/// A team of two `backend` agents on one model at `url`, debating `som` with two debate rounds
+/// after the first answers (six calls), with
+/// `extra` in each agent's table.
+fn two_agents(backend: &str, url: &str, extra: &str) -> String {
+    let agent = |id: &str| {
+        format!("[[agents]]\nid = \"{id}\"\nbackend = \"{backend}\"\nbase_url = \"{url}\"\nmodel = \"claude-sonnet-4-5\"\n{extra}\n")
+    };
+    format!(
+        "[debate]\nprotocol = \"som\"\nrounds = 2\nanswer = \"numeric\"\n\n{}{}",
+        agent("a"),
+        agent("b")
+    )
+}
+
+const CLAUDE_408: &str = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"17 * 24 = 408. Final answer: 408"}],"stop_reason":"end_turn","usage":{"input_tokens":30,"output_tokens":10}}"#;
+
+/// Issue 44 item 4: the part of a debate's prompts every agent reads (here the question, with
+/// a long context) is marked as a cache breakpoint for Anthropic's prompt cache, in every
+/// round; a short prompt, which the API would not cache, and an agent with `prompt_cache =
+/// false` send none.
+#[test]
+fn anthropic_requests_mark_a_long_shared_question_as_a_cache_breakpoint_and_nothing_else() {
+    let env = Env::new();
+    let context = "Every agent reads this long context before the question. ".repeat(120);
+    let question = format!("{context}What is 17 * 24?");
+    // Each call's answer its own (the agents' conversations differ after their first answers).
+    let replies: Vec<String> = (1..=6)
+        .map(|i| {
+            http(
+                "200 OK",
+                &CLAUDE_408.replace("17 * 24", &format!("Reply {i}: 17 * 24")),
+            )
+        })
+        .collect();
+    let ask = |cfg: &str, question: &str| {
+        let (url, seen, _) = serve(replies.clone());
+        let cfg = env.write("team.toml", &cfg.replace("URL", &url));
+        let v = env.json(&["ask", question, "--config", cfg.to_str().unwrap(), "--json"]);
+        assert_eq!(v["answer"], "408", "{v}");
+        bodies(&seen)
+    };
+    let marked = ask(&two_agents("anthropic", "URL", ""), &question);
+    assert_eq!(marked.len(), 6, "two agents, three rounds");
+    for body in &marked {
+        // The default system prompt is far too short to cache: it stays a plain string.
+        assert!(body["system"].is_string(), "{body}");
+        let first = &body["messages"][0];
+        assert_eq!(first["role"], "user");
+        let blocks = first["content"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the question as blocks: {body}"));
+        assert_eq!(blocks.len(), 1, "{body}");
+        assert_eq!(blocks[0]["type"], "text");
+        assert!(
+            blocks[0]["text"].as_str().unwrap().starts_with(&question),
+            "{body}"
+        );
+        assert_eq!(blocks[0]["cache_control"], json!({"type": "ephemeral"}));
+        assert_eq!(breakpoints(body), 1, "{body}");
+        // The rest of the conversation (each agent's own answer, the peers it reads) differs
+        // between agents: unmarked, as plain text.
+        for m in body["messages"].as_array().unwrap().iter().skip(1) {
+            assert!(m["content"].is_string(), "{body}");
+        }
+    }
+    for body in ask(&two_agents("anthropic", "URL", ""), "What is 17 * 24?") {
+        assert_eq!(breakpoints(&body), 0, "{body}");
+        assert!(body["messages"][0]["content"].is_string(), "{body}");
+    }
+    for body in ask(
+        &two_agents("anthropic", "URL", "prompt_cache = false"),
+        &question,
+    ) {
+        assert_eq!(breakpoints(&body), 0, "{body}");
+    }
+}
+
+/// Issue 44 item 4: Anthropic counts prompt-cache reads and writes apart from `input_tokens`;
+/// a call's input is the whole prompt, of which the cached part and the part written to the
+/// cache are stored and shown (`moot ask`, `moot show`, the run page).
+#[test]
+fn anthropic_cache_reads_and_writes_are_part_of_the_input_and_shown_apart() {
+    let env = Env::new();
+    let answer = r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"Final answer: 408"}],"stop_reason":"end_turn","usage":{"input_tokens":30,"cache_read_input_tokens":2000,"cache_creation_input_tokens":500,"output_tokens":10}}"#;
+    let (url, _, _) = serve(vec![http("200 OK", answer)]);
+    let cfg = env.write(
+        "claude.toml",
+        &format!("[debate]\nprotocol = \"cot\"\nanswer = \"numeric\"\n\n[[agents]]\nid = \"claude\"\nbackend = \"anthropic\"\nbase_url = \"{url}\"\nmodel = \"claude-test\"\n"),
+    );
+    let v = env.json(&[
+        "ask",
+        "What is 17 * 24?",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        v["tokens"],
+        json!({"input": 2530, "output": 10, "input_processed": 530, "input_cached": 2000, "input_cache_writes": 500}),
+        "{v}"
+    );
+    let run = v["run_id"].as_str().unwrap();
+    let shown = env.json(&["show", run, "--format", "json"]);
+    let call = &shown["calls"][0];
+    assert_eq!(
+        (
+            &call["input_tokens"],
+            &call["cached_input_tokens"],
+            &call["cache_write_input_tokens"],
+            &call["output_tokens"]
+        ),
+        (&json!(2530), &json!(2000), &json!(500), &json!(10)),
+        "{call}"
+    );
+    let md = env.stdout(&["show", run]);
+    assert!(
+        md.contains("2530 in (2000 from the prompt cache, 500 written to it) / 10 out tokens"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "2530 input (2000 from the prompt cache, 500 written to it) / 10 output tokens"
+        ),
+        "{md}"
+    );
+    let served = common::moot_serve(&env, &[], &[]);
+    let page = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let url = format!("{}/runs/{run}", served.url);
+        reqwest::get(url).await.unwrap().text().await.unwrap()
+    });
+    assert!(
+        page.contains(
+            "2530 tokens in (of which 2000 from the prompt cache, 500 written to it), 10 out"
+        ),
+        "{page}"
+    );
+    // The agents' table: input, of which from the prompt cache, output.
+    assert!(
+        page.contains("<td>2530</td><td>2000</td><td>10</td>"),
+        "{page}"
+    );
+}
+
+/// Issue 44 item 4: OpenAI's API is given one `prompt_cache_key` per debate (a hash: neither
+/// the question nor the run id), so that the agents' requests meet the same cache; servers of
+/// other dialects, which would refuse or ignore the field, never get it, nor does an agent with
+/// `prompt_cache = false`. The cached tokens OpenAI reports are stored with the call.
+#[test]
+fn openai_requests_carry_one_prompt_cache_key_per_debate_and_other_servers_none() {
+    let env = Env::new();
+    let answer = r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Final answer: 408"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1100,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":1024}}}"#;
+    let ask = |extra: &str| {
+        let (url, seen, _) = serve(vec![http("200 OK", answer)]);
+        let cfg = env.write(
+            "team.toml",
+            &two_agents("openai", &format!("{url}/v1"), extra),
+        );
+        let v = env.json(&[
+            "ask",
+            "What is 17 * 24?",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(v["answer"], "408", "{v}");
+        (v["run_id"].as_str().unwrap().to_string(), bodies(&seen))
+    };
+    let (run, first) = ask("dialect = \"openai\"");
+    assert_eq!(first.len(), 6);
+    let key = first[0]["prompt_cache_key"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no prompt_cache_key: {}", first[0]))
+        .to_string();
+    assert!(first.iter().all(|b| b["prompt_cache_key"] == key.as_str()));
+    assert!(!key.contains("17 * 24") && !key.contains(&run), "{key}");
+    let (_, second) = ask("dialect = \"openai\"");
+    assert_ne!(
+        second[0]["prompt_cache_key"],
+        key.as_str(),
+        "one key per debate"
+    );
+    for extra in [
+        "dialect = \"llama.cpp\"",
+        "dialect = \"vllm\"",
+        "dialect = \"ollama\"",
+        "",
+        "dialect = \"openai\"\nprompt_cache = false",
+    ] {
+        for body in ask(extra).1 {
+            assert!(body.get("prompt_cache_key").is_none(), "{extra}: {body}");
+        }
+    }
+    let shown = env.json(&["show", &run, "--format", "json"]);
+    let call = &shown["calls"][0];
+    assert_eq!(
+        (&call["input_tokens"], &call["cached_input_tokens"]),
+        (&json!(1100), &json!(1024)),
+        "{call}"
+    );
+    assert!(call["cache_write_input_tokens"].is_null(), "{call}");
+}
+
+/// `prompt_cache` is a key of the paid APIs' agents only.
+#[test]
+fn prompt_cache_is_a_key_of_the_http_backends() {
+    let env = Env::new();
+    for backend in ["anthropic", "openai"] {
+        let cfg = env.write(
+            "ok.toml",
+            &format!("[[agents]]\nid = \"x\"\nbackend = \"{backend}\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\nprompt_cache = false\n"),
+        );
+        env.stdout(&["config", "check", cfg.to_str().unwrap()]);
+    }
+    let cfg = env.write(
+        "bad.toml",
+        "[[agents]]\nid = \"x\"\nbackend = \"scripted\"\nresponses = [\"408\"]\nprompt_cache = false\n",
+    );
+    let err = env.refused(&["config", "check", cfg.to_str().unwrap()]);
+    assert!(err.contains("prompt_cache"), "{err}");
 }

@@ -123,16 +123,14 @@ pub fn markdown(records: &RunRecords) -> String {
     }
     let made = calls.iter().filter(|c| !c.skipped).count();
     let ncomm: u64 = calls.iter().map(|c| u64::from(c.ncomm)).sum();
-    let (input, output) = calls.iter().fold((0, 0), |(i, o), c| {
-        (
-            u64::saturating_add(i, c.input_tokens),
-            u64::saturating_add(o, c.output_tokens),
-        )
-    });
+    let usage = super::calls_usage(calls);
     out.push_str(&format!(
-        "- {} ({} skipped) · {input} input / {output} output tokens · NComm {ncomm} (peer messages placed in prompts)\n\n",
+        "- {} ({} skipped) · {} input{} / {} output tokens · NComm {ncomm} (peer messages placed in prompts)\n\n",
         plural(made, "model call"),
-        calls.len() - made
+        calls.len() - made,
+        usage.input_tokens,
+        usage.prompt_cache_note(),
+        usage.output_tokens,
     ));
     // The rounds that have calls, not every number up to the largest: a stored round number
     // is data, and one row claiming round 1,000,000,000 must not make a billion sections.
@@ -288,14 +286,12 @@ fn call_markdown(
         )
     };
     out.push_str(&format!(
-        "{} · {} ms · {} in / {} out tokens{} · NComm {}{} · prompt {} ({})\n\n",
+        "{} · {} ms · {} in{} / {} out tokens · NComm {}{} · prompt {} ({})\n\n",
         escape::markdown_inline(&c.mode),
         c.latency_ms,
         c.input_tokens,
+        super::call_usage(c).prompt_cache_note(),
         c.output_tokens,
-        c.processed_input_tokens
-            .map(|p| format!(" ({p} processed)"))
-            .unwrap_or_default(),
         c.ncomm,
         peers,
         escape::markdown_code(&c.template),

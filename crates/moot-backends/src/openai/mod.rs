@@ -45,6 +45,9 @@ pub struct OpenAiConfig {
     pub stream: bool,
     /// Which server this is, for the few request fields servers disagree on.
     pub server_kind: ServerKind,
+    /// Send a debate's prompt-cache key where the server takes one
+    /// ([`ServerKind::takes_prompt_cache_key`]).
+    pub prompt_cache: bool,
 }
 
 impl OpenAiConfig {
@@ -61,6 +64,7 @@ impl OpenAiConfig {
             max_tokens: None,
             seed: None,
             stream: false,
+            prompt_cache: true,
         }
     }
 }
@@ -71,7 +75,8 @@ impl OpenAiConfig {
 /// left out so the server's defaults apply. With `params.logprobs`, `logprobs: true` and the
 /// fewest `top_logprobs` the dialect allows are sent (without the field llama.cpp returns twenty
 /// alternatives per token). Streaming adds `stream: true` and asks for the usage chunk. The
-/// answer cap's field name and any dialect-only fields come from [`ServerKind`].
+/// answer cap's field name and any dialect-only fields come from [`ServerKind`], as does
+/// whether the debate's prompt-cache key is sent as `prompt_cache_key`.
 pub fn request_body(
     config: &OpenAiConfig,
     request: &CompletionRequest,
@@ -110,6 +115,11 @@ pub fn request_body(
         body.insert("stream_options".into(), json!({ "include_usage": true }));
     }
     config.server_kind.add_own_fields(&mut body);
+    if let Some(key) = request.prompt_cache.key.as_ref().filter(|_| {
+        config.prompt_cache && config.server_kind.takes_prompt_cache_key(&config.base_url)
+    }) {
+        body.insert("prompt_cache_key".into(), Value::String(key.clone()));
+    }
     Ok(Value::Object(body))
 }
 
@@ -438,6 +448,61 @@ mod tests {
     }
 
     #[test]
+    fn the_debate_prompt_cache_key_goes_to_openai_itself_only() {
+        let req = CompletionRequest {
+            prompt_cache: crate::PromptCache {
+                key: Some("moot-0123abcd".into()),
+                shared_messages: 1,
+            },
+            ..CompletionRequest::new(vec![ChatMessage::user("hi")])
+        };
+        let key = |server_kind: ServerKind, url: &str, prompt_cache: bool| {
+            let cfg = OpenAiConfig {
+                server_kind,
+                prompt_cache,
+                ..OpenAiConfig::new(url, "m")
+            };
+            request_body(&cfg, &req, false).unwrap()["prompt_cache_key"].clone()
+        };
+        assert_eq!(
+            key(ServerKind::OpenAi, "https://api.openai.com/v1", true),
+            "moot-0123abcd"
+        );
+        // A proxy the configuration says speaks for OpenAI.
+        assert_eq!(
+            key(ServerKind::OpenAi, "http://127.0.0.1:9/v1", true),
+            "moot-0123abcd"
+        );
+        assert_eq!(
+            key(ServerKind::OpenAi, "https://api.openai.com/v1", false),
+            Value::Null
+        );
+        assert_eq!(
+            key(
+                ServerKind::OpenAi,
+                "https://res.openai.azure.com/openai/v1",
+                true
+            ),
+            Value::Null
+        );
+        for other in [
+            ServerKind::Vllm,
+            ServerKind::LlamaCpp,
+            ServerKind::Ollama,
+            ServerKind::Generic,
+        ] {
+            assert_eq!(key(other, "http://127.0.0.1:9/v1", true), Value::Null);
+        }
+        // Without a key (a call outside a debate), nothing is sent.
+        let cfg = OpenAiConfig::new("https://api.openai.com/v1", "m");
+        let plain = CompletionRequest::new(vec![ChatMessage::user("hi")]);
+        assert!(request_body(&cfg, &plain, false)
+            .unwrap()
+            .get("prompt_cache_key")
+            .is_none());
+    }
+
+    #[test]
     fn a_llama_cpp_stream_without_usage_is_counted_from_its_timings() {
         // The last chunks of a real llama.cpp server's stream when include_usage is not honoured.
         let mut acc = StreamAccumulator::default();
@@ -454,7 +519,8 @@ mod tests {
             Usage {
                 input_tokens: 32,
                 output_tokens: 4,
-                processed_input_tokens: Some(1)
+                processed_input_tokens: Some(1),
+                cache_write_input_tokens: None
             }
         );
     }
@@ -552,7 +618,8 @@ mod tests {
             Usage {
                 input_tokens: 37,
                 output_tokens: 3,
-                processed_input_tokens: Some(1)
+                processed_input_tokens: Some(1),
+                cache_write_input_tokens: None
             }
         );
         assert_eq!(c.logprobs, Some(vec![-1.5308, -0.6048, 0.0]));
@@ -575,7 +642,8 @@ mod tests {
             Usage {
                 input_tokens: 12,
                 output_tokens: 2,
-                processed_input_tokens: None
+                processed_input_tokens: None,
+                cache_write_input_tokens: None
             }
         );
         // Null content (e.g. only a refusal or tool call) is an empty answer, not an error.

@@ -9,7 +9,7 @@
 //! |---|---|---|---|---|---|
 //! | answer cap sent as | `max_completion_tokens` (`max_tokens` is refused by reasoning models) | `max_tokens` | `max_tokens` | `max_tokens` | `max_tokens` |
 //! | `top_logprobs` with `logprobs` | 0 | 0 | 1 (0 means "no logprobs") | 1 | 1 |
-//! | prompt cache | automatic | automatic | `cache_prompt: true` sent (off by default before late 2024) | automatic | — |
+//! | prompt cache | automatic; the debate's `prompt_cache_key` sent (not to Azure) | automatic | `cache_prompt: true` sent (off by default before late 2024) | automatic | — |
 //! | usage in streams | with `stream_options.include_usage` | same | same; older builds only send `timings` | same | any of these |
 //! | token logprobs | `logprobs.content[].logprob` | same, −∞ sent as −9999 | same; older builds `completion_probabilities` | same (0.12.11 on); older ignore the request | any of these |
 //! | cached prompt tokens | `prompt_tokens_details.cached_tokens` | same, when enabled | same, and `timings.cache_n`/`prompt_n` | not reported | any of these |
@@ -110,6 +110,22 @@ impl ServerKind {
             ServerKind::OpenAi | ServerKind::Vllm => 0,
             ServerKind::LlamaCpp | ServerKind::Ollama | ServerKind::Generic => 1,
         }
+    }
+
+    /// Whether a request may carry `prompt_cache_key`: OpenAI's own API takes one and sends
+    /// requests with the same key and prefix to the same machines, whose cache holds the prefix
+    /// (OpenAI's guide, "Prompt caching": cached tokens cost a tenth to a half of the input
+    /// price by model, and show in `usage.prompt_tokens_details.cached_tokens`). Azure's
+    /// chat completions do not document the field, and the other servers' would refuse or
+    /// ignore it.
+    pub fn takes_prompt_cache_key(self, base_url: &str) -> bool {
+        self == ServerKind::OpenAi
+            && reqwest::Url::parse(base_url.trim()).is_ok_and(|url| {
+                !url.host_str()
+                    .unwrap_or_default()
+                    .to_ascii_lowercase()
+                    .ends_with(".openai.azure.com")
+            })
     }
 
     /// Fields only this dialect understands (others would refuse or ignore them).
@@ -230,6 +246,8 @@ pub(super) fn usage(usage: Option<WireUsage>, timings: &Value) -> Option<Usage> 
                 processed_input_tokens: cached
                     .map(|c| u.prompt_tokens.saturating_sub(c))
                     .or(processed_by_timings),
+                // OpenAI bills no cache writes; nor does any server of this API say of any.
+                cache_write_input_tokens: None,
             })
         }
         None => {
@@ -238,6 +256,7 @@ pub(super) fn usage(usage: Option<WireUsage>, timings: &Value) -> Option<Usage> 
                 input_tokens: processed.saturating_add(count("cache_n").unwrap_or(0)),
                 output_tokens: count("predicted_n")?,
                 processed_input_tokens: Some(processed),
+                cache_write_input_tokens: None,
             })
         }
     }
@@ -393,7 +412,8 @@ mod tests {
             Some(Usage {
                 input_tokens: 10,
                 output_tokens: 2,
-                processed_input_tokens: None
+                processed_input_tokens: None,
+                cache_write_input_tokens: None
             })
         );
         let cached = wire(
@@ -418,7 +438,8 @@ mod tests {
             Some(Usage {
                 input_tokens: 32,
                 output_tokens: 4,
-                processed_input_tokens: Some(1)
+                processed_input_tokens: Some(1),
+                cache_write_input_tokens: None
             })
         );
         assert_eq!(usage(None, &Value::Null), None);

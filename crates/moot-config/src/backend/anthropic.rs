@@ -21,6 +21,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         http::BASE_URLS,
         http::API_KEY_ENV,
         http::STREAM,
+        http::PROMPT_CACHE,
     ],
     refuses: &[("logprobs", "has no token logprobs")],
     max_temperature: 1.0,
@@ -65,6 +66,7 @@ impl BackendSettings for Anthropic {
             let mut c = AnthropicConfig::new(url, http.model.clone());
             c.api_key_env = http.api_key_env.clone();
             c.stream = http.stream;
+            c.prompt_cache = http.prompt_cache;
             Ok(Arc::new(AnthropicModel::new(c)?))
         })
         .map_err(|e| BuildError::failed(agent.label(), e))

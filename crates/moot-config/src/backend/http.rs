@@ -15,6 +15,9 @@ pub const BASE_URL: Key = Key::new("base_url", Kind::Text);
 pub const BASE_URLS: Key = Key::new("base_urls", Kind::Texts);
 pub const API_KEY_ENV: Key = Key::new("api_key_env", Kind::Text);
 pub const STREAM: Key = Key::new("stream", Kind::Flag);
+/// `prompt_cache = false` stops telling the provider's prompt cache what a debate's calls share
+/// (Anthropic's cache breakpoints, OpenAI's `prompt_cache_key`); on by default.
+pub const PROMPT_CACHE: Key = Key::new("prompt_cache", Kind::Switch);
 
 /// What the HTTP backends share.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +28,8 @@ pub struct Http {
     pub api_key_env: Option<String>,
     /// Use server-sent events.
     pub stream: bool,
+    /// Help the provider's prompt cache (the `prompt_cache` key; on unless set to false).
+    pub prompt_cache: bool,
 }
 
 /// An HTTP agent's server: one (`base_url`; the provider's own when unset) or several replicas
@@ -78,6 +83,7 @@ impl Http {
             },
             api_key_env: keys.text("api_key_env").map(str::to_string),
             stream: keys.flag("stream"),
+            prompt_cache: keys.switch("prompt_cache").unwrap_or(true),
         })
     }
 
@@ -89,6 +95,8 @@ impl Http {
         }
         keys.set_text("api_key_env", self.api_key_env.clone());
         keys.set_flag("stream", self.stream);
+        // Written only when off, the default being on.
+        keys.set_switch("prompt_cache", (!self.prompt_cache).then_some(false));
     }
 
     /// The same endpoints and key, another model.
@@ -206,6 +214,7 @@ mod tests {
             endpoints: Endpoints::One(None),
             api_key_env: Some("MOOT_TEST_NO_SUCH_KEY_VARIABLE".into()),
             stream: false,
+            prompt_cache: true,
         };
         let e = http.api_key_set().unwrap_err();
         assert!(e.contains("MOOT_TEST_NO_SUCH_KEY_VARIABLE"), "{e}");

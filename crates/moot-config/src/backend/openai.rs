@@ -24,6 +24,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         http::API_KEY_ENV,
         Key::new("logprobs", Kind::Flag),
         http::STREAM,
+        http::PROMPT_CACHE,
         Key::owned(
             "dialect",
             Kind::Choice {
@@ -86,6 +87,7 @@ impl BackendSettings for OpenAi {
             let mut c = OpenAiConfig::new(url, http.model.clone());
             c.api_key_env = http.api_key_env.clone();
             c.stream = http.stream;
+            c.prompt_cache = http.prompt_cache;
             c.server_kind = self.server_kind.unwrap_or_default().for_url(&c.base_url);
             Ok(Arc::new(OpenAiModel::new(c)?))
         })

@@ -81,6 +81,9 @@ pub struct ReaskNote {
     /// cache), when it says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processed_input_tokens: Option<u64>,
+    /// Of those, the tokens the provider wrote to its prompt cache, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
 }
 
 /// A prompt cut to fit the engine's prompt budget: the middle of its longest message was
@@ -293,6 +296,7 @@ mod tests {
             input_tokens: 120,
             output_tokens: 7,
             processed_input_tokens: Some(20),
+            cache_write_input_tokens: None,
         }
     }
 
@@ -377,6 +381,7 @@ mod tests {
             reply: None,
             error: Some("timeout".into()),
             processed_input_tokens: None,
+            cache_write_input_tokens: None,
             ..reask()
         };
         let v = round_trip(&bare);
