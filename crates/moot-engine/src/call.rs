@@ -69,9 +69,8 @@ impl Ask {
     /// its leader's answer instead, without a turn, and asks only if it comes to lead.
     pub(crate) async fn run(self, turns: Arc<Semaphore>) -> Asked {
         let key = self.key;
-        let mut flight = self.flight;
-        while let Some(Flight::Follow(follow)) = flight {
-            match follow.answer().await {
+        let lead = match self.flight {
+            Some(Flight::Follow(follow)) => match follow.answer().await {
                 Ok(completion) => {
                     return Asked {
                         key,
@@ -82,12 +81,11 @@ impl Ask {
                         lead: None,
                     }
                 }
-                Err(joined) => flight = Some(joined),
-            }
-        }
-        let lead = match flight {
+                // The leader left without an answer, and this call leads now.
+                Err(lead) => Some(lead),
+            },
             Some(Flight::Lead(lead)) => Some(lead),
-            _ => None,
+            None => None,
         };
         let _turn = turns.acquire_owned().await;
         let began = Instant::now();

@@ -3,17 +3,19 @@
 //! instead of calling again, and is recorded as a cache hit.
 //!
 //! One registry serves the whole process, so concurrent debates of one benchmark, server or
-//! worker share it. The first to ask a key leads: it looks the key up in the store's cache and
-//! calls the model on a miss; whoever asks the same key meanwhile follows, waiting for the
-//! leader's answer without taking a turn among its round's calls. The leader hands its answer
-//! over once it is stored in the cache (see `RoundRun::flush`), and leaves the registry then,
-//! so a later request finds the answer in the cache instead. A leader that ends without an
-//! answer (its call failed, was cancelled with its round, or its answer could not be stored)
-//! leaves the registry without one, and its followers join again: the first of them leads
-//! and calls, the others follow it. A follower that is cancelled only stops waiting.
+//! worker share it. The first to ask a key leads its flight: it looks the key up in the store's
+//! cache and calls the model on a miss; whoever asks the same key meanwhile follows, waiting
+//! for the leader's answer without taking a turn among its round's calls. The leader hands its
+//! answer over once it is stored in the cache (see `RoundRun::flush`), and the flight leaves
+//! the registry then, so a later request finds the answer in the cache instead. A leader that
+//! ends without an answer (its call failed, was cancelled with its round, or its answer could
+//! not be stored) leaves the flight to its followers: the first of them to wake leads and
+//! calls, the others wait for it. The flight stays registered until it is answered or nobody
+//! is left in it, so a request is never asked twice at once. A follower that is cancelled
+//! only stops waiting.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 
 use moot_backends::Completion;
 use moot_store::Store;
@@ -28,25 +30,34 @@ struct FlightKey {
     request: String,
 }
 
-/// A registered flight: which leader holds it, and where its answer will be.
-struct Slot {
-    leader: u64,
-    answer: watch::Receiver<Option<Completion>>,
-}
-
+/// Where a flight is. Changed only with the registry locked, so that a flight's state and its
+/// place in the registry change together.
 #[derive(Default)]
-struct Registry {
-    slots: HashMap<FlightKey, Slot>,
-    /// The id the next leader gets.
-    next: u64,
+struct State {
+    /// The leader's answer, once handed over.
+    answer: Option<Completion>,
+    /// Whether someone leads the flight (is asking the model).
+    led: bool,
+    /// Followers waiting for the answer.
+    followers: usize,
 }
 
-static FLIGHTS: LazyLock<Mutex<Registry>> = LazyLock::new(Mutex::default);
+/// One flight, shared by its leader and followers (who wait for changes of its state).
+type Shared = Arc<watch::Sender<State>>;
+
+static FLIGHTS: LazyLock<Mutex<HashMap<FlightKey, Shared>>> = LazyLock::new(Mutex::default);
 
 /// The registry, locked. Nothing panics while it is held; were it poisoned anyway, its map is
 /// still whole (each change is one insert or remove).
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
+fn registry() -> MutexGuard<'static, HashMap<FlightKey, Shared>> {
     FLIGHTS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes `shared` out of the registry, if it is still the flight registered under `key`.
+fn unregister(registry: &mut HashMap<FlightKey, Shared>, key: &FlightKey, shared: &Shared) {
+    if registry.get(key).is_some_and(|s| Arc::ptr_eq(s, shared)) {
+        registry.remove(key);
+    }
 }
 
 /// What asking a request makes of its asker: the leader of its flight, or a follower.
@@ -55,66 +66,71 @@ pub(crate) enum Flight {
     Follow(Follow),
 }
 
-/// Joins the flight of `request_key` on `store`: leads it when none is registered, follows it
-/// otherwise.
+/// Joins the flight of `request_key` on `store`: leads it when none is registered (or its
+/// leader left it), follows it otherwise.
 pub(crate) fn join(store: &dyn Store, request_key: &str) -> Flight {
-    join_key(FlightKey {
+    let key = FlightKey {
         store: std::ptr::from_ref(store).cast::<()>().addr(),
         request: request_key.to_string(),
-    })
-}
-
-fn join_key(key: FlightKey) -> Flight {
+    };
     let mut registry = registry();
-    if let Some(slot) = registry.slots.get(&key) {
-        return Flight::Follow(Follow {
-            answer: slot.answer.clone(),
-            key,
-        });
+    let Some(shared) = registry.get(&key).cloned() else {
+        let shared = Arc::new(watch::Sender::new(State {
+            led: true,
+            ..State::default()
+        }));
+        registry.insert(key.clone(), shared.clone());
+        return Flight::Lead(Lead { key, shared });
+    };
+    let mut leads = false;
+    shared.send_modify(|s| {
+        leads = !s.led;
+        if leads {
+            s.led = true;
+        } else {
+            s.followers += 1;
+        }
+    });
+    if leads {
+        return Flight::Lead(Lead { key, shared });
     }
-    let id = registry.next;
-    registry.next = registry.next.wrapping_add(1);
-    let (sender, receiver) = watch::channel(None);
-    registry.slots.insert(
-        key.clone(),
-        Slot {
-            leader: id,
-            answer: receiver,
-        },
-    );
-    Flight::Lead(Lead {
+    Flight::Follow(Follow {
+        answer: shared.subscribe(),
         key,
-        id,
-        answer: sender,
+        shared,
+        following: true,
     })
 }
 
-/// The leader of a flight. Dropping it ends the flight: its followers get the answer it
-/// handed over, or join again when it handed none.
+/// The leader of a flight. Dropped without handing over an answer, it leaves the flight to
+/// its followers.
 pub(crate) struct Lead {
     key: FlightKey,
-    id: u64,
-    answer: watch::Sender<Option<Completion>>,
+    shared: Shared,
 }
 
 impl Lead {
-    /// Hands `completion` to the followers, and ends the flight.
+    /// Hands `completion` to the followers; the flight ends.
     pub(crate) fn answer(self, completion: Completion) {
-        self.answer.send_replace(Some(completion));
+        let mut registry = registry();
+        self.shared.send_modify(|s| s.answer = Some(completion));
+        unregister(&mut registry, &self.key, &self.shared);
     }
 }
 
 impl Drop for Lead {
     fn drop(&mut self) {
-        // Out of the registry first: a follower woken by the sender's drop (below, after this
-        // body) that joins again must not find this flight.
         let mut registry = registry();
-        if registry
-            .slots
-            .get(&self.key)
-            .is_some_and(|s| s.leader == self.id)
-        {
-            registry.slots.remove(&self.key);
+        if self.shared.borrow().answer.is_some() {
+            return;
+        }
+        let mut alone = false;
+        self.shared.send_modify(|s| {
+            s.led = false;
+            alone = s.followers == 0;
+        });
+        if alone {
+            unregister(&mut registry, &self.key, &self.shared);
         }
     }
 }
@@ -122,20 +138,57 @@ impl Drop for Lead {
 /// A follower of a flight.
 pub(crate) struct Follow {
     key: FlightKey,
-    answer: watch::Receiver<Option<Completion>>,
+    shared: Shared,
+    answer: watch::Receiver<State>,
+    /// Still counted among the flight's followers (not since it came to lead).
+    following: bool,
 }
 
 impl Follow {
-    /// The leader's answer; when the leader ended without one, the flight of the same key
-    /// joined again (led by whichever of its followers comes first).
-    pub(crate) async fn answer(mut self) -> Result<Completion, Flight> {
-        // An error means the leader ended without an answer: one it handed over just before
-        // it ended is still read.
-        let answered = match self.answer.wait_for(Option::is_some).await {
-            Ok(answer) => answer.clone(),
-            Err(_) => None,
-        };
-        answered.ok_or_else(|| join_key(self.key))
+    /// The leader's answer; or, when the leader left without one and this follower is the
+    /// first to notice, the lead of the flight.
+    pub(crate) async fn answer(mut self) -> Result<Completion, Lead> {
+        loop {
+            {
+                let _locked = registry();
+                let state = self.answer.borrow_and_update();
+                if let Some(c) = &state.answer {
+                    return Ok(c.clone());
+                }
+                if !state.led {
+                    drop(state);
+                    // Still registered: a flight with followers stays until it is answered.
+                    self.shared.send_modify(|s| {
+                        s.led = true;
+                        s.followers = s.followers.saturating_sub(1);
+                    });
+                    self.following = false;
+                    return Err(Lead {
+                        key: self.key.clone(),
+                        shared: self.shared.clone(),
+                    });
+                }
+            }
+            // Never closed: this follower holds the flight's sender too.
+            let _ = self.answer.changed().await;
+        }
+    }
+}
+
+impl Drop for Follow {
+    fn drop(&mut self) {
+        if !self.following {
+            return;
+        }
+        let mut registry = registry();
+        let mut last = false;
+        self.shared.send_modify(|s| {
+            s.followers = s.followers.saturating_sub(1);
+            last = s.followers == 0 && !s.led && s.answer.is_none();
+        });
+        if last {
+            unregister(&mut registry, &self.key, &self.shared);
+        }
     }
 }
 
@@ -178,8 +231,7 @@ mod tests {
         let second = follow(join(&store, "k"));
         let waiting = tokio::spawn(first.answer());
         leader.answer(completion("408"));
-        let got = waiting.await.unwrap().ok().unwrap();
-        assert_eq!(got.text, "408");
+        assert_eq!(waiting.await.unwrap().ok().unwrap().text, "408");
         // Joined before the flight ended, waited for after: the answer is still there.
         assert_eq!(second.answer().await.ok().unwrap().text, "408");
         // The flight ended with its answer: the next asker leads (and reads the cache).
@@ -187,16 +239,33 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_leader_gone_without_an_answer_makes_its_first_returning_follower_lead() {
+    async fn a_leader_gone_without_an_answer_leaves_the_flight_to_one_follower() {
         let store = MemoryStore::default();
         let leader = lead(join(&store, "k"));
         let first = follow(join(&store, "k"));
-        let second = follow(join(&store, "k"));
+        let second = tokio::spawn(follow(join(&store, "k")).answer());
         drop(leader);
-        let next = lead(first.answer().await.err().unwrap());
-        let second = follow(second.answer().await.err().unwrap());
+        let next = first.answer().await.err().unwrap();
+        // The flight is still registered, led again: a newcomer follows it too.
+        let newcomer = follow(join(&store, "k"));
         next.answer(completion("7"));
-        assert_eq!(second.answer().await.ok().unwrap().text, "7");
+        assert_eq!(second.await.unwrap().ok().unwrap().text, "7");
+        assert_eq!(newcomer.answer().await.ok().unwrap().text, "7");
+    }
+
+    #[tokio::test]
+    async fn a_flight_nobody_is_left_in_is_unregistered() {
+        let store = MemoryStore::default();
+        // The leader leaves, then its one follower (cancelled before it noticed).
+        let leader = lead(join(&store, "k"));
+        let follower = follow(join(&store, "k"));
+        drop(leader);
+        drop(follower);
+        // The follower leaves, then the leader.
+        let leader = lead(join(&store, "k"));
+        drop(follow(join(&store, "k")));
+        drop(leader);
+        lead(join(&store, "k"));
     }
 
     #[tokio::test]

@@ -172,11 +172,7 @@ impl<'d> RoundRun<'d> {
         // the answer in one or the other (see `crate::flight`).
         let mut flights: Vec<Option<Flight>> = requests
             .iter()
-            .map(|(_, _, key)| {
-                self.config
-                    .cache
-                    .then(|| flight::join(self.log.store, key))
-            })
+            .map(|(_, _, key)| self.config.cache.then(|| flight::join(self.log.store, key)))
             .collect();
         // The cache is read and written here and in `answered`, never inside the call
         // futures: a future holding a database connection while it is not being polled would
