@@ -170,7 +170,7 @@ impl<'d> RoundRun<'d> {
         // With the cache on, each request joins its flight before the cache is read: a
         // flight leaves the registry only once its answer is in the cache, so a request finds
         // the answer in one or the other (see `crate::flight`).
-        let mut flights: Vec<Option<Flight>> = requests
+        let flights: Vec<Option<Flight>> = requests
             .iter()
             .map(|(_, _, key)| self.config.cache.then(|| flight::join(self.log.store, key)))
             .collect();
@@ -185,7 +185,7 @@ impl<'d> RoundRun<'d> {
         };
         let mut hits = hits.into_iter();
         let mut asks = Vec::with_capacity(requests.len());
-        for ((call, request, _), flight) in requests.into_iter().zip(flights.drain(..)) {
+        for ((call, request, _), flight) in requests.into_iter().zip(flights) {
             if let Some(c) = hits.next().flatten() {
                 // A leader's followers get the hit too; a follower stops following.
                 if let Some(Flight::Lead(lead)) = flight {
@@ -272,8 +272,8 @@ impl<'d> RoundRun<'d> {
                 if let Some(k) = self.request_keys.get(&key).filter(|_| self.config.cache) {
                     if let Some(entry) = cache_entry(self.log.redactor, k, c) {
                         // What a lookup of the entry would give, handed to the followers
-                        // once it is written; a leader with nothing to hand over ends its
-                        // flight now (dropped below), and a follower asks for itself.
+                        // once it is written. A leader with nothing to hand over leaves its
+                        // flight now (dropped below), to one of its followers.
                         if let Some((lead, c)) = lead.zip(read_entry(&entry.1)) {
                             self.handing.push((lead, c));
                         }
@@ -333,7 +333,7 @@ impl<'d> RoundRun<'d> {
         let cached_any = !self.to_cache.is_empty();
         let ended = std::mem::take(&mut self.ended);
         let to_cache = std::mem::take(&mut self.to_cache);
-        // Dropped unanswered if the write fails: the followers then ask for themselves.
+        // Dropped unanswered if the write fails: their flights pass to followers.
         let handing = std::mem::take(&mut self.handing);
         let written = self.log.write_all(ended, to_cache).await?;
         for (lead, completion) in handing {

@@ -119,7 +119,7 @@ impl LanguageModel for Gated {
     }
 }
 
-/// Tells `to` that a round started.
+/// Signals its receiver when a round starts.
 struct RoundStarted(watch::Sender<bool>);
 
 impl Observer for RoundStarted {
