@@ -6,6 +6,7 @@
 use moot_backends::{Completion, CompletionRequest};
 use moot_core::redact::Redactor;
 use moot_store::Store;
+use serde::Deserialize;
 
 /// The request-cache key of a call: a hash of the backend, the sampling parameters, the mode,
 /// the messages and the sample index (the agent), so identical requests are answered once and
@@ -61,10 +62,15 @@ pub(crate) async fn cached(store: &dyn Store, keys: &[&str]) -> Vec<Option<Compl
     match store.cache_get_many(keys).await {
         Ok(found) if found.len() == keys.len() => found
             .into_iter()
-            .map(|stored| stored.and_then(|v| serde_json::from_value(v).ok()))
+            .map(|stored| stored.and_then(|v| read_entry(&v)))
             .collect(),
         _ => keys.iter().map(|_| None).collect(),
     }
+}
+
+/// The completion a stored cache entry stands for (`None`: not one this version can read).
+pub(crate) fn read_entry(entry: &serde_json::Value) -> Option<Completion> {
+    Completion::deserialize(entry).ok()
 }
 
 /// The cache entry of `completion` under `key`, redacted like everything else the debate

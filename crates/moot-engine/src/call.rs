@@ -1,5 +1,7 @@
 //! One call to a model: the request a planned call becomes, and asking it — with its one
-//! re-ask, under the call's own time budget — refusing completions no model could produce.
+//! re-ask, under the call's own time budget — refusing completions no model could produce; or,
+//! when the same request is in flight already, waiting for that call's answer (see
+//! [`crate::flight`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::budget::call_over_time;
 use crate::engine_config::EngineAgent;
+use crate::flight::{Flight, Lead};
 use crate::reask::Reask;
 
 /// The request `call` sends to its agent's model, with what the provider's prompt cache is
@@ -106,6 +109,11 @@ pub(crate) struct Asked {
     pub reasked: Option<Result<Completion, BackendError>>,
     /// From when the call got its turn (not from when it started waiting for one).
     pub latency: Duration,
+    /// Answered by the flight this call followed, not by a call of its own: recorded as a
+    /// cache hit.
+    pub shared: bool,
+    /// The flight this call led, to hand its answer over once it is stored.
+    pub lead: Option<Lead>,
 }
 
 /// Everything one call needs to be asked on its own, away from the debate.
@@ -116,14 +124,35 @@ pub(crate) struct Ask {
     pub reask: Option<Reask>,
     /// The call's own time budget, re-ask included.
     pub time_limit: Option<Duration>,
+    /// The request's flight, when the cache is on.
+    pub flight: Option<Flight>,
 }
 
 impl Ask {
-    /// Waits for a turn among the round's calls, then asks.
+    /// Waits for a turn among the round's calls, then asks. A follower of a flight waits for
+    /// its leader's answer instead, without a turn, and asks only if it comes to lead.
     pub(crate) async fn run(self, turns: Arc<Semaphore>) -> Asked {
+        let key = self.key;
+        let lead = match self.flight {
+            Some(Flight::Follow(follow)) => match follow.answer().await {
+                Ok(completion) => {
+                    return Asked {
+                        key,
+                        result: Ok(completion),
+                        reasked: None,
+                        latency: Duration::ZERO,
+                        shared: true,
+                        lead: None,
+                    }
+                }
+                // The leader left without an answer, and this call leads now.
+                Err(lead) => Some(lead),
+            },
+            Some(Flight::Lead(lead)) => Some(lead),
+            None => None,
+        };
         let _turn = turns.acquire_owned().await;
         let began = Instant::now();
-        let key = self.key;
         let asking = ask_with_reask(self.model, self.request, self.reask);
         let (result, reasked) = match self.time_limit {
             Some(max) => tokio::time::timeout(max, asking)
@@ -136,6 +165,8 @@ impl Ask {
             result,
             reasked,
             latency: began.elapsed(),
+            shared: false,
+            lead,
         }
     }
 }

@@ -33,7 +33,9 @@ pub struct EngineConfig {
     pub min_agents: usize,
     pub max_concurrent_calls: usize,
     /// Answer a request from the store's request cache when the same request (backend,
-    /// sampling parameters, mode, messages, agent) was answered before, and store new answers.
+    /// sampling parameters, mode, messages, agent) was answered before, and store new answers;
+    /// a request already in flight from another debate on the same store waits for that call
+    /// (single flight, see `crate::flight`).
     pub cache: bool,
     /// With the cache on: the most responses it keeps; the oldest go first (freemad's
     /// `cache.max_entries`). `None` keeps everything.

@@ -14,6 +14,7 @@
 //! - `lineup`: which of a team's agents a protocol runs, for how many rounds;
 //! - `budget`: budgets and deadlines, and prompts estimated and cut to fit;
 //! - `cache`: request keys and the response cache;
+//! - `flight`: single flight, identical requests in flight at once sent once (process-wide);
 //! - `reask`: asking again for a final line when an answer cannot be read;
 //! - `call`: one call to a model, with its re-ask and time limit;
 //! - `replay`: the outcomes and transcript stored calls stand for;
@@ -35,6 +36,7 @@ mod debate;
 mod decision;
 mod engine_config;
 mod error;
+mod flight;
 mod fork;
 mod ids;
 mod lineup;

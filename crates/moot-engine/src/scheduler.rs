@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use moot_backends::{ErrorClass, PromptCache};
+use moot_backends::{Completion, ErrorClass, PromptCache};
 use moot_core::chat::ChatMessage;
 use moot_core::debate::{CallKey, Outcome, Slot, Transcript};
 use moot_core::protocol::PlannedCall;
@@ -17,10 +17,11 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use crate::budget::{fit_prompt, hard_stop, HardStop};
-use crate::cache::{cache_entry, cached, request_key, trim};
+use crate::cache::{cache_entry, cached, read_entry, request_key, trim};
 use crate::call::{prompt_cache_key, request_for, shared_messages, Ask, Asked};
 use crate::engine_config::EngineConfig;
 use crate::error::EngineError;
+use crate::flight::{self, Flight, Lead};
 use crate::fork::{reused, Fork};
 use crate::observer::Observer;
 use crate::reask::{self, Reask};
@@ -99,6 +100,9 @@ struct RoundRun<'d> {
     /// (written together by [`RoundRun::flush`]).
     ended: Vec<(PlannedCall, CallEnd)>,
     to_cache: Vec<(String, serde_json::Value)>,
+    /// The flights whose leaders answered, with the answer each hands over once `to_cache` is
+    /// written (see [`crate::flight`]).
+    handing: Vec<(Lead, Completion)>,
     /// The request key of each call asked (see [`request_key`]): recorded with the call, and
     /// the cache's key when the cache is on.
     request_keys: BTreeMap<CallKey, String>,
@@ -131,6 +135,7 @@ impl<'d> RoundRun<'d> {
             request_keys: BTreeMap::new(),
             ended: Vec::new(),
             to_cache: Vec::new(),
+            handing: Vec::new(),
         }
     }
 
@@ -184,6 +189,13 @@ impl<'d> RoundRun<'d> {
             }
             requests.push((call, request, key));
         }
+        // With the cache on, each request joins its flight before the cache is read: a
+        // flight leaves the registry only once its answer is in the cache, so a request finds
+        // the answer in one or the other (see `crate::flight`).
+        let flights: Vec<Option<Flight>> = requests
+            .iter()
+            .map(|(_, _, key)| self.config.cache.then(|| flight::join(self.log.store, key)))
+            .collect();
         // The cache is read and written here and in `answered`, never inside the call
         // futures: a future holding a database connection while it is not being polled would
         // starve the store writes this task awaits.
@@ -195,8 +207,12 @@ impl<'d> RoundRun<'d> {
         };
         let mut hits = hits.into_iter();
         let mut asks = Vec::with_capacity(requests.len());
-        for (call, request, _) in requests {
+        for ((call, request, _), flight) in requests.into_iter().zip(flights) {
             if let Some(c) = hits.next().flatten() {
+                // A leader's followers get the hit too; a follower stops following.
+                if let Some(Flight::Lead(lead)) = flight {
+                    lead.answer(c.clone());
+                }
                 self.responded += 1;
                 self.finish(call, CallEnd::cached(c));
                 continue;
@@ -213,6 +229,7 @@ impl<'d> RoundRun<'d> {
                     crate::reask::previous_answer(self.log.transcript, call.round, call.agent),
                 ),
                 time_limit: self.config.budget.max_call_time,
+                flight,
             });
             self.waiting.insert(key, call);
         }
@@ -250,18 +267,38 @@ impl<'d> RoundRun<'d> {
         let Some(mut call) = self.waiting.remove(&asked.key) else {
             return;
         };
-        if let Some(again) = &asked.reasked {
+        let Asked {
+            key,
+            result,
+            reasked,
+            latency,
+            shared,
+            lead,
+        } = asked;
+        // The answer of the flight this call followed: recorded as the cache hit it stands
+        // for (a leader hands over only what it stored in the cache).
+        let result = match (shared, result) {
+            (true, Ok(c)) => {
+                self.responded += 1;
+                self.finish(call, CallEnd::cached(c));
+                return;
+            }
+            (_, result) => result,
+        };
+        if let Some(again) = &reasked {
             call.notes.reask = Some(reask::note(again, self.log.redactor));
         }
-        match &asked.result {
+        match &result {
             Ok(c) => {
                 self.responded += 1;
-                if let Some(k) = self
-                    .request_keys
-                    .get(&asked.key)
-                    .filter(|_| self.config.cache)
-                {
+                if let Some(k) = self.request_keys.get(&key).filter(|_| self.config.cache) {
                     if let Some(entry) = cache_entry(self.log.redactor, k, c) {
+                        // What a lookup of the entry would give, handed to the followers
+                        // once it is written. A leader with nothing to hand over leaves its
+                        // flight now (dropped below), to one of its followers.
+                        if let Some((lead, c)) = lead.zip(read_entry(&entry.1)) {
+                            self.handing.push((lead, c));
+                        }
                         self.to_cache.push(entry);
                     }
                 }
@@ -272,7 +309,7 @@ impl<'d> RoundRun<'d> {
                 }
             }
         }
-        self.finish(call, CallEnd::asked(asked.result, asked.latency));
+        self.finish(call, CallEnd::asked(result, latency));
     }
 
     /// Records every call still waiting as missing, cancelled for the reason `stop` gives.
@@ -318,7 +355,13 @@ impl<'d> RoundRun<'d> {
         let cached_any = !self.to_cache.is_empty();
         let ended = std::mem::take(&mut self.ended);
         let to_cache = std::mem::take(&mut self.to_cache);
-        for key in self.log.write_all(ended, to_cache).await? {
+        // Dropped unanswered if the write fails: their flights pass to followers.
+        let handing = std::mem::take(&mut self.handing);
+        let written = self.log.write_all(ended, to_cache).await?;
+        for (lead, completion) in handing {
+            lead.answer(completion);
+        }
+        for key in written {
             self.observer
                 .call_finished(key, self.log.transcript.get_call(&key));
         }

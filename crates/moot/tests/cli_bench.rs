@@ -9,7 +9,8 @@ use serde_json::Value;
 
 mod common;
 
-use common::{arith_dataset, script, wait_for, Env};
+use common::fake_openai::FakeOpenAi;
+use common::{arith_dataset, json_on, script, wait_for, Env};
 
 #[test]
 fn a_simulated_benchmark_reports_every_protocol_and_reruns_identically() {
@@ -1124,4 +1125,58 @@ fn a_benchmark_lays_out_its_debates_as_its_configuration_says_and_reports_pair_t
             && report.contains("| som (papers) | som (shared) |"),
         "{report}"
     );
+}
+
+/// Issue 44: identical requests in flight are sent once. `som` and `free-mad-n` open with the
+/// same requests; run four debates at once, they make exactly as many model requests as run one
+/// at a time (none twice), and the report counts the shared answers as cache hits either way.
+#[test]
+fn concurrent_debates_send_identical_requests_once() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 2);
+    // A fresh server and store per run. The server answers slowly, so that debates started
+    // together are all still waiting for their first answers when the others ask.
+    let run = |concurrency: &str| -> (FakeOpenAi, Value) {
+        let model = FakeOpenAi::start(Duration::from_millis(300));
+        let team = env.write(&format!("team-{concurrency}.toml"), &model.team(3, 1));
+        let store = env.dir.path().join(format!("c{concurrency}.db"));
+        let report = json_on(
+            &env,
+            store.to_str().unwrap(),
+            &[
+                "bench",
+                "--config",
+                team.to_str().unwrap(),
+                "--dataset",
+                &data,
+                "--protocol",
+                "som,free-mad-n",
+                "--concurrency",
+                concurrency,
+                "--run",
+                "shared",
+                "--json",
+            ],
+        );
+        (model, report)
+    };
+    let hits = |report: &Value| -> u64 {
+        report["protocols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["cache_hits"].as_u64().unwrap())
+            .sum()
+    };
+    let (one_model, one) = run("1");
+    let (four_model, four) = run("4");
+    assert!(hits(&one) > 0, "the protocols share requests: {one}");
+    assert_eq!(one_model.repeats(), 0);
+    assert_eq!(
+        four_model.seen().len(),
+        one_model.seen().len(),
+        "as many model requests at --concurrency 4 as at 1"
+    );
+    assert_eq!(four_model.repeats(), 0, "no request sent twice");
+    assert_eq!(hits(&four), hits(&one), "{four}");
 }
