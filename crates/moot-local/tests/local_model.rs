@@ -419,28 +419,42 @@ async fn a_prompt_starts_from_another_agents_cached_prefix() {
     );
 }
 
-/// Two rounds of three-agent debates on fixed questions at temperature 0, every call recorded:
-/// round 0 the same prompt for all (sent together), round 1 each agent's own answer then the
-/// others' (the papers' layout), and a third call in the shared-first order (everyone's answers
-/// in a fixed order, then the agent's own part).
-async fn fixed_debates(model: &LocalModel) -> Vec<String> {
+/// Two rounds of three-agent debates on fixed questions at temperature 0, every call recorded
+/// (its text and token logprobs): round 0 the same prompt for all, round 1 each agent's own
+/// answer then the others' (the papers' layout), then the same in the shared-first order
+/// (everyone's answers in a fixed order, then the agent's own part). Round 0's calls are sent
+/// `together` or one after another. Round 1 is built from `answers` when given (another run's
+/// round 0), so that every prompt is the same in both runs even where their answers part.
+async fn fixed_debates(
+    model: &LocalModel,
+    together: bool,
+    answers: Option<&[Vec<String>]>,
+) -> Vec<Completion> {
     let questions = [
         "What is 17 * 24?",
         "A train travels 60 km in 45 minutes. What is its speed in km/h?",
-        "Tom has 3 boxes of 12 eggs and breaks 5. How many eggs are left?",
     ];
     let agents = ["a", "b", "c"];
-    let mut texts = Vec::new();
-    for question in questions {
+    let mut calls = Vec::new();
+    for (q, question) in questions.into_iter().enumerate() {
         let opening = vec![debate_system(), ChatMessage::user(question)];
-        let round0 = futures_join3(
-            model.complete(as_agent(opening.clone(), agents[0], 40)),
-            model.complete(as_agent(opening.clone(), agents[1], 40)),
-            model.complete(as_agent(opening.clone(), agents[2], 40)),
-        )
-        .await;
-        let answers: Vec<String> = round0.into_iter().map(|c| c.text).collect();
-        texts.extend(answers.iter().cloned());
+        let ask = |agent: &str| model.complete(as_agent(opening.clone(), agent, 32));
+        let round0 = if together {
+            let (a, b, c) = tokio::join!(ask(agents[0]), ask(agents[1]), ask(agents[2]));
+            [a, b, c]
+        } else {
+            [
+                ask(agents[0]).await,
+                ask(agents[1]).await,
+                ask(agents[2]).await,
+            ]
+        }
+        .map(|c| c.expect("round 0"));
+        let answers: Vec<String> = match answers {
+            Some(given) => given[q].clone(),
+            None => round0.iter().map(|c| c.text.clone()).collect(),
+        };
+        calls.extend(round0);
         for (i, agent) in agents.iter().enumerate() {
             let peers: String = answers
                 .iter()
@@ -467,58 +481,128 @@ async fn fixed_debates(model: &LocalModel) -> Vec<String> {
             ];
             for messages in [papers, shared_first] {
                 let reply = model
-                    .complete(as_agent(messages, agent, 40))
+                    .complete(as_agent(messages, agent, 32))
                     .await
                     .expect("round 1");
-                texts.push(reply.text);
+                calls.push(reply);
             }
         }
     }
-    texts
+    calls
 }
 
-async fn futures_join3(
-    a: impl std::future::Future<Output = Result<Completion, BackendError>>,
-    b: impl std::future::Future<Output = Result<Completion, BackendError>>,
-    c: impl std::future::Future<Output = Result<Completion, BackendError>>,
-) -> Vec<Completion> {
-    let (a, b, c) = tokio::join!(a, b, c);
-    vec![a.expect("a"), b.expect("b"), c.expect("c")]
-}
-
+/// A copied prefix is exact: with split KV (the default), a request that starts from another
+/// agent's cache gives, bit for bit, what the same request gives from its own agent's cache
+/// with the same cached length (so the same tail left to decode). Checked on a first-round
+/// prompt and on a second-round one whose prefix holds generated tokens. With unified KV the
+/// copy shares the very cells, but the new tokens land elsewhere among every sequence's masked
+/// cells, so attention sums in another order: logprobs agree to about 1e-2 only (printed), one
+/// reason split KV is the default.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a model download; run with --include-ignored"]
-async fn greedy_debates_answer_the_same_with_and_without_sharing() {
+async fn a_copied_prefix_answers_as_the_agents_own_cache_does() {
     let _turn = ONE_MODEL_AT_A_TIME.lock().await;
     let _serial = SERIAL.lock().await;
-    let mut runs = Vec::new();
-    for (share_prefixes, kv_unified) in [(false, false), (true, false), (true, true)] {
+    for kv_unified in [false, true] {
         let model = load(LocalOptions {
-            share_prefixes,
             kv_unified,
             ..small_options()
         });
-        let texts = fixed_debates(&model).await;
-        let stats = model.stats();
-        eprintln!(
-            "share {share_prefixes}, unified {kv_unified}: processed {} of {} prompt tokens",
-            stats.processed_prompt_tokens, stats.prompt_tokens
-        );
-        runs.push(((share_prefixes, kv_unified), texts, stats));
-    }
-    let (_, baseline, base_stats) = &runs[0];
-    for (setting, texts, stats) in &runs[1..] {
-        let differ: Vec<usize> = (0..baseline.len())
-            .filter(|&i| baseline[i] != texts[i])
-            .collect();
-        for &i in &differ {
-            eprintln!(
-                "{setting:?} call {i}:\n  {:?}\n  {:?}",
-                baseline[i], texts[i]
-            );
+        let opening = vec![debate_system(), ChatMessage::user("What is 17 * 24?")];
+        let first = model
+            .complete(as_agent(opening.clone(), "a", 24))
+            .await
+            .expect("a, round 0");
+        let mut second = opening.clone();
+        second.push(ChatMessage::assistant(first.text.clone()));
+        second.push(ChatMessage::user(
+            "Another agent answered 418. Reconsider and give your final answer.",
+        ));
+        for prompt in [opening, second] {
+            // a once, so its cache holds the prompt; then the same prompt from a's own cache
+            // and, copied, from b's.
+            model
+                .complete(as_agent(prompt.clone(), "a", 24))
+                .await
+                .expect("a");
+            let own = model
+                .complete(as_agent(prompt.clone(), "a", 24))
+                .await
+                .expect("a again");
+            let copied = model
+                .complete(as_agent(prompt.clone(), "b", 24))
+                .await
+                .expect("b");
+            assert_eq!(own.usage.processed_input_tokens, Some(1));
+            assert_eq!(copied.usage.processed_input_tokens, Some(1));
+            if kv_unified {
+                let most = own
+                    .logprobs
+                    .iter()
+                    .flatten()
+                    .zip(copied.logprobs.iter().flatten())
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0f32, f32::max);
+                eprintln!("kv_unified: logprobs differ by up to {most}");
+            } else {
+                assert_eq!((&copied.text, &copied.logprobs), (&own.text, &own.logprobs));
+            }
         }
-        assert!(differ.is_empty(), "{setting:?}: calls {differ:?} differ");
-        assert!(stats.processed_prompt_tokens < base_stats.processed_prompt_tokens);
-        assert_eq!(stats.prompt_tokens, base_stats.prompt_tokens);
+        let stats = stats_once(&model, |s| s.requests >= 7).await;
+        assert!(stats.prefix_copies >= 2, "{stats:?}");
+    }
+}
+
+/// Fixed debates with and without sharing: the same prompts, fewer of their tokens processed.
+/// Their greedy texts are not all the same, and cannot be: a reused prefix, whether the
+/// agent's own or copied, leaves the tail of the prompt to be decoded in a smaller batch, and
+/// llama.cpp's kernels round a row decoded alone differently from one in a prefill batch (a
+/// prompt resent by the same agent moves its first-token logprob from -1.13 to -0.95 on
+/// SmolLM2 without any sharing). How many texts agree is printed for the record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a model download; run with --include-ignored"]
+async fn sharing_on_fixed_debates_sends_the_same_prompts_and_processes_fewer_tokens() {
+    let _turn = ONE_MODEL_AT_A_TIME.lock().await;
+    let _serial = SERIAL.lock().await;
+    for together in [false, true] {
+        let baseline_model = load(LocalOptions {
+            share_prefixes: false,
+            ..small_options()
+        });
+        let baseline = fixed_debates(&baseline_model, together, None).await;
+        let base_stats = baseline_model.stats();
+        drop(baseline_model);
+        // Round 0's answers of the baseline, per question, fix every later prompt.
+        let answers: Vec<Vec<String>> = baseline
+            .chunks(9)
+            .map(|debate| debate[..3].iter().map(|c| c.text.clone()).collect())
+            .collect();
+        for kv_unified in [false, true] {
+            let model = load(LocalOptions {
+                share_prefixes: true,
+                kv_unified,
+                ..small_options()
+            });
+            let calls = fixed_debates(&model, together, Some(&answers)).await;
+            let stats = model.stats();
+            let same_text = (0..calls.len())
+                .filter(|&i| calls[i].text == baseline[i].text)
+                .count();
+            eprintln!(
+                "together {together}, kv_unified {kv_unified}: {same_text} of {} texts as \
+                 without sharing; processed {} of {} prompt tokens (without sharing {})",
+                calls.len(),
+                stats.processed_prompt_tokens,
+                stats.prompt_tokens,
+                base_stats.processed_prompt_tokens,
+            );
+            assert_eq!(calls.len(), baseline.len());
+            for (with, without) in calls.iter().zip(&baseline) {
+                assert_eq!(with.usage.input_tokens, without.usage.input_tokens);
+            }
+            assert_eq!(stats.prompt_tokens, base_stats.prompt_tokens);
+            assert!(stats.processed_prompt_tokens < base_stats.processed_prompt_tokens);
+            assert!(stats.prefix_copies > 0);
+        }
     }
 }
