@@ -5,13 +5,15 @@
 //! ```sh
 //! cargo run --release -p moot-local --example bench_local -- --info [--model SPEC]
 //! cargo run --release -p moot-local --example bench_local -- --workload FILE [--model SPEC]
-//!     [--threads N] [--sequences N] [--n-ctx N] [--run K] [--logprobs]
+//!     [--threads N] [--sequences N] [--n-ctx N] [--run K] [--logprobs] [--kv-unified]
+//!     [--no-sharing]
 //! ```
 //!
 //! `--info` pulls the model if needed and prints its path, moot's default options and the CPU
 //! features llama.cpp was built with, without running anything. MODEL is a known model name
 //! (default: the default model) or a .gguf path. `--logprobs` asks every call for its token
-//! logprobs (as protocols that read them do), to see what they cost.
+//! logprobs (as protocols that read them do), to see what they cost. `--kv-unified` runs with
+//! one KV buffer for all sequences, `--no-sharing` without prefixes copied across sequences.
 //!
 //! The workload: `{"max_tokens": M, "warmup": [messages], "single": [messages],
 //! "batch": [[messages], ...], "debate": {"round1": [[messages], ...], "followup_head": S,
@@ -65,6 +67,8 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
             "--n-ctx" => args.options.n_ctx = value()?.parse()?,
             "--run" => args.run = value()?.parse()?,
             "--logprobs" => LOGPROBS.store(true, Ordering::Relaxed),
+            "--kv-unified" => args.options.kv_unified = true,
+            "--no-sharing" => args.options.share_prefixes = false,
             other => return Err(format!("unknown argument {other:?}").into()),
         }
     }
@@ -149,6 +153,8 @@ async fn phase(
             "prefill_s": stats.prefill_time.as_secs_f64(),
             "generation_decode_s": stats.generation_time.as_secs_f64(),
             "decode_steps": stats.decode_steps,
+            "processed_prompt_tokens": stats.processed_prompt_tokens,
+            "shared_prompt_tokens": stats.shared_prompt_tokens,
         },
     });
     println!("{line}");
