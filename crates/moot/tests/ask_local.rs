@@ -196,8 +196,9 @@ fn a_debate_on_the_small_local_model_is_stored_and_reused_from_cache() {
     assert_eq!(tokens.iter().map(|t| t.input).sum::<u64>(), input);
     assert_eq!(tokens.iter().map(|t| t.processed).sum::<u64>(), processed);
 
-    // The KV cache, per call: each agent's session starts empty, so round 0 decodes its whole
-    // prompt; round 1 re-sends the agent's round-0 conversation (its prompt and answer) before
+    // The KV cache, per call: round 0's prompts are the same for every agent, so one agent
+    // decodes its whole prompt and the others start from a copy of it (all but the last token,
+    // decoded for its logits), or decode it themselves if their prompt was different; round 1 re-sends the agent's round-0 conversation (its prompt and answer) before
     // the peers' answers, and decodes only what follows the cached prefix. A re-ask continues
     // its call's conversation in the same session, so it reuses that call's prompt too.
     let call = |agent: &str, round: u64| -> (&Value, CallTokens) {
@@ -208,15 +209,19 @@ fn a_debate_on_the_small_local_model_is_stored_and_reused_from_cache() {
         (c, CallTokens::of(c))
     };
     let mut reasks = 0;
+    let mut whole_round_zero = 0;
     for agent in ["s1", "s2", "s3"] {
         let (_, r0) = call(agent, 0);
         let (c1, r1) = call(agent, 1);
         eprintln!("{agent}: round 0 {r0:?}, round 1 {r1:?}");
         let (sent0, processed0) = r0.first();
-        assert_eq!(
-            processed0, sent0,
-            "{agent}: round 0 starts an empty session and decodes its whole prompt: {r0:?}"
+        assert!(
+            processed0 == sent0 || processed0 == 1,
+            "{agent}: round 0 decodes its whole prompt or copies all of it but one token: {r0:?}"
         );
+        if processed0 == sent0 {
+            whole_round_zero += 1;
+        }
         let (sent1, processed1) = r1.first();
         assert!(
             processed1 > 0 && processed1 < sent1,
@@ -242,6 +247,10 @@ fn a_debate_on_the_small_local_model_is_stored_and_reused_from_cache() {
         assert!(r1.processed < r1.input, "{agent}: {r1:?}");
     }
     eprintln!("{reasks} re-asks");
+    assert!(
+        whole_round_zero >= 1,
+        "some agent decodes the first round-0 prompt"
+    );
     assert!(
         processed < input,
         "the run reuses cached prefixes: {processed} of {input}"
