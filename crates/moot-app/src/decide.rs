@@ -214,9 +214,8 @@ pub fn decide(
     let mut decisions = Vec::new();
     for name in rules.names() {
         let rule = build_rule(name, &config)?;
-        decisions.push(moot_engine::decision_json(
-            &rule.decide_with(&trajectory, &evidence),
-        ));
+        decisions
+            .push(moot_engine::decision_json(&rule.decide_with(&trajectory, &evidence)).value());
     }
     Ok(match rules {
         Rules::All => Value::Array(decisions),

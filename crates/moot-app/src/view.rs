@@ -299,7 +299,7 @@ pub fn run_view(
     let why = decisions
         .iter()
         .find(|d| d.rule == run.rule)
-        .map(|d| contributions(&d.decision, &ids, &label))
+        .map(|d| contributions(&d.decision.value(), &ids, &label))
         .unwrap_or_default();
     RunView {
         id: run.id.clone(),
@@ -451,7 +451,8 @@ pub fn shorten(text: &str, n: usize) -> String {
 }
 
 fn rule_decision(d: &DecisionRecord, chosen: bool, label: &dyn Fn(&str) -> String) -> RuleDecision {
-    let mut scores: Vec<(String, f64)> = d.decision["scores"]
+    let decision = d.decision.value();
+    let mut scores: Vec<(String, f64)> = decision["scores"]
         .as_object()
         .map(|m| {
             m.iter()
@@ -460,7 +461,7 @@ fn rule_decision(d: &DecisionRecord, chosen: bool, label: &dyn Fn(&str) -> Strin
         })
         .unwrap_or_default();
     scores.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let tie = d.decision.get("tie").filter(|t| !t.is_null()).map(|t| {
+    let tie = decision.get("tie").filter(|t| !t.is_null()).map(|t| {
         format!(
             "tie among {} broken {}",
             t["candidates"]
@@ -597,14 +598,14 @@ mod tests {
             run_id: "r".into(),
             rule: "free-mad".into(),
             answer: Some("408".into()),
-            decision: json!({
+            decision: moot_store::DecisionJson::from_value(&json!({
                 "scores": {"408": 70.0, "418": -5.0},
                 "tie": null,
                 "explanation": [
                     {"round": 0, "agent": 1, "action": "initial", "answer": "418", "delta": 20.0},
                     {"round": 1, "agent": 1, "action": "adopt", "answer": "408", "delta": 30.0}
                 ]
-            }),
+            })),
             decided_at: "t".into(),
         };
         let v = run_view(&run(), &calls, &[decision], &[]);

@@ -539,6 +539,7 @@ impl LanguageModel for AnthropicModel {
             logprobs: false,
             seed: false,
             conversations: false,
+            prompt_cache: self.config.prompt_cache,
         }
     }
 

@@ -111,6 +111,7 @@ impl LanguageModel for BalancedModel {
             logprobs: all.iter().all(|c| c.logprobs),
             seed: all.iter().all(|c| c.seed),
             conversations: false,
+            prompt_cache: all.iter().any(|c| c.prompt_cache),
         }
     }
 

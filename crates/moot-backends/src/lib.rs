@@ -127,6 +127,9 @@ pub struct Capabilities {
     pub seed: bool,
     /// Keeps per-conversation state across calls (see [`CompletionRequest::conversation`]).
     pub conversations: bool,
+    /// Reads [`CompletionRequest::prompt_cache`] (marks cache breakpoints or sends the cache
+    /// key): the engine works the hints out only for models that read them.
+    pub prompt_cache: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -951,6 +951,7 @@ impl LanguageModel for SimModel {
             logprobs: true,
             seed: true,
             conversations: false,
+            prompt_cache: false,
         }
     }
 

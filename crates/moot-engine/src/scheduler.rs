@@ -153,24 +153,36 @@ impl<'d> RoundRun<'d> {
             fitted.push(call);
         }
         // What the providers' prompt caches are told: the debate, and the part of each prompt
-        // that other calls of the round to the same model send too.
+        // that other calls of the round to the same model send too. Worked out only for the
+        // models that read it (hashing every message of a round is a tenth of a simulated
+        // call's cost).
+        let reads_hints: Vec<bool> = fitted
+            .iter()
+            .map(|c| self.log.agents[c.agent].model.capabilities().prompt_cache)
+            .collect();
         let names: Vec<String> = fitted
             .iter()
-            .map(|c| self.log.agents[c.agent].model.name())
+            .zip(&reads_hints)
+            .filter(|(_, reads)| **reads)
+            .map(|(c, _)| self.log.agents[c.agent].model.name())
             .collect();
         let prompts: Vec<(&str, &[ChatMessage])> = names
             .iter()
-            .zip(&fitted)
-            .map(|(name, c)| (name.as_str(), c.messages.as_slice()))
+            .zip(fitted.iter().zip(&reads_hints).filter(|(_, reads)| **reads))
+            .map(|(name, (c, _))| (name.as_str(), c.messages.as_slice()))
             .collect();
-        let shared = shared_messages(&prompts);
-        let cache_key = prompt_cache_key(self.log.run_id);
+        let mut shared = shared_messages(&prompts).into_iter();
+        let cache_key = (!prompts.is_empty()).then(|| prompt_cache_key(self.log.run_id));
         let mut requests = Vec::with_capacity(fitted.len());
-        for (call, shared_messages) in fitted.into_iter().zip(shared) {
+        for (call, reads) in fitted.into_iter().zip(reads_hints) {
             let agent = &self.log.agents[call.agent];
-            let prompt_cache = PromptCache {
-                key: Some(cache_key.clone()),
-                shared_messages,
+            let prompt_cache = if reads {
+                PromptCache {
+                    key: cache_key.clone(),
+                    shared_messages: shared.next().unwrap_or(0),
+                }
+            } else {
+                PromptCache::default()
             };
             let mut request = request_for(self.log.spec, agent, &call, prompt_cache);
             if let Some(fork) = self.fork {

@@ -117,6 +117,7 @@ impl LanguageModel for LocalModel {
             logprobs: true,
             seed: true,
             conversations: true,
+            prompt_cache: false,
         }
     }
 

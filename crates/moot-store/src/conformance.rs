@@ -340,7 +340,7 @@ pub(crate) async fn check_call_conformance(store: &dyn Store) {
         run_id: "c1".into(),
         rule: "free-mad".into(),
         answer: Some(answer.into()),
-        decision: serde_json::json!({"scores": {answer: 20.0}}),
+        decision: crate::DecisionJson::from_value(&serde_json::json!({"scores": {answer: 20.0}})),
         decided_at: "t".into(),
     };
     store.record_decision(&decision("8")).await.unwrap();
@@ -888,7 +888,9 @@ pub(crate) async fn check_outcome_conformance(store: std::sync::Arc<dyn Store>) 
             run_id: run.into(),
             rule: rule.into(),
             answer: Some(answer.into()),
-            decision: serde_json::json!({"rule": rule, "scores": {answer: 1.5}}),
+            decision: crate::DecisionJson::from_value(
+                &serde_json::json!({"rule": rule, "scores": {answer: 1.5}}),
+            ),
             decided_at: "t3".into(),
         }
     }
@@ -1057,7 +1059,7 @@ pub(crate) async fn check_whole_run_conformance(store: std::sync::Arc<dyn Store>
                     run_id: id.into(),
                     rule: rule.into(),
                     answer: Some("7".into()),
-                    decision: serde_json::json!({"rule": rule}),
+                    decision: crate::DecisionJson::from_value(&serde_json::json!({"rule": rule})),
                     decided_at: "t3".into(),
                 })
                 .collect(),

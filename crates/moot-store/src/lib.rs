@@ -32,8 +32,9 @@ pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
     Allowance, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
-    DecisionRecord, ForkOrigin, JobCounts, JobState, RunFilter, RunOutcome, RunRecord, RunStatus,
-    ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
+    DecisionJson, DecisionRecord, ForkOrigin, JobCounts, JobState, RunFilter, RunOutcome,
+    RunRecord, RunStatus, ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT,
+    RUN_SILENCE_LIMIT,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

@@ -286,7 +286,7 @@ macro_rules! bind_decision {
             .$bind(&d.run_id)
             .$bind(&d.rule)
             .$bind(&d.answer)
-            .$bind(json_text(&d.decision))
+            .$bind(d.decision.text())
             .$bind(&d.decided_at)
     }};
 }

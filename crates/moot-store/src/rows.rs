@@ -8,8 +8,8 @@ use sqlx::Row;
 
 use crate::error::StoreError;
 use crate::records::{
-    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionRecord, ForkOrigin, JobState,
-    RunRecord, RunStatus, ValidationRecord, WorkerRecord,
+    BenchItemRecord, BenchJobRecord, BenchRecord, CallRecord, DecisionJson, DecisionRecord,
+    ForkOrigin, JobState, RunRecord, RunStatus, ValidationRecord, WorkerRecord,
 };
 
 /// The column reads the decoders need, over either database's rows.
@@ -193,7 +193,13 @@ fn decode_call(row: &impl Columns) -> Result<CallRecord, StoreError> {
 pub(crate) fn decision_from_row(row: &impl Columns) -> Result<DecisionRecord, StoreError> {
     let run_id = row.text("run_id")?;
     Ok(DecisionRecord {
-        decision: parse_json(&run_id, "decision", &row.text("decision_json")?)?,
+        decision: DecisionJson::from_text(row.text("decision_json")?).map_err(|e| {
+            StoreError::Corrupt {
+                run: run_id.clone(),
+                what: "decision".into(),
+                message: e.to_string(),
+            }
+        })?,
         rule: row.text("rule")?,
         answer: row.opt_text("answer")?,
         decided_at: row.text("decided_at")?,

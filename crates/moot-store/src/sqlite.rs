@@ -1059,7 +1059,7 @@ mod tests {
                 run_id: "r1".into(),
                 rule: "free-mad".into(),
                 answer: Some("7".into()),
-                decision: json!({"scores": {"7": 20.0}}),
+                decision: crate::DecisionJson::from_value(&json!({"scores": {"7": 20.0}})),
                 decided_at: "t".into(),
             })
             .await
@@ -1077,7 +1077,7 @@ mod tests {
             (RunStatus::Done, Some("7"))
         );
         assert_eq!(
-            store.decisions("r1").await.unwrap()[0].decision,
+            store.decisions("r1").await.unwrap()[0].decision.value(),
             json!({"scores": {"7": 20.0}})
         );
         assert_eq!(

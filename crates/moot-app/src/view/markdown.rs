@@ -161,7 +161,7 @@ pub fn markdown(records: &RunRecords) -> String {
     if !decisions.is_empty() {
         out.push_str("## Decisions\n\n| rule | answer | scores |\n|---|---|---|\n");
         for d in decisions {
-            let scores = d.decision["scores"]
+            let scores = d.decision.value()["scores"]
                 .as_object()
                 .map(|m| {
                     m.iter()

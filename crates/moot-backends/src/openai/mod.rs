@@ -115,12 +115,20 @@ pub fn request_body(
         body.insert("stream_options".into(), json!({ "include_usage": true }));
     }
     config.server_kind.add_own_fields(&mut body);
-    if let Some(key) = request.prompt_cache.key.as_ref().filter(|_| {
-        config.prompt_cache && config.server_kind.takes_prompt_cache_key(&config.base_url)
-    }) {
+    if let Some(key) = request
+        .prompt_cache
+        .key
+        .as_ref()
+        .filter(|_| sends_prompt_cache_key(config))
+    {
         body.insert("prompt_cache_key".into(), Value::String(key.clone()));
     }
     Ok(Value::Object(body))
+}
+
+/// Whether requests to `config`'s server carry the debate's prompt-cache key.
+fn sends_prompt_cache_key(config: &OpenAiConfig) -> bool {
+    config.prompt_cache && config.server_kind.takes_prompt_cache_key(&config.base_url)
 }
 
 fn finish_reason(reason: &str) -> FinishReason {
@@ -310,6 +318,7 @@ impl LanguageModel for OpenAiModel {
             logprobs: true,
             seed: true,
             conversations: false,
+            prompt_cache: sends_prompt_cache_key(&self.config),
         }
     }
 
@@ -592,7 +601,8 @@ mod tests {
             Capabilities {
                 logprobs: true,
                 seed: true,
-                conversations: false
+                conversations: false,
+                prompt_cache: false,
             }
         );
     }
