@@ -1644,3 +1644,90 @@ async fn replies_under_freemads_contract_are_read_by_decision() {
     let replayed = moot_engine::transcript_of(&spec, &calls);
     assert_eq!(replayed, result.transcript);
 }
+
+/// A model that reads prompt-cache hints, as the Anthropic and OpenAI backends do, answering as
+/// its scripted model does.
+#[derive(Debug)]
+struct ReadsHints(Arc<ScriptedModel>);
+
+#[async_trait]
+impl LanguageModel for ReadsHints {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            prompt_cache: true,
+            ..Capabilities::default()
+        }
+    }
+    async fn complete(&self, r: CompletionRequest) -> Result<Completion, BackendError> {
+        self.0.complete(r).await
+    }
+}
+
+/// The debate's cache key and each prompt's shared part are worked out for the models that
+/// read them, and the others' requests carry none.
+#[tokio::test]
+async fn prompt_cache_hints_go_only_to_models_that_read_them() {
+    let store = memory();
+    // Two agents on one model that reads hints (one name), answering differently; a third on
+    // a model that does not.
+    let reading = [
+        Arc::new(ScriptedModel::new(
+            "reads",
+            [Scripted::reply("Final answer: 4")],
+        )),
+        Arc::new(ScriptedModel::new(
+            "reads",
+            [Scripted::reply("It is five. Final answer: 5")],
+        )),
+    ];
+    let plain = Arc::new(ScriptedModel::new(
+        "plain",
+        [Scripted::reply("Final answer: 4")],
+    ));
+    let mut agents: Vec<EngineAgent> = reading
+        .iter()
+        .map(|m| agent(Arc::new(ReadsHints(m.clone()))))
+        .collect();
+    agents.push(agent(plain.clone()));
+    run_new(
+        &store,
+        "hints",
+        spec(3, 1),
+        "som",
+        "majority-last",
+        agents,
+        config(15_000, 30_000, 2),
+    )
+    .await;
+
+    let plain_requests = plain.requests();
+    assert_eq!(plain_requests.len(), 2);
+    assert!(plain_requests
+        .iter()
+        .all(|r| r.prompt_cache == moot_backends::PromptCache::default()));
+
+    let [a, b] = reading.map(|m| m.requests());
+    assert_eq!((a.len(), b.len()), (2, 2), "two rounds each");
+    let key = a[0].prompt_cache.key.clone();
+    assert!(
+        key.as_deref().is_some_and(|k| k.starts_with("moot-")),
+        "{key:?}"
+    );
+    assert!(a.iter().chain(&b).all(|r| r.prompt_cache.key == key));
+    // Round 0: both agents send the same prompt, all of it shared; round 1: each reads its own
+    // answer first, so they share the part before it only.
+    for r in [&a[0], &b[0]] {
+        assert_eq!(r.prompt_cache.shared_messages, r.messages.len());
+    }
+    for r in [&a[1], &b[1]] {
+        assert!(
+            (1..r.messages.len()).contains(&r.prompt_cache.shared_messages),
+            "{} of {}",
+            r.prompt_cache.shared_messages,
+            r.messages.len()
+        );
+    }
+}
