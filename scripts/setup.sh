@@ -84,6 +84,9 @@ moot_missing_packages() {
         # (postgresql-client) has no initdb. Installing `postgresql` may also start Debian's
         # system cluster on port 5432; that is harmless, the tests never use it.
         [[ -n "$(moot_find_initdb)" ]] || missing+=(postgresql)
+        # The metrics test starts a real Prometheus that scrapes `moot serve` (tests/telemetry.rs).
+        # Its package may start a system instance on port 9090; the test uses its own port.
+        command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
     fi
     echo "${missing[@]:-}"
 }

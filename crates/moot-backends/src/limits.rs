@@ -20,6 +20,7 @@ use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use tokio::sync::Semaphore;
 
 use crate::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel};
+use moot_core::semconv as sc;
 
 /// Limits of one (provider, model); `None` is unlimited.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -194,8 +195,34 @@ impl LanguageModel for LimitedModel {
     }
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
+        use tracing::Instrument;
+        // What the wait took, as a span (for traces, and for the rate-limit metrics).
+        let span = if tracing::enabled!(target: sc::TARGET, tracing::Level::INFO) {
+            // The model without its server: a label on `/metrics`.
+            let limit = self.shared.key.split('@').next().unwrap_or_default();
+            tracing::info_span!(
+                target: sc::TARGET,
+                sc::SPAN_RATE_LIMIT_WAIT,
+                otel.kind = "internal",
+                { sc::MOOT_RATE_LIMIT_KEY } = limit,
+            )
+        } else {
+            tracing::Span::none()
+        };
         // Held until the call ends (or is dropped with it).
-        let _slot = match &self.shared.in_flight {
+        let _slot = self.wait_for_turn(&request).instrument(span).await?;
+        self.inner.complete(request).await
+    }
+}
+
+impl LimitedModel {
+    /// Waits until `request` may be sent under every limit; the slot it returns is held while
+    /// the call runs.
+    async fn wait_for_turn(
+        &self,
+        request: &CompletionRequest,
+    ) -> Result<Option<tokio::sync::SemaphorePermit<'_>>, BackendError> {
+        let slot = match &self.shared.in_flight {
             Some(s) => Some(s.acquire().await.map_err(|_| BackendError::Cancelled)?),
             None => None,
         };
@@ -216,7 +243,7 @@ impl LanguageModel for LimitedModel {
             (&shared.tokens, shared.limits.tokens_per_minute)
         {
             let key = format!("{}#tokens", shared.key);
-            let mut owed = estimated_tokens(&request);
+            let mut owed = estimated_tokens(request);
             while owed > 0 {
                 let part = owed.min(burst.get());
                 if let Some(a) = &across {
@@ -234,7 +261,7 @@ impl LanguageModel for LimitedModel {
                 owed -= part;
             }
         }
-        self.inner.complete(request).await
+        Ok(slot)
     }
 }
 

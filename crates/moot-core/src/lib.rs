@@ -17,6 +17,7 @@
 //! - [`layout`]: how debate prompts are laid out (`debate.layout`: the papers' order, or what
 //!   every agent of a round reads alike first) and how much of a round's prompts a prefix cache
 //!   could share.
+//! - [`semconv`]: the names of the spans and attributes moot's traces and metrics use.
 //! - [`text`]: helpers for printed text (counts with their nouns).
 //! - [`validation`]: checks of code answers (verdicts, test suites) and dropping failing ones.
 
@@ -34,6 +35,7 @@ pub mod metrics;
 pub mod prompts;
 pub mod protocol;
 pub mod redact;
+pub mod semconv;
 pub mod text;
 pub mod topology;
 pub mod trajectory;

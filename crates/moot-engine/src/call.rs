@@ -19,6 +19,8 @@ use crate::budget::call_over_time;
 use crate::engine_config::EngineAgent;
 use crate::flight::{Flight, Lead};
 use crate::reask::Reask;
+use crate::spans;
+use tracing::Instrument;
 
 /// The request `call` sends to its agent's model, with what the provider's prompt cache is
 /// told of it.
@@ -178,13 +180,21 @@ async fn ask_with_reask(
     request: CompletionRequest,
     reask: Option<Reask>,
 ) -> (Reply, Option<Reply>) {
-    let first = plausible(model.complete(request.clone()).await);
+    let first = complete(&*model, request.clone()).await;
     let reask = match (&first, reask) {
         (Ok(c), Some(reask)) if reask.needed(c) => reask.request(request, &c.text),
         _ => return (first, None),
     };
-    let again = plausible(model.complete(reask).await);
+    let again = complete(&*model, reask).await;
     (first, Some(again))
+}
+
+/// One request to `model`, in its `chat` span.
+async fn complete(model: &dyn LanguageModel, request: CompletionRequest) -> Reply {
+    let span = spans::chat(model, &request);
+    let reply = plausible(model.complete(request).instrument(span.clone()).await);
+    spans::chat_ended(&span, &reply);
+    reply
 }
 
 /// A completion whose token counts no model could produce is a broken response. Refused here,

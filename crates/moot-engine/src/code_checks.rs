@@ -86,15 +86,16 @@ async fn check_one(
     let syntax = match checks.iter().find(|c| c.check == CheckKind::Syntax) {
         Some(s) => s.clone(),
         None => {
-            let s = sandbox.check_syntax(program).await.map_err(sandbox_error)?;
+            let s = checked(sandbox.check_syntax(program))
+                .await
+                .map_err(sandbox_error)?;
             checks.push(s.clone());
             s
         }
     };
     if let Some(tests) = &spec.tests {
         if syntax.passed() && !checks.iter().any(|c| c.check == CheckKind::Tests) {
-            let run = sandbox
-                .run_tests(program, tests)
+            let run = checked(sandbox.run_tests(program, tests))
                 .await
                 .map_err(sandbox_error)?;
             checks.push(run);
@@ -102,6 +103,24 @@ async fn check_one(
     }
     checks.sort_by_key(|c| c.check);
     Ok(checks)
+}
+
+/// A sandbox check in its span, which records its verdict.
+async fn checked(
+    check: impl std::future::Future<Output = Result<Validation, moot_sandbox::SandboxError>>,
+) -> Result<Validation, moot_sandbox::SandboxError> {
+    use tracing::Instrument;
+    let span = crate::spans::sandbox_check();
+    let result = check.instrument(span.clone()).await;
+    let verdict = match &result {
+        Ok(v) => serde_json::to_value(v.verdict)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        Err(_) => "error".to_string(),
+    };
+    span.record(moot_core::semconv::MOOT_SANDBOX_VERDICT, verdict.as_str());
+    result
 }
 
 /// One program's tests check before and after [`regrade_run`].

@@ -15,6 +15,7 @@ use moot_store::{
     RUN_HEARTBEAT,
 };
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::budget::debate_spent;
 use crate::code_checks::check_code_answers;
@@ -29,6 +30,7 @@ use crate::recording::{CallEnd, CallLog};
 use crate::replay::fold_call;
 use crate::result::DebateResult;
 use crate::scheduler::{run_round, RoundContext};
+use crate::spans;
 
 /// A debate bound to its run id, agents, decision rule and store.
 pub struct Debate<'a> {
@@ -52,6 +54,9 @@ pub struct Debate<'a> {
     sandbox: Option<Arc<Sandbox>>,
     /// The fork this debate is of a stored parent, if it is one.
     fork: Option<Fork>,
+    /// The debate's span (`invoke_workflow`), from its build to its end: its run's creation,
+    /// rounds and decision are written inside it.
+    span: tracing::Span,
 }
 
 /// What a debate is built from: the whole team and the requested rounds, before the protocol's
@@ -125,7 +130,9 @@ impl<'a> Debate<'a> {
             }
         }
         let transcript = Transcript::new(spec.agents.len(), spec.rounds);
+        let span = spans::debate(&run_id, protocol.name(), spec.rounds, rule);
         Ok(Debate {
+            span,
             run_id,
             spec,
             protocol,
@@ -222,8 +229,13 @@ impl<'a> Debate<'a> {
                 }
             }),
         };
+        // The write's span is the debate's child, as everything the debate does.
+        let write = {
+            let _in_debate = self.span.enter();
+            spans::store_write("run")
+        };
         let Some(fork) = &self.fork else {
-            self.store.create_run(&run).await?;
+            self.store.create_run(&run).instrument(write).await?;
             return Ok(());
         };
         let calls = fork.opening(&self.run_id, &self.spec, &self.redactor)?;
@@ -233,7 +245,12 @@ impl<'a> Debate<'a> {
             decisions: Vec::new(),
             validations: Vec::new(),
         };
-        if !self.store.record_whole_run(&whole).await? {
+        if !self
+            .store
+            .record_whole_run(&whole)
+            .instrument(write)
+            .await?
+        {
             return Err(EngineError::Config(format!(
                 "a run with id {} is in the store already: choose another id",
                 self.run_id
@@ -253,11 +270,14 @@ impl<'a> Debate<'a> {
     ) -> Result<DebateResult, EngineError> {
         let store = self.store;
         let run_id = self.run_id.clone();
-        tokio::select! {
+        let span = self.span.clone();
+        let result = tokio::select! {
             biased;
-            result = self.run_to_decision(decision_config, observer) => result,
+            result = self.run_to_decision(decision_config, observer).instrument(span.clone()) => result,
             never = keep_alive(store, &run_id) => match never {},
-        }
+        };
+        spans::debate_ended(&span, result.as_ref().err().map(EngineError::kind));
+        result
     }
 
     async fn run_to_decision(
@@ -326,6 +346,18 @@ impl<'a> Debate<'a> {
     async fn play_round(
         &mut self,
         round: usize,
+        calls: Vec<PlannedCall>,
+        observer: &dyn Observer,
+    ) -> Result<(), EngineError> {
+        let span = spans::round(round, calls.len());
+        self.play_round_in_span(round, calls, observer)
+            .instrument(span)
+            .await
+    }
+
+    async fn play_round_in_span(
+        &mut self,
+        round: usize,
         mut calls: Vec<PlannedCall>,
         observer: &dyn Observer,
     ) -> Result<(), EngineError> {
@@ -384,6 +416,14 @@ impl<'a> Debate<'a> {
             .find(|d| d.rule == self.rule)
             .and_then(|d| d.answer.as_ref())
             .map(|a| a.canonical().to_string());
+        // An answer is content (a code answer is a program): on the debate's span (the current
+        // one here, see `Debate::run`) only when the user opted in, and redacted.
+        if let Some(a) = answer.as_deref().filter(|_| spans::capturing()) {
+            tracing::Span::current().record(
+                moot_core::semconv::MOOT_DECISION_ANSWER,
+                self.redactor.redact(a).as_ref(),
+            );
+        }
         let decisions = decisions
             .iter()
             .map(|d| DecisionRecord {
@@ -402,6 +442,7 @@ impl<'a> Debate<'a> {
                 finished_at: at,
                 decisions,
             })
+            .instrument(spans::store_write("outcome"))
             .await?;
         Ok(())
     }

@@ -20,3 +20,15 @@ pub enum EngineError {
     #[error("internal error (a bug in moot, please report it): protocol {protocol} {problem}")]
     Protocol { protocol: String, problem: String },
 }
+
+impl EngineError {
+    /// The error's class for traces and metrics (`error.type`): low in cardinality, no message.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            EngineError::Store(_) => "store",
+            EngineError::Config(_) => "config",
+            EngineError::Sandbox(_) => "sandbox",
+            EngineError::Protocol { .. } => "protocol",
+        }
+    }
+}

@@ -47,6 +47,7 @@ mod replay;
 mod result;
 mod runner;
 mod scheduler;
+mod spans;
 
 pub use budget::{cut_prompt, estimated_prompt_tokens};
 pub use cache::request_key;
@@ -67,3 +68,4 @@ pub use observer::{NoObserver, Observer, Observers};
 pub use replay::{fold_call, key_of, outcome_of, transcript_of};
 pub use result::DebateResult;
 pub use runner::{run_job, DebateJob, DebateRunner, Ran, Start, Surroundings};
+pub use spans::capture_content;

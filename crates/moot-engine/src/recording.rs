@@ -32,6 +32,8 @@ pub(crate) struct CallEnd {
     request_key: Option<String>,
     /// A fork's copy of its parent's call, recorded instead of an answer of its own.
     reused: Option<CallRecord>,
+    /// Cancelled at a deadline (its error says which).
+    cancelled: bool,
 }
 
 impl CallEnd {
@@ -71,6 +73,7 @@ impl CallEnd {
         CallEnd {
             error: Some(reason),
             latency,
+            cancelled: true,
             ..CallEnd::default()
         }
     }
@@ -81,6 +84,33 @@ impl CallEnd {
             request_key: key,
             ..self
         }
+    }
+
+    /// How the call ended, as its span says (`ok`, `cached`, `reused`, `error`, `cancelled`
+    /// at a deadline, `refused` before asking, `skipped`), and the answer's text when it has
+    /// one.
+    pub(crate) fn outcome(&self) -> (&'static str, Option<&str>) {
+        let text = self.completion.as_ref().map(|c| c.text.as_str());
+        let outcome = if self.reused.is_some() {
+            "reused"
+        } else if self.cached {
+            "cached"
+        } else if self.completion.is_some() {
+            "ok"
+        } else if self.cancelled {
+            "cancelled"
+        } else if self
+            .error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("error: "))
+        {
+            "error"
+        } else if self.error.is_some() {
+            "refused"
+        } else {
+            "skipped"
+        };
+        (outcome, text)
     }
 
     /// What the model said, or the error it ended with.

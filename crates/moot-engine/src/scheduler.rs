@@ -15,6 +15,7 @@ use moot_core::debate::{CallKey, Outcome, Slot, Transcript};
 use moot_core::protocol::PlannedCall;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
+use tracing::{Instrument, Span};
 
 use crate::budget::{fit_prompt, hard_stop, HardStop};
 use crate::cache::{cache_entry, cached, read_entry, request_key, trim};
@@ -26,6 +27,7 @@ use crate::fork::{reused, Fork};
 use crate::observer::Observer;
 use crate::reask::{self, Reask};
 use crate::recording::{CallEnd, CallLog};
+use crate::spans;
 
 /// What one round's calls came to, for deciding whether later rounds are worth asking.
 #[derive(Debug, Default)]
@@ -64,7 +66,8 @@ pub(crate) async fn run_round(
     let turns = Arc::new(Semaphore::new(run.config.max_concurrent_calls.max(1)));
     let mut pending = FuturesUnordered::new();
     for ask in run.start(calls).await {
-        pending.push(ask.run(turns.clone()).boxed());
+        let span = run.turn_span(&ask.key);
+        pending.push(ask.run(turns.clone()).instrument(span).boxed());
     }
     // Calls answered from the cache or refused before asking, written together.
     run.flush().await?;
@@ -106,6 +109,8 @@ struct RoundRun<'d> {
     /// The request key of each call asked (see [`request_key`]): recorded with the call, and
     /// the cache's key when the cache is on.
     request_keys: BTreeMap<CallKey, String>,
+    /// Each call's span (an agent's turn) until it ends: empty when nothing listens.
+    turn_spans: BTreeMap<CallKey, Span>,
 }
 
 type Pending = FuturesUnordered<BoxFuture<'static, Asked>>;
@@ -136,13 +141,31 @@ impl<'d> RoundRun<'d> {
             ended: Vec::new(),
             to_cache: Vec::new(),
             handing: Vec::new(),
+            turn_spans: BTreeMap::new(),
         }
+    }
+
+    /// The span of call `key`'s turn (a disabled one when nothing listens).
+    fn turn_span(&self, key: &CallKey) -> Span {
+        self.turn_spans.get(key).cloned().unwrap_or_else(Span::none)
     }
 
     /// What asking each of `calls` takes; calls settled without asking (a prompt over budget,
     /// a request a fork's parent made already, a request answered from the cache) are noted as
     /// ended instead.
     async fn start(&mut self, calls: Vec<PlannedCall>) -> Vec<Ask> {
+        if spans::listening() {
+            for call in &calls {
+                let span = spans::agent_turn(
+                    self.log.run_id,
+                    &self.log.spec.agents[call.agent].id,
+                    &*self.log.agents[call.agent].model,
+                    call.round,
+                    &call.slot.label(),
+                );
+                self.turn_spans.insert(call.key(), span);
+            }
+        }
         let mut fitted = Vec::with_capacity(calls.len());
         for mut call in calls {
             if let Err(reason) = fit_prompt(&self.config.budget, &mut call) {
@@ -354,6 +377,18 @@ impl<'d> RoundRun<'d> {
 
     /// Notes how `call` ended, to be written by the next [`RoundRun::flush`].
     fn finish(&mut self, call: PlannedCall, end: CallEnd) {
+        if let Some(span) = self.turn_spans.remove(&call.key()) {
+            let (outcome, text) = end.outcome();
+            let error = match outcome {
+                "cancelled" => Some("timeout"),
+                "error" | "refused" => Some(outcome),
+                _ => None,
+            };
+            spans::turn_ended(&span, outcome, error);
+            if spans::capturing() {
+                spans::turn_content(&span, self.log.redactor, &call.messages, text);
+            }
+        }
         let end = end.with_request_key(self.request_keys.get(&call.key()).cloned());
         self.ended.push((call, end));
     }
@@ -369,7 +404,11 @@ impl<'d> RoundRun<'d> {
         let to_cache = std::mem::take(&mut self.to_cache);
         // Dropped unanswered if the write fails: their flights pass to followers.
         let handing = std::mem::take(&mut self.handing);
-        let written = self.log.write_all(ended, to_cache).await?;
+        let written = self
+            .log
+            .write_all(ended, to_cache)
+            .instrument(spans::store_write("calls"))
+            .await?;
         for (lead, completion) in handing {
             lead.answer(completion);
         }

@@ -11,6 +11,7 @@
 //! item's gold answer. Debates run concurrently, at most `concurrency` at a time.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
+use tracing::Instrument;
 
 use futures::stream::{self, StreamExt};
 use moot_core::answer::{Answer, AnswerKind};
@@ -240,15 +241,28 @@ pub async fn run_bench(
         })
         .collect();
     let mut results: Vec<ItemResult> = Vec::with_capacity(jobs.len());
-    let mut running = stream::iter(jobs.into_iter().map(|(protocol, position, item)| {
-        run_item(plan, store, agents, protocol, position, item, &NoObserver)
-    }))
-    .buffer_unordered(plan.concurrency.max(1));
-    while let Some(result) = running.next().await {
-        let result = result?;
-        on_result(&result);
-        results.push(result);
+    // The benchmark's span: its items' debates run inside it, so their spans are its children.
+    let span = tracing::info_span!(
+        target: moot_core::semconv::TARGET,
+        moot_core::semconv::SPAN_BENCH,
+        otel.name = %format_args!("bench {}", plan.name),
+        otel.kind = "internal",
+        { moot_core::semconv::MOOT_BENCH_NAME } = plan.name.as_str(),
+    );
+    async {
+        let mut running = stream::iter(jobs.into_iter().map(|(protocol, position, item)| {
+            run_item(plan, store, agents, protocol, position, item, &NoObserver)
+        }))
+        .buffer_unordered(plan.concurrency.max(1));
+        while let Some(result) = running.next().await {
+            let result = result?;
+            on_result(&result);
+            results.push(result);
+        }
+        Ok::<(), BenchError>(())
     }
+    .instrument(span)
+    .await?;
     let rank = |p: &str| plan.protocols.iter().position(|x| x == p);
     results.sort_by_key(|r| (rank(&r.protocol), r.position));
     Ok(results)

@@ -80,6 +80,9 @@ pub struct ServeOptions {
     /// What every served text that may carry a secret passes (`moot serve` gives the one its
     /// configuration makes: the agents' and the upstream's keys, `security.redact`).
     pub redactor: Arc<Redactor>,
+    /// The process's Prometheus metrics, served at `/metrics` (behind the token like every
+    /// route but `/health`); `None`: `/metrics` is not found.
+    pub metrics: Option<Arc<moot_telemetry::Metrics>>,
 }
 
 impl Default for ServeOptions {
@@ -99,6 +102,7 @@ impl Default for ServeOptions {
             max_connections: None,
             max_reports: 2,
             redactor: Arc::new(Redactor::default()),
+            metrics: None,
         }
     }
 }
@@ -120,6 +124,7 @@ pub struct App {
     pub(crate) redactor: Arc<Redactor>,
     /// The followed runs' feeds of new calls.
     pub(crate) feeds: Arc<crate::feeds::Feeds>,
+    pub(crate) metrics: Option<Arc<moot_telemetry::Metrics>>,
 }
 
 impl App {
@@ -139,6 +144,7 @@ impl App {
             reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
             redactor: options.redactor.clone(),
             feeds,
+            metrics: options.metrics.clone(),
         }
     }
 

@@ -69,6 +69,27 @@ pub use moot_app::service::{
 };
 pub use safety::check_binding;
 
+/// The process's metrics as OpenMetrics text, for Prometheus (which sends the token as a
+/// bearer like any client).
+async fn metrics_text(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match &app.metrics {
+        // Labels hold model and agent names from the configuration: they pass the redactor
+        // as every other served text does (its body layer leaves this content type alone).
+        Some(m) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                moot_telemetry::CONTENT_TYPE,
+            )],
+            app.redactor.redact(&m.encode()).into_owned(),
+        )
+            .into_response(),
+        None => (axum::http::StatusCode::NOT_FOUND, "metrics are off\n").into_response(),
+    }
+}
+
 /// Every route, with the safety layers around them.
 pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
     let routes = Router::new()
@@ -89,6 +110,14 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
         .route("/api/runs/{*path}", get(api::run_path))
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat))
+        .route("/metrics", get(metrics_text));
+    guarded(routes, app, options)
+}
+
+/// `routes` behind the token, with `/health` open, and every route behind the Host and
+/// Origin checks and the bounds on requests.
+fn guarded(routes: Router<Arc<App>>, app: Arc<App>, options: &ServeOptions) -> Router {
+    let routes = routes
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             safety::require_token,
@@ -99,4 +128,66 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
             safety::check_host_and_origin,
         ));
     safety::harden(routes, options.max_body_bytes, options.redactor.clone()).with_state(app)
+}
+
+/// Serves the process's `metrics` alone (`/metrics`, and `/health`) on `options`' address,
+/// under `moot serve`'s rules: loopback unless a token is set, the token on `/metrics`, the
+/// Host check, the bounds on requests (`moot work --metrics ADDR`). Returns the address bound
+/// and the server, which runs until the process ends.
+pub async fn serve_metrics(
+    metrics: Arc<moot_telemetry::Metrics>,
+    options: ServeOptions,
+) -> Result<
+    (
+        std::net::SocketAddr,
+        impl std::future::Future<Output = Result<(), ServeError>>,
+    ),
+    ServeError,
+> {
+    let options = ServeOptions {
+        metrics: Some(metrics),
+        // Nothing here starts a debate.
+        max_running: 1,
+        ..options
+    };
+    let (listener, addr) = bind(&options).await?;
+    // The safety layers read what they need from an `App`; this one has no runs and starts
+    // no debates.
+    let app = Arc::new(App::new(
+        Arc::new(moot_store::MemoryStore::default()),
+        Arc::new(NoDebates),
+        &options,
+    ));
+    let router = guarded(
+        Router::new().route("/metrics", get(metrics_text)),
+        app,
+        &options,
+    );
+    Ok((addr, async move { serve(listener, router, &options).await }))
+}
+
+/// The runner of a server that starts no debates ([`serve_metrics`]).
+struct NoDebates;
+
+#[async_trait::async_trait]
+impl Runner for NoDebates {
+    fn check(&self, _: DebateRequest) -> Result<Checked, RunnerError> {
+        Err(RunnerError::BadRequest(
+            "this server starts no debates".into(),
+        ))
+    }
+    async fn start(&self, _: Checked) -> Result<Started, RunnerError> {
+        Err(RunnerError::BadRequest(
+            "this server starts no debates".into(),
+        ))
+    }
+    fn team(&self) -> Team {
+        Team::default()
+    }
+    fn check_config(&self, _: &str) -> Result<String, String> {
+        Err("this server checks no configurations".into())
+    }
+    async fn bench_report(&self, _: &str) -> Result<Option<BenchReport>, RunnerError> {
+        Ok(None)
+    }
 }

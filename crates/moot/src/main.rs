@@ -104,7 +104,28 @@ fn main() -> ExitCode {
         from_env: matches.value_source("store") == Some(ValueSource::EnvVariable),
         warn: std::sync::Arc::new(|warning: &str| errln!("moot: warning: {warning}")),
     };
-    match dispatch(cli, &store) {
+    // Traces when OpenTelemetry's variables name an endpoint; metrics for `moot serve`'s
+    // `/metrics`. Neither: nothing is installed, and the engine's spans cost nothing.
+    let env = |name: &str| std::env::var(name).ok();
+    let options = moot_telemetry::TelemetryOptions {
+        metrics: match &cli.command {
+            Command::Serve(_) => true,
+            Command::Work(args) => args.metrics.is_some(),
+            _ => false,
+        },
+    };
+    let telemetry = match moot_telemetry::Telemetry::install(options, &env) {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("moot: warning: telemetry is off: {e}");
+            moot_telemetry::Telemetry::default()
+        }
+    };
+    moot_engine::capture_content(moot_telemetry::captures_content(&env));
+    let result = dispatch(cli, &store, telemetry.metrics());
+    // Sends the spans still queued before the process ends.
+    telemetry.shutdown();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => input::report(&e),
     }
@@ -140,7 +161,11 @@ fn end_agents_with_moot() {
     });
 }
 
-fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
+fn dispatch(
+    cli: Cli,
+    store_arg: &StoreArg,
+    metrics: Option<std::sync::Arc<moot_telemetry::Metrics>>,
+) -> Result<()> {
     if !matches!(cli.command, Command::Work(_)) {
         end_agents_with_moot();
     }
@@ -165,7 +190,9 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
             }
             None => store_arg.with(Access::Create, |s, rt| cmd::bench::run(args, s, rt)),
         },
-        Command::Work(args) => store_arg.with(Access::Write, |s, rt| cmd::work::run(args, s, rt)),
+        Command::Work(args) => {
+            store_arg.with(Access::Write, |s, rt| cmd::work::run(args, s, rt, metrics))
+        }
         Command::Store(c) => cmd::store::run(c, &prepare::runtime()?),
         Command::Resume(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::resume::run(args, s, rt))
@@ -187,7 +214,7 @@ fn dispatch(cli: Cli, store_arg: &StoreArg) -> Result<()> {
         Command::Serve(args) => {
             let rt = prepare::runtime()?;
             let store = store_arg.open_for_serving(&rt, &mut |m| errln!("moot serve: {m}"))?;
-            cmd::serve::run(args, store, &rt)
+            cmd::serve::run(args, store, &rt, metrics)
         }
     }
 }

@@ -1215,3 +1215,77 @@ fn four_workers_together_keep_an_agents_requests_per_minute() {
         );
     }
 }
+
+/// `moot work --metrics ADDR` serves `/metrics` while it works, behind its token; off
+/// loopback it needs one.
+#[test]
+fn a_worker_serves_its_metrics_while_it_works_behind_its_token() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let model = FakeOpenAi::start(Duration::from_millis(300));
+    let team = env.write("team.toml", &model.team(3, 1));
+    let dataset = arith_dataset(&env, 4);
+    let store = env.store().display().to_string();
+    team_bench(&env, &team, &dataset, &store, &["--detach"]);
+
+    // Anything but loopback needs a token.
+    let refused = Command::new(moot_bin())
+        .env("MOOT_STORE", &store)
+        .env_remove("MOOT_METRICS_TOKEN")
+        .args(["work", "b", "--metrics", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(e.contains("--metrics-token"), "{e}");
+
+    let token = "w0rker-metrics";
+    let mut child = worker(
+        &store,
+        "b",
+        "metrics",
+        &[
+            "--no-cache",
+            "--config",
+            team.to_str().unwrap(),
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-token",
+            token,
+        ],
+    );
+    let stderr = child.stderr.take().expect("piped stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the worker's metrics line")
+            .expect("stderr");
+        if let Some(rest) = line.strip_prefix("moot work: metrics at ") {
+            break rest.to_string();
+        }
+    };
+    // Keep reading stderr, so that the worker never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    let client = reqwest::blocking::Client::new();
+    assert_eq!(client.get(&url).send().unwrap().status(), 401);
+    // The first answered calls show while the worker still works (each takes 300 ms).
+    let started = Instant::now();
+    let text = loop {
+        let text = client
+            .get(&url)
+            .bearer_auth(token)
+            .send()
+            .unwrap()
+            .text()
+            .unwrap();
+        if text.contains("moot_calls_total{backend=\"openai\"") {
+            break text;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{text}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(text.contains("moot_debates_in_flight"), "{text}");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", out.status);
+}

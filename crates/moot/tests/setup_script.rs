@@ -48,7 +48,15 @@ impl FakeMachine {
 
     /// Every build command present and working.
     fn toolchain(&self) -> &Self {
-        for c in ["cmake", "cc", "c++", "cargo", "bwrap", "chromedriver"] {
+        for c in [
+            "cmake",
+            "cc",
+            "c++",
+            "cargo",
+            "bwrap",
+            "chromedriver",
+            "prometheus",
+        ] {
             self.command(c, "exit 0");
         }
         self.file("/usr/bin/python3");
@@ -154,13 +162,15 @@ fn missing_build_commands_name_their_packages() {
             "bubblewrap"
         ]
     );
-    // The tests also drive a browser and start PostgreSQL servers; the quick start needs neither.
+    // The tests also drive a browser, start PostgreSQL servers and a Prometheus; the quick
+    // start needs none of them.
     assert_eq!(
         m.missing_for_tests()[6..],
         [
             "chromium".to_string(),
             "chromium-driver".to_string(),
-            "postgresql".to_string()
+            "postgresql".to_string(),
+            "prometheus".to_string()
         ]
     );
     // A compiler for C but not for C++ still needs g++.

@@ -33,7 +33,12 @@ pub struct Args {
     allow_hosts: Vec<String>,
 }
 
-pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> Result<()> {
+pub fn run(
+    args: Args,
+    store: Arc<dyn Store>,
+    rt: &tokio::runtime::Runtime,
+    metrics: Option<Arc<moot_telemetry::Metrics>>,
+) -> Result<()> {
     let config = args.config.load()?;
     // What it serves passes the same redactor as what it prints: the agents' and the
     // upstream's keys, the environment's secrets, `security.redact`.
@@ -45,6 +50,7 @@ pub fn run(args: Args, store: Arc<dyn Store>, rt: &tokio::runtime::Runtime) -> R
         max_running: args.max_running,
         allow_hosts: args.allow_hosts,
         redactor: Arc::new(redactor),
+        metrics,
         ..ServeOptions::default()
     };
     let runner = Arc::new(DebateService::new(

@@ -38,6 +38,13 @@ pub struct Args {
     config: flags::LocalConfig,
     #[command(flatten)]
     output: flags::Json,
+    /// Serve Prometheus metrics at http://ADDR/metrics while working (anything but loopback
+    /// needs --metrics-token).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// `/metrics` then needs `Authorization: Bearer TOKEN`.
+    #[arg(long, env = "MOOT_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
@@ -48,8 +55,35 @@ fn duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+pub fn run(
+    args: Args,
+    store: &dyn Store,
+    rt: &tokio::runtime::Runtime,
+    metrics: Option<std::sync::Arc<moot_telemetry::Metrics>>,
+) -> Result<()> {
     let local = args.config.load()?;
+    if let (Some(addr), Some(metrics)) = (args.metrics, metrics) {
+        let options = moot_serve::ServeOptions {
+            host: addr.ip(),
+            port: addr.port(),
+            token: args.metrics_token.clone().filter(|t| !t.is_empty()),
+            ..moot_serve::ServeOptions::default()
+        };
+        let (bound, server) = rt
+            .block_on(moot_serve::serve_metrics(metrics, options))
+            .map_err(|e| match e {
+                moot_serve::ServeError::Refused(m) => anyhow::Error::new(moot_app::InputError(
+                    m.replace("--token", "--metrics-token"),
+                )),
+                other => anyhow::Error::new(other).context("moot work --metrics"),
+            })?;
+        errln!("moot work: metrics at http://{bound}/metrics");
+        rt.spawn(async move {
+            if let Err(e) = server.await {
+                errln!("moot work: the metrics server stopped: {e}");
+            }
+        });
+    }
     let record = match rt.block_on(store.bench(&args.name)) {
         Err(StoreError::BenchNotFound(name)) => {
             return bad_input(format!(

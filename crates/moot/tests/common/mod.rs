@@ -170,14 +170,14 @@ pub fn arith_dataset(env: &Env, n: usize) -> String {
     )
 }
 
-/// A venv holding the PyPI package `spec` (`openai==1.109.1`), made once under
+/// A venv holding the PyPI package `spec` (`openai==1.109.1`; several: `a==1 b==2`), made once under
 /// `CARGO_TARGET_TMPDIR` and shared by later runs: a lock lets one test process make it while
 /// others wait, and a marker written after a successful install keeps a half-made venv from
 /// being trusted. Returns the venv's folder.
 pub fn venv_with(spec: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(root).expect("create CARGO_TARGET_TMPDIR");
-    let name = format!("venv-{}", spec.replace("==", "-"));
+    let name = format!("venv-{}", spec.replace("==", "-").replace(' ', "+"));
     let dir = root.join(&name);
     let marker = dir.join("moot-installed");
     let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
@@ -191,14 +191,10 @@ pub fn venv_with(spec: &str) -> PathBuf {
             "python3 -m venv (Debian and Ubuntu need python3-venv)",
         );
         run_ok(
-            std::process::Command::new(dir.join("bin/python")).args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                spec,
-            ]),
+            std::process::Command::new(dir.join("bin/python"))
+                .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+                // `spec` may name several packages, separated by spaces.
+                .args(spec.split_whitespace()),
             &format!("pip install {spec}"),
         );
         std::fs::write(&marker, spec).expect("write the venv's marker");
