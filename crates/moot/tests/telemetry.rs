@@ -470,3 +470,53 @@ fn prometheus_scrapes_moot_serves_metrics_with_its_token_and_counts_the_debates_
     // Each run's creation, its calls and its outcome.
     wait_for_value(&p, "count(moot_store_write_duration_seconds_count)", 3.0);
 }
+
+#[test]
+fn a_benchmarks_debates_are_children_of_its_span() {
+    let env = Env::new();
+    let spans_file = env.dir.path().join("spans.jsonl");
+    let (_receiver, endpoint) = receiver(&env, &spans_file);
+    let dataset = common::arith_dataset(&env, 2);
+    let out = env
+        .moot()
+        .args([
+            "bench",
+            "--sim",
+            "--dataset",
+            &dataset,
+            "--protocol",
+            "som,cot",
+            "--run",
+            "arith",
+        ])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spans = read_spans(&spans_file);
+    let bench: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["name"] == "bench arith")
+        .collect();
+    assert_eq!(bench.len(), 1, "{spans:#?}");
+    assert_eq!(bench[0]["parent"], "");
+    assert_eq!(attr(bench[0], "moot.bench.name"), "arith");
+    let debates: Vec<&Value> = spans
+        .iter()
+        .filter(|s| {
+            s["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("invoke_workflow "))
+        })
+        .collect();
+    // Two items under two protocols.
+    assert_eq!(debates.len(), 4);
+    assert!(debates.iter().all(|d| d["parent"] == bench[0]["span_id"]));
+    assert!(debates
+        .iter()
+        .all(|d| d["trace_id"] == bench[0]["trace_id"]));
+}
