@@ -22,6 +22,7 @@ use crate::retry::RetrySection;
 use crate::security::SecuritySection;
 use crate::serve::ServeSection;
 use crate::size::DebateSize;
+use crate::telemetry::TelemetrySection;
 use crate::validation::ValidationSection;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -55,6 +56,9 @@ pub struct Config {
     /// `moot serve`'s upstream for `moot/PROTOCOL/MODEL`.
     #[serde(default)]
     pub serve: ServeSection,
+    /// Where traces go (OpenTelemetry's variables win over it).
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
     #[serde(default, deserialize_with = "read_agents")]
     pub agents: Vec<AgentConfig>,
 }
@@ -364,6 +368,7 @@ impl Config {
         self.validation.validate()?;
         self.logging.validate()?;
         self.serve.validate()?;
+        self.telemetry.validate()?;
         Ok(())
     }
 

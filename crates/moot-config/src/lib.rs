@@ -41,6 +41,7 @@ mod retry;
 mod security;
 mod serve;
 mod size;
+mod telemetry;
 mod validation;
 
 pub use agent::{
@@ -74,4 +75,5 @@ pub use serve::ServeSection;
 pub use size::{
     DebateSize, CEILING_AGENTS, CEILING_ROUNDS, MAX_AGENTS, MAX_ROUNDS, MIN_TOKENS_PER_CALL,
 };
+pub use telemetry::TelemetrySection;
 pub use validation::ValidationSection;

@@ -74,17 +74,35 @@ pub fn provider(env: &dyn Fn(&str) -> Option<String>) -> Result<SdkTracerProvide
     .join()
     .map_err(|_| TelemetryError::Exporter("building its HTTP client panicked".into()))?
     .map_err(|e| TelemetryError::Exporter(format!("its HTTP client: {e}")))?;
-    let exporter = SpanExporter::builder()
+    let mut exporter = SpanExporter::builder()
         .with_http()
         .with_http_client(BlockingHttp(client))
-        .with_timeout(EXPORT_TIMEOUT)
+        .with_timeout(EXPORT_TIMEOUT);
+    // `env` may answer from the configuration's `[telemetry]` too, which the exporter does
+    // not read: the endpoint is given to it, as it would have read it.
+    if let Some(url) = traces_endpoint(env) {
+        exporter = exporter.with_endpoint(url);
+    }
+    let exporter = exporter
         .build()
         .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
-    let named = env("OTEL_SERVICE_NAME").is_some_and(|v| !v.trim().is_empty())
-        || env("OTEL_RESOURCE_ATTRIBUTES").is_some_and(|v| v.contains("service.name="));
+    // The SDK's detectors read the variables; what the configuration gives is added after.
     let mut resource = Resource::builder();
-    if !named {
-        resource = resource.with_service_name("moot");
+    let attributes: Vec<opentelemetry::KeyValue> = env("OTEL_RESOURCE_ATTRIBUTES")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, _)| !k.trim().is_empty())
+        .map(|(k, v)| opentelemetry::KeyValue::new(k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let named_by_attributes = attributes
+        .iter()
+        .any(|kv| kv.key.as_str() == "service.name");
+    resource = resource.with_attributes(attributes);
+    match env("OTEL_SERVICE_NAME").filter(|v| !v.trim().is_empty()) {
+        Some(name) => resource = resource.with_service_name(name),
+        None if !named_by_attributes => resource = resource.with_service_name("moot"),
+        None => {}
     }
     let resource = resource
         .with_attribute(opentelemetry::KeyValue::new(
@@ -96,6 +114,16 @@ pub fn provider(env: &dyn Fn(&str) -> Option<String>) -> Result<SdkTracerProvide
         .with_resource(resource)
         .with_batch_exporter(exporter)
         .build())
+}
+
+/// Where traces are sent: the traces endpoint as given, or the base endpoint with
+/// `/v1/traces` added (as OpenTelemetry specifies for OTLP/HTTP).
+fn traces_endpoint(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let set = |k: &str| env(k).filter(|v| !v.trim().is_empty());
+    set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| {
+        set("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .map(|base| format!("{}/v1/traces", base.trim().trim_end_matches('/')))
+    })
 }
 
 /// A tracer of `provider` for the OpenTelemetry layer.
@@ -114,6 +142,25 @@ mod tests {
                 .find(|(name, _)| *name == k)
                 .map(|(_, v)| v.to_string())
         }
+    }
+
+    #[test]
+    fn the_traces_url_is_the_signals_own_or_the_base_with_its_path() {
+        assert_eq!(
+            traces_endpoint(&env_of(&[(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "http://c:4318/"
+            )])),
+            Some("http://c:4318/v1/traces".into())
+        );
+        assert_eq!(
+            traces_endpoint(&env_of(&[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t:9/in")
+            ])),
+            Some("http://t:9/in".into())
+        );
+        assert_eq!(traces_endpoint(&env_of(&[])), None);
     }
 
     #[test]

@@ -106,7 +106,16 @@ fn main() -> ExitCode {
     };
     // Traces when OpenTelemetry's variables name an endpoint; metrics for `moot serve`'s
     // `/metrics`. Neither: nothing is installed, and the engine's spans cost nothing.
-    let env = |name: &str| std::env::var(name).ok();
+    // OpenTelemetry's variables, and where one is not set, the configuration's `[telemetry]`.
+    let configured = config_flag(&matches)
+        .and_then(|path| moot_config::dialect::read(&path).ok())
+        .map(|(config, _)| config.telemetry)
+        .unwrap_or_default();
+    let env = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .or_else(|| configured.variable(name))
+    };
     let options = moot_telemetry::TelemetryOptions {
         metrics: match &cli.command {
             Command::Serve(_) => true,

@@ -520,3 +520,52 @@ fn a_benchmarks_debates_are_children_of_its_span() {
         .iter()
         .all(|d| d["trace_id"] == bench[0]["trace_id"]));
 }
+
+#[test]
+fn the_configurations_telemetry_section_sends_traces_and_the_variables_win_over_it() {
+    let env = Env::new();
+    let spans_file = env.dir.path().join("spans.jsonl");
+    let (_receiver, endpoint) = receiver(&env, &spans_file);
+    let team = std::fs::read_to_string(team(&env, "CONFIDENTIAL-7731")).unwrap();
+    let config = env
+        .write(
+            "with-telemetry.toml",
+            &format!(
+                "[telemetry]\notlp_endpoint = {endpoint:?}\nservice_name = \"from-config\"\nresource_attributes = \"deployment.environment=lab\"\n\n{team}"
+            ),
+        )
+        .display()
+        .to_string();
+    let ask = |vars: &[(&str, &str)]| {
+        let out = env
+            .moot()
+            .args(["ask", "What is 17 * 24?", "--config", &config, "--json"])
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .env_remove("OTEL_SERVICE_NAME")
+            .env_remove("OTEL_RESOURCE_ATTRIBUTES")
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ask(&[]);
+    let spans = read_spans(&spans_file);
+    let root = spans
+        .iter()
+        .find(|s| s["name"] == "invoke_workflow som")
+        .expect("the debate's span");
+    assert_eq!(root["resource"]["service.name"], "from-config");
+    assert_eq!(root["resource"]["deployment.environment"], "lab");
+    std::fs::remove_file(&spans_file).unwrap();
+    ask(&[("OTEL_SERVICE_NAME", "from-env")]);
+    let spans = read_spans(&spans_file);
+    assert!(!spans.is_empty());
+    assert!(spans
+        .iter()
+        .all(|s| s["resource"]["service.name"] == "from-env"));
+}
