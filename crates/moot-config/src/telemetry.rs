@@ -36,12 +36,16 @@ impl TelemetrySection {
             }
         }
         if let Some(attrs) = &self.resource_attributes {
-            if let Some(bad) = attrs.split(',').map(str::trim).find(|kv| {
-                !kv.is_empty()
-                    && !kv
-                        .split_once('=')
-                        .is_some_and(|(k, _)| !k.trim().is_empty())
-            }) {
+            // A pair is a key (not blank), `=` and a value.
+            let pair = |kv: &str| {
+                kv.split_once('=')
+                    .is_some_and(|(k, _)| !k.trim().is_empty())
+            };
+            if let Some(bad) = attrs
+                .split(',')
+                .map(str::trim)
+                .find(|kv| !kv.is_empty() && !pair(kv))
+            {
                 return invalid(
                     "telemetry.resource_attributes",
                     format!("telemetry.resource_attributes: {bad:?} is not key=value"),
