@@ -144,7 +144,6 @@ pub(crate) fn chat(model: &dyn LanguageModel, request: &CompletionRequest) -> Sp
         { sc::GEN_AI_USAGE_INPUT_TOKENS } = Empty,
         { sc::GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS } = Empty,
         { sc::GEN_AI_USAGE_OUTPUT_TOKENS } = Empty,
-        { sc::GEN_AI_RESPONSE_FINISH_REASONS } = Empty,
         { sc::MOOT_RETRIES } = Empty,
         { sc::MOOT_OUTCOME } = Empty,
         { sc::ERROR_TYPE } = Empty,
@@ -176,10 +175,18 @@ pub(crate) fn chat_ended(span: &Span, reply: &Result<Completion, BackendError>) 
                 );
             }
             span.record(sc::GEN_AI_USAGE_OUTPUT_TOKENS, count(u.output_tokens));
-            span.record(
-                sc::GEN_AI_RESPONSE_FINISH_REASONS,
-                tracing::field::debug(&[finish_reason(&c.finish)]),
-            );
+            // A list, as the conventions have it: `tracing` fields hold no lists, the
+            // OpenTelemetry span does (a no-op when no exporter listens).
+            {
+                use opentelemetry::{Array, StringValue, Value};
+                use tracing_opentelemetry::OpenTelemetrySpanExt;
+                span.set_attribute(
+                    sc::GEN_AI_RESPONSE_FINISH_REASONS,
+                    Value::Array(Array::String(vec![StringValue::from(finish_reason(
+                        &c.finish,
+                    ))])),
+                );
+            }
             span.record(sc::MOOT_RETRIES, c.retries.len() as i64);
             span.record(sc::MOOT_OUTCOME, "ok");
         }

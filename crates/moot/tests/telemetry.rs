@@ -221,6 +221,11 @@ fn a_debates_spans_reach_an_otlp_receiver_as_one_tree_with_the_genai_attributes(
         assert_eq!(attr(c, "gen_ai.operation.name"), "chat");
         assert_eq!(attr(c, "moot.backend"), "scripted");
         assert_eq!(attr(c, "moot.outcome"), "ok");
+        // A list, as the conventions define it.
+        assert_eq!(
+            attr(c, "gen_ai.response.finish_reasons"),
+            &serde_json::json!(["stop"])
+        );
         // Counts are numbers, not text.
         assert!(attr(c, "gen_ai.usage.input_tokens").is_i64(), "{c}");
         assert!(attr(c, "gen_ai.usage.output_tokens").is_i64(), "{c}");
