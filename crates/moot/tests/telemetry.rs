@@ -151,6 +151,14 @@ fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
     &span["attributes"][key]
 }
 
+/// The spans whose name starts with `prefix`.
+fn named<'a>(spans: &'a [Value], prefix: &str) -> Vec<&'a Value> {
+    spans
+        .iter()
+        .filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with(prefix)))
+        .collect()
+}
+
 #[test]
 fn a_debates_spans_reach_an_otlp_receiver_as_one_tree_with_the_genai_attributes() {
     let env = Env::new();
@@ -161,12 +169,7 @@ fn a_debates_spans_reach_an_otlp_receiver_as_one_tree_with_the_genai_attributes(
     // moot sends what is queued before it exits: every span is in by now.
     let spans = read_spans(&spans_file);
     assert!(!spans.is_empty(), "no span arrived");
-    let by_name = |prefix: &str| -> Vec<&Value> {
-        spans
-            .iter()
-            .filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with(prefix)))
-            .collect()
-    };
+    let by_name = |prefix: &str| named(&spans, prefix);
     let ids: BTreeMap<&str, &Value> = spans
         .iter()
         .map(|s| (s["span_id"].as_str().unwrap(), s))
@@ -279,14 +282,7 @@ fn message_texts_are_in_spans_only_when_opted_in_and_then_redacted() {
         &[(moot_core::semconv::CAPTURE_CONTENT_VARIABLE, "true")],
     );
     let spans = read_spans(&spans_file);
-    let turns: Vec<&Value> = spans
-        .iter()
-        .filter(|s| {
-            s["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("invoke_agent "))
-        })
-        .collect();
+    let turns = named(&spans, "invoke_agent ");
     assert_eq!(turns.len(), 6);
     for t in &turns {
         let input = attr(t, "gen_ai.input.messages")
@@ -510,14 +506,7 @@ fn a_benchmarks_debates_are_children_of_its_span() {
     assert_eq!(bench.len(), 1, "{spans:#?}");
     assert_eq!(bench[0]["parent"], "");
     assert_eq!(attr(bench[0], "moot.bench.name"), "arith");
-    let debates: Vec<&Value> = spans
-        .iter()
-        .filter(|s| {
-            s["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("invoke_workflow "))
-        })
-        .collect();
+    let debates = named(&spans, "invoke_workflow ");
     // Two items under two protocols.
     assert_eq!(debates.len(), 4);
     assert!(debates.iter().all(|d| d["parent"] == bench[0]["span_id"]));
