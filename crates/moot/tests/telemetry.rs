@@ -92,21 +92,23 @@ fn receiver(env: &Env, spans: &Path) -> (Killed, String) {
     (Killed(child), endpoint)
 }
 
-/// Three scripted agents under `som`, one round; `[security] redact` names `secret`.
+/// Three scripted agents under `som`, one round; `[security] redact` names `secret`; agent
+/// `a` has a rate limit (high enough never to wait long).
 fn team(env: &Env, secret: &str) -> String {
     let mut text = format!(
         "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\n\n[security]\nredact = [{secret:?}]\n\n"
     );
-    for (id, reply) in [
+    for (id, reply, limit) in [
         (
             "a",
             format!("{secret} says 17 * 24 = 408.\nFinal answer: 408"),
+            "requests_per_minute = 6000\n",
         ),
-        ("b", "Final answer: 408".to_string()),
-        ("c", "Final answer: 418".to_string()),
+        ("b", "Final answer: 408".to_string(), ""),
+        ("c", "Final answer: 418".to_string(), ""),
     ] {
         text.push_str(&format!(
-            "[[agents]]\nid = \"{id}\"\nbackend = \"scripted\"\nresponses = [{reply:?}]\n\n"
+            "[[agents]]\nid = \"{id}\"\nbackend = \"scripted\"\nresponses = [{reply:?}]\n{limit}\n"
         ));
     }
     env.write("team.toml", &text).display().to_string()
@@ -233,8 +235,20 @@ fn a_debates_spans_reach_an_otlp_receiver_as_one_tree_with_the_genai_attributes(
         assert!(attr(c, "gen_ai.usage.input_tokens").is_i64(), "{c}");
         assert!(attr(c, "gen_ai.usage.output_tokens").is_i64(), "{c}");
     }
-    // Store writes are in the trace too.
+    // Store writes are in the trace too, and the rate-limited agent's waits, inside its
+    // requests.
     assert!(!by_name("moot.store.write").is_empty());
+    let waits = by_name("moot.rate_limit.wait");
+    assert_eq!(waits.len(), 2, "agent a's two requests");
+    for w in &waits {
+        assert!(parent_name(w).starts_with("chat "), "{w}");
+        assert!(
+            attr(w, "moot.rate_limit.key")
+                .as_str()
+                .is_some_and(|k| k.starts_with("scripted:")),
+            "{w}"
+        );
+    }
 
     // The token sums are the stored ones.
     let shown = env.json(&["show", &run, "--format", "json"]);
@@ -468,6 +482,8 @@ fn prometheus_scrapes_moot_serves_metrics_with_its_token_and_counts_the_debates_
         r#"sum(moot_call_duration_seconds_count{backend="scripted"})"#,
         12.0,
     );
+    // Agent a's limit was passed 4 times: too fast to count as waits, but their time is kept.
+    wait_for_value(&p, "count(moot_rate_limit_wait_seconds_total)", 1.0);
     // Each run's creation, its calls and its outcome.
     wait_for_value(&p, "count(moot_store_write_duration_seconds_count)", 3.0);
 }
