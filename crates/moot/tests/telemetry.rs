@@ -579,3 +579,62 @@ fn the_configurations_telemetry_section_sends_traces_and_the_variables_win_over_
         .iter()
         .all(|s| s["resource"]["service.name"] == "from-env"));
 }
+
+#[test]
+fn code_answers_sandbox_checks_are_spans_with_their_verdicts_in_the_debate() {
+    let env = Env::new();
+    let spans_file = env.dir.path().join("spans.jsonl");
+    let (_receiver, endpoint) = receiver(&env, &spans_file);
+    let mut config =
+        String::from("[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"code\"\n\n");
+    for (i, program) in [
+        "def add(a, b):\n    return a - b",
+        "def add(a, b):\n    return a + b",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let reply = format!("Here it is:\n```python\n{program}\n```\n");
+        config.push_str(&format!(
+            "[[agents]]\nid = \"a{i}\"\nbackend = \"scripted\"\nresponses = [{reply:?}]\n\n"
+        ));
+    }
+    let config = env.write("code.toml", &config).display().to_string();
+    let tests = env
+        .write("test_add.py", "assert add(2, 3) == 5\n")
+        .display()
+        .to_string();
+    let out = env
+        .moot()
+        .args([
+            "ask",
+            "Write add(a, b).",
+            "--config",
+            &config,
+            "--tests",
+            &tests,
+        ])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let spans = read_spans(&spans_file);
+    let root = named(&spans, "invoke_workflow ")[0]["span_id"].clone();
+    let checks = named(&spans, "moot.sandbox.check");
+    // Two programs: each compiles, and one passes its tests.
+    let mut verdicts: Vec<&str> = checks
+        .iter()
+        .map(|c| attr(c, "moot.sandbox.verdict").as_str().unwrap_or("?"))
+        .collect();
+    verdicts.sort_unstable();
+    assert_eq!(
+        verdicts,
+        ["failed", "passed", "passed", "passed"],
+        "{checks:#?}"
+    );
+    assert!(checks.iter().all(|c| c["parent"] == root));
+}
