@@ -149,6 +149,21 @@ fn debate(
     summary["run_id"].as_str().expect("run_id").to_string()
 }
 
+/// Runs `moot ARGS` with the exporter pointed at `endpoint`; it must succeed.
+fn traced(env: &Env, endpoint: &str, args: &[&str]) {
+    let out = env
+        .moot()
+        .args(args)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        .output()
+        .expect("run moot");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn attr<'a>(span: &'a Value, key: &str) -> &'a Value {
     &span["attributes"][key]
 }
@@ -494,9 +509,10 @@ fn a_benchmarks_debates_are_children_of_its_span() {
     let spans_file = env.dir.path().join("spans.jsonl");
     let (_receiver, endpoint) = receiver(&env, &spans_file);
     let dataset = common::arith_dataset(&env, 2);
-    let out = env
-        .moot()
-        .args([
+    traced(
+        &env,
+        &endpoint,
+        &[
             "bench",
             "--sim",
             "--dataset",
@@ -505,14 +521,7 @@ fn a_benchmarks_debates_are_children_of_its_span() {
             "som,cot",
             "--run",
             "arith",
-        ])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     let spans = read_spans(&spans_file);
     let bench: Vec<&Value> = spans
@@ -604,23 +613,17 @@ fn code_answers_sandbox_checks_are_spans_with_their_verdicts_in_the_debate() {
         .write("test_add.py", "assert add(2, 3) == 5\n")
         .display()
         .to_string();
-    let out = env
-        .moot()
-        .args([
+    traced(
+        &env,
+        &endpoint,
+        &[
             "ask",
             "Write add(a, b).",
             "--config",
             &config,
             "--tests",
             &tests,
-        ])
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     let spans = read_spans(&spans_file);
     let root = named(&spans, "invoke_workflow ")[0]["span_id"].clone();
