@@ -179,33 +179,29 @@ impl<'d> RoundRun<'d> {
         // that other calls of the round to the same model send too. Worked out only for the
         // models that read it (hashing every message of a round is a tenth of a simulated
         // call's cost).
-        let reads_hints: Vec<bool> = fitted
+        let names: Vec<Option<String>> = fitted
             .iter()
-            .map(|c| self.log.agents[c.agent].model.capabilities().prompt_cache)
-            .collect();
-        let names: Vec<String> = fitted
-            .iter()
-            .zip(&reads_hints)
-            .filter(|(_, reads)| **reads)
-            .map(|(c, _)| self.log.agents[c.agent].model.name())
+            .map(|c| {
+                let model = &self.log.agents[c.agent].model;
+                model.capabilities().prompt_cache.then(|| model.name())
+            })
             .collect();
         let prompts: Vec<(&str, &[ChatMessage])> = names
             .iter()
-            .zip(fitted.iter().zip(&reads_hints).filter(|(_, reads)| **reads))
-            .map(|(name, (c, _))| (name.as_str(), c.messages.as_slice()))
+            .zip(&fitted)
+            .filter_map(|(name, c)| Some((name.as_deref()?, c.messages.as_slice())))
             .collect();
         let mut shared = shared_messages(&prompts).into_iter();
         let cache_key = (!prompts.is_empty()).then(|| prompt_cache_key(self.log.run_id));
         let mut requests = Vec::with_capacity(fitted.len());
-        for (call, reads) in fitted.into_iter().zip(reads_hints) {
+        for (call, name) in fitted.into_iter().zip(&names) {
             let agent = &self.log.agents[call.agent];
-            let prompt_cache = if reads {
-                PromptCache {
+            let prompt_cache = match name {
+                Some(_) => PromptCache {
                     key: cache_key.clone(),
                     shared_messages: shared.next().unwrap_or(0),
-                }
-            } else {
-                PromptCache::default()
+                },
+                None => PromptCache::default(),
             };
             let mut request = request_for(self.log.spec, agent, &call, prompt_cache);
             if let Some(fork) = self.fork {
