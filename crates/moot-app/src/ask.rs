@@ -54,15 +54,49 @@ use crate::session::Session;
 pub const MAX_TESTS_BYTES: moot_files::Limit =
     moot_files::Limit::new(16 << 20, "moot reads from a tests file");
 
-/// Tests for a code answer: a Python program run after each distinct program of the debate, in
-/// the sandbox (asserts, or a `check(...)` call).
+/// The largest `--context` file read: 16 MiB (the debate's own bound,
+/// `debate.max_question_bytes`, is checked after it, and is far lower by default).
+pub const MAX_CONTEXT_BYTES: moot_files::Limit =
+    moot_files::Limit::new(16 << 20, "moot reads from a context file");
+
+/// A text a request gives, or the file to read it from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tests {
-    /// A file to read them from (`moot ask --tests FILE`).
+pub enum Given {
+    /// A file to read it from (`moot ask --tests FILE`, `--context FILE`).
     File(PathBuf),
-    /// The tests' text.
+    /// The text itself.
     Text(String),
 }
+
+impl Given {
+    /// The text, a file read within `limit`; a problem names `field` as `via`'s user wrote it.
+    fn text(
+        &self,
+        limit: moot_files::Limit,
+        via: moot_config::Via,
+        field: Field,
+    ) -> Result<String> {
+        match self {
+            Given::File(path) => moot_files::read_text(path, limit).map_err(|e| {
+                InputError(format!(
+                    "{}: {}",
+                    via.assignment(field, moot_files::shown(path)),
+                    e.problem
+                ))
+                .into()
+            }),
+            Given::Text(text) => Ok(text.clone()),
+        }
+    }
+}
+
+/// Tests for a code answer: a Python program run after each distinct program of the debate, in
+/// the sandbox (asserts, or a `check(...)` call).
+pub type Tests = Given;
+
+/// A passage the question is about (hidden evidence: the debaters read it, a judge does not;
+/// see `moot_core::evidence`).
+pub type Context = Given;
 
 /// A question to debate and everything that shapes the debate.
 #[derive(Debug)]
@@ -75,6 +109,8 @@ pub struct AskRequest {
     /// Tests for a code answer; giving them asks for a code answer unless `settings.answer`
     /// names another kind (which is refused).
     pub tests: Option<Tests>,
+    /// A passage the question is about, which the debaters read and deciding agents do not.
+    pub context: Option<Context>,
     /// Code answers that fail their checks count as no answer for every rule.
     pub require_passing: bool,
 }
@@ -87,6 +123,7 @@ impl AskRequest {
             settings: Settings::default(),
             choices: Vec::new(),
             tests: None,
+            context: None,
             require_passing: false,
         }
     }
@@ -113,20 +150,22 @@ impl AskRequest {
         } = prepared;
         let via = self.settings.via;
         let mut kind = config.debate.answer.resolve(&self.question, &self.choices);
+        let passage = match &self.context {
+            Some(context) => {
+                let passage = context.text(MAX_CONTEXT_BYTES, via, Field::Context)?;
+                if passage.trim().is_empty() {
+                    return bad_input(format!("{} is empty", via.name(Field::Context)));
+                }
+                config
+                    .debate
+                    .check_question(&self.question, Some(&passage))?;
+                Some(passage)
+            }
+            None => None,
+        };
         let tests = match &self.tests {
             Some(tests) => {
-                let text = match tests {
-                    Tests::File(path) => {
-                        moot_files::read_text(path, MAX_TESTS_BYTES).map_err(|e| {
-                            InputError(format!(
-                                "{}: {}",
-                                via.assignment(Field::Tests, moot_files::shown(path)),
-                                e.problem
-                            ))
-                        })?
-                    }
-                    Tests::Text(text) => text.clone(),
-                };
+                let text = tests.text(MAX_TESTS_BYTES, via, Field::Tests)?;
                 // Tests mean a program is wanted, whatever the question's words suggested.
                 if self.settings.answer.is_none() {
                     kind = AnswerKind::Code;
@@ -153,6 +192,7 @@ impl AskRequest {
             kind,
             choices: self.choices,
             tests,
+            passage,
             via,
         })
     }
@@ -181,6 +221,8 @@ pub struct PreparedAsk {
     pub kind: AnswerKind,
     pub choices: Vec<String>,
     pub tests: Option<TestSuite>,
+    /// The passage the question is about, read and checked.
+    pub passage: Option<String>,
     /// The front end that asked.
     pub via: moot_config::Via,
 }
@@ -208,6 +250,7 @@ impl PreparedAsk {
             seed: self.config.debate.seed,
             tests: self.tests,
             layout: self.config.debate.layout,
+            passage: self.passage,
         };
         Ok(Session {
             store,

@@ -191,10 +191,11 @@ impl Prepared {
             Some(given) => given,
             None => load_items(args)?,
         };
-        if let Some(longest) = items.iter().max_by_key(|i| i.question.len()) {
+        let size = |i: &&Item| i.question.len() + i.passage.as_ref().map_or(0, String::len);
+        if let Some(longest) = items.iter().max_by_key(size) {
             config
                 .debate
-                .check_question(&longest.question)
+                .check_question(&longest.question, longest.passage.as_deref())
                 .map_err(|e| InputError(format!("item {}: {e}", longest.id)))?;
         }
         let agents = ItemAgents::for_items(&config, args.seed, &items, on_message)?;

@@ -149,7 +149,7 @@ impl Settings {
         let redactor = self.sized(&mut config, Some(&[protocol.as_str()]))?;
         config.validate_settings()?;
         config.check_gold(self.via)?;
-        config.debate.check_question(question)?;
+        config.debate.check_question(question, None)?;
         let protocol = config.build_protocol()?;
         // Fitted here as the debate's constructor fits them, so that only the agents the debate
         // runs are built and the stored configuration matches the stored spec.

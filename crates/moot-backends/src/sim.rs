@@ -1300,7 +1300,7 @@ mod tests {
             round(0, ["999", "999", "999"]),
             round(1, [peers[0], own, peers[1]])
         );
-        prompts::render_once(
+        prompts::render(
             template,
             &[
                 ("question", QUESTION),

@@ -98,17 +98,22 @@ impl Default for DebateSection {
 }
 
 impl DebateSection {
-    /// `question` is within `debate.max_question_bytes`: checked before anything is built or
-    /// stored for it.
-    pub fn check_question(&self, question: &str) -> Result<(), ConfigError> {
-        if question.len() <= self.max_question_bytes {
+    /// `question`, with the passage it is about when it has one, is within
+    /// `debate.max_question_bytes`: checked before anything is built or stored for it.
+    pub fn check_question(&self, question: &str, passage: Option<&str>) -> Result<(), ConfigError> {
+        let bytes = question.len() + passage.map_or(0, str::len);
+        if bytes <= self.max_question_bytes {
             return Ok(());
         }
+        let what = if passage.is_some() {
+            "the question and its passage are"
+        } else {
+            "the question is"
+        };
         invalid(
             "debate.max_question_bytes",
             format!(
-                "the question is {} bytes, more than debate.max_question_bytes = {} (every call carries it, and every call is stored); raise debate.max_question_bytes to debate it",
-                question.len(),
+                "{what} {bytes} bytes, more than debate.max_question_bytes = {} (every call carries it, and every call is stored); raise debate.max_question_bytes to debate it",
                 self.max_question_bytes
             ),
         )

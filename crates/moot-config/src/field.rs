@@ -39,6 +39,8 @@ pub enum Field {
     Choices,
     /// Tests for a code answer.
     Tests,
+    /// A passage the question is about (hidden evidence).
+    Context,
     RequirePassing,
     Dataset,
     /// How many items of a dataset.
@@ -86,6 +88,7 @@ impl Field {
         Field::ProtocolOption,
         Field::Choices,
         Field::Tests,
+        Field::Context,
         Field::RequirePassing,
         Field::Dataset,
         Field::Limit,
@@ -119,6 +122,7 @@ impl Field {
             Field::ProtocolOption => "option",
             Field::Choices => "choices",
             Field::Tests => "tests",
+            Field::Context => "context",
             Field::RequirePassing => "require-passing",
             Field::Dataset => "dataset",
             Field::Limit => "limit",

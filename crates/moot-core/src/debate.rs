@@ -126,9 +126,28 @@ pub struct DebateSpec {
     /// stored before layouts existed read back, and a papers' spec is stored as before.
     #[serde(default, skip_serializing_if = "Layout::is_papers")]
     pub layout: Layout,
+    /// A passage the question is about (hidden evidence, see [`crate::evidence`]): put before
+    /// the question in every debater's prompt, never in a deciding agent's. Stored only when
+    /// there is one, so specs stored before passages existed read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<String>,
 }
 
 impl DebateSpec {
+    /// The question as a debater reads it: after the passage, when the debate has one. (A
+    /// protocol with a deciding agent gives its debaters a spec whose question already holds
+    /// the passage, with word of the judge and how to quote; see [`crate::evidence`].)
+    pub fn debater_question(&self) -> std::borrow::Cow<'_, str> {
+        match &self.passage {
+            None => std::borrow::Cow::Borrowed(&self.question),
+            Some(passage) => std::borrow::Cow::Owned(crate::prompts::passage_and_question(
+                passage,
+                &self.question,
+                None,
+            )),
+        }
+    }
+
     /// A spec with `agents` agents named `a0`, `a1`, … and no personas or options.
     pub fn with_agents(
         question: impl Into<String>,
@@ -148,6 +167,7 @@ impl DebateSpec {
             seed,
             tests: None,
             layout: Layout::Papers,
+            passage: None,
         }
     }
 
@@ -431,6 +451,53 @@ impl Transcript {
     /// The first `agents` agents' part of this transcript (their cells, and the extra calls
     /// among them): what a protocol whose deciding agents are listed after its debaters gives
     /// the debaters' own state machine.
+    /// This transcript with the text of every response of the first `agents` agents passed
+    /// through `f` (answers, logprobs and every other outcome kept): what a reader who must not
+    /// see the texts as written is given (a decider, under hidden evidence).
+    pub fn with_texts(&self, agents: usize, f: impl Fn(&str) -> String) -> Transcript {
+        let mapped = |o: &Outcome| match o {
+            Outcome::Responded {
+                text,
+                answer,
+                logprobs,
+            } => Outcome::Responded {
+                text: f(text),
+                answer: answer.clone(),
+                logprobs: *logprobs,
+            },
+            other => other.clone(),
+        };
+        Transcript {
+            rounds: self
+                .rounds
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .map(|(a, o)| match o {
+                            Some(o) if a < agents => Some(mapped(o)),
+                            o => o.clone(),
+                        })
+                        .collect()
+                })
+                .collect(),
+            extra: self
+                .extra
+                .iter()
+                .map(|(k, o)| {
+                    (
+                        *k,
+                        if k.agent < agents {
+                            mapped(o)
+                        } else {
+                            o.clone()
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
     pub fn first_agents(&self, agents: usize) -> Transcript {
         Transcript {
             rounds: self

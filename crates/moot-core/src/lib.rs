@@ -28,6 +28,7 @@ pub mod cpython_random;
 pub mod debate;
 pub mod decision;
 pub mod escape;
+pub mod evidence;
 pub mod faults;
 pub mod fork;
 pub mod layout;

@@ -238,6 +238,47 @@ always give {answer} as your final answer.";
 pub const CONFIDENCE: &str = "Just before the final line, state how confident you are that your \
 answer is right, as a line of the form \"Confidence: <0 to 100>%\".";
 
+/// Told to debaters who read a passage that the deciding agent (`{role}`) cannot see: how to
+/// show it evidence (see [`crate::evidence`]).
+pub const PASSAGE_HIDDEN: &str = "Only the debaters can read this passage: the {role} who \
+decides cannot. To show the {role} evidence from it, quote it word for word between <quote> and \
+</quote>. Every quote is checked against the passage, and the {role} is told which quotes were \
+found in it; at most {limit} characters of checked quotation per reply are shown.";
+
+/// Put before a deciding agent's prompt when the debaters read a passage it cannot see.
+pub const QUOTES_NOTE: &str = "The debaters read a passage that you cannot see. Where they \
+quote it, a quote found in the passage word for word is shown as <v_quote>…</v_quote>; a quote \
+that is not in the passage is shown as <u_quote>…</u_quote> and may be invented. Anything else a \
+debater says about the passage is its own claim, unchecked.";
+
+/// A deciding agent who cannot see the passage, as debaters are told of it.
+#[derive(Debug, Clone, Copy)]
+pub struct HiddenFrom<'a> {
+    /// The deciding role's name (`judge`, `aggregator`, `chairman`).
+    pub role: &'a str,
+    /// The verified quotation one reply may show it, in characters.
+    pub limit: usize,
+}
+
+/// The passage a question is about, fenced as a peer's text is (its lines that imitate a fence
+/// defused), then the question; with `hidden`, what the debater must know to quote it.
+pub fn passage_and_question(passage: &str, question: &str, hidden: Option<HiddenFrom>) -> String {
+    let mut out = format!(
+        "[Passage]\n{}\n[End of passage]\n\n",
+        fenced(passage.trim())
+    );
+    if let Some(h) = hidden {
+        let limit = h.limit.to_string();
+        out.push_str(&render(
+            PASSAGE_HIDDEN,
+            &[("role", h.role), ("limit", &limit)],
+        ));
+        out.push_str("\n\n");
+    }
+    out.push_str(question);
+    out
+}
+
 /// The most of one peer's response a prompt carries; longer responses lose their middle.
 pub const MAX_PEER_CHARS: usize = 16_000;
 
@@ -257,6 +298,12 @@ pub fn peer_block(agent: usize, text: &str) -> String {
         "[Agent {n}'s solution]\n{}\n[End of Agent {n}'s solution]",
         fenced(&bounded(text.trim(), MAX_PEER_CHARS))
     )
+}
+
+/// A peer's text placed in a prompt without a block of its own (MAD-M²'s judgement of one
+/// solution): bounded and with its fence-like lines defused, as [`peer_block`] places it.
+pub fn peer_text(text: &str) -> String {
+    fenced(&bounded(text.trim(), MAX_PEER_CHARS))
 }
 
 /// A response under an anonymous label (`council`): fenced as [`peer_block`] fences, but
@@ -284,9 +331,16 @@ fn fenced(text: &str) -> String {
         let t = line.trim_start();
         let lower = t.to_ascii_lowercase();
         let fence = t.starts_with('[')
-            && ["[agent ", "[end of agent", "[response ", "[end of response"]
-                .iter()
-                .any(|f| lower.starts_with(f));
+            && [
+                "[agent ",
+                "[end of agent",
+                "[response ",
+                "[end of response",
+                "[passage",
+                "[end of passage",
+            ]
+            .iter()
+            .any(|f| lower.starts_with(f));
         if fence {
             let inner = t.trim_start_matches('[').trim_end().trim_end_matches(']');
             out.push('(');
@@ -383,20 +437,11 @@ pub fn format_instruction(kind: AnswerKind) -> &'static str {
     }
 }
 
-/// Fills `{name}` placeholders.
-pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
-    let mut out = template.to_string();
-    for (name, value) in vars {
-        out = out.replace(&format!("{{{name}}}"), value);
-    }
-    out
-}
-
 /// Fills `{name}` placeholders in one pass: what a value brings in is never searched again, so
-/// a question or a response that contains `{peers}` or `{agent}` stays as it was written (the
-/// shared-first templates are filled with it; [`render`] keeps the papers' prompts exactly as
-/// they always were).
-pub fn render_once(template: &str, vars: &[(&str, &str)]) -> String {
+/// a question, a passage or a response that contains `{peers}` or `{agent}` stays as it was
+/// written. (Where no value holds a placeholder this is what filling them one name after another
+/// gave, which the papers' prompts were filled with until passages came: see the tests.)
+pub fn render(template: &str, vars: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
     while let Some(open) = rest.find('{') {
@@ -474,30 +519,33 @@ mod tests {
     }
 
     #[test]
-    fn render_once_leaves_placeholders_in_values_alone() {
+    fn render_leaves_placeholders_in_values_alone() {
         let vars = [("question", "What is {peers}?"), ("peers", "[x]")];
-        assert_eq!(
-            render_once("{question} {peers}", &vars),
-            "What is {peers}? [x]"
-        );
-        assert_eq!(render("{question} {peers}", &vars), "What is [x]? [x]");
-        assert_eq!(
-            render_once("{a} {unknown} {b", &[("a", "1")]),
-            "1 {unknown} {b"
-        );
+        assert_eq!(render("{question} {peers}", &vars), "What is {peers}? [x]");
+        assert_eq!(render("{a} {unknown} {b", &[("a", "1")]), "1 {unknown} {b");
+    }
+
+    /// How templates were filled before passages came: one name after another, each value
+    /// searched again by the names after it.
+    fn render_name_by_name(template: &str, vars: &[(&str, &str)]) -> String {
+        let mut out = template.to_string();
+        for (name, value) in vars {
+            out = out.replace(&format!("{{{name}}}"), value);
+        }
+        out
     }
 
     proptest::proptest! {
         /// Where no value can make a placeholder (alone or with the template's text around it),
-        /// both renderers fill a template alike.
+        /// a template is filled as it was name by name: the papers' prompts did not change.
         #[test]
-        fn render_once_fills_as_render_does(
+        fn render_fills_as_name_by_name_did(
             template in "([a-z ]{0,4}(\\{a\\}|\\{b\\}|\\{c\\}|\\{|\\})){0,8}",
             a in "[A-Z ]{1,5}",
             b in "[A-Z ]{1,5}",
         ) {
             let vars = [("a", a.as_str()), ("b", b.as_str())];
-            proptest::prop_assert_eq!(render_once(&template, &vars), render(&template, &vars));
+            proptest::prop_assert_eq!(render(&template, &vars), render_name_by_name(&template, &vars));
         }
     }
 

@@ -145,6 +145,7 @@ fn load_task(dir: &Path, task: &str) -> Result<Vec<Item>, DatasetError> {
             gold,
             kind: item_kind,
             tests: None,
+            passage: None,
         };
         out.push(
             location,

@@ -292,6 +292,7 @@ pub(crate) async fn run_item(
         seed: item_seed(plan.seed, &item.id),
         tests: item.tests.clone(),
         layout: plan.layout,
+        passage: item.passage.clone(),
     };
     let id = run_id(&plan.name, protocol_name, &item.id);
     let stored = match store.run(&id).await {
@@ -430,6 +431,7 @@ pub async fn load_bench(
                 gold: link.gold.clone(),
                 kind: spec.kind,
                 tests: spec.tests.clone(),
+                passage: spec.passage.clone(),
             });
         }
         results.push(ItemResult {

@@ -110,6 +110,7 @@ pub(crate) fn gsm8k(dir: &Path) -> Result<Vec<Item>, DatasetError> {
             gold: hashes_gold(rec, "answer")?,
             kind: AnswerKind::Numeric,
             tests: None,
+            passage: None,
         };
         Ok((item, fields("question", "answer")))
     })
@@ -140,6 +141,7 @@ pub(crate) fn math(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
             gold: gold.trim().to_string(),
             kind: AnswerKind::Math,
             tests: None,
+            passage: None,
         };
         Ok((item, fields("problem", answer_field)))
     })
@@ -156,6 +158,7 @@ pub(crate) fn aime(dir: &Path, name: &str) -> Result<Vec<Item>, DatasetError> {
             gold: rec.text("answer")?.trim().to_string(),
             kind: AnswerKind::Numeric,
             tests: None,
+            passage: None,
         };
         Ok((item, fields("problem", "answer")))
     })
@@ -198,6 +201,7 @@ fn mmlu_subject(dir: &Path, subject: &str) -> Result<Vec<Item>, DatasetError> {
             gold: cells[5].trim().to_string(),
             kind: AnswerKind::Choice,
             tests: None,
+            passage: None,
         };
         out.push(*location, fields("column 1", "column 6"), item)?;
     }
@@ -237,6 +241,7 @@ pub(crate) fn mmlu_pro(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, Data
             gold,
             kind: AnswerKind::Choice,
             tests: None,
+            passage: None,
         };
         Ok((item, fields("question", "answer")))
     })
@@ -306,6 +311,7 @@ pub(crate) fn strategyqa(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, Da
             gold: if gold { "yes" } else { "no" }.to_string(),
             kind: AnswerKind::YesNo,
             tests: None,
+            passage: None,
         };
         out.push(location, f, item)?;
     }
@@ -378,6 +384,7 @@ pub(crate) fn gsm_ranges(dir: &Path, level: Option<&str>) -> Result<Vec<Item>, D
             gold: hashes_gold(&rec, "answer")?,
             kind: AnswerKind::Numeric,
             tests: None,
+            passage: None,
         };
         out.push(*location, fields("question", "answer"), item)?;
     }

@@ -816,6 +816,7 @@ mod tests {
             gold: "1".into(),
             kind: AnswerKind::Numeric,
             tests: None,
+            passage: None,
         }
     }
 

@@ -67,6 +67,7 @@ fn check_columns(
         None => {}
     }
     needed.extend(f.id.as_deref());
+    needed.extend(f.context.as_deref());
     match needed.iter().find(|c| !columns.contains_key(**c)) {
         Some(missing) => Err(DatasetError::malformed(
             file,
@@ -111,6 +112,16 @@ fn item(
         }
         None => format!("{stem}/{index}"),
     };
+    let passage = match &f.context {
+        Some(field) => {
+            let passage = rec.text(field)?;
+            if passage.trim().is_empty() {
+                return Err(rec.bad(field, "empty passage"));
+            }
+            Some(passage)
+        }
+        None => None,
+    };
     Ok(Item {
         id,
         question: rec.text(&f.question)?,
@@ -118,5 +129,6 @@ fn item(
         gold: rec.text(&f.answer)?.trim().to_string(),
         kind: spec.kind,
         tests: None,
+        passage,
     })
 }

@@ -60,6 +60,7 @@ fn item(p: &Problem, number: &str) -> Item {
             &p.test,
             &p.entry_point,
         )),
+        passage: None,
     }
 }
 

@@ -21,6 +21,10 @@ pub struct Item {
     pub kind: AnswerKind,
     /// Tests a code answer must pass (code datasets: HumanEval); `None` elsewhere.
     pub tests: Option<moot_core::validation::TestSuite>,
+    /// A passage the question is about, which the debaters read and deciding agents do not
+    /// (hidden evidence: a generic file's `context=` field). Stored only when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<String>,
 }
 
 impl Item {
@@ -68,6 +72,7 @@ mod tests {
             gold: gold.into(),
             kind,
             tests: None,
+            passage: None,
         }
     }
 

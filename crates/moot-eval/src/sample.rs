@@ -67,6 +67,7 @@ mod tests {
                 gold: i.to_string(),
                 kind: AnswerKind::Numeric,
                 tests: None,
+                passage: None,
             })
             .collect()
     }

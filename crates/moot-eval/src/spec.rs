@@ -14,7 +14,7 @@ pub use crate::spec_error::SpecError;
 
 /// The generic forms, as error messages and name lists spell them.
 const GENERIC_FORMS: [&str; 2] = [
-    "jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F]",
+    "jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F&context=F]",
     "csv:PATH?kind=KIND[&…]",
 ];
 
@@ -61,9 +61,10 @@ pub fn dataset_long_help() -> String {
     }
     let kinds: Vec<&str> = AnswerKind::ALL.iter().map(|k| k.name()).collect();
     help.push_str(&format!(
-        "or any file: jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F, or csv:PATH?… \
-         (a header row required). KIND is one of {}; question and answer default to those \
-         names; options=F names one field holding a list, options=A,B,C,D one field per option",
+        "or any file: jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F&context=F, or \
+         csv:PATH?… (a header row required). KIND is one of {}; question and answer default to \
+         those names; options=F names one field holding a list, options=A,B,C,D one field per \
+         option; context=F a passage the debaters read and a judge does not",
         kinds.join(", ")
     ));
     help
@@ -109,6 +110,9 @@ pub struct FieldMap {
     pub options: Option<OptionsField>,
     /// A field holding each record's id; without it ids are `<file stem>/<index>`.
     pub id: Option<String>,
+    /// A field holding a passage the question is about (hidden evidence: the debaters read
+    /// it, deciding agents do not).
+    pub context: Option<String>,
 }
 
 impl Default for FieldMap {
@@ -119,6 +123,7 @@ impl Default for FieldMap {
             answer: "answer".to_string(),
             options: None,
             id: None,
+            context: None,
         }
     }
 }
@@ -180,6 +185,7 @@ impl GenericSpec {
                 "question" => fields.question = value.to_string(),
                 "answer" => fields.answer = value.to_string(),
                 "id" => fields.id = Some(value.to_string()),
+                "context" => fields.context = Some(value.to_string()),
                 "options" => {
                     fields.options = Some(if value.contains(',') {
                         OptionsField::Columns(
@@ -195,7 +201,7 @@ impl GenericSpec {
                 }
                 other => {
                     return Err(bad(format!(
-                        "unknown key `{other}` (keys: kind, question, answer, options, id)"
+                        "unknown key `{other}` (keys: kind, question, answer, options, id, context)"
                     )))
                 }
             }
@@ -239,6 +245,9 @@ impl fmt::Display for GenericSpec {
         }
         if let Some(id) = &self.fields.id {
             write!(f, "&id={id}")?;
+        }
+        if let Some(context) = &self.fields.context {
+            write!(f, "&context={context}")?;
         }
         Ok(())
     }
@@ -553,7 +562,8 @@ mod tests {
             "gsm8k, math500, math, aime2024, aime2025, mmlu, mmlu:SUBJECT, mmlu-pro, \
              mmlu-pro:logical_fallacies, bbh, bbh:TASK, strategyqa (= strategyqa:dev), \
              strategyqa:train, strategyqa:bigbench, gsm-ranges:original, gsm-ranges:level4, \
-             gsm-ranges:level6, humaneval, jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F], \
+             gsm-ranges:level6, humaneval, \
+             jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F&context=F], \
              csv:PATH?kind=KIND[&…]"
         );
         let builtins: Vec<String> = DatasetSpec::builtins()

@@ -28,6 +28,7 @@ fn items(n: usize) -> Vec<Item> {
             gold: (i * 17).to_string(),
             kind: AnswerKind::Numeric,
             tests: None,
+            passage: None,
         })
         .collect()
 }

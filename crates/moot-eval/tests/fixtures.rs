@@ -330,6 +330,56 @@ fn generic_missing_column_lists_the_header() {
 }
 
 #[test]
+fn generic_jsonl_passages_from_the_context_field() {
+    let dir = temp_data(&[(
+        "p.jsonl",
+        "{\"q\": \"Who?\", \"a\": \"Ines\", \"text\": \"Ines fixed the clock.\"}\n\
+         {\"q\": \"What?\", \"a\": \"a clock\", \"text\": \"  \"}\n",
+    )]);
+    let spec = format!(
+        "jsonl:{}/p.jsonl?kind=text&question=q&answer=a&context=text",
+        dir.path().display()
+    );
+    let parsed: moot_eval::DatasetSpec = spec.parse().expect("parsed");
+    assert_eq!(parsed.to_string(), spec);
+    let err = load(&parsed, Path::new("/unused")).unwrap_err().to_string();
+    assert!(
+        err.ends_with("line 2: empty passage in field `text`"),
+        "{err}"
+    );
+    let spec = spec.replace("context=text", "context=missing");
+    let err = load(&spec.parse().expect("parsed"), Path::new("/unused"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("line 1") && err.contains("`missing`"), "{err}");
+}
+
+/// The passages moot ships (`datasets/passages`) load with the line its README gives, every
+/// item with its passage and a gold answer among its options.
+#[test]
+fn the_shipped_passages_load_through_the_generic_loader() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/passages/passages.jsonl");
+    let spec = format!(
+        "jsonl:{}?kind=choice&options=choices&id=id&context=passage",
+        file.display()
+    );
+    let readme = fs::read_to_string(file.with_file_name("README.md")).expect("README");
+    assert!(readme.contains("passages.jsonl?kind=choice&options=choices&id=id&context=passage"));
+    let d = load(&spec.parse().expect("parsed"), Path::new("/unused")).expect("loaded");
+    assert_eq!(d.len(), 12);
+    for item in &d.items {
+        let passage = item.passage.as_deref().expect("a passage");
+        assert!(
+            passage.len() > moot_core::evidence::DEFAULT_QUOTE_LIMIT,
+            "{}",
+            item.id
+        );
+        assert_eq!(item.choices.len(), 4, "{}", item.id);
+        assert!(item.gold_answer().is_some(), "{}", item.id);
+    }
+}
+
+#[test]
 fn generic_missing_file() {
     let err = generic("jsonl:DIR/nope.jsonl?kind=text").unwrap_err();
     assert!(matches!(err, DatasetError::MissingFile { .. }), "{err}");

@@ -95,6 +95,7 @@ pub fn import(id: &str, source: &str, doc: &Value, at: &str) -> Result<Imported,
         seed: 0,
         tests: None,
         layout: Layout::Papers,
+        passage: None,
     };
     let mut calls = Vec::new();
     for (r, round) in rounds.iter().enumerate() {

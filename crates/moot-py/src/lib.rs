@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use moot_app::ask::{AskRequest, Tests};
+use moot_app::ask::{AskRequest, Context, Tests};
 use moot_app::benchmark::{BenchEvents, BenchRequest};
 use moot_app::error::{kind_of, ErrorKind};
 use moot_app::prepare::StoreArg;
@@ -366,7 +366,7 @@ fn protocol_name(protocol: String) -> PyResult<ProtocolName> {
 #[pyo3(signature = (
     store, question, *, protocol=None, agents=None, rounds=None, config_path=None,
     config_text=None, sim=false, gold=None, options=Vec::new(), answer=None,
-    choices=Vec::new(), tests=None, require_passing=false, cancel=None
+    choices=Vec::new(), tests=None, context=None, require_passing=false, cancel=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn ask(
@@ -384,6 +384,7 @@ fn ask(
     answer: Option<String>,
     choices: Vec<String>,
     tests: Option<String>,
+    context: Option<String>,
     require_passing: bool,
     cancel: Option<&Cancel>,
 ) -> PyResult<String> {
@@ -406,6 +407,7 @@ fn ask(
         },
         choices,
         tests: tests.map(Tests::Text),
+        context: context.map(Context::Text),
         require_passing,
         ..AskRequest::new(question)
     };

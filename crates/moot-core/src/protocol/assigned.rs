@@ -149,16 +149,12 @@ impl Assigned {
         let vars = [
             ("agent", agent_number.as_str()),
             ("position", position.canonical()),
-            ("question", &spec.question),
+            ("question", &spec.debater_question()),
             ("options", &prompts::options_block(&spec.choices)),
             ("format", prompts::format_instruction(spec.kind)),
             ("peers", &peers_text),
         ];
-        let prompt = if shared_first {
-            prompts::render_once(template, &vars)
-        } else {
-            prompts::render(template, &vars)
-        };
+        let prompt = prompts::render(template, &vars);
         let others: Vec<usize> = shown.iter().copied().filter(|&p| p != agent).collect();
         PlannedCall {
             round,

@@ -107,7 +107,7 @@ impl Council {
         let prompt = prompts::render(
             prompts::RANK,
             &[
-                ("question", &spec.question),
+                ("question", &spec.debater_question()),
                 ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
                 ("peers", &Self::blocks(t, &order)),

@@ -19,6 +19,7 @@ use super::plan::{PlannedCall, Protocol, ProtocolError, Step};
 use crate::chat::{CallMode, ChatMessage};
 use crate::contract::ReplyContract;
 use crate::debate::{AgentRole, DebateSpec, Outcome, Slot, Transcript};
+use crate::evidence::{without_passage, QuoteCheck};
 use crate::faults::Faults;
 use crate::prompts;
 
@@ -45,15 +46,67 @@ pub struct Judged {
     pub(crate) finale: Box<dyn Finale>,
     /// Debaters the protocol needs at least.
     pub(crate) min_debaters: usize,
+    /// The verified quotation of the passage one debater's reply may show the deciding agents
+    /// (see [`crate::evidence`]).
+    pub(crate) quote_limit: usize,
 }
 
 impl Judged {
-    /// The debaters' part of the spec: the agents before the first deciding one.
-    fn debaters_spec(spec: &DebateSpec, debaters: usize) -> DebateSpec {
+    /// The debaters' part of the spec: the agents before the first deciding one. A passage is
+    /// put into the question itself, with word that the deciding agent cannot see it and how
+    /// to quote it, so the debaters' protocol reads it as it reads any question.
+    fn debaters_spec(&self, spec: &DebateSpec, debaters: usize) -> DebateSpec {
+        let question = match &spec.passage {
+            None => spec.question.clone(),
+            Some(passage) => prompts::passage_and_question(
+                passage,
+                &spec.question,
+                Some(prompts::HiddenFrom {
+                    role: self.role_name(),
+                    limit: self.quote_limit,
+                }),
+            ),
+        };
         DebateSpec {
             agents: spec.agents.iter().take(debaters).cloned().collect(),
+            question,
+            passage: None,
             ..spec.clone()
         }
+    }
+
+    /// `deciding`'s call in the last round, made from what a deciding agent may read: the spec
+    /// without its passage, and the debaters' replies with their quotes checked (and the note
+    /// that says what the marks mean put first), when the debate has a passage.
+    fn finale_call(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        debaters: usize,
+        round: usize,
+        deciding: usize,
+    ) -> PlannedCall {
+        let call = match QuoteCheck::of(spec, self.quote_limit) {
+            None => self.finale.call(spec, t, debaters, round, deciding),
+            Some(check) => {
+                let marked = t.with_texts(debaters, |text| check.mark(text).text);
+                self.finale
+                    .call(&without_passage(spec), &marked, debaters, round, deciding)
+                    .map(|mut call| {
+                        if let Some(prompt) = call
+                            .messages
+                            .iter_mut()
+                            .rev()
+                            .find(|m| m.role == crate::chat::Role::User)
+                        {
+                            prompt.content =
+                                format!("{}\n\n{}", prompts::QUOTES_NOTE, prompt.content);
+                        }
+                        call
+                    })
+            }
+        };
+        call.unwrap_or_else(|why| PlannedCall::skip(round, deciding, why))
     }
 
     fn role_name(&self) -> &'static str {
@@ -140,7 +193,7 @@ impl Protocol for Judged {
                 i + 1
             )));
         }
-        self.debate.validate(&Self::debaters_spec(spec, debaters))
+        self.debate.validate(&self.debaters_spec(spec, debaters))
     }
 
     fn next(&self, spec: &DebateSpec, t: &Transcript) -> Step {
@@ -160,7 +213,7 @@ impl Protocol for Judged {
                     )
                 })
         };
-        let inner_spec = Self::debaters_spec(spec, debaters);
+        let inner_spec = self.debaters_spec(spec, debaters);
         match self.debate.next(&inner_spec, &t.first_agents(debaters)) {
             Step::Round { round, mut calls } => {
                 if round < last {
@@ -177,11 +230,7 @@ impl Protocol for Judged {
                 } else {
                     t.open_agents(round)
                         .into_iter()
-                        .map(|agent| {
-                            self.finale
-                                .call(spec, t, debaters, round, agent)
-                                .unwrap_or_else(|why| PlannedCall::skip(round, agent, why))
-                        })
+                        .map(|agent| self.finale_call(spec, t, debaters, round, agent))
                         .collect()
                 };
                 Step::Round { round, calls }

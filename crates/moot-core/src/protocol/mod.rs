@@ -74,6 +74,26 @@ pub struct ProtocolEntry {
 
 const ROUND_TABLE_OPTIONS: &[&str] = &["topology", "k", "hub", "groups", "ordering", "gold"];
 
+/// `judge`'s options: a round table's, and the quote limit of hidden evidence.
+const JUDGE_OPTIONS: &[&str] = &[
+    "topology",
+    "k",
+    "hub",
+    "groups",
+    "ordering",
+    "gold",
+    "quote_limit",
+];
+
+/// The options of the other protocols with a deciding agent.
+const DECIDED_OPTIONS: &[&str] = &["quote_limit"];
+
+/// The configured quote limit of hidden evidence, or its default.
+fn quote_limit(o: &ProtocolOptions) -> usize {
+    o.quote_limit
+        .unwrap_or(crate::evidence::DEFAULT_QUOTE_LIMIT)
+}
+
 /// Why SVR-MAD is forked at round 0 only.
 const SVR_MAD_FORKS: &str = "svr-mad's rounds after round 0 are challenge steps whose targets and budget are chosen from round 0's answers: a later step cannot be changed on its own; fork at round 0";
 /// Why SID-ET refuses `say` (its null and model forks are fine: the new samples have logprobs).
@@ -185,7 +205,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "judge",
         summary: "MAD (Liang et al.): debaters argue tit for tat over rounds, a judge reads the debate and answers",
-        options: ROUND_TABLE_OPTIONS,
+        options: JUDGE_OPTIONS,
         build: |o| {
             let table = RoundTable::new("judge", PromptStyle::TitForTat, "verdict");
             judged_table("judge", AgentRole::Judge, table, Box::new(judged::TranscriptJudge), o)
@@ -195,21 +215,21 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "assigned",
         summary: "assigned-position debate (Khan et al.): each debater defends an assigned answer, a judge decides",
-        options: &[],
+        options: DECIDED_OPTIONS,
         build: |o| judged_positions(o, false),
         forks: Forks::Any,
     },
     ProtocolEntry {
         name: "consultancy",
         summary: "consultancy (Khan et al.): one consultant argues an assigned answer, a judge decides",
-        options: &[],
+        options: DECIDED_OPTIONS,
         build: |o| judged_positions(o, true),
         forks: Forks::Any,
     },
     ProtocolEntry {
         name: "moa",
         summary: "Mixture-of-Agents (Wang et al.): layers of proposers, each reading the previous layer, then an aggregator",
-        options: &[],
+        options: DECIDED_OPTIONS,
         build: |o| {
             let mut table = RoundTable::new("moa", PromptStyle::Neutral, "verdict");
             table.variant = round_table::Variant::Layers;
@@ -220,7 +240,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "council",
         summary: "council: answers, anonymous peer ranking, then a chairman writes the final answer",
-        options: &[],
+        options: DECIDED_OPTIONS,
         build: |o| {
             let council = Council {
                 faults: o.faults.clone(),
@@ -231,6 +251,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
                 debate: Box::new(council.clone()),
                 finale: Box::new(council),
                 min_debaters: 2,
+                quote_limit: quote_limit(o),
             }))
         },
         forks: Forks::Any,
@@ -251,6 +272,7 @@ fn judged_table(
         debate: table.configured(o, Topology::AllToAll)?,
         finale,
         min_debaters: 1,
+        quote_limit: quote_limit(o),
     }))
 }
 
@@ -273,6 +295,7 @@ fn judged_positions(
         debate: Box::new(positions.clone()),
         finale: Box::new(positions),
         min_debaters: if consultancy { 1 } else { 2 },
+        quote_limit: quote_limit(o),
     }))
 }
 

@@ -31,7 +31,7 @@ pub(crate) fn initial_prompt(spec: &DebateSpec) -> String {
     crate::prompts::render(
         crate::prompts::INITIAL,
         &[
-            ("question", &spec.question),
+            ("question", &spec.debater_question()),
             ("options", &crate::prompts::options_block(&spec.choices)),
             ("format", crate::prompts::format_instruction(spec.kind)),
         ],
@@ -80,7 +80,7 @@ pub(crate) fn freemad_initial_call(
     let prompt = crate::prompts::render(
         crate::prompts::FREEMAD_INITIAL,
         &[
-            ("question", &spec.question),
+            ("question", &spec.debater_question()),
             ("options", &crate::prompts::options_block(&spec.choices)),
         ],
     );

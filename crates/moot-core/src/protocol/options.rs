@@ -74,6 +74,10 @@ pub struct ProtocolOptions {
     /// SID-ET: skip the debate when the best agent's min token log-likelihood is above this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threshold: Option<f64>,
+    /// Protocols with a deciding agent, under hidden evidence: the verified quotation of the
+    /// passage one debater's reply may show it, in characters (see [`crate::evidence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote_limit: Option<usize>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub faults: Faults,
 }
@@ -105,6 +109,7 @@ impl ProtocolOptions {
         add(self.challengers.is_some(), "challengers");
         add(self.accept_after.is_some(), "accept_after");
         add(self.threshold.is_some(), "threshold");
+        add(self.quote_limit.is_some(), "quote_limit");
         v
     }
 
@@ -126,6 +131,7 @@ impl ProtocolOptions {
             challengers: self.challengers.filter(|_| keep("challengers")),
             accept_after: self.accept_after.filter(|_| keep("accept_after")),
             threshold: self.threshold.filter(|_| keep("threshold")),
+            quote_limit: self.quote_limit.filter(|_| keep("quote_limit")),
             faults: self.faults.clone(),
         }
     }

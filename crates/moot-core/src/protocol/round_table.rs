@@ -394,7 +394,7 @@ impl RoundTable {
             template,
             &[
                 ("peers", &peers_text),
-                ("question", &spec.question),
+                ("question", &spec.debater_question()),
                 ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
             ],
@@ -510,10 +510,10 @@ impl RoundTable {
             sections.join("\n\n")
         };
         let (name, template) = self.style.shared_first_template();
-        let prompt = prompts::render_once(
+        let prompt = prompts::render(
             template,
             &[
-                ("question", &spec.question),
+                ("question", &spec.debater_question()),
                 ("options", &prompts::options_block(&spec.choices)),
                 ("rounds", &rounds),
                 ("agent", &(agent + 1).to_string()),
@@ -569,7 +569,7 @@ impl RoundTable {
         let prompt = prompts::render(
             prompts::FREEMAD_CRITIQUE,
             &[
-                ("question", &spec.question),
+                ("question", &spec.debater_question()),
                 ("options", &prompts::options_block(&spec.choices)),
                 ("own", &own),
                 ("peers", &prompts::anonymised_peers(&texts)),
@@ -610,9 +610,9 @@ impl RoundTable {
         let prompt = prompts::render(
             prompts::JUDGE,
             &[
-                ("question", &spec.question),
+                ("question", &spec.debater_question()),
                 ("options", &prompts::options_block(&spec.choices)),
-                ("solution", text.trim()),
+                ("solution", &prompts::peer_text(text)),
             ],
         );
         Some(PlannedCall {

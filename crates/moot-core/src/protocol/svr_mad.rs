@@ -275,7 +275,7 @@ impl SvrMad {
             prompts::CHALLENGE,
             &[
                 ("peers", &peers_text),
-                ("question", &spec.question),
+                ("question", &spec.debater_question()),
                 ("options", &prompts::options_block(&spec.choices)),
                 ("format", prompts::format_instruction(spec.kind)),
             ],

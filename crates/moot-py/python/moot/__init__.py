@@ -236,6 +236,7 @@ def ask(
     answer: Optional[str] = None,
     choices: Optional[Sequence[str]] = None,
     tests: Optional[str] = None,
+    context: Optional[str] = None,
     require_passing: bool = False,
     _cancel: Optional["_moot.Cancel"] = None,
 ) -> Result:
@@ -246,7 +247,9 @@ def ask(
     ``sim=True`` debates among simulated agents, which need ``gold``. ``options`` are protocol
     options (``{"topology": "ring"}``), ``answer`` the answer kind (``numeric``, ``choice``,
     ``code``, …), ``choices`` a choice question's options, ``tests`` Python tests for a code
-    answer. The run is recorded in ``store`` (see :class:`Store`).
+    answer. ``context`` is a passage the question is about: the debaters read it, a judge (or
+    aggregator, or chairman) never does and sees only what the debaters quote, each quote checked
+    against it. The run is recorded in ``store`` (see :class:`Store`).
     """
     if not isinstance(question, str):
         raise TypeError("question must be a str")
@@ -262,6 +265,7 @@ def ask(
         answer=answer,
         choices=list(choices or []),
         tests=tests,
+        context=context,
         require_passing=require_passing,
         cancel=_cancel,
         **_config(config),

@@ -46,6 +46,7 @@ def ask(
     answer: Optional[str] = None,
     choices: List[str] = ...,
     tests: Optional[str] = None,
+    context: Optional[str] = None,
     require_passing: bool = False,
     cancel: Optional[Cancel] = None,
 ) -> str: ...

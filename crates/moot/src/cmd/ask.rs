@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use moot_app::ask::{AskRequest, Tests};
+use moot_app::ask::{AskRequest, Context, Tests};
 use moot_app::request::Settings;
 use moot_config::{AnswerSetting, ProtocolName, Via};
 use moot_store::Store;
@@ -43,6 +43,11 @@ pub struct Args {
     /// `check(...)` call); each distinct program of the debate is run with it in the sandbox.
     #[arg(long, value_name = "FILE")]
     tests: Option<PathBuf>,
+    /// A passage the question is about, read from FILE: the debaters read it; a judge (or
+    /// aggregator, or chairman) never does and sees only what the debaters quote, each quote
+    /// checked against it.
+    #[arg(long, value_name = "FILE")]
+    context: Option<PathBuf>,
     /// Code answers that fail their checks count as no answer for every rule.
     #[arg(long)]
     require_passing: bool,
@@ -68,6 +73,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         },
         choices: args.choices,
         tests: args.tests.map(Tests::File),
+        context: args.context.map(Context::File),
         require_passing: args.require_passing,
     };
     let prepared = request.prepare()?;
