@@ -448,9 +448,6 @@ impl Transcript {
         })
     }
 
-    /// The first `agents` agents' part of this transcript (their cells, and the extra calls
-    /// among them): what a protocol whose deciding agents are listed after its debaters gives
-    /// the debaters' own state machine.
     /// This transcript with the text of every response of the first `agents` agents passed
     /// through `f` (answers, logprobs and every other outcome kept): what a reader who must not
     /// see the texts as written is given (a decider, under hidden evidence).
@@ -498,6 +495,9 @@ impl Transcript {
         }
     }
 
+    /// The first `agents` agents' part of this transcript (their cells, and the extra calls
+    /// among them): what a protocol whose deciding agents are listed after its debaters gives
+    /// the debaters' own state machine.
     pub fn first_agents(&self, agents: usize) -> Transcript {
         Transcript {
             rounds: self

@@ -154,6 +154,20 @@ correct. The right answer may be one that no debater gave, and how many debaters
 is not evidence that it is right.\n\nQuestion:\n{question}{options}\n\nThe debate:\n\n{debate}\n\n\
 Weigh the arguments step by step, then give your verdict. {format}";
 
+/// `judge` with `adaptive_break`: the judge's look at the debate after a round before the last
+/// (Liang et al.'s adaptive break). The protocol reads [`JUDGE_ENDS`] on a line of its own.
+pub const JUDGE_BREAK: &str = "You are the judge of a debate on the question below. You did \
+not take part in it. The debate can go on for {remaining} more round(s). Read it so far. If it \
+has already settled the question and you are confident which answer is correct (how many \
+debaters hold an answer is not evidence that it is right), end the debate: write the line \
+\"Verdict: end\", then your answer. If it has not, write the line \"Verdict: continue\" and give \
+no final answer.\n\nQuestion:\n{question}{options}\n\nThe debate so far:\n\n{debate}\n\nWhen you \
+end the debate: {format}";
+
+/// The line by which a judge ends the debate (see [`JUDGE_BREAK`]), compared without case,
+/// surrounding white space or Markdown emphasis.
+pub const JUDGE_ENDS: &str = "verdict: end";
+
 /// Precedes the answer an `assigned` or `consultancy` debater must defend; the answer follows
 /// on the same line (the `sim` backend reads it from there).
 pub const ASSIGNED_MARK: &str = "You have been assigned to defend the answer: ";

@@ -564,3 +564,196 @@ fn the_quote_limit_is_an_option_of_the_protocols_with_a_decider() {
         "{e}"
     );
 }
+
+fn adaptive_judge() -> Box<dyn Protocol> {
+    let o = ProtocolOptions {
+        adaptive_break: Some(true),
+        ..ProtocolOptions::default()
+    };
+    build_protocol("judge", &o).expect("judge reads adaptive_break")
+}
+
+/// Under `adaptive_break` the judge looks at the debate after every round before the last, once
+/// the debaters' calls of it are in; when it ends the debate with an answer, every later call
+/// is skipped with the round it ended after, and its answer is the verdict.
+#[test]
+fn an_adaptive_judge_ends_the_debate_once_it_is_confident() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        3,
+        AgentRole::Judge,
+        3,
+    );
+    let p = adaptive_judge();
+    p.validate(&s).unwrap();
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(match (c.agent, c.round) {
+            (3, 0) => "They disagree.\nVerdict: continue".into(),
+            (3, _) => "Agent 1 showed its work.\n**Verdict: END**\nFinal answer: 408".into(),
+            (a, r) => format!(
+                "Agent {a} in round {r}.\nFinal answer: {}",
+                400 + 8 * (a % 2)
+            ),
+        })
+    });
+    // The judge's looks after rounds 0 and 1, each planned after that round's debaters.
+    for round in [0, 1] {
+        let look = made(&calls, round, 3);
+        assert_eq!(look.template, "judge-break");
+        assert!(look.notes.answer_optional, "a look is not re-asked");
+        assert!(prompt(look).contains(&format!("go on for {} more round(s)", 3 - round)));
+        assert!(prompt(look).contains(&format!("Agent 2 in round {round}")));
+        let at = calls.iter().position(|c| std::ptr::eq(c, look)).unwrap();
+        assert_eq!(
+            calls[..at]
+                .iter()
+                .filter(|c| c.round == round && c.agent < 3)
+                .count(),
+            3
+        );
+    }
+    // Ended after round 1: rounds 2 and 3 were never asked.
+    for round in [2, 3] {
+        for agent in 0..4 {
+            let c = calls
+                .iter()
+                .find(|c| c.round == round && c.agent == agent)
+                .expect("planned");
+            assert_eq!(c.notes.ended_after, Some(1), "round {round} agent {agent}");
+            assert!(c
+                .skipped()
+                .unwrap()
+                .contains("the judge ended the debate after round 1"));
+        }
+    }
+    assert!(t.is_complete());
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("408"));
+    assert_eq!(t.decided_part().rounds(), 2);
+}
+
+/// A judge that never ends the debate, or says it ends it without a readable answer, lets the
+/// rounds go on and gives its verdict in the last round as without the option.
+#[test]
+fn an_adaptive_judge_that_is_not_sure_lets_the_debate_run() {
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        2,
+        AgentRole::Judge,
+        2,
+    );
+    let p = adaptive_judge();
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(match (c.agent, c.round) {
+            (2, 0) => "Verdict: end\nI cannot say which.".into(),
+            (2, 1) => "Verdict: end\nVerdict: continue".into(),
+            (2, _) => "Final answer: 408".into(),
+            (a, _) => format!("Final answer: {}", 400 + 8 * a),
+        })
+    });
+    assert!(calls.iter().all(|c| c.notes.ended_after.is_none()));
+    assert_eq!(made(&calls, 1, 0).round, 1);
+    assert_eq!(made(&calls, 2, 2).template, "judge-verdict");
+    assert_eq!(decided(&s, &t, "verdict").as_deref(), Some("408"));
+    // Without the option the judge sits the rounds out, as before.
+    let (_, plain) = drive(&*protocol("judge"), &s, |c| {
+        Some(format!("Final answer: {}", 400 + c.agent))
+    });
+    assert!(plain
+        .iter()
+        .filter(|c| c.agent == 2 && c.round < 2)
+        .all(|c| c.skipped().is_some()));
+    let e = build_protocol(
+        "assigned",
+        &ProtocolOptions {
+            adaptive_break: Some(true),
+            ..ProtocolOptions::default()
+        },
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(
+        e.contains("adaptive_break") && e.contains("applies to judge"),
+        "{e}"
+    );
+}
+
+/// `moa` with `layers`: each layer's named proposers alone answer it, each reads only the
+/// previous layer's proposers, the number of layers fixes the rounds, and the aggregator reads
+/// the last layer.
+#[test]
+fn moa_layers_name_their_proposers() {
+    let o = ProtocolOptions {
+        layers: Some(vec![vec![1, 2, 3], vec![2, 3], vec![1]]),
+        ..ProtocolOptions::default()
+    };
+    let p = build_protocol("moa", &o).expect("moa reads layers");
+    let (d, r) = p.shape(3, 7);
+    assert_eq!((d, r), (3, 2), "three layers are rounds 0 to 2");
+    let s = team(
+        "What is 17 * 24?",
+        AnswerKind::Numeric,
+        3,
+        AgentRole::Aggregator,
+        r,
+    );
+    p.validate(&s).unwrap();
+    let (t, calls) = drive(&*p, &s, |c| {
+        Some(format!(
+            "Proposal of agent {} in layer {}.\nFinal answer: 408",
+            c.agent + 1,
+            c.round + 1
+        ))
+    });
+    assert!(t.is_complete());
+    let skipped = |round: usize, agent: usize| {
+        calls
+            .iter()
+            .find(|c| c.round == round && c.agent == agent)
+            .and_then(|c| c.skipped().map(str::to_string))
+    };
+    assert!(skipped(1, 0)
+        .unwrap()
+        .contains("agent 1 does not propose in layer 2"));
+    assert!(skipped(2, 1).is_some() && skipped(2, 2).is_some());
+    let layer2 = prompt(made(&calls, 1, 1));
+    for a in 1..=3 {
+        assert!(
+            layer2.contains(&format!("Proposal of agent {a} in layer 1")),
+            "{layer2}"
+        );
+    }
+    let layer3 = prompt(made(&calls, 2, 0));
+    assert!(
+        layer3.contains("Proposal of agent 2 in layer 2")
+            && layer3.contains("Proposal of agent 3 in layer 2")
+    );
+    assert!(
+        !layer3.contains("in layer 1"),
+        "agent 1 did not propose in layer 2: {layer3}"
+    );
+    let aggregate = prompt(made(&calls, 2, 3));
+    assert!(aggregate.contains("Proposal of agent 1 in layer 3"));
+    assert!(!aggregate.contains("in layer 2"), "{aggregate}");
+    // Agents are numbered from 1 and must be in the team.
+    let bad = |layers: Vec<Vec<usize>>| {
+        let o = ProtocolOptions {
+            layers: Some(layers),
+            ..ProtocolOptions::default()
+        };
+        match build_protocol("moa", &o) {
+            Err(e) => e.to_string(),
+            Ok(p) => p
+                .validate(&s)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+        }
+    };
+    assert!(bad(vec![vec![0]]).contains("numbered from 1"));
+    assert!(bad(vec![vec![1], vec![4]]).contains("agent 4 is named"));
+    assert!(bad(vec![vec![1], vec![]]).contains("layer 2 names no proposer"));
+    assert!(bad(vec![]).contains("names no layer"));
+}

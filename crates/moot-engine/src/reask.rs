@@ -22,15 +22,16 @@ pub(crate) struct Reask {
 }
 
 impl Reask {
-    /// The re-ask for `call` when re-asking is on. Only answers are re-asked: judgements and
-    /// challenges are read differently.
+    /// The re-ask for `call` when re-asking is on. Only answers are re-asked (judgements and
+    /// challenges are read differently), and only where an answer is due (a judge's look at
+    /// the debate may rightly give none).
     pub(crate) fn for_call(
         enabled: bool,
         spec: &DebateSpec,
         call: &PlannedCall,
         previous: Option<&Answer>,
     ) -> Option<Reask> {
-        (enabled && call.slot == Slot::Answer).then(|| Reask {
+        (enabled && call.slot == Slot::Answer && !call.notes.answer_optional).then(|| Reask {
             spec: spec.clone(),
             agent: call.agent,
             mode: call.mode,

@@ -207,6 +207,54 @@ pub struct ProtocolSummary {
     pub adoption: Adoption,
     /// Every decision rule applied to the same debates.
     pub rules: Vec<RuleAccuracy>,
+    /// Debates the judge ended before their last round (`judge` with `adaptive_break`).
+    pub early_breaks: EarlyBreaks,
+}
+
+/// What a judge's adaptive break saved over a protocol's debates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct EarlyBreaks {
+    /// Debates the judge ended before their last round.
+    pub debates: usize,
+    /// Rounds those debates did not run.
+    pub rounds_saved: usize,
+    /// Debaters' calls not made.
+    pub calls_saved: usize,
+    /// Tokens those calls would have cost, estimated at the mean tokens (input and output) of
+    /// the debaters' calls this protocol made: an estimate, since a later round's prompt is
+    /// longer than the mean.
+    pub tokens_saved_estimate: u64,
+}
+
+/// What the judges' adaptive breaks saved over `mine`: read from the skipped calls' notes.
+fn early_breaks(mine: &[&ItemResult]) -> EarlyBreaks {
+    let mut out = EarlyBreaks::default();
+    let (mut made, mut made_tokens) = (0u64, 0u64);
+    for r in mine {
+        let debaters = r.agents.iter().take_while(|a| a.role.is_debater()).count() as u32;
+        let last = r.result.records.iter().map(|c| c.round).max().unwrap_or(0) as usize;
+        let mut ended: Option<usize> = None;
+        for c in r.result.records.iter().filter(|c| c.agent < debaters) {
+            if !c.skipped {
+                made += 1;
+                made_tokens += c.input_tokens + c.output_tokens;
+                continue;
+            }
+            let notes = moot_core::protocol::CallNotes::from_json(&c.notes).unwrap_or_default();
+            if let Some(after) = notes.ended_after {
+                out.calls_saved += 1;
+                ended = Some(ended.map_or(after, |e: usize| e.min(after)));
+            }
+        }
+        if let Some(after) = ended {
+            out.debates += 1;
+            out.rounds_saved += last.saturating_sub(after);
+        }
+    }
+    out.tokens_saved_estimate = (out.calls_saved as u64 * made_tokens)
+        .checked_div(made)
+        .unwrap_or(0);
+    out
 }
 
 /// One decision rule's accuracy on one protocol's debates.
@@ -429,6 +477,7 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                 spent_output_tokens: total_tokens(
                     mine.iter().map(|r| r.result.spent_usage().output_tokens),
                 ),
+                early_breaks: early_breaks(&mine),
                 ..trajectory_metrics(&mine, items)
             }
         })
@@ -579,6 +628,7 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         flips_incorrect_to_correct: to_right,
         adoption,
         rules,
+        early_breaks: EarlyBreaks::default(),
     }
 }
 

@@ -321,6 +321,18 @@ impl Report {
                 s.cache_hits
             ));
         }
+        for s in self.protocols.iter().filter(|s| s.early_breaks.debates > 0) {
+            let b = &s.early_breaks;
+            out.push_str(&format!(
+                "\n{}: the judge ended {} of {} early; {} and {} not made (about {} tokens at the mean debater call).\n",
+                md(&s.protocol),
+                plural(b.debates, "debate"),
+                s.items,
+                plural(b.rounds_saved, "round"),
+                plural(b.calls_saved, "debater call"),
+                b.tokens_saved_estimate
+            ));
+        }
         out.push_str("\nBy round (plurality accuracy; mean tokens per item through the round; answer entropy in bits; MADC gold log-likelihood, with the items where no agent held the gold answer):\n\n| protocol | accuracy | tokens | entropy | gold log-likelihood | flips right→wrong / wrong→right |\n|---|---|---|---|---|---|\n");
         for s in &self.protocols {
             let join = |v: Vec<String>| v.join(" → ");
@@ -638,6 +650,7 @@ mod tests {
             adoption: Default::default(),
             round_gold_share: vec![],
             rules: Vec::new(),
+            early_breaks: Default::default(),
         }
     }
 

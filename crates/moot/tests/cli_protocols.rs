@@ -566,3 +566,59 @@ fn a_shared_first_debate_stores_prompts_that_share_the_question_and_the_solution
         }
     }
 }
+
+/// `judge` with `adaptive_break`: a judge sure after round 0 ends the debate there; the later
+/// rounds are stored as skipped with the round it ended after, its answer is the verdict, and
+/// a benchmark's report counts the rounds and calls saved.
+#[test]
+fn an_adaptive_judge_ends_the_debate_and_the_report_counts_what_it_saved() {
+    let env = Env::new();
+    let config = env.write(
+        "adaptive.toml",
+        "[debate]\nprotocol = \"judge\"\nrounds = 3\n\n[protocol]\nadaptive_break = true\n\n\
+         [[agents]]\nid = \"d1\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 7\"]\n\n\
+         [[agents]]\nid = \"d2\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 8\"]\n\n\
+         [[agents]]\nid = \"j\"\nbackend = \"scripted\"\nrole = \"judge\"\n\
+         responses = [\"Agent 1 is right.\\nVerdict: end\\nFinal answer: 7\"]\n",
+    );
+    let config = config.to_str().unwrap();
+    let run = env.json(&[
+        "ask",
+        "What is 1 * 7?",
+        "--config",
+        config,
+        "--answer",
+        "numeric",
+        "--json",
+    ]);
+    assert_eq!(run["answer"], "7", "{run}");
+    let shown = env.json(&["show", run["run_id"].as_str().unwrap(), "--format", "json"]);
+    let calls = shown["calls"].as_array().unwrap();
+    let look = calls
+        .iter()
+        .find(|c| c["round"] == 0 && c["agent"] == 2)
+        .expect("the judge's look after round 0");
+    assert_eq!(look["template"], "judge-break", "{look}");
+    for c in calls.iter().filter(|c| c["round"].as_u64() > Some(0)) {
+        assert_eq!(c["skipped"], true, "{c}");
+        assert_eq!(c["notes"]["ended_after"], 0, "{c}");
+    }
+    let dataset = common::arith_dataset(&env, 3);
+    let report = env.stdout(&[
+        "bench",
+        "--dataset",
+        &dataset,
+        "--protocol",
+        "judge",
+        "--config",
+        config,
+        "--name",
+        "early",
+    ]);
+    assert!(
+        report.contains(
+            "judge: the judge ended 3 debates of 3 early; 9 rounds and 18 debater calls not made"
+        ),
+        "{report}"
+    );
+}

@@ -49,6 +49,9 @@ pub struct Judged {
     /// The verified quotation of the passage one debater's reply may show the deciding agents
     /// (see [`crate::evidence`]).
     pub(crate) quote_limit: usize,
+    /// After every round before the last, the deciding agents look at the debate so far and
+    /// may end it (`judge`'s `adaptive_break`, Liang et al.).
+    pub(crate) adaptive_break: bool,
 }
 
 impl Judged {
@@ -75,38 +78,82 @@ impl Judged {
         }
     }
 
-    /// `deciding`'s call in the last round, made from what a deciding agent may read: the spec
-    /// without its passage, and the debaters' replies with their quotes checked (and the note
-    /// that says what the marks mean put first), when the debate has a passage.
-    fn finale_call(
+    /// A call of deciding agent `deciding` in `round`, built by `build` from what a deciding
+    /// agent may read: the spec without its passage, and the debaters' replies with their
+    /// quotes checked (and the note that says what the marks mean put first), when the debate
+    /// has a passage. `build` says why there is no call (it is then recorded as skipped).
+    fn as_decider(
+        &self,
+        spec: &DebateSpec,
+        t: &Transcript,
+        debaters: usize,
+        (round, deciding): (usize, usize),
+        build: impl FnOnce(&DebateSpec, &Transcript) -> Result<PlannedCall, String>,
+    ) -> PlannedCall {
+        let call = match QuoteCheck::of(spec, self.quote_limit) {
+            None => build(spec, t),
+            Some(check) => {
+                let marked = t.with_texts(debaters, |text| check.mark(text).text);
+                build(&without_passage(spec), &marked).map(|mut call| {
+                    if let Some(prompt) = call
+                        .messages
+                        .iter_mut()
+                        .rev()
+                        .find(|m| m.role == crate::chat::Role::User)
+                    {
+                        prompt.content = format!("{}\n\n{}", prompts::QUOTES_NOTE, prompt.content);
+                    }
+                    call
+                })
+            }
+        };
+        call.unwrap_or_else(|why| PlannedCall::skip(round, deciding, why))
+    }
+
+    /// The round after which a deciding agent ended the debate (adaptive break): a round
+    /// before the last in which one said [`prompts::JUDGE_ENDS`] and gave a readable answer.
+    fn ended_after(&self, t: &Transcript, debaters: usize, last: usize) -> Option<usize> {
+        if !self.adaptive_break {
+            return None;
+        }
+        (0..last).find(|&r| {
+            (debaters..t.agents()).any(|a| {
+                t.get(r, a)
+                    .is_some_and(|o| o.answer().is_some() && o.text().is_some_and(ends_the_debate))
+            })
+        })
+    }
+
+    /// Under adaptive break, the deciding agents' look at the debate after `round` (before the
+    /// last), once every debater's call of it has an outcome.
+    fn break_calls(
         &self,
         spec: &DebateSpec,
         t: &Transcript,
         debaters: usize,
         round: usize,
-        deciding: usize,
-    ) -> PlannedCall {
-        let call = match QuoteCheck::of(spec, self.quote_limit) {
-            None => self.finale.call(spec, t, debaters, round, deciding),
-            Some(check) => {
-                let marked = t.with_texts(debaters, |text| check.mark(text).text);
-                self.finale
-                    .call(&without_passage(spec), &marked, debaters, round, deciding)
-                    .map(|mut call| {
-                        if let Some(prompt) = call
-                            .messages
-                            .iter_mut()
-                            .rev()
-                            .find(|m| m.role == crate::chat::Role::User)
-                        {
-                            prompt.content =
-                                format!("{}\n\n{}", prompts::QUOTES_NOTE, prompt.content);
-                        }
-                        call
-                    })
-            }
-        };
-        call.unwrap_or_else(|why| PlannedCall::skip(round, deciding, why))
+    ) -> Vec<PlannedCall> {
+        let remaining = (t.rounds() - 1 - round).to_string();
+        t.open_agents(round)
+            .into_iter()
+            .filter(|&a| a >= debaters)
+            .map(|agent| {
+                self.as_decider(spec, t, debaters, (round, agent), |spec, t| {
+                    let shown = Shown::rounds(t, debaters, 0..=round)
+                        .ok_or("no debater has responded yet, so there is nothing to judge")?;
+                    let mut call = decider_call(
+                        spec,
+                        round,
+                        agent,
+                        ("judge-break", prompts::JUDGE_BREAK),
+                        &[("remaining", &remaining), ("debate", &shown.text)],
+                        &shown,
+                    );
+                    call.notes.answer_optional = true;
+                    Ok(call)
+                })
+            })
+            .collect()
     }
 
     fn role_name(&self) -> &'static str {
@@ -213,10 +260,42 @@ impl Protocol for Judged {
                     )
                 })
         };
+        if let Some(ended) = self.ended_after(t, debaters, last) {
+            let Some(round) = t.first_open_round() else {
+                return Step::Done;
+            };
+            let role = self.role_name();
+            let calls = t
+                .open_agents(round)
+                .into_iter()
+                .map(|a| {
+                    let mut call = PlannedCall::skip(
+                        round,
+                        a,
+                        format!("the {role} ended the debate after round {ended}"),
+                    );
+                    call.notes.ended_after = Some(ended);
+                    call
+                })
+                .collect();
+            return Step::Round { round, calls };
+        }
+        if self.adaptive_break {
+            if let Some(round) = t.first_open_round().filter(|&r| r < last) {
+                if (0..debaters).all(|a| t.get(round, a).is_some()) {
+                    let calls = self.break_calls(spec, t, debaters, round);
+                    if !calls.is_empty() {
+                        return Step::Round { round, calls };
+                    }
+                }
+            }
+        }
         let inner_spec = self.debaters_spec(spec, debaters);
         match self.debate.next(&inner_spec, &t.first_agents(debaters)) {
             Step::Round { round, mut calls } => {
-                if round < last {
+                // Under adaptive break the deciders' cells of the round are their looks at the
+                // debate, planned once the debaters' calls of it are in.
+                if round < last && !self.adaptive_break {
                     calls.extend(sits_out(round));
                 }
                 Step::Round { round, calls }
@@ -230,13 +309,32 @@ impl Protocol for Judged {
                 } else {
                     t.open_agents(round)
                         .into_iter()
-                        .map(|agent| self.finale_call(spec, t, debaters, round, agent))
+                        .map(|agent| {
+                            self.as_decider(spec, t, debaters, (round, agent), |spec, t| {
+                                self.finale.call(spec, t, debaters, round, agent)
+                            })
+                        })
                         .collect()
                 };
                 Step::Round { round, calls }
             }
         }
     }
+}
+
+/// Whether a decider's reply ends the debate: a line that reads [`prompts::JUDGE_ENDS`]
+/// (without case, surrounding white space or Markdown emphasis); the last `Verdict:` line wins.
+fn ends_the_debate(text: &str) -> bool {
+    text.lines()
+        .rev()
+        .map(|l| {
+            l.trim()
+                .trim_matches(['*', '_', '`'])
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .find(|l| l.starts_with("verdict:"))
+        .is_some_and(|l| l == prompts::JUDGE_ENDS)
 }
 
 /// The debaters' responses of `round` as fenced blocks (agents without a response are left

@@ -83,10 +83,40 @@ const JUDGE_OPTIONS: &[&str] = &[
     "ordering",
     "gold",
     "quote_limit",
+    "adaptive_break",
 ];
 
 /// The options of the other protocols with a deciding agent.
 const DECIDED_OPTIONS: &[&str] = &["quote_limit"];
+
+/// `moa`'s options: the quote limit, and which agents propose in each layer.
+const MOA_OPTIONS: &[&str] = &["quote_limit", "layers"];
+
+/// `moa`'s configured proposers per layer, as agent indices.
+fn layers(o: &ProtocolOptions) -> Result<Option<Vec<Vec<usize>>>, ProtocolError> {
+    let Some(layers) = &o.layers else {
+        return Ok(None);
+    };
+    if layers.is_empty() {
+        return Err(ProtocolError::Invalid(
+            "layers names no layer (write one list of agent numbers per layer)".into(),
+        ));
+    }
+    layers
+        .iter()
+        .map(|layer| {
+            layer
+                .iter()
+                .map(|&n| {
+                    n.checked_sub(1).ok_or_else(|| {
+                        ProtocolError::Invalid("layers: agents are numbered from 1".into())
+                    })
+                })
+                .collect()
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
+}
 
 /// The configured quote limit of hidden evidence, or its default.
 fn quote_limit(o: &ProtocolOptions) -> usize {
@@ -229,10 +259,11 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "moa",
         summary: "Mixture-of-Agents (Wang et al.): layers of proposers, each reading the previous layer, then an aggregator",
-        options: DECIDED_OPTIONS,
+        options: MOA_OPTIONS,
         build: |o| {
             let mut table = RoundTable::new("moa", PromptStyle::Neutral, "verdict");
             table.variant = round_table::Variant::Layers;
+            table.layers = layers(o)?;
             judged_table("moa", AgentRole::Aggregator, table, Box::new(judged::Aggregator), o)
         },
         forks: Forks::Any,
@@ -252,6 +283,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
                 finale: Box::new(council),
                 min_debaters: 2,
                 quote_limit: quote_limit(o),
+                adaptive_break: false,
             }))
         },
         forks: Forks::Any,
@@ -273,6 +305,7 @@ fn judged_table(
         finale,
         min_debaters: 1,
         quote_limit: quote_limit(o),
+        adaptive_break: o.adaptive_break.unwrap_or(false),
     }))
 }
 
@@ -296,6 +329,7 @@ fn judged_positions(
         finale: Box::new(positions),
         min_debaters: if consultancy { 1 } else { 2 },
         quote_limit: quote_limit(o),
+        adaptive_break: false,
     }))
 }
 

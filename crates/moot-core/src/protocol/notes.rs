@@ -52,6 +52,14 @@ pub struct CallNotes {
     /// The protocol recorded this call without asking the model, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// Skipped because the deciding agent ended the debate after this round (`judge`'s
+    /// adaptive break).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_after: Option<usize>,
+    /// The call may rightly give no answer (a judge's look at the debate that lets it go on),
+    /// so it is not re-asked for a final line.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub answer_optional: bool,
     /// The prompt was cut to fit the prompt budget (estimated tokens before and after).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cut: Option<PromptCut>,
@@ -344,6 +352,8 @@ mod tests {
             pruned: vec![5],
             challenge: Some(challenge()),
             skipped: Some("s2-mad: every peer agrees".into()),
+            ended_after: Some(1),
+            answer_optional: true,
             prompt_cut: Some(PromptCut {
                 from_tokens: 9000,
                 to_tokens: 4000,
@@ -513,6 +523,8 @@ mod tests {
             "position": "408",
             "anonymised": [2, 0],
             "skipped": "s2-mad: every peer agrees",
+            "ended_after": 1,
+            "answer_optional": true,
             "prompt_cut": {"from_tokens": 9000, "to_tokens": 4000},
             "reask": {
                 "reply": "Final answer: 408",

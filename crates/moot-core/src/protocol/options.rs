@@ -78,6 +78,15 @@ pub struct ProtocolOptions {
     /// passage one debater's reply may show it, in characters (see [`crate::evidence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote_limit: Option<usize>,
+    /// `judge`: after every round before the last, the judge may end the debate once it is
+    /// confident (Liang et al.'s adaptive break).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_break: Option<bool>,
+    /// `moa`: the proposers of each layer, by agent number (from 1, in the configuration's
+    /// order, the aggregator aside), the first layer first; the number of layers fixes the
+    /// rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<Vec<Vec<usize>>>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub faults: Faults,
 }
@@ -110,6 +119,8 @@ impl ProtocolOptions {
         add(self.accept_after.is_some(), "accept_after");
         add(self.threshold.is_some(), "threshold");
         add(self.quote_limit.is_some(), "quote_limit");
+        add(self.adaptive_break.is_some(), "adaptive_break");
+        add(self.layers.is_some(), "layers");
         v
     }
 
@@ -132,6 +143,8 @@ impl ProtocolOptions {
             accept_after: self.accept_after.filter(|_| keep("accept_after")),
             threshold: self.threshold.filter(|_| keep("threshold")),
             quote_limit: self.quote_limit.filter(|_| keep("quote_limit")),
+            adaptive_break: self.adaptive_break.filter(|_| keep("adaptive_break")),
+            layers: self.layers.clone().filter(|_| keep("layers")),
             faults: self.faults.clone(),
         }
     }

@@ -118,6 +118,9 @@ pub struct RoundTable {
     pub(crate) gold: Option<String>,
     pub(crate) variant: Variant,
     pub(crate) faults: Faults,
+    /// `moa`: the proposers of each layer (agent indices, layer 0 = round 0), when the
+    /// configuration names them; every debater proposes in every layer otherwise.
+    pub(crate) layers: Option<Vec<Vec<usize>>>,
 }
 
 /// A message an agent may read before masking: (author, round of the response, shown by answer
@@ -143,6 +146,7 @@ impl RoundTable {
             gold: None,
             variant: Variant::Plain,
             faults: Faults::default(),
+            layers: None,
         }
     }
 
@@ -201,6 +205,13 @@ impl RoundTable {
         Ok(Box::new(self))
     }
 
+    /// Whether `agent` proposes in layer `round` (always, unless `layers` names the proposers).
+    fn proposes(&self, round: usize, agent: usize) -> bool {
+        self.layers
+            .as_ref()
+            .is_none_or(|layers| layers.get(round).is_some_and(|l| l.contains(&agent)))
+    }
+
     /// The agent's answer-carrying outcome of `round` (skips carry the last response).
     fn response(
         t: &Transcript,
@@ -247,6 +258,9 @@ impl RoundTable {
             None => self.topology.peers(agent, &spec.agents, spec.seed),
         };
         candidates.retain(|&p| Self::response(t, round - 1, p).is_some());
+        // A layer reads the previous layer's proposers only.
+        candidates.retain(|&p| self.proposes(round - 1, p));
+        let own = own.filter(|_| self.proposes(round - 1, agent));
         if self.variant == Variant::S2Mad {
             if let Some(mine) = own_answer {
                 let agrees = |p: &usize| {
@@ -644,11 +658,32 @@ impl Protocol for RoundTable {
         self.default_rule
     }
 
+    /// Named layers fix the rounds: one layer per round, round 0 the first.
     fn shape(&self, agents: usize, rounds: usize) -> (usize, usize) {
-        (agents, rounds)
+        match &self.layers {
+            Some(layers) => (agents, layers.len().saturating_sub(1)),
+            None => (agents, rounds),
+        }
     }
 
     fn validate(&self, spec: &DebateSpec) -> Result<(), ProtocolError> {
+        if let Some(layers) = &self.layers {
+            let n = spec.agents.len();
+            if let Some(i) = layers.iter().position(Vec::is_empty) {
+                return Err(ProtocolError::Invalid(format!(
+                    "layers: layer {} names no proposer",
+                    i + 1
+                )));
+            }
+            if let Some(&a) = layers.iter().flatten().find(|&&a| a >= n) {
+                return Err(ProtocolError::Invalid(format!(
+                    "layers: agent {} is named, and the debate has {} (agents are numbered \
+                     from 1, in the configuration's order, the aggregator aside)",
+                    a + 1,
+                    crate::text::plural(n, "proposer")
+                )));
+            }
+        }
         self.topology.validate(spec.agents.len())?;
         if let Some(g) = self.answers_across_groups() {
             Topology::Groups { groups: g }.validate(spec.agents.len())?;
@@ -682,6 +717,30 @@ impl Protocol for RoundTable {
             return Step::Done;
         };
         let open = t.open_agents(round);
+        if self.layers.is_some() && open.iter().any(|&a| !self.proposes(round, a)) {
+            let calls = open
+                .into_iter()
+                .map(|a| {
+                    if !self.proposes(round, a) {
+                        PlannedCall::skip(
+                            round,
+                            a,
+                            format!(
+                                "{}: agent {} does not propose in layer {}",
+                                self.name,
+                                a + 1,
+                                round + 1
+                            ),
+                        )
+                    } else if round == 0 {
+                        initial_call(spec, &self.faults, a, None)
+                    } else {
+                        self.debate_call(spec, t, round, a)
+                    }
+                })
+                .collect();
+            return Step::Round { round, calls };
+        }
         if round == 0 {
             let calls = open
                 .into_iter()
