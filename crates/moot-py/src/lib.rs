@@ -20,9 +20,10 @@ use std::time::Duration;
 use moot_app::ask::{AskRequest, Context, Tests};
 use moot_app::benchmark::{BenchEvents, BenchRequest};
 use moot_app::error::{kind_of, ErrorKind};
+use moot_app::fork::{Change, ForkRequest};
 use moot_app::prepare::StoreArg;
 use moot_app::request::Settings;
-use moot_config::{AnswerSetting, Field, ProtocolName, Via};
+use moot_config::{AnswerSetting, Config, Field, ProtocolName, Via};
 use moot_eval::bench::ItemResult;
 use moot_store::{Access, RunFilter, RunStatus};
 use pyo3::create_exception;
@@ -514,6 +515,103 @@ fn benchmark(
     store.finish(py, ended, &Mutex::new(None))
 }
 
+/// This machine's configuration as a fork reads it: what may run, where requests go, the
+/// limits, the agents `model` may name. `None` when none was given.
+fn local_config(
+    config_path: Option<String>,
+    config_text: Option<String>,
+) -> PyResult<Option<Config>> {
+    let given = configuration(config_path, config_text)?;
+    if given.config.is_some() || given.config_file.is_some() {
+        Ok(Some(given.load_config().map_err(|e| to_py(e.into()))?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Forks the finished run `parent` at `round` (as `moot fork` does): no change (the round
+/// asked again, the null fork), `say` (the text `agent` says in the round) or `model` (the
+/// agent's model from the round on). Returns the fork's summary, as `moot fork --json` prints
+/// it, as JSON.
+#[pyfunction]
+#[pyo3(signature = (
+    store, parent, round, *, agent=None, say=None, model=None, config_path=None,
+    config_text=None, cancel=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn fork(
+    py: Python<'_>,
+    store: &Store,
+    parent: String,
+    round: usize,
+    agent: Option<String>,
+    say: Option<String>,
+    model: Option<String>,
+    config_path: Option<String>,
+    config_text: Option<String>,
+    cancel: Option<&Cancel>,
+) -> PyResult<String> {
+    let needs_agent = |what: &str| {
+        input(format!(
+            "{} needs {}",
+            Via::Python.name(match what {
+                "say" => Field::ForkSay,
+                _ => Field::ForkModel,
+            }),
+            Via::Python.name(Field::ForkAgent)
+        ))
+    };
+    let change = match (say, model) {
+        (Some(_), Some(_)) => {
+            return Err(input(format!(
+                "{} and {} are two interventions: give one",
+                Via::Python.name(Field::ForkSay),
+                Via::Python.name(Field::ForkModel)
+            )))
+        }
+        (Some(text), None) => Change::Say {
+            agent: agent.ok_or_else(|| needs_agent("say"))?,
+            text,
+        },
+        (None, Some(model)) => Change::Model {
+            agent: agent.ok_or_else(|| needs_agent("model"))?,
+            model,
+        },
+        (None, None) => {
+            if agent.is_some() {
+                return Err(input(format!(
+                    "{} names whom an intervention changes: give {} or {} with it",
+                    Via::Python.name(Field::ForkAgent),
+                    Via::Python.name(Field::ForkSay),
+                    Via::Python.name(Field::ForkModel)
+                )));
+            }
+            Change::Null
+        }
+    };
+    let request = ForkRequest {
+        via: Via::Python,
+        parent,
+        round,
+        change,
+        local: local_config(config_path, config_text)?,
+        run_id: None,
+    };
+    let run_id = Mutex::new(None);
+    let shared = store.store.clone();
+    let id_cell = &run_id;
+    let ended = detached(py, &store.rt, cancel, move || async move {
+        let forked = moot_app::fork::prepare(shared.as_ref(), request, &mut |_| {}).await?;
+        if let Ok(mut id) = id_cell.lock() {
+            *id = Some(forked.session.run_id.clone());
+        }
+        let finished =
+            moot_app::session::run(forked.session, &moot_engine::NoObserver, &mut |_| {}).await?;
+        Ok(finished.json().to_string())
+    });
+    store.finish(py, ended, &run_id)
+}
+
 /// Forks every debate of the stored benchmark `parent` at `round` with one intervention (as
 /// `moot bench --fork-of` does): none (the round resampled), `say` (a template said by
 /// `agent`), `say_wrong`, or `model` (the agent's model from the round on). Returns the fork
@@ -543,12 +641,7 @@ fn fork_bench(
         moot_app::bench_fork::BenchChange::from_parts(agent, say, say_wrong, model, Via::Python)
             .map_err(|e| to_py(e.into()))?;
     // This machine's configuration: what may run, where requests go, the limits.
-    let given = configuration(config_path, config_text)?;
-    let local = if given.config.is_some() || given.config_file.is_some() {
-        Some(given.load_config().map_err(|e| to_py(e.into()))?)
-    } else {
-        None
-    };
+    let local = local_config(config_path, config_text)?;
     let request = moot_app::bench_fork::BenchForkRequest {
         via: Via::Python,
         parent,
@@ -604,5 +697,6 @@ fn _moot(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ask, m)?)?;
     m.add_function(wrap_pyfunction!(benchmark, m)?)?;
     m.add_function(wrap_pyfunction!(fork_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(fork, m)?)?;
     Ok(())
 }

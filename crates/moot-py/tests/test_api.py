@@ -172,3 +172,74 @@ def test_help_reads_well():
     assert "Debates ``question``" in moot.ask.__doc__
     assert moot.Store.__doc__ and moot.Result.__doc__ and moot.BenchReport.__doc__
     assert moot.__version__
+
+
+def test_a_run_is_forked_at_a_round_as_moot_fork_forks_it(store):
+    parent = moot.ask("What is 17 * 24?", sim=True, gold="408", agents=3, rounds=2,
+                      protocol="som", store=store)
+    null = moot.fork(parent.run_id, 1, store=store)
+    assert null.run_id != parent.run_id
+    # The rounds before the fork are the parent's, copied.
+    assert null.rounds[0] == parent.rounds[0]
+    said = moot.fork(parent.run_id, 1, agent=2, say="I now think 7.\nFinal answer: 7", store=store)
+    assert said.rounds[1][1] == "7"
+    stored = store.run(said.run_id)["run"]
+    assert stored["fork"]["parent"] == parent.run_id, stored.get("fork")
+    with pytest.raises(moot.InputError, match="say= needs agent="):
+        moot.fork(parent.run_id, 1, say="x", store=store)
+    with pytest.raises(moot.InputError, match="give one"):
+        moot.fork(parent.run_id, 1, agent=1, say="x", model="y", store=store)
+    with pytest.raises(moot.InputError, match="agent= names whom"):
+        moot.fork(parent.run_id, 1, agent=1, store=store)
+
+
+def test_bench_forks_a_benchmark_with_fork_of_and_reports_its_controls(tmp_path, store):
+    data = tmp_path / "items.jsonl"
+    data.write_text(
+        "\n".join(
+            json.dumps({"question": f"What is {i} + {i}?", "answer": str(2 * i)})
+            for i in range(1, 4)
+        )
+    )
+    parent = moot.bench(f"jsonl:{data}?kind=numeric", ["som", "free-mad-n"], sim=True,
+                        agents=3, rounds=2, name="ctl", store=store)
+    vote = parent.controls("vote").to_pandas()
+    assert list(vote["protocol"]) == ["som", "free-mad-n"]
+    assert set(vote.columns) >= {"vote_accuracy", "decision_accuracy", "only_vote", "p_value"}
+    martingale = parent.controls("martingale").to_pandas()
+    assert list(martingale["round"]) == [1, 2, 1, 2]
+    assert {"mean", "ci95_low", "ci95_high"} <= set(martingale.columns)
+    flips = parent.controls("flips").to_pandas()
+    assert len(flips) == 2 * 3 and {"agent", "right_to_wrong"} <= set(flips.columns)
+    assert len(parent.controls("flips_by_mix")) == 2
+    with pytest.raises(ValueError, match="no control 'votes'"):
+        parent.controls("votes")
+    fork = moot.bench(fork_of="ctl", round=1, agent=1, say_wrong=True, store=store)
+    assert fork.name.startswith("ctl-fork-r1"), fork.name
+    assert fork.data["fork_run"]["forked"] == 6
+    with pytest.raises(moot.InputError, match="limit cannot be set"):
+        moot.bench(fork_of="ctl", round=1, limit=2, store=store)
+    with pytest.raises(moot.InputError, match="needs round="):
+        moot.bench(fork_of="ctl", store=store)
+    with pytest.raises(moot.InputError, match="give fork_of="):
+        moot.bench(f"jsonl:{data}?kind=numeric", "som", sim=True, round=1, store=store)
+
+
+def test_a_passage_given_as_context_reaches_the_debaters_and_not_the_judge(store):
+    passage = ("The ferry to Kell Island left at seven each morning. On the morning of the "
+               "storm the captain held it at the pier until nine, because the flag showed red.")
+    result = moot.ask(
+        "At what hour did the ferry leave on the morning of the storm?",
+        context=passage, protocol="judge", sim=True, gold="9", agents=3, rounds=1,
+        answer="numeric", store=store,
+    )
+    stored = store.run(result.run_id)
+    assert stored["run"]["spec"]["passage"] == passage
+    for call in store.calls(result.run_id):
+        if call.get("skipped"):
+            continue
+        text = json.dumps(call["messages"])
+        if call["template"] == "judge-verdict":
+            assert "Kell Island" not in text
+        else:
+            assert "Kell Island" in text

@@ -35,6 +35,7 @@ __all__ = [
     "ask_async",
     "bench",
     "plan",
+    "fork",
     "fork_bench",
     "Store",
     "Result",
@@ -179,6 +180,58 @@ class BenchReport:
             t[0] += 1 if row["correct"] else 0
             t[1] += 1
         return {p: right / n for p, (right, n) in totals.items()}
+
+    def controls(self, which: str) -> Table:
+        """One of the report's controls as a table (``.to_pandas()``, ``.to_arrow()``), a row
+        per protocol and what the control is about:
+
+        - ``"vote"``: the debate against its own round-0 vote, paired on the same items
+          (accuracies, the 2×2 table, the exact McNemar p-value);
+        - ``"martingale"``: per protocol and debate round, the mean change in the share of
+          agents holding the right answer, with its 95% interval;
+        - ``"flips"``: per protocol and agent, its changes of answer (right→wrong,
+          wrong→right, between consecutive rounds and first to last);
+        - ``"flips_by_mix"``: the same per team mix, with the decision's accuracy;
+        - ``"sc_at_budget"``: self-consistency at the debate's token budget, paired."""
+        controls = self.data.get("controls") or {}
+        rows: List[Dict[str, Any]] = []
+        if which == "vote":
+            for c in controls.get("vote_vs_decision", []):
+                rows.append({"protocol": c["protocol"], **(c.get("paired") or {})})
+        elif which == "martingale":
+            for c in controls.get("martingale", []):
+                for r in c.get("rounds", []):
+                    low, high = r.get("ci95") or (None, None)
+                    rows.append(
+                        {
+                            "protocol": c["protocol"],
+                            "round": r["round"],
+                            "items": r["items"],
+                            "left_out": r["left_out"],
+                            "mean": r.get("mean"),
+                            "ci95_low": low,
+                            "ci95_high": high,
+                        }
+                    )
+        elif which in ("flips", "flips_by_mix"):
+            key, label = ("by_agent", "agent") if which == "flips" else ("by_mix", "mix")
+            for c in controls.get("flips", []):
+                for f in c.get(key, []):
+                    row = {"protocol": c["protocol"]}
+                    row.update({k: v for k, v in f.items() if k != "flips"})
+                    row.update(f.get("flips") or {})
+                    rows.append(row)
+        elif which == "sc_at_budget":
+            for c in controls.get("self_consistency", []):
+                row = {k: v for k, v in c.items() if k != "paired"}
+                row.update(c.get("paired") or {})
+                rows.append(row)
+        else:
+            raise ValueError(
+                f"no control {which!r} (controls: vote, martingale, flips, flips_by_mix, "
+                "sc_at_budget)"
+            )
+        return Table(rows)
 
     def to_pandas(self) -> Any:
         """The per-debate rows as a pandas DataFrame."""
@@ -328,8 +381,8 @@ def _bench(
 
 
 def bench(
-    dataset: str,
-    protocols: Union[str, Sequence[str]],
+    dataset: Optional[str] = None,
+    protocols: Union[str, Sequence[str], None] = None,
     *,
     limit: Optional[int] = None,
     seed: Optional[int] = None,
@@ -344,13 +397,47 @@ def bench(
     options: OptionsArg = None,
     no_cache: bool = False,
     sc_at_budget: bool = False,
+    fork_of: Optional[str] = None,
+    round: Optional[int] = None,
+    agent: Optional[Union[int, str]] = None,
+    say: Optional[str] = None,
+    say_wrong: bool = False,
+    model: Optional[str] = None,
 ) -> BenchReport:
     """Runs every item of ``dataset`` (``gsm8k``, ``mmlu:SUBJECT``, ``jsonl:PATH?kind=…``, …;
     ``limit`` of them, drawn with ``seed``) under each of ``protocols`` and returns the
     :class:`BenchReport`, as ``moot bench`` does. The same ``name`` resumes it.
     ``sc_at_budget=True`` then runs a self-consistency arm that spends what the costliest
     debate spent (``cot-sc`` with as many samples as that pays for, as the benchmark
-    ``NAME-scK``) and reports both, as ``moot bench --sc-at-budget`` does."""
+    ``NAME-scK``) and reports both, as ``moot bench --sc-at-budget`` does.
+
+    ``fork_of=PARENT`` with ``round=R`` forks every debate of the stored benchmark PARENT
+    instead, as ``moot bench --fork-of`` does (see :func:`fork_bench`: ``agent``, ``say``,
+    ``say_wrong``, ``model``); the dataset and protocols are the parent's."""
+    if fork_of is not None:
+        given = {
+            "dataset": dataset, "protocols": protocols, "limit": limit, "seed": seed,
+            "rounds": rounds, "agents": agents, "data_dir": data_dir, "options": options,
+        }
+        clash = [k for k, v in given.items() if v is not None]
+        clash += [k for k, v in {"sim": sim, "no_cache": no_cache, "sc_at_budget": sc_at_budget}.items() if v]
+        if clash:
+            raise InputError(
+                f"fork_of= forks the parent's debates as they were: {', '.join(clash)} "
+                "cannot be set with it"
+            )
+        if round is None:
+            raise InputError("fork_of= needs round=: the round at which the forks differ")
+        return fork_bench(
+            fork_of, round, agent=agent, say=say, say_wrong=say_wrong, model=model,
+            name=name, concurrency=concurrency, config=config, store=store,
+        )
+    forking = {"round": round, "agent": agent, "say": say, "model": model}
+    stray = [k for k, v in forking.items() if v is not None] + (["say_wrong"] if say_wrong else [])
+    if stray:
+        raise InputError(f"{', '.join(stray)} fork(s) a benchmark: give fork_of= with it")
+    if dataset is None or protocols is None:
+        raise InputError("bench needs a dataset and protocols (or fork_of=)")
     text = _bench(
         dataset,
         protocols,
@@ -445,6 +532,35 @@ def fork_bench(
     data: Dict[str, Any] = json.loads(text)
     data.setdefault("bench", data.get("fork_run", {}).get("name", ""))
     return BenchReport(data)
+
+
+def fork(
+    run: str,
+    round: int,
+    *,
+    agent: Optional[Union[int, str]] = None,
+    say: Optional[str] = None,
+    model: Optional[str] = None,
+    config: ConfigArg = None,
+    store: Union[Store, PathLike, None] = None,
+) -> Result:
+    """Forks the finished debate ``run`` at ``round``, as ``moot fork`` does: without a change
+    the round is asked again (the null fork, the control); ``say`` puts that text in place of
+    ``agent``'s response of the round; ``model`` lets ``agent`` answer with another model from
+    the round on (an agent id of ``config``, else a model of the agent's own backend).
+    ``agent`` is a number from 1 or an agent's id; ``config`` is this machine's configuration
+    (what may run, the limits). Returns the fork's :class:`Result`; the rounds before ``round``
+    are the parent's, copied at no cost."""
+    text = _moot.fork(
+        _store(store)._inner,
+        run,
+        round,
+        agent=None if agent is None else str(agent),
+        say=say,
+        model=model,
+        **_config(config),
+    )
+    return Result(json.loads(text))
 
 
 def inspect_solver(**kwargs: Any) -> Any:

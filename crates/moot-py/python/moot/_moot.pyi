@@ -72,6 +72,19 @@ def bench(
     cancel: Optional[Cancel] = None,
 ) -> str: ...
 
+def fork(
+    store: Store,
+    parent: str,
+    round: int,
+    *,
+    agent: Optional[str] = None,
+    say: Optional[str] = None,
+    model: Optional[str] = None,
+    config_path: Optional[str] = None,
+    config_text: Optional[str] = None,
+    cancel: Optional[Cancel] = None,
+) -> str: ...
+
 def fork_bench(
     store: Store,
     parent: str,
