@@ -77,7 +77,18 @@ pub fn build(
     kind: moot_core::answer::AnswerKind,
     progress: &mut dyn FnMut(&str),
 ) -> Result<BuiltAgents> {
-    let mut building = config.building(kind, progress);
+    build_with(config, kind, None, progress)
+}
+
+/// [`build`], with where the agents a person answers for (`human`) ask them: the front end's
+/// desk (the terminal, a page). Without one such agents are refused by name.
+pub fn build_with(
+    config: &Config,
+    kind: moot_core::answer::AnswerKind,
+    desk: Option<std::sync::Arc<dyn moot_backends::human::HumanDesk>>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<BuiltAgents> {
+    let mut building = config.building(kind, progress).with_desk(desk);
     let mut specs = Vec::new();
     let mut engine = Vec::new();
     for (i, a) in config.agents.iter().enumerate() {
@@ -123,9 +134,11 @@ pub fn build(
 
 /// A backend this build of moot lacks is the user's to change (an input error); any other
 /// failure is the backend's.
+/// A build that failed for want of something the user gives (a feature, the gold answer, a
+/// way to ask a person) is an input error; the rest are errors of the build.
 fn build_error(e: BuildError) -> anyhow::Error {
     match e {
-        BuildError::NotCompiled(message) => InputError(message).into(),
+        BuildError::NotCompiled(message) | BuildError::Needs(message) => InputError(message).into(),
         other => other.into(),
     }
 }
@@ -134,6 +147,7 @@ fn build_error(e: BuildError) -> anyhow::Error {
 mod tests {
     use super::*;
     use moot_config::AgentFields;
+    use std::sync::Arc;
 
     /// Each backend's example agent builds (a local one only where its model is: building it
     /// would pull and load the embedded model), retried and asking for logprobs as its entry
@@ -153,14 +167,37 @@ mod tests {
             if entry.name == "local" {
                 continue;
             }
-            let built = build(&config, moot_core::answer::AnswerKind::Numeric, &mut |_| {})
-                .unwrap_or_else(|e| panic!("{}: {e:#}", entry.name));
+            // A person is asked at a desk, which the front end gives.
+            let desk: Arc<dyn moot_backends::human::HumanDesk> = Arc::new(
+                moot_backends::human::TerminalDesk::new(Arc::new(Default::default())),
+            );
+            let built = build_with(
+                &config,
+                moot_core::answer::AnswerKind::Numeric,
+                Some(desk),
+                &mut |_| {},
+            )
+            .unwrap_or_else(|e| panic!("{}: {e:#}", entry.name));
             assert_eq!(
                 built.engine[0].params.logprobs, entry.always_logprobs,
                 "{}",
                 entry.name
             );
         }
+    }
+
+    #[test]
+    fn an_agent_a_person_answers_for_without_a_desk_is_an_input_error() {
+        let fields: AgentFields = toml::from_str("id = \"p\"\nbackend = \"human\"\n").unwrap();
+        let config = Config {
+            agents: vec![fields.into_agent(0).unwrap()],
+            ..Config::default()
+        };
+        let Err(e) = build(&config, moot_core::answer::AnswerKind::Numeric, &mut |_| {}) else {
+            panic!("a human agent built with nowhere to ask a person");
+        };
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(format!("{e:#}").contains("answered by a person"), "{e:#}");
     }
 
     #[cfg(not(feature = "local"))]

@@ -194,6 +194,7 @@ impl AskRequest {
             tests,
             passage,
             via,
+            desk: None,
         })
     }
 
@@ -225,6 +226,9 @@ pub struct PreparedAsk {
     pub passage: Option<String>,
     /// The front end that asked.
     pub via: moot_config::Via,
+    /// Where agents a person answers for (`human`) ask them: the front end's way to reach a
+    /// person (the terminal, a page); `None` refuses such agents.
+    pub desk: Option<Arc<dyn moot_backends::human::HumanDesk>>,
 }
 
 impl PreparedAsk {
@@ -240,7 +244,8 @@ impl PreparedAsk {
         store: &'a dyn Store,
         on_message: &mut dyn FnMut(&str),
     ) -> Result<Session<'a>> {
-        let built = crate::agents::build(&self.config, self.kind, on_message)?;
+        let built =
+            crate::agents::build_with(&self.config, self.kind, self.desk.clone(), on_message)?;
         let spec = DebateSpec {
             question: self.question,
             kind: self.kind,

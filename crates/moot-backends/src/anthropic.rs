@@ -540,6 +540,7 @@ impl LanguageModel for AnthropicModel {
             seed: false,
             conversations: false,
             prompt_cache: self.config.prompt_cache,
+            person: false,
         }
     }
 

@@ -112,6 +112,7 @@ impl LanguageModel for BalancedModel {
             seed: all.iter().all(|c| c.seed),
             conversations: false,
             prompt_cache: all.iter().any(|c| c.prompt_cache),
+            person: all.iter().any(|c| c.person),
         }
     }
 

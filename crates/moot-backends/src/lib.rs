@@ -16,6 +16,7 @@ pub mod anthropic;
 pub mod balance;
 pub mod cli;
 pub mod http;
+pub mod human;
 pub mod limits;
 pub mod models;
 pub mod openai;
@@ -130,6 +131,9 @@ pub struct Capabilities {
     /// Reads [`CompletionRequest::prompt_cache`] (marks cache breakpoints or sends the cache
     /// key): the engine works the hints out only for models that read them.
     pub prompt_cache: bool,
+    /// A person answers (the `human` backend): never answered from the request cache, never
+    /// sharing another request's answer, since a person asked again may answer otherwise.
+    pub person: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -952,6 +952,7 @@ impl LanguageModel for SimModel {
             seed: true,
             conversations: false,
             prompt_cache: false,
+            person: false,
         }
     }
 

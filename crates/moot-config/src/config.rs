@@ -419,6 +419,7 @@ impl Config {
             #[cfg(feature = "local")]
             local_models: Default::default(),
             progress,
+            desk: None,
         }
     }
 

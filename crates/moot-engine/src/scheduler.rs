@@ -225,7 +225,10 @@ impl<'d> RoundRun<'d> {
         // the answer in one or the other (see `crate::flight`).
         let flights: Vec<Option<Flight>> = requests
             .iter()
-            .map(|(_, _, key)| self.config.cache.then(|| flight::join(self.log.store, key)))
+            .map(|(call, _, key)| {
+                self.cacheable(call.agent)
+                    .then(|| flight::join(self.log.store, key))
+            })
             .collect();
         // The cache is read and written here and in `answered`, never inside the call
         // futures: a future holding a database connection while it is not being polled would
@@ -239,7 +242,8 @@ impl<'d> RoundRun<'d> {
         let mut hits = hits.into_iter();
         let mut asks = Vec::with_capacity(requests.len());
         for ((call, request, _), flight) in requests.into_iter().zip(flights) {
-            if let Some(c) = hits.next().flatten() {
+            let hit = hits.next().flatten();
+            if let Some(c) = hit.filter(|_| self.cacheable(call.agent)) {
                 // A leader's followers get the hit too; a follower stops following.
                 if let Some(Flight::Lead(lead)) = flight {
                     lead.answer(c.clone());
@@ -265,6 +269,17 @@ impl<'d> RoundRun<'d> {
             self.waiting.insert(key, call);
         }
         asks
+    }
+
+    /// Whether `agent`'s answers go through the request cache (and its flights): when the
+    /// cache is on, unless a person answers for the agent (a person is asked every time).
+    fn cacheable(&self, agent: usize) -> bool {
+        self.config.cache
+            && !self
+                .log
+                .agents
+                .get(agent)
+                .is_some_and(|a| a.model.capabilities().person)
     }
 
     /// Records calls as they come back until the round may proceed or must stop.
@@ -322,7 +337,8 @@ impl<'d> RoundRun<'d> {
         match &result {
             Ok(c) => {
                 self.responded += 1;
-                if let Some(k) = self.request_keys.get(&key).filter(|_| self.config.cache) {
+                let cacheable = self.cacheable(call.agent);
+                if let Some(k) = self.request_keys.get(&key).filter(|_| cacheable) {
                     if let Some(entry) = cache_entry(self.log.redactor, k, c) {
                         // What a lookup of the entry would give, handed to the followers
                         // once it is written. A leader with nothing to hand over leaves its

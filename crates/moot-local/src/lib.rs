@@ -118,6 +118,7 @@ impl LanguageModel for LocalModel {
             seed: true,
             conversations: true,
             prompt_cache: false,
+            person: false,
         }
     }
 

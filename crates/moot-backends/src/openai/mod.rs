@@ -319,6 +319,7 @@ impl LanguageModel for OpenAiModel {
             seed: true,
             conversations: false,
             prompt_cache: sends_prompt_cache_key(&self.config),
+            person: false,
         }
     }
 
@@ -603,6 +604,7 @@ mod tests {
                 seed: true,
                 conversations: false,
                 prompt_cache: false,
+                person: false,
             }
         );
     }

@@ -218,9 +218,18 @@ pub struct Building<'a> {
     /// Only pulling and loading the embedded model is reported, so without it nothing is.
     #[cfg_attr(not(feature = "local"), allow(dead_code))]
     pub(crate) progress: &'a mut dyn FnMut(&str),
+    /// Where a person is asked, for agents a person answers (`human`): the front end's (the
+    /// terminal, a page); `None` where nothing can ask one.
+    pub(crate) desk: Option<Arc<dyn moot_backends::human::HumanDesk>>,
 }
 
 impl Building<'_> {
+    /// Where the agents a person answers for ask them.
+    pub fn with_desk(mut self, desk: Option<Arc<dyn moot_backends::human::HumanDesk>>) -> Self {
+        self.desk = desk;
+        self
+    }
+
     /// The embedded models the agents built so far run on (for throughput reporting).
     #[cfg(feature = "local")]
     pub fn into_local_models(self) -> Vec<Arc<moot_local::LocalModel>> {

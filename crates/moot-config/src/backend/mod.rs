@@ -17,6 +17,7 @@ pub mod anthropic;
 pub mod cli;
 pub mod entry;
 pub mod http;
+pub mod human;
 pub mod keys;
 pub mod local;
 pub mod openai;
@@ -39,6 +40,7 @@ pub const BACKENDS: &[&BackendEntry] = &[
     &cli::ENTRY,
     &scripted::ENTRY,
     &sim::ENTRY,
+    &human::ENTRY,
 ];
 
 /// The backends' names, in registry order.

@@ -76,7 +76,11 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         context: args.context.map(Context::File),
         require_passing: args.require_passing,
     };
-    let prepared = request.prepare()?;
+    let mut prepared = request.prepare()?;
+    // A person answering for an agent (`backend = "human"`) is asked here, on the terminal.
+    prepared.desk = Some(std::sync::Arc::new(
+        moot_backends::human::TerminalDesk::new(prepared.redactor.clone()),
+    ));
     let progress = Progress::new(prepared.rounds(), json);
     let session = prepared.session(store, &mut |m| {
         progress.message(m);

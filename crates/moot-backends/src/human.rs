@@ -1,0 +1,282 @@
+//! `human`: a person answers. The model puts each call's conversation to a [`HumanDesk`] (the
+//! front end's way of reaching a person: the terminal of `moot ask`, [`TerminalDesk`])
+//! and waits for the reply, at most its `answer_within`; the debate's own deadlines apply as to
+//! any call. A person may abstain, which is recorded as a call without a response.
+//!
+//! A person is asked every time: their answers are never taken from the request cache or
+//! shared between requests ([`Capabilities::person`]).
+
+use std::fmt;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use moot_core::chat::{ChatMessage, Role};
+use moot_core::redact::Redactor;
+
+use crate::scripted::{count_message_words, word_counted};
+use crate::{BackendError, Capabilities, Completion, CompletionRequest, LanguageModel};
+
+/// The longest answer a person's reply may be: 64 KiB, a long essay (a judge's verdict is a few
+/// lines).
+pub const MAX_HUMAN_ANSWER_BYTES: usize = 64 << 10;
+
+/// What a person is asked: by which agent, the conversation, and how long they have.
+#[derive(Debug, Clone)]
+pub struct HumanQuestion {
+    /// The agent the person answers for (its id).
+    pub agent: String,
+    pub messages: Vec<ChatMessage>,
+    pub answer_within: Duration,
+}
+
+/// A person's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HumanReply {
+    Answer(String),
+    /// The person chose not to answer.
+    Abstain,
+}
+
+/// Where a person is asked: a front end's way of reaching one.
+#[async_trait]
+pub trait HumanDesk: Send + Sync + fmt::Debug {
+    /// Puts `question` to a person and waits for the reply. The future is dropped when the
+    /// call's time is up; a desk then stops waiting for that reply.
+    async fn ask(&self, question: HumanQuestion) -> Result<HumanReply, BackendError>;
+}
+
+/// An agent a person answers for.
+#[derive(Debug)]
+pub struct HumanModel {
+    id: String,
+    desk: Arc<dyn HumanDesk>,
+    answer_within: Duration,
+}
+
+impl HumanModel {
+    pub fn new(id: impl Into<String>, desk: Arc<dyn HumanDesk>, answer_within: Duration) -> Self {
+        HumanModel {
+            id: id.into(),
+            desk,
+            answer_within,
+        }
+    }
+}
+
+#[async_trait]
+impl LanguageModel for HumanModel {
+    fn name(&self) -> String {
+        format!("human:{}", self.id)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            person: true,
+            ..Capabilities::default()
+        }
+    }
+
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
+        let question = HumanQuestion {
+            agent: self.id.clone(),
+            messages: request.messages.clone(),
+            answer_within: self.answer_within,
+        };
+        let within = self.answer_within;
+        match tokio::time::timeout(within, self.desk.ask(question)).await {
+            Err(_) => Err(BackendError::TimeLimit(format!(
+                "the person did not answer within {} s",
+                within.as_secs()
+            ))),
+            Ok(Err(e)) => Err(e),
+            Ok(Ok(HumanReply::Abstain)) => {
+                Err(BackendError::AgentFailed("the person abstained".into()))
+            }
+            Ok(Ok(HumanReply::Answer(text))) if text.len() > MAX_HUMAN_ANSWER_BYTES => {
+                Err(BackendError::Policy(format!(
+                    "the person's answer is {} bytes, over the {MAX_HUMAN_ANSWER_BYTES} a reply may be",
+                    text.len()
+                )))
+            }
+            Ok(Ok(HumanReply::Answer(text))) => Ok(word_counted(
+                text,
+                count_message_words(&request.messages),
+            )),
+        }
+    }
+}
+
+/// The line that ends a typed answer, and the line that abstains.
+pub const END_LINE: &str = ".";
+pub const ABSTAIN_LINE: &str = "abstain";
+
+/// A person at the terminal: the question is written to stderr (secrets redacted, control
+/// characters escaped), the answer read from stdin up to a line holding only `.`; a line
+/// holding only `abstain` abstains. Questions are put one at a time, in the order asked.
+#[derive(Debug)]
+pub struct TerminalDesk {
+    redactor: Arc<Redactor>,
+    /// One question at a time: the lines typed belong to the question on the screen.
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl TerminalDesk {
+    pub fn new(redactor: Arc<Redactor>) -> TerminalDesk {
+        TerminalDesk {
+            redactor,
+            turn: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn show(&self, q: &HumanQuestion) {
+        let mut text = format!(
+            "\n=== moot asks you, as agent {} ===\n",
+            moot_core::escape::terminal(&q.agent)
+        );
+        for m in &q.messages {
+            let who = match m.role {
+                Role::System => "instructions",
+                Role::User => "question",
+                Role::Assistant => "your earlier answer",
+            };
+            text.push_str(&format!(
+                "--- {who} ---\n{}\n",
+                moot_core::escape::terminal(&self.redactor.redact(&m.content))
+            ));
+        }
+        text.push_str(&format!(
+            "=== Type your answer, then a line with only \"{END_LINE}\". A line with only \
+             \"{ABSTAIN_LINE}\" abstains. You have {} s. ===\n",
+            q.answer_within.as_secs()
+        ));
+        let mut err = std::io::stderr().lock();
+        // The terminal is the person's only way to see the question: a failed write shows up
+        // as no answer, within the deadline.
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    }
+}
+
+/// Lines typed on stdin, read by one thread for the whole process (a read cannot be cancelled,
+/// so a question whose time ran out leaves the thread waiting for the next line, which then
+/// goes to the next question). `None` once stdin is closed.
+fn stdin_lines() -> &'static tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>> {
+    static LINES: OnceLock<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>> =
+        OnceLock::new();
+    LINES.get_or_init(|| {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            for line in stdin.lock().lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        tokio::sync::Mutex::new(rx)
+    })
+}
+
+#[async_trait]
+impl HumanDesk for TerminalDesk {
+    async fn ask(&self, question: HumanQuestion) -> Result<HumanReply, BackendError> {
+        let _turn = self.turn.lock().await;
+        self.show(&question);
+        let mut lines = stdin_lines().lock().await;
+        let mut answer = String::new();
+        loop {
+            match lines.recv().await {
+                Some(line) if line.trim() == END_LINE => break,
+                Some(line) if line.trim() == ABSTAIN_LINE && answer.trim().is_empty() => {
+                    return Ok(HumanReply::Abstain)
+                }
+                Some(line) => {
+                    if answer.len() + line.len() > MAX_HUMAN_ANSWER_BYTES {
+                        return Err(BackendError::Policy(format!(
+                            "the typed answer is over the {MAX_HUMAN_ANSWER_BYTES} bytes a reply may be"
+                        )));
+                    }
+                    answer.push_str(&line);
+                    answer.push('\n');
+                }
+                None if answer.trim().is_empty() => {
+                    return Err(BackendError::AgentFailed(
+                        "stdin closed before the person answered".into(),
+                    ))
+                }
+                None => break,
+            }
+        }
+        Ok(HumanReply::Answer(answer.trim_end().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A desk that replies as told, after a pause, and records the questions.
+    #[derive(Debug)]
+    struct Fixed(HumanReply, Duration, std::sync::Mutex<Vec<HumanQuestion>>);
+
+    #[async_trait]
+    impl HumanDesk for Fixed {
+        async fn ask(&self, question: HumanQuestion) -> Result<HumanReply, BackendError> {
+            if let Ok(mut q) = self.2.lock() {
+                q.push(question);
+            }
+            tokio::time::sleep(self.1).await;
+            Ok(self.0.clone())
+        }
+    }
+
+    fn model(reply: HumanReply, pause: Duration, within: Duration) -> (HumanModel, Arc<Fixed>) {
+        let desk = Arc::new(Fixed(reply, pause, Default::default()));
+        (HumanModel::new("judge", desk.clone(), within), desk)
+    }
+
+    fn request() -> CompletionRequest {
+        CompletionRequest::new(vec![ChatMessage::user("What is 17 * 24?")])
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_persons_answer_is_the_completion() {
+        let (m, desk) = model(
+            HumanReply::Answer("Final answer: 408".into()),
+            Duration::from_secs(30),
+            Duration::from_secs(60),
+        );
+        let c = m.complete(request()).await.expect("answered");
+        assert_eq!(c.text, "Final answer: 408");
+        assert!(m.capabilities().person);
+        let asked = desk.2.lock().unwrap();
+        assert_eq!(asked[0].agent, "judge");
+        assert_eq!(asked[0].messages[0].content, "What is 17 * 24?");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn abstaining_and_running_out_of_time_are_calls_without_a_response() {
+        let (m, _) = model(HumanReply::Abstain, Duration::ZERO, Duration::from_secs(60));
+        let e = m.complete(request()).await.unwrap_err();
+        assert_eq!(e.to_string(), "agent failed: the person abstained");
+        let (m, _) = model(
+            HumanReply::Answer("late".into()),
+            Duration::from_secs(120),
+            Duration::from_secs(60),
+        );
+        let e = m.complete(request()).await.unwrap_err();
+        assert!(e.to_string().contains("did not answer within 60 s"), "{e}");
+        let (m, _) = model(
+            HumanReply::Answer("x".repeat(MAX_HUMAN_ANSWER_BYTES + 1)),
+            Duration::ZERO,
+            Duration::from_secs(60),
+        );
+        assert!(matches!(
+            m.complete(request()).await,
+            Err(BackendError::Policy(_))
+        ));
+    }
+}
