@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+pub use moot_backends::human::{HumanReply, QueueDesk, Waiting, MAX_HUMAN_ANSWER_BYTES};
+
 use async_trait::async_trait;
 use moot_config::{Config, DebateSize, ProtocolName, Via};
 use moot_engine::NoObserver;
@@ -120,6 +122,11 @@ pub trait Runner: Send + Sync {
     fn check_config(&self, text: &str) -> Result<String, String>;
     /// The report of the benchmark `name` (`None` before any of its debates has finished).
     async fn bench_report(&self, name: &str) -> Result<Option<BenchReport>, RunnerError>;
+    /// Where the people its debates ask (agents with `backend = "human"`) find their
+    /// questions and answer them; `None` when it asks nobody.
+    fn people(&self) -> Option<Arc<QueueDesk>> {
+        None
+    }
 }
 
 /// Runs debates for the server: each on its own thread with its own runtime, so the engine's
@@ -128,6 +135,8 @@ pub struct DebateService {
     base: Config,
     store: Arc<dyn Store>,
     warn: crate::prepare::Warn,
+    /// The questions its debates put to people, waiting for the server's page.
+    people: Arc<QueueDesk>,
 }
 
 impl DebateService {
@@ -135,7 +144,12 @@ impl DebateService {
     /// problem after a debate was answered, such as a transcript file it could not write) go
     /// to `warn`, for the front end to print: moot-app prints nothing itself.
     pub fn new(base: Config, store: Arc<dyn Store>, warn: crate::prepare::Warn) -> DebateService {
-        DebateService { base, store, warn }
+        DebateService {
+            base,
+            store,
+            warn,
+            people: Arc::new(QueueDesk::default()),
+        }
     }
 
     /// One request prepared as `moot ask` prepares its flags (the same [`Settings`], from
@@ -194,11 +208,14 @@ impl DebateService {
             return Err(bad("the question is empty".into()));
         }
         let prepared = settings.prepare_config(config, &req.question)?;
-        AskRequest {
+        let mut prepared = AskRequest {
             settings,
             ..AskRequest::new(req.question.clone())
         }
-        .prepared(prepared)
+        .prepared(prepared)?;
+        // A person answering for an agent is asked on the server's page.
+        prepared.desk = Some(self.people.clone());
+        Ok(prepared)
     }
 }
 
@@ -306,6 +323,10 @@ fn upstream_team(
 
 #[async_trait]
 impl Runner for DebateService {
+    fn people(&self) -> Option<Arc<QueueDesk>> {
+        Some(self.people.clone())
+    }
+
     fn check(&self, request: DebateRequest) -> Result<Checked, RunnerError> {
         let prepared = self.prepare(&request).map_err(runner_error)?;
         Ok(Checked {

@@ -1,5 +1,6 @@
 //! `human`: a person answers. The model puts each call's conversation to a [`HumanDesk`] (the
-//! front end's way of reaching a person: the terminal of `moot ask`, [`TerminalDesk`])
+//! front end's way of reaching a person: the terminal of `moot ask`, [`TerminalDesk`]; the page
+//! of `moot serve`, [`QueueDesk`])
 //! and waits for the reply, at most its `answer_within`; the debate's own deadlines apply as to
 //! any call. A person may abstain, which is recorded as a call without a response.
 //!
@@ -214,6 +215,115 @@ impl HumanDesk for TerminalDesk {
     }
 }
 
+/// A question waiting on [`QueueDesk`], as a page shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    /// Its number on the desk (what a reply names).
+    pub id: u64,
+    pub agent: String,
+    pub messages: Vec<ChatMessage>,
+    /// Seconds left to answer it.
+    pub seconds_left: u64,
+}
+
+struct Pending {
+    question: HumanQuestion,
+    asked: std::time::Instant,
+    reply: tokio::sync::oneshot::Sender<HumanReply>,
+}
+
+/// Questions waiting for a person on a page (`moot serve`): each waits here until a reply
+/// names it ([`QueueDesk::reply`]) or its call ends (answered, its time up, the debate
+/// stopped), when it leaves.
+#[derive(Default)]
+pub struct QueueDesk {
+    next: std::sync::atomic::AtomicU64,
+    waiting: std::sync::Mutex<std::collections::BTreeMap<u64, Pending>>,
+}
+
+impl fmt::Debug for QueueDesk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "QueueDesk({} waiting)", self.waiting().len())
+    }
+}
+
+/// Why a reply was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("question {0} is not waiting: it was answered, or its time ran out")]
+pub struct NotWaiting(pub u64);
+
+impl QueueDesk {
+    /// The questions waiting, oldest first.
+    pub fn waiting(&self) -> Vec<Waiting> {
+        let Ok(waiting) = self.waiting.lock() else {
+            return Vec::new();
+        };
+        waiting.iter().map(|(&id, p)| shown(id, p)).collect()
+    }
+
+    /// Question `id`, while it waits.
+    pub fn question(&self, id: u64) -> Option<Waiting> {
+        let waiting = self.waiting.lock().ok()?;
+        waiting.get(&id).map(|p| shown(id, p))
+    }
+
+    /// Answers question `id` (or abstains from it).
+    pub fn reply(&self, id: u64, reply: HumanReply) -> Result<(), NotWaiting> {
+        let pending = self
+            .waiting
+            .lock()
+            .ok()
+            .and_then(|mut w| w.remove(&id))
+            .ok_or(NotWaiting(id))?;
+        pending.reply.send(reply).map_err(|_| NotWaiting(id))
+    }
+}
+
+fn shown(id: u64, p: &Pending) -> Waiting {
+    Waiting {
+        id,
+        agent: p.question.agent.clone(),
+        messages: p.question.messages.clone(),
+        seconds_left: p
+            .question
+            .answer_within
+            .saturating_sub(p.asked.elapsed())
+            .as_secs(),
+    }
+}
+
+/// Takes a question off the desk when its call ends, however it ends.
+struct Leaves<'a>(&'a QueueDesk, u64);
+
+impl Drop for Leaves<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut w) = self.0.waiting.lock() {
+            w.remove(&self.1);
+        }
+    }
+}
+
+#[async_trait]
+impl HumanDesk for QueueDesk {
+    async fn ask(&self, question: HumanQuestion) -> Result<HumanReply, BackendError> {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.waiting
+            .lock()
+            .map_err(|_| BackendError::Model("the desk's list of questions is unusable".into()))?
+            .insert(
+                id,
+                Pending {
+                    question,
+                    asked: std::time::Instant::now(),
+                    reply: tx,
+                },
+            );
+        let _leaves = Leaves(self, id);
+        rx.await.map_err(|_| BackendError::Cancelled)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +365,34 @@ mod tests {
         let asked = desk.2.lock().unwrap();
         assert_eq!(asked[0].agent, "judge");
         assert_eq!(asked[0].messages[0].content, "What is 17 * 24?");
+    }
+
+    #[tokio::test]
+    async fn a_question_waits_on_the_queue_desk_until_answered_and_leaves_when_its_call_ends() {
+        let desk = Arc::new(QueueDesk::default());
+        let m = HumanModel::new("judge", desk.clone(), Duration::from_secs(60));
+        let asking = tokio::spawn(async move { m.complete(request()).await });
+        let waiting = loop {
+            match desk.waiting().pop() {
+                Some(w) => break w,
+                None => tokio::task::yield_now().await,
+            }
+        };
+        assert_eq!(waiting.agent, "judge");
+        assert!(waiting.seconds_left <= 60 && waiting.seconds_left >= 59);
+        assert_eq!(desk.question(waiting.id), Some(waiting.clone()));
+        desk.reply(waiting.id, HumanReply::Answer("Final answer: 408".into()))
+            .expect("taken");
+        assert_eq!(asking.await.unwrap().unwrap().text, "Final answer: 408");
+        assert!(desk.waiting().is_empty());
+        assert_eq!(
+            desk.reply(waiting.id, HumanReply::Abstain),
+            Err(NotWaiting(waiting.id))
+        );
+        // A call that ends unanswered takes its question away.
+        let m = HumanModel::new("judge", desk.clone(), Duration::from_millis(50));
+        assert!(m.complete(request()).await.is_err());
+        assert!(desk.waiting().is_empty());
     }
 
     #[tokio::test(start_paused = true)]

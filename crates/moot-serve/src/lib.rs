@@ -2,7 +2,8 @@
 //! - the pages (`pages`): runs, a run with its grid and why its answer won, a form that starts a
 //!   debate and follows it live, a configuration checker;
 //! - the JSON API (`api`): start a debate, read a run, follow its calls as server-sent events;
-//! - an OpenAI-compatible endpoint (`openai`) whose models are debate teams.
+//! - an OpenAI-compatible endpoint (`openai`) whose models are debate teams;
+//! - the pages where a person answers for an agent (`people`).
 //!
 //! Debates are started through a [`Runner`] (`moot_app::service::DebateService` in `moot
 //! serve`, any other in tests); everything shown is read back from the store, so runs written by other moot
@@ -51,6 +52,7 @@ mod links;
 mod listen;
 mod openai;
 mod pages;
+mod people;
 mod redaction;
 mod reports;
 mod safety;
@@ -104,6 +106,8 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
             "/config",
             get(pages::config_form).post(pages::config_submit),
         )
+        .route("/people", get(people::list))
+        .route("/people/{id}", get(people::show).post(people::reply))
         .route("/static/moot.js", get(pages::script))
         .route("/static/moot.css", get(pages::style))
         .route("/api/runs", post(api::start).get(api::list))

@@ -150,16 +150,25 @@ pub async fn check_host_and_origin(
             .get("sec-fetch-site")
             .and_then(|v| v.to_str().ok())
             .map(str::to_ascii_lowercase);
-        if fetch_site.is_some_and(|s| s != "same-origin" && s != "none") {
+        if fetch_site
+            .as_deref()
+            .is_some_and(|s| s != "same-origin" && s != "none")
+        {
             return refuse("requests from other sites may not change anything here\n".into());
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
-            let same = origin
-                .to_str()
-                .ok()
-                .and_then(|o| o.split_once("://"))
-                .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
-                .is_some_and(|authority| authority.eq_ignore_ascii_case(host.trim()));
+            // Under this server's `Referrer-Policy: no-referrer` a browser sends `Origin: null`
+            // with a page's own form; its `Sec-Fetch-Site: same-origin`, which no page can set,
+            // says the form is this server's.
+            let own_form =
+                origin.as_bytes() == b"null" && fetch_site.as_deref() == Some("same-origin");
+            let same = own_form
+                || origin
+                    .to_str()
+                    .ok()
+                    .and_then(|o| o.split_once("://"))
+                    .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
+                    .is_some_and(|authority| authority.eq_ignore_ascii_case(host.trim()));
             if !same {
                 return refuse("requests from other sites may not change anything here\n".into());
             }

@@ -13,6 +13,8 @@ pub fn templates() -> Environment<'static> {
         ("config.html", include_str!("../templates/config.html")),
         ("benches.html", include_str!("../templates/benches.html")),
         ("bench.html", include_str!("../templates/bench.html")),
+        ("people.html", include_str!("../templates/people.html")),
+        ("person.html", include_str!("../templates/person.html")),
     ] {
         // The templates ship inside the binary; one that does not parse is a bug caught by
         // the tests, not something a user can cause.

@@ -244,6 +244,136 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
     c.close().await.unwrap();
 }
 
+/// A Chromium session over a fresh chromedriver (kept alive by the returned guard).
+async fn browser() -> (Killed, fantoccini::Client) {
+    let (driver_process, driver) = chromedriver();
+    let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(serde_json::json!({
+        "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]}
+    }))
+    .unwrap();
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let c = ClientBuilder::rustls()
+        .expect("tls")
+        .capabilities(caps)
+        .connect(&driver)
+        .await
+        .expect("a Chromium session");
+    (driver_process, c)
+}
+
+/// A debate whose judge is a person: started from the form, the judge's question waits on
+/// `/people` once the debaters are done, the person reads the debate there and answers in the
+/// page, and the run finishes with the person's answer stored like any call's.
+#[tokio::test]
+#[ignore = "drives a real headless Chromium; scripts/test runs it"]
+async fn a_person_judges_a_debate_in_the_browser() {
+    let env = Env::new();
+    let cfg = env.write(
+        "people.toml",
+        "[debate]\nprotocol = \"judge\"\nrounds = 1\nanswer = \"numeric\"\n\n\
+         [[agents]]\nid = \"d1\"\nbackend = \"scripted\"\nresponses = [\"17 * 24 = 408.\\nFinal answer: 408\"]\n\n\
+         [[agents]]\nid = \"d2\"\nbackend = \"scripted\"\nresponses = [\"17 * 24 = 418.\\nFinal answer: 418\"]\n\n\
+         [[agents]]\nid = \"person\"\nbackend = \"human\"\nrole = \"judge\"\nanswer_within = \"2m\"\n",
+    );
+    let cfg = cfg.display().to_string();
+    let server = common::moot_serve(&env, &["--config", &cfg], &[]);
+    let url = server.url.clone();
+    let (_driver, c) = browser().await;
+
+    c.goto(&format!("{url}/new")).await.unwrap();
+    type_into(&c, "textarea[name=question]", "What is 17 * 24?").await;
+    click(&c, "form.new button[type=submit]").await;
+    wait_for(&c, "the run page", async |c| {
+        c.current_url()
+            .await
+            .is_ok_and(|u| u.path().starts_with("/runs/"))
+    })
+    .await;
+    let run_path = c.current_url().await.unwrap().path().to_string();
+
+    // The judge's question waits for the person.
+    wait_for(&c, "the judge's question on /people", async |c| {
+        if c.goto(&format!("{url}/people")).await.is_err() {
+            return false;
+        }
+        c.find(Locator::Css("a.question")).await.is_ok()
+    })
+    .await;
+    click(&c, "a.question").await;
+    let page = c
+        .find(Locator::Css("main"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("as agent person"), "{page}");
+    // The debate so far is on the page: both debaters' answers.
+    assert!(
+        page.contains("17 * 24 = 408.") && page.contains("17 * 24 = 418."),
+        "{page}"
+    );
+    // An empty answer is refused on the page, and the question still waits.
+    click(&c, "form.answer button[value=answer]").await;
+    wait_for(&c, "the refusal of an empty answer", async |c| {
+        c.find(Locator::Css("p.error")).await.is_ok()
+    })
+    .await;
+    type_into(
+        &c,
+        "textarea[name=answer]",
+        "Agent 1 is right.\nFinal answer: 408",
+    )
+    .await;
+    click(&c, "form.answer button[value=answer]").await;
+    wait_for(&c, "the list again, without the question", async |c| {
+        c.find(Locator::Id("none-waiting")).await.is_ok()
+    })
+    .await;
+
+    // The run finishes with the person's verdict.
+    c.goto(&format!("{url}{run_path}")).await.unwrap();
+    wait_for(&c, "the finished debate", async |c| {
+        if c.refresh().await.is_err() {
+            return false;
+        }
+        match c.find(Locator::Id("status")).await {
+            Ok(e) => e.text().await.is_ok_and(|t| t == "done"),
+            Err(_) => false,
+        }
+    })
+    .await;
+    let answer = c
+        .find(Locator::Id("answer"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(answer, "408");
+    c.close().await.unwrap();
+    let run_id = run_path.trim_start_matches("/runs/");
+    let shown = env.json(&["show", run_id, "--format", "json"]);
+    let judge = shown["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["agent_id"] == "person" && c["skipped"] == false)
+        .cloned()
+        .expect("the person's call");
+    assert_eq!(
+        judge["response_text"], "Agent 1 is right.\nFinal answer: 408",
+        "{judge}"
+    );
+    assert!(
+        judge["backend"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("human"),
+        "{judge}"
+    );
+}
+
 async fn type_into(c: &fantoccini::Client, css: &str, text: &str) {
     let field = c.find(Locator::Css(css)).await.unwrap();
     field.send_keys(text).await.unwrap();

@@ -943,6 +943,27 @@ async fn cross_site_requests_cannot_change_anything() {
         .await
         .unwrap();
     assert_eq!(r.status(), 303);
+    // A page's own form, as a browser posts it under the server's no-referrer policy: the
+    // Origin is "null" and the browser's own Sec-Fetch-Site says same-origin.
+    let r = c
+        .post(format!("{}/new", s.url))
+        .header("origin", "null")
+        .header("sec-fetch-site", "same-origin")
+        .form(&[("question", "What is 17 * 24?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    // "null" from anywhere else (a sandboxed frame of another site) may not.
+    let r = c
+        .post(format!("{}/new", s.url))
+        .header("origin", "null")
+        .header("sec-fetch-site", "cross-site")
+        .form(&[("question", "What is 17 * 24?")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
     let r = post_json(
         format!("{}/api/runs", s.url),
         &json!({"question": "What is 17 * 24?"}),

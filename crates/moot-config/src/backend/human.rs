@@ -1,5 +1,5 @@
-//! `human`: a person answers for the agent: on the terminal under `moot ask` (see
-//! `moot_backends::human`). Any role fits; a person as the judge is the
+//! `human`: a person answers for the agent: on the terminal under `moot ask`, on its page
+//! under `moot serve` (see `moot_backends::human`). Any role fits; a person as the judge is the
 //! oversight setting.
 
 use std::sync::Arc;
@@ -19,7 +19,7 @@ pub const DEFAULT_ANSWER_WITHIN: Duration = Duration::from_secs(300);
 
 pub const ENTRY: BackendEntry = BackendEntry {
     name: "human",
-    summary: "a person answers: on the terminal (moot ask)",
+    summary: "a person answers: on the terminal (moot ask) or on moot serve's page",
     keys: &[Key::new(
         "answer_within",
         Kind::Choice {
@@ -98,8 +98,8 @@ impl BackendSettings for Human {
         let desk = building.desk.clone().ok_or_else(|| {
             BuildError::Needs(format!(
                 "agent {:?} is answered by a person (backend \"human\"), and nothing here can \
-                 ask one: `moot ask` asks on the terminal; benchmarks, workers, servers and \
-                 resumed runs cannot",
+                 ask one: `moot ask` asks on the terminal and `moot serve` on its page \
+                 (/people); benchmarks, workers and resumed runs cannot",
                 agent.id
             ))
         })?;
