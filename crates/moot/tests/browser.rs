@@ -118,20 +118,7 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
     let cfg = cfg.display().to_string();
     let server = common::moot_serve(&env, &["--config", &cfg], &[]);
     let url = server.url.clone();
-    let (_driver, driver) = chromedriver();
-    let caps: serde_json::Map<String, serde_json::Value> = serde_json::from_value(serde_json::json!({
-        "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]}
-    }))
-    .unwrap();
-    // The WebDriver client is plain HTTP, but its TLS stack wants a crypto provider chosen
-    // (two are linked into the test binary).
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let c = ClientBuilder::rustls()
-        .expect("tls")
-        .capabilities(caps)
-        .connect(&driver)
-        .await
-        .expect("a Chromium session");
+    let (_driver, c) = browser().await;
 
     // The runs list, empty of debates but the benchmark's.
     c.goto(&url).await.unwrap();
@@ -251,6 +238,8 @@ async fn browser() -> (Killed, fantoccini::Client) {
         "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]}
     }))
     .unwrap();
+    // The WebDriver client is plain HTTP, but its TLS stack wants a crypto provider chosen
+    // (two are linked into the test binary).
     let _ = rustls::crypto::ring::default_provider().install_default();
     let c = ClientBuilder::rustls()
         .expect("tls")
