@@ -102,9 +102,10 @@ pub async fn require_token(State(app): State<Arc<App>>, request: Request, next: 
 /// server can read — none, more than one, not text, not an authority (400): what it cannot read
 /// it cannot check. A request line in absolute form (`GET http://NAME/…`) must name this
 /// server too. Refuses a request that changes something (any method but GET, HEAD and OPTIONS)
-/// sent by a page of another origin: its `Origin` is not this server's (or is `null`), or its
-/// `Sec-Fetch-Site` says cross-site or same-site. Clients that send neither (curl, OpenAI
-/// clients) are not browsers on another site and pass.
+/// sent by a page of another origin: its `Origin` is not this server's (or is `null` without
+/// the browser's `Sec-Fetch-Site: same-origin`, as a page's own form is posted under the
+/// no-referrer policy), or its `Sec-Fetch-Site` says cross-site or same-site. Clients that send
+/// neither (curl, OpenAI clients) are not browsers on another site and pass.
 pub async fn check_host_and_origin(
     State(app): State<Arc<App>>,
     request: Request,

@@ -1511,3 +1511,46 @@ async fn a_fork_benchmark_page_pairs_it_with_its_parent() {
     assert!(page.contains("Against the parent benchmark"), "{page}");
     assert!(page.contains("McNemar p"), "{page}");
 }
+
+/// The pages where a person answers are behind the token like every page, a reply is a change
+/// that another site's page may not make, and a question that is not waiting says so.
+#[tokio::test]
+async fn the_peoples_pages_keep_the_servers_rules() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg, "--token", "s3cret"]);
+    let c = no_redirects();
+    let r = c.get(format!("{}/people", s.url)).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = c
+        .get(format!("{}/people", s.url))
+        .bearer_auth("s3cret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.unwrap().contains("No question is waiting"));
+    let r = c
+        .post(format!("{}/people/1", s.url))
+        .bearer_auth("s3cret")
+        .header("origin", "https://evil.example")
+        .form(&[("answer", "Final answer: 1"), ("action", "answer")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = c
+        .post(format!("{}/people/1", s.url))
+        .bearer_auth("s3cret")
+        .form(&[("answer", "Final answer: 1"), ("action", "answer")])
+        .send()
+        .await
+        .unwrap();
+    // Answered already, or never asked: a conflict with the desk's state, said in words.
+    assert_eq!(r.status(), 409);
+    assert!(r
+        .text()
+        .await
+        .unwrap()
+        .contains("question 1 is not waiting"));
+}
