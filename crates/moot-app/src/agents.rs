@@ -132,8 +132,6 @@ pub fn build_with(
     })
 }
 
-/// A backend this build of moot lacks is the user's to change (an input error); any other
-/// failure is the backend's.
 /// A build that failed for want of something the user gives (a feature, the gold answer, a
 /// way to ask a person) is an input error; the rest are errors of the build.
 fn build_error(e: BuildError) -> anyhow::Error {

@@ -59,36 +59,15 @@ impl BenchChange {
         model: Option<String>,
         via: Via,
     ) -> Result<BenchChange, InputError> {
-        let given: Vec<Field> = [
-            (say.is_some(), Field::ForkSay),
-            (say_wrong, Field::SayWrong),
-            (model.is_some(), Field::ForkModel),
-        ]
-        .into_iter()
-        .filter_map(|(set, field)| set.then_some(field))
-        .collect();
-        if given.len() > 1 {
-            return Err(InputError(format!(
-                "{}: give one change, not {}",
-                given
-                    .iter()
-                    .map(|f| via.name(*f))
-                    .collect::<Vec<_>>()
-                    .join(" and "),
-                given.len()
-            )));
-        }
-        let agent = match (agent, given.first()) {
-            (Some(agent), _) => agent,
-            (None, None) => String::new(),
-            (None, Some(field)) => {
-                return Err(InputError(format!(
-                    "{} needs {}: the agent it changes (its number from 1, or its id)",
-                    via.name(*field),
-                    via.name(Field::ForkAgent)
-                )))
-            }
-        };
+        let agent = crate::fork::changed_agent(
+            agent,
+            &[
+                (say.is_some(), Field::ForkSay),
+                (say_wrong, Field::SayWrong),
+                (model.is_some(), Field::ForkModel),
+            ],
+            via,
+        )?;
         Ok(match (say, say_wrong, model) {
             (Some(template), _, _) => BenchChange::Say { agent, template },
             (None, true, _) => BenchChange::SayWrong { agent },

@@ -40,6 +40,75 @@ pub enum Change {
     Model { agent: String, model: String },
 }
 
+impl Change {
+    /// The change a front end's separate fields ask for (Python's `agent=`, `say=`, `model=`),
+    /// as `via`'s user wrote them: at most one change, a change with the agent it changes, and
+    /// no agent without a change. (The CLI's flags say the same through clap.)
+    pub fn from_parts(
+        agent: Option<String>,
+        say: Option<String>,
+        model: Option<String>,
+        via: Via,
+    ) -> Result<Change, InputError> {
+        let named = agent.is_some();
+        let agent = changed_agent(
+            agent,
+            &[
+                (say.is_some(), Field::ForkSay),
+                (model.is_some(), Field::ForkModel),
+            ],
+            via,
+        )?;
+        Ok(match (say, model) {
+            (Some(text), _) => Change::Say { agent, text },
+            (None, Some(model)) => Change::Model { agent, model },
+            (None, None) if named => {
+                return Err(InputError(format!(
+                    "{} names whom an intervention changes: give {} or {} with it",
+                    via.name(Field::ForkAgent),
+                    via.name(Field::ForkSay),
+                    via.name(Field::ForkModel)
+                )))
+            }
+            (None, None) => Change::Null,
+        })
+    }
+}
+
+/// The agent the one change among `given` (each change field, and whether it is set) is made
+/// to: more than one change is refused, and so is a change without `agent`, each by its name
+/// as `via`'s user wrote it. With no change, an empty name.
+pub(crate) fn changed_agent(
+    agent: Option<String>,
+    given: &[(bool, Field)],
+    via: Via,
+) -> Result<String, InputError> {
+    let given: Vec<Field> = given
+        .iter()
+        .filter_map(|&(set, field)| set.then_some(field))
+        .collect();
+    if given.len() > 1 {
+        return Err(InputError(format!(
+            "{}: give one change, not {}",
+            given
+                .iter()
+                .map(|f| via.name(*f))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            given.len()
+        )));
+    }
+    match (agent, given.first()) {
+        (Some(agent), _) => Ok(agent),
+        (None, None) => Ok(String::new()),
+        (None, Some(field)) => Err(InputError(format!(
+            "{} needs {}: the agent it changes (its number from 1, or its id)",
+            via.name(*field),
+            via.name(Field::ForkAgent)
+        ))),
+    }
+}
+
 /// A fork to make.
 #[derive(Debug, Clone)]
 pub struct ForkRequest {

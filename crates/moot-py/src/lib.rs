@@ -551,44 +551,7 @@ fn fork(
     config_text: Option<String>,
     cancel: Option<&Cancel>,
 ) -> PyResult<String> {
-    let needs_agent = |what: &str| {
-        input(format!(
-            "{} needs {}",
-            Via::Python.name(match what {
-                "say" => Field::ForkSay,
-                _ => Field::ForkModel,
-            }),
-            Via::Python.name(Field::ForkAgent)
-        ))
-    };
-    let change = match (say, model) {
-        (Some(_), Some(_)) => {
-            return Err(input(format!(
-                "{} and {} are two interventions: give one",
-                Via::Python.name(Field::ForkSay),
-                Via::Python.name(Field::ForkModel)
-            )))
-        }
-        (Some(text), None) => Change::Say {
-            agent: agent.ok_or_else(|| needs_agent("say"))?,
-            text,
-        },
-        (None, Some(model)) => Change::Model {
-            agent: agent.ok_or_else(|| needs_agent("model"))?,
-            model,
-        },
-        (None, None) => {
-            if agent.is_some() {
-                return Err(input(format!(
-                    "{} names whom an intervention changes: give {} or {} with it",
-                    Via::Python.name(Field::ForkAgent),
-                    Via::Python.name(Field::ForkSay),
-                    Via::Python.name(Field::ForkModel)
-                )));
-            }
-            Change::Null
-        }
-    };
+    let change = Change::from_parts(agent, say, model, Via::Python).map_err(|e| to_py(e.into()))?;
     let request = ForkRequest {
         via: Via::Python,
         parent,

@@ -178,41 +178,20 @@ fn a_benchmark_over_the_shipped_passages_never_shows_a_judge_the_passage() {
     }
 }
 
-/// A missing or empty context file is refused by its flag, before anything is stored.
+/// A missing, empty or oversized context file is refused by its flag, before anything is
+/// stored.
 #[test]
 fn a_bad_context_file_is_refused_by_name() {
     let env = Env::new();
-    let err = env.refused(&[
-        "ask",
-        "q",
-        "--sim",
-        "--gold",
-        "1",
-        "--context",
-        "/nonexistent/p.txt",
-    ]);
+    let refused =
+        |file: &str| env.refused(&["ask", "q", "--sim", "--gold", "1", "--context", file]);
+    let err = refused("/nonexistent/p.txt");
     assert!(err.contains("--context /nonexistent/p.txt"), "{err}");
     let empty = env.write("empty.txt", "  \n");
-    let err = env.refused(&[
-        "ask",
-        "q",
-        "--sim",
-        "--gold",
-        "1",
-        "--context",
-        empty.to_str().unwrap(),
-    ]);
+    let err = refused(empty.to_str().unwrap());
     assert!(err.contains("--context is empty"), "{err}");
     let big = env.write("big.txt", &"word ".repeat(20_000));
-    let err = env.refused(&[
-        "ask",
-        "q",
-        "--sim",
-        "--gold",
-        "1",
-        "--context",
-        big.to_str().unwrap(),
-    ]);
+    let err = refused(big.to_str().unwrap());
     assert!(
         err.contains("the question and its passage are 100001 bytes")
             && err.contains("debate.max_question_bytes"),

@@ -108,20 +108,20 @@ fn a_person_judges_on_the_terminal_and_their_answer_is_stored_like_any_call() {
     );
 }
 
+/// The error of the judge's call, which must have no response.
+fn unanswered(env: &Env, run: &Value) -> String {
+    let call = judge_call(env, run);
+    assert!(call["response_text"].is_null(), "{call}");
+    call["error"].as_str().unwrap_or_default().to_string()
+}
+
 #[test]
 fn a_person_who_abstains_leaves_the_verdict_to_the_debaters_vote() {
     let env = Env::new();
     let config = config(&env, "2m");
     let (run, _) = ask(&env, &config, "abstain\n", true);
-    let call = judge_call(&env, &run);
-    assert!(call["response_text"].is_null(), "{call}");
-    assert!(
-        call["error"]
-            .as_str()
-            .unwrap()
-            .contains("the person abstained"),
-        "{call}"
-    );
+    let error = unanswered(&env, &run);
+    assert!(error.contains("the person abstained"), "{error}");
     // No verdict: the debaters' vote decides (a tie between 408 and 418, broken by agent order).
     assert_eq!(run["answer"], "408", "{run}");
 }
@@ -132,15 +132,8 @@ fn a_person_who_does_not_answer_in_time_is_a_call_without_a_response() {
     let config = config(&env, "1s");
     // Stdin stays open and nothing is typed.
     let (run, _) = ask(&env, &config, "", false);
-    let call = judge_call(&env, &run);
-    assert!(call["response_text"].is_null(), "{call}");
-    assert!(
-        call["error"]
-            .as_str()
-            .unwrap()
-            .contains("did not answer within 1 s"),
-        "{call}"
-    );
+    let error = unanswered(&env, &run);
+    assert!(error.contains("did not answer within 1 s"), "{error}");
 }
 
 #[test]

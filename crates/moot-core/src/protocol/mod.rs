@@ -74,7 +74,8 @@ pub struct ProtocolEntry {
 
 const ROUND_TABLE_OPTIONS: &[&str] = &["topology", "k", "hub", "groups", "ordering", "gold"];
 
-/// `judge`'s options: a round table's, and the quote limit of hidden evidence.
+/// `judge`'s options: a round table's, the quote limit of hidden evidence, and the adaptive
+/// break.
 const JUDGE_OPTIONS: &[&str] = &[
     "topology",
     "k",
