@@ -313,6 +313,7 @@ async fn ensure_fork_bench(
                     seed: parent.seed,
                     config: parent.config.clone(),
                     fork: Some(origin),
+                    left_out: parent.left_out.clone(),
                 })
                 .await?;
             Ok(())

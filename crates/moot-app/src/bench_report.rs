@@ -209,6 +209,7 @@ pub fn combine(loaded: Vec<LoadedBench>) -> Result<(Vec<BenchInfo>, Vec<ItemResu
             protocols: b.record.protocols.clone(),
             items: b.items.len(),
             unfinished: b.unfinished,
+            left_out: b.record.left_out.clone(),
         });
     }
     Ok((infos, results, items))

@@ -50,6 +50,9 @@ pub struct BenchRequest {
     /// Continuing a stored benchmark: its size was checked when it started (perhaps under older
     /// limits) and is not checked again.
     pub resumed: bool,
+    /// Leave out the dataset's items that cannot be scored, counted in the report, instead of
+    /// refusing the dataset at the first.
+    pub skip_invalid: bool,
 }
 
 impl BenchRequest {
@@ -112,6 +115,8 @@ impl BenchRequest {
             no_cache,
             sc_at_budget: false,
             resumed: true,
+            // A dataset that needed it when the benchmark started needs it again.
+            skip_invalid: record.left_out.is_some(),
         })
     }
 }
@@ -151,6 +156,8 @@ pub struct Prepared {
     pub name: String,
     pub dataset: String,
     pub items: Vec<Item>,
+    /// The dataset's items left out because they cannot be scored (`--skip-invalid`).
+    pub left_out: Option<moot_store::LeftOut>,
     pub protocols: Vec<String>,
     limit: Option<u64>,
     seed: u64,
@@ -187,9 +194,18 @@ impl Prepared {
         let names: Vec<&str> = args.protocols.iter().map(ProtocolName::as_str).collect();
         let options = ProtocolsOptions::check(&config, &names, settings.via)?;
         let redactor = settings.sized(&mut config, (!args.resumed).then_some(&names[..]))?;
-        let (dataset, items) = match items {
-            Some(given) => given,
-            None => load_items(args)?,
+        let (dataset, items, left_out) = match items {
+            Some((dataset, items)) => (dataset, items, None),
+            None => {
+                let drawn = load_items(args)?;
+                for note in &drawn.notes {
+                    on_message(&format!("{}: {note}", drawn.dataset));
+                }
+                if let Some(left_out) = &drawn.left_out {
+                    on_message(&left_out_line(&drawn.dataset, left_out));
+                }
+                (drawn.dataset, drawn.items, drawn.left_out)
+            }
         };
         let size = |i: &&Item| i.question.len() + i.passage.as_ref().map_or(0, String::len);
         if let Some(longest) = items.iter().max_by_key(size) {
@@ -239,6 +255,7 @@ impl Prepared {
             options,
             agents,
             items,
+            left_out,
         })
     }
 
@@ -248,6 +265,7 @@ impl Prepared {
             name: self.name.clone(),
             dataset: self.dataset.clone(),
             items: self.items.clone(),
+            left_out: self.left_out.clone(),
             protocols: self.protocols.clone(),
             limit: self.limit,
             seed: self.seed,
@@ -273,6 +291,7 @@ impl Prepared {
             protocols: self.protocols.clone(),
             items: self.items.len(),
             unfinished: 0,
+            left_out: self.left_out.clone(),
         }
     }
 }
@@ -767,20 +786,55 @@ impl ProtocolsOptions {
     }
 }
 
+/// A dataset's items drawn for a benchmark.
+struct Drawn {
+    dataset: String,
+    items: Vec<Item>,
+    left_out: Option<moot_store::LeftOut>,
+    /// How the loader read what the dataset's mapping left open.
+    notes: Vec<String>,
+}
+
 /// The dataset's name and the items drawn from it.
-fn load_items(args: &BenchRequest) -> Result<(String, Vec<Item>)> {
+fn load_items(args: &BenchRequest) -> Result<Drawn> {
     let spec = DatasetSpec::from_str(&args.dataset)
         .map_err(|e| InputError(format!("{}: {e}", args.settings.name(Field::Dataset))))?;
     let data_dir = args
         .data_dir
         .clone()
         .unwrap_or_else(moot_eval::default_data_dir);
-    let dataset = moot_eval::load(&spec, &data_dir).map_err(|e| InputError(e.to_string()))?;
+    let options = moot_eval::LoadOptions {
+        skip_invalid: args.skip_invalid,
+    };
+    let dataset = moot_eval::load_with(&spec, &data_dir, options).map_err(|e| {
+        let hint = match (e.item_problem(), args.skip_invalid) {
+            (Some(_), false) => format!(
+                " ({} leaves such items out and counts them)",
+                args.settings.via.switch(Field::SkipInvalid)
+            ),
+            _ => String::new(),
+        };
+        InputError(format!("{e}{hint}"))
+    })?;
     let items = moot_eval::subsample(&dataset.items, args.limit, args.seed);
     if items.is_empty() {
         return bad_input(format!("dataset {} has no items", dataset.name));
     }
-    Ok((dataset.name, items))
+    Ok(Drawn {
+        dataset: dataset.name,
+        items,
+        left_out: dataset.left_out,
+        notes: dataset.notes,
+    })
+}
+
+/// `jsonl:x.jsonl: 12 of 2,400 items left out: 10 gold does not parse as numeric, 2 missing
+/// field `answer``, as the benchmark starts and in its report's header.
+pub fn left_out_line(dataset: &str, left_out: &moot_store::LeftOut) -> String {
+    format!(
+        "{dataset}: {}",
+        moot_eval::report::left_out_summary(left_out)
+    )
 }
 
 impl ItemAgents {

@@ -53,6 +53,8 @@ pub enum Field {
     Detach,
     NoCache,
     ScAtBudget,
+    /// Leave out a dataset's items that cannot be scored.
+    SkipInvalid,
     /// A worker's name.
     WorkerId,
     /// `moot fork`: the agent whose response is changed.
@@ -97,6 +99,7 @@ impl Field {
         Field::Detach,
         Field::NoCache,
         Field::ScAtBudget,
+        Field::SkipInvalid,
         Field::WorkerId,
         Field::ForkAgent,
         Field::ForkSay,
@@ -131,6 +134,7 @@ impl Field {
             Field::Detach => "detach",
             Field::NoCache => "no-cache",
             Field::ScAtBudget => "sc-at-budget",
+            Field::SkipInvalid => "skip-invalid",
             Field::WorkerId => "worker-id",
             Field::ForkAgent => "agent",
             Field::ForkSay => "say",

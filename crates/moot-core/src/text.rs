@@ -37,9 +37,30 @@ pub fn plural_of(noun: &str) -> String {
     }
 }
 
+/// `n` with its digits grouped by threes: `2400` → `2,400` (how reports write counts).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_groups_digits_by_three() {
+        assert_eq!(
+            [0, 7, 999, 1000, 2400, 1_234_567].map(thousands),
+            ["0", "7", "999", "1,000", "2,400", "1,234,567"]
+        );
+    }
 
     #[test]
     fn one_is_singular_everything_else_plural() {

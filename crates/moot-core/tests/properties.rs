@@ -10,18 +10,6 @@ fn ctx() -> ExtractContext<'static> {
     ExtractContext::default()
 }
 
-fn with_separators(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 const NUMERIC_TEMPLATES: &[&str] = &[
     "The answer is {}.",
     "So she makes {} in total.\n#### {}",
@@ -46,7 +34,7 @@ proptest! {
 
     #[test]
     fn thousands_separators_and_dollars_are_dropped(n in 0u64..10_000_000_000, t in 0..NUMERIC_TEMPLATES.len()) {
-        let text = render(NUMERIC_TEMPLATES[t], &format!("${}", with_separators(n)));
+        let text = render(NUMERIC_TEMPLATES[t], &format!("${}", moot_core::text::thousands(n)));
         let a = Answer::extract(AnswerKind::Numeric, &text, &ctx());
         prop_assert_eq!(a.map(|a| a.canonical().to_string()), Some(n.to_string()));
     }

@@ -57,6 +57,9 @@ pub struct BenchPlan<'a> {
     pub name: String,
     pub dataset: String,
     pub items: Vec<Item>,
+    /// The dataset's items left out because they cannot be scored (`--skip-invalid`), stored
+    /// with the benchmark for its reports.
+    pub left_out: Option<moot_store::LeftOut>,
     pub protocols: Vec<String>,
     pub limit: Option<u64>,
     pub seed: u64,
@@ -181,6 +184,7 @@ pub async fn ensure_bench(plan: &BenchPlan<'_>, store: &dyn Store) -> Result<(),
                     seed: plan.seed,
                     config: plan.config.clone(),
                     fork: None,
+                    left_out: plan.left_out.clone(),
                 })
                 .await?;
         }

@@ -18,6 +18,8 @@ pub enum Location {
     /// A data row of a CSV file counted from 1 (a header row is not counted), and the line of the
     /// file it starts on (a quoted cell may span lines).
     Row { row: usize, line: u64 },
+    /// A row of a Parquet file, counted from 1 within its file.
+    Record(usize),
     /// An entry of a JSON document's list, counted from 0 like the item ids (`examples[120]`).
     Entry { list: &'static str, index: usize },
 }
@@ -28,6 +30,7 @@ impl fmt::Display for Location {
             Location::File => Ok(()),
             Location::Line(n) => write!(f, "line {n}"),
             Location::Row { row, line } => write!(f, "row {row} (line {line})"),
+            Location::Record(n) => write!(f, "row {n}"),
             Location::Entry { list, index } => write!(f, "{list}[{index}]"),
         }
     }
@@ -58,6 +61,18 @@ impl fmt::Display for Place {
     }
 }
 
+/// A choice's gold that names no option. `problem` is the same for like items (they are
+/// counted together when left out); `detail` says what there was.
+#[derive(Debug, thiserror::Error)]
+#[error("{place}: gold {gold:?} from field `{field}` {problem} ({detail})")]
+pub struct BadGold {
+    pub place: Place,
+    pub field: String,
+    pub gold: String,
+    pub problem: &'static str,
+    pub detail: String,
+}
+
 /// Why a dataset could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
@@ -82,8 +97,14 @@ pub enum DatasetError {
     /// The file or a record is not what its format requires (bad JSON, wrong column count, …).
     #[error("{place}: {message}")]
     Malformed { place: Place, message: String },
-    #[error("{place}: missing field `{field}`")]
-    MissingField { place: Place, field: String },
+    /// A field the mapping names is not in the record; `detail` says where a dotted path broke
+    /// off (`choices` has no field `txt`; its fields: label, text).
+    #[error("{place}: missing field `{field}`{}", detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    MissingField {
+        place: Place,
+        field: String,
+        detail: Option<String>,
+    },
     /// A field is present but unusable: `gsm8k/test.jsonl line 17: no `#### N` in field `answer``.
     #[error("{place}: {problem} in field `{field}`")]
     BadField {
@@ -99,12 +120,23 @@ pub enum DatasetError {
         gold: String,
         kind: AnswerKind,
     },
+    /// A choice's gold that names no option: a label not among the labels, an index past the
+    /// options (boxed: it is the largest).
+    #[error(transparent)]
+    BadGold(Box<BadGold>),
     /// Two records of a generic file map to the same id.
     #[error("{place}: duplicate id {id:?} (first at {first})")]
     DuplicateId {
         place: Place,
         id: String,
         first: Location,
+    },
+    /// `--skip-invalid` left out every item of the file.
+    #[error("{file}: every item was left out ({count}); the first: {first}")]
+    AllLeftOut {
+        file: String,
+        count: usize,
+        first: String,
     },
     #[error(transparent)]
     Spec(#[from] SpecError),
@@ -122,6 +154,23 @@ impl DatasetError {
         DatasetError::MissingField {
             place: Place::new(file, location),
             field: field.to_string(),
+            detail: None,
+        }
+    }
+
+    /// Why the item this error is about cannot be scored, as a class shared by like items
+    /// ("gold does not parse as numeric", "missing field `answer`"), when the error is about one
+    /// item's fields and `--skip-invalid` may leave the item out; `None` for an error about the
+    /// file (bad JSON, a missing column, a duplicate id), which stops the load.
+    pub fn item_problem(&self) -> Option<String> {
+        match self {
+            DatasetError::Gold { kind, .. } => Some(format!("gold does not parse as {kind}")),
+            DatasetError::BadGold(bad) => Some(format!("gold {}", bad.problem)),
+            DatasetError::MissingField { field, .. } => Some(format!("missing field `{field}`")),
+            DatasetError::BadField { field, problem, .. } => {
+                Some(format!("{problem} in field `{field}`"))
+            }
+            _ => None,
         }
     }
 

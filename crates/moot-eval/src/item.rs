@@ -1,5 +1,6 @@
 //! The benchmark item and dataset types every loader produces and the runner, summaries and
-//! reports read. Below every other module of the crate (it depends on `moot-core` only).
+//! reports read. Below every other module of the crate (it depends on `moot-core`, and on
+//! `moot-store` for the record of items left out).
 
 use moot_core::answer::ExtractContext;
 use moot_core::{Answer, AnswerKind};
@@ -48,6 +49,14 @@ impl Item {
 pub struct Dataset {
     pub name: String,
     pub items: Vec<Item>,
+    /// The items left out because they cannot be scored (loading with `skip_invalid`); `None`
+    /// when none were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<moot_store::LeftOut>,
+    /// How the loader read what the mapping left open, for the user to check: `gold read as a
+    /// 0-based index into the options of field `choices` (the field holds whole numbers)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Dataset {

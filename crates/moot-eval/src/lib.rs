@@ -77,13 +77,19 @@
 //!
 //! ## Generic files
 //!
-//! `jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F` and `csv:PATH?…` (a header row
-//! required) read any file through a [`FieldMap`] under an explicit [`AnswerKind`]; `kind` is
-//! required, `question` and `answer` default to those names. `options=F` names one field holding
-//! a list (a JSON array; in CSV, a cell holding a JSON array), `options=A,B,C,D` one field per
-//! option. The gold is the answer field as written (numbers in their JSON form, booleans as
-//! yes / no) and is parsed as a stored answer is, so `"#### 18"` or a solution ending in
-//! `\boxed{…}` also work. Relative paths are taken from the current directory.
+//! `jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F`, `csv:PATH?…` (a header row
+//! required) and `parquet:PATH?…` (a file, or a folder of `.parquet` shards in name order) read
+//! any file through a [`FieldMap`] under an explicit [`AnswerKind`]; `kind` is required,
+//! `question` and `answer` default to those names. A field is a name or a dotted path into
+//! nested records (`choices.text`; a number steps into a list). `options=F` names one field
+//! holding a list (a JSON array; in CSV, a cell holding a JSON array), `options=A,B,C,D` one
+//! field per option. The gold is the answer field as written (numbers in their JSON form,
+//! booleans as yes / no) and is parsed as a stored answer is, so `"#### 18"` or a solution
+//! ending in `\boxed{…}` also work. A choice's gold may instead be a label of `labels=F`, a
+//! 0-based index (`answer_index=true`, or a whole number where the options are a list) or an
+//! option's text; it is stored as the letter. With [`LoadOptions::skip_invalid`], items that
+//! cannot be scored are left out and listed in [`Dataset::left_out`]. Relative paths are taken
+//! from the current directory.
 
 mod bbh;
 pub mod bench;
@@ -96,6 +102,7 @@ mod generic;
 mod gold;
 mod humaneval;
 mod item;
+mod parquet_file;
 pub mod protocol_totals;
 mod read;
 pub mod registry;
@@ -112,8 +119,9 @@ pub use moot_core::{Answer, AnswerKind};
 pub use bbh::{task_kind as bbh_task_kind, BBH_TASKS};
 pub use builtin::{GSM_RANGES_LEVELS, MMLU_SUBJECTS};
 pub use data_dir::{default_data_dir, DATA_DIR_VAR};
-pub use error::{DatasetError, Location, Place};
+pub use error::{BadGold, DatasetError, Location, Place};
 pub use item::{Dataset, Item};
+pub use moot_store::{LeftOut, LeftOutItem};
 pub use registry::{dataset_names, DatasetEntry, DATASETS};
 pub use sample::{subsample, subsample_indices};
 pub use spec::{
@@ -121,22 +129,47 @@ pub use spec::{
     GenericSpec, OptionsField, SpecError,
 };
 
+/// How a dataset is loaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Leave out the items of a generic file that cannot be scored (a gold that does not parse,
+    /// a field missing or unusable), listing them in [`Dataset::left_out`], instead of refusing
+    /// the file at the first. A file whose every item is left out is still refused, as is a
+    /// fault of the file itself (bad JSON, a missing column, a repeated id). The built-in
+    /// datasets have no such items.
+    pub skip_invalid: bool,
+}
+
 /// Loads a dataset. Built-in datasets are read from `data_dir` (an error names the directory
 /// and `MOOT_DATA_DIR` when it does not exist) unless they ship with moot; generic ones from
-/// their own path.
+/// their own path. Any item that cannot be scored is an error naming its place and field.
 pub fn load(spec: &DatasetSpec, data_dir: &Path) -> Result<Dataset, DatasetError> {
+    load_with(spec, data_dir, LoadOptions::default())
+}
+
+/// [`load`] with options.
+pub fn load_with(
+    spec: &DatasetSpec,
+    data_dir: &Path,
+    options: LoadOptions,
+) -> Result<Dataset, DatasetError> {
     if spec.in_data_dir() && !data_dir.is_dir() {
         return Err(DatasetError::MissingDataDir {
             path: data_dir.to_path_buf(),
         });
     }
-    let items = match spec {
-        DatasetSpec::Builtin(b) => (b.entry().load)(data_dir, b.part())?,
-        DatasetSpec::Generic(g) => generic::load(g)?,
+    let (items, left_out, notes) = match spec {
+        DatasetSpec::Builtin(b) => ((b.entry().load)(data_dir, b.part())?, None, Vec::new()),
+        DatasetSpec::Generic(g) => {
+            let loaded = generic::load(g, options.skip_invalid)?;
+            (loaded.items, loaded.left_out, loaded.notes)
+        }
     };
     Ok(Dataset {
         name: spec.to_string(),
         items,
+        left_out,
+        notes,
     })
 }
 

@@ -205,6 +205,12 @@ pub(crate) trait Record {
             .ok_or_else(|| DatasetError::missing_field(self.file(), self.location(), field))
     }
 
+    /// Whether the field holds a whole number as such (a JSON or Parquet integer, not text):
+    /// a choice's gold written so is read as an index into the options.
+    fn holds_whole_number(&self, _field: &str) -> bool {
+        false
+    }
+
     fn bad(&self, field: &str, problem: impl Into<String>) -> DatasetError {
         DatasetError::bad_field(self.file(), self.location(), field, problem)
     }
@@ -238,9 +244,77 @@ impl<'a> JsonRecord<'a> {
 }
 
 impl JsonRecord<'_> {
+    /// The field by name or dotted path (see [`lookup`]); `None` when it is missing or null.
     pub fn get(&self, field: &str) -> Option<&Value> {
-        self.obj.get(field).filter(|v| !v.is_null())
+        lookup(self.obj, field).ok()
     }
+
+    /// The field, or the error naming the path and where it broke off.
+    fn required(&self, field: &str) -> Result<&Value, DatasetError> {
+        lookup(self.obj, field).map_err(|detail| DatasetError::MissingField {
+            place: Place::new(self.file, self.location),
+            field: field.to_string(),
+            detail,
+        })
+    }
+}
+
+/// A field of a JSON object by name or by dotted path, as Hugging Face exports nest them
+/// (`choices.text`, `choices.label`, `meta.id`). A key spelled as written wins, since keys may
+/// hold dots; otherwise each part steps into an object, and a part that is a number
+/// (`choices.0`) into a list. Null reads as missing. `Err` carries, for a path, where it broke
+/// off (`choices` has no field `txt`; its fields: label, text); `None` for a plain name.
+pub(crate) fn lookup<'a>(
+    obj: &'a Map<String, Value>,
+    path: &str,
+) -> Result<&'a Value, Option<String>> {
+    if let Some(v) = obj.get(path) {
+        return if v.is_null() { Err(None) } else { Ok(v) };
+    }
+    let mut parts = path.split('.');
+    let (Some(first), true) = (parts.next(), path.contains('.')) else {
+        return Err(None);
+    };
+    let mut at = first.to_string();
+    let mut value = obj
+        .get(first)
+        .filter(|v| !v.is_null())
+        .ok_or_else(|| Some(format!("no field `{first}`; fields: {}", keys(obj))))?;
+    for part in parts {
+        let next = match value {
+            Value::Object(o) => o
+                .get(part)
+                .filter(|v| !v.is_null())
+                .ok_or_else(|| format!("`{at}` has no field `{part}`; its fields: {}", keys(o))),
+            Value::Array(list) => match part.parse::<usize>() {
+                Ok(i) => list
+                    .get(i)
+                    .filter(|v| !v.is_null())
+                    .ok_or_else(|| format!("`{at}` has {} entries, none at {i}", list.len())),
+                Err(_) => Err(format!(
+                    "`{at}` is a list: step into it with a number (`{at}.0`), not `{part}`"
+                )),
+            },
+            other => Err(format!(
+                "`{at}` is {}, with no field `{part}`",
+                describe(other)
+            )),
+        };
+        value = next.map_err(Some)?;
+        at = format!("{at}.{part}");
+    }
+    Ok(value)
+}
+
+/// An object's keys, for messages: `id, question, choices`.
+fn keys(obj: &Map<String, Value>) -> String {
+    if obj.is_empty() {
+        return "none".to_string();
+    }
+    obj.keys()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Record for JsonRecord<'_> {
@@ -261,10 +335,19 @@ impl Record for JsonRecord<'_> {
         }
     }
 
+    fn text(&self, field: &str) -> Result<String, DatasetError> {
+        let v = self.required(field)?;
+        value_text(v)
+            .ok_or_else(|| self.bad(field, format!("expected text, found {}", describe(v))))
+    }
+
+    fn holds_whole_number(&self, field: &str) -> bool {
+        self.get(field)
+            .is_some_and(|v| v.as_u64().is_some() || v.as_i64().is_some())
+    }
+
     fn list(&self, field: &str) -> Result<Vec<String>, DatasetError> {
-        let v = self
-            .get(field)
-            .ok_or_else(|| DatasetError::missing_field(self.file, self.location, field))?;
+        let v = self.required(field)?;
         json_list(v).ok_or_else(|| {
             self.bad(
                 field,

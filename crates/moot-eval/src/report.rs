@@ -16,7 +16,7 @@
 //! cached token costs a tenth to a half of an input token's price, by provider and model.
 
 use moot_core::chat::prompt_cache_note;
-use moot_core::text::plural;
+use moot_core::text::{plural, thousands};
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -37,6 +37,26 @@ pub struct BenchInfo {
     pub items: usize,
     /// Debates linked to the benchmark that had not finished when the report was made.
     pub unfinished: usize,
+    /// The dataset's items left out because they cannot be scored (`--skip-invalid`), each
+    /// by id with its place and reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<moot_store::LeftOut>,
+}
+
+/// `12 of 2,400 items left out: 10 gold does not parse as numeric, 2 missing field `answer``.
+pub fn left_out_summary(left_out: &moot_store::LeftOut) -> String {
+    let reasons: Vec<String> = left_out
+        .by_problem()
+        .iter()
+        .map(|(problem, n)| format!("{} {problem}", thousands(*n as u64)))
+        .collect();
+    format!(
+        "{} of {} {} left out: {}",
+        thousands(left_out.items.len() as u64),
+        thousands(left_out.of),
+        if left_out.of == 1 { "item" } else { "items" },
+        reasons.join(", ")
+    )
 }
 
 /// One point of a protocol's cost curve.
@@ -283,6 +303,12 @@ impl Report {
                     String::new()
                 }
             ));
+            if let Some(left_out) = &b.left_out {
+                out.push_str(&format!(
+                    "Of its dataset, {}; the JSON report lists them by id.\n",
+                    md(&left_out_summary(left_out))
+                ));
+            }
         }
         if self.left_out > 0 {
             out.push_str(&format!(
@@ -618,6 +644,28 @@ fn plot(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn left_out_items_are_summed_by_reason_with_grouped_digits() {
+        let item = |id: &str, problem: &str| moot_store::LeftOutItem {
+            id: id.into(),
+            place: "f.jsonl line 1".into(),
+            problem: problem.into(),
+            message: "m".into(),
+        };
+        let left_out = moot_store::LeftOut {
+            of: 2400,
+            items: vec![
+                item("a", "missing field `answer`"),
+                item("b", "gold does not parse as numeric"),
+                item("c", "gold does not parse as numeric"),
+            ],
+        };
+        assert_eq!(
+            left_out_summary(&left_out),
+            "3 of 2,400 items left out: 2 gold does not parse as numeric, 1 missing field `answer`"
+        );
+    }
 
     /// A protocol over 10 items costing `total` tokens per item, with per-round pluralities.
     fn protocol(name: &str, total: f64, accuracy: f64, rounds: &[(f64, f64)]) -> ProtocolSummary {

@@ -13,13 +13,14 @@ use crate::spec_error::close_names;
 pub use crate::spec_error::SpecError;
 
 /// The generic forms, as error messages and name lists spell them.
-const GENERIC_FORMS: [&str; 2] = [
-    "jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F&context=F]",
+const GENERIC_FORMS: [&str; 3] = [
+    "jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&labels=F&answer_index=B&id=F&context=F]",
     "csv:PATH?kind=KIND[&…]",
+    "parquet:PATH?kind=KIND[&…]",
 ];
 
 /// The generic forms, as suggestions offer them.
-const GENERIC_SUGGESTIONS: [&str; 2] = ["jsonl:PATH", "csv:PATH"];
+const GENERIC_SUGGESTIONS: [&str; 3] = ["jsonl:PATH", "csv:PATH", "parquet:PATH"];
 
 /// Every accepted name form, for error messages: `gsm8k, …, mmlu, mmlu:SUBJECT, …,
 /// strategyqa (= strategyqa:dev), …, jsonl:PATH?kind=KIND[…], csv:PATH?kind=KIND[&…]`.
@@ -43,7 +44,7 @@ pub fn name_forms() -> String {
 pub fn dataset_help() -> String {
     let usages: Vec<String> = DATASETS.iter().map(DatasetEntry::usage).collect();
     format!(
-        "The dataset: {}, or jsonl:PATH?kind=K&question=F&answer=F / csv:PATH?…",
+        "The dataset: {}, or jsonl:PATH?kind=K&question=F&answer=F / csv:PATH?… / parquet:PATH?…",
         usages.join(", ")
     )
 }
@@ -61,10 +62,14 @@ pub fn dataset_long_help() -> String {
     }
     let kinds: Vec<&str> = AnswerKind::ALL.iter().map(|k| k.name()).collect();
     help.push_str(&format!(
-        "or any file: jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F&context=F, or \
-         csv:PATH?… (a header row required). KIND is one of {}; question and answer default to \
-         those names; options=F names one field holding a list, options=A,B,C,D one field per \
-         option; context=F a passage the debaters read and a judge does not",
+        "or any file: jsonl:PATH?kind=KIND&question=F&answer=F&options=F&id=F&context=F, \
+         csv:PATH?… (a header row required), or parquet:PATH?… (a file, or a folder of \
+         .parquet shards). KIND is one of {}; question and answer default to those names; a \
+         field may be a dotted path into nested records (choices.text); options=F names one \
+         field holding a list, options=A,B,C,D one field per option; a choice's gold may be a \
+         letter, an option's text, a label of labels=F (answerKey in choices.label) or a \
+         0-based index (answer_index=true; taken so when the gold is a whole number and the \
+         options a list); context=F a passage the debaters read and a judge does not",
         kinds.join(", ")
     ));
     help
@@ -77,6 +82,8 @@ pub enum FileFormat {
     Jsonl,
     /// Comma-separated, with a header row naming the columns.
     Csv,
+    /// Apache Parquet: one file, or a folder of `.parquet` shards read as one dataset.
+    Parquet,
 }
 
 impl FileFormat {
@@ -84,6 +91,7 @@ impl FileFormat {
         match self {
             FileFormat::Jsonl => "jsonl",
             FileFormat::Csv => "csv",
+            FileFormat::Parquet => "parquet",
         }
     }
 }
@@ -102,12 +110,21 @@ pub enum OptionsField {
 /// Which fields of a generic file hold what.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FieldMap {
+    /// Every field is a name or a dotted path into nested records (`choices.text`); a CSV
+    /// column is named as its header writes it.
     pub question: String,
     /// The gold answer: text, a number, or a boolean (read as yes / no). It is parsed under the
     /// dataset's answer kind as a stored answer is (`Answer::parse`), so a full solution ending
-    /// in `#### 18` or `\boxed{…}` works as well as a bare answer.
+    /// in `#### 18` or `\boxed{…}` works as well as a bare answer. A choice's gold may also be
+    /// a label of [`labels`](Self::labels), a 0-based index, or an option's own text.
     pub answer: String,
     pub options: Option<OptionsField>,
+    /// A field holding one label per option (ARC's and CommonsenseQA's `choices.label`): the
+    /// gold is matched against it, and its position gives the letter.
+    pub labels: Option<String>,
+    /// Whether a choice's gold is a 0-based index into the options: `None` reads it so when
+    /// the field holds a whole number (not text) and the options are one list field.
+    pub answer_index: Option<bool>,
     /// A field holding each record's id; without it ids are `<file stem>/<index>`.
     pub id: Option<String>,
     /// A field holding a passage the question is about (hidden evidence: the debaters read
@@ -122,6 +139,8 @@ impl Default for FieldMap {
             question: "question".to_string(),
             answer: "answer".to_string(),
             options: None,
+            labels: None,
+            answer_index: None,
             id: None,
             context: None,
         }
@@ -149,8 +168,8 @@ impl GenericSpec {
         }
     }
 
-    /// Parses `PATH?kind=KIND&question=F&answer=F&options=F&id=F` (the part after `jsonl:` or
-    /// `csv:`). `kind` is required; `options` with commas (`options=A,B,C,D`) names one field per
+    /// Parses `PATH?kind=KIND&question=F&answer=F&options=F&labels=F&answer_index=B&id=F&context=F`
+    /// (the part after `jsonl:`, `csv:` or `parquet:`). `kind` is required; `options` with commas (`options=A,B,C,D`) names one field per
     /// option, without commas one field holding a list.
     fn parse(format: FileFormat, rest: &str) -> Result<GenericSpec, SpecError> {
         let whole = format!("{}:{rest}", format.name());
@@ -185,6 +204,18 @@ impl GenericSpec {
                 "question" => fields.question = value.to_string(),
                 "answer" => fields.answer = value.to_string(),
                 "id" => fields.id = Some(value.to_string()),
+                "labels" => fields.labels = Some(value.to_string()),
+                "answer_index" => {
+                    fields.answer_index = Some(match value {
+                        "true" => true,
+                        "false" => false,
+                        other => {
+                            return Err(bad(format!(
+                                "answer_index is true or false, not `{other}`"
+                            )))
+                        }
+                    })
+                }
                 "context" => fields.context = Some(value.to_string()),
                 "options" => {
                     fields.options = Some(if value.contains(',') {
@@ -201,7 +232,8 @@ impl GenericSpec {
                 }
                 other => {
                     return Err(bad(format!(
-                        "unknown key `{other}` (keys: kind, question, answer, options, id, context)"
+                        "unknown key `{other}` (keys: kind, question, answer, options, labels, \
+                         answer_index, id, context)"
                     )))
                 }
             }
@@ -242,6 +274,12 @@ impl fmt::Display for GenericSpec {
             Some(OptionsField::List(field)) => write!(f, "&options={field}")?,
             Some(OptionsField::Columns(cols)) => write!(f, "&options={}", cols.join(","))?,
             None => {}
+        }
+        if let Some(labels) = &self.fields.labels {
+            write!(f, "&labels={labels}")?;
+        }
+        if let Some(by_index) = self.fields.answer_index {
+            write!(f, "&answer_index={by_index}")?;
         }
         if let Some(id) = &self.fields.id {
             write!(f, "&id={id}")?;
@@ -398,6 +436,9 @@ impl FromStr for DatasetSpec {
         if let Some(rest) = s.strip_prefix("csv:") {
             return GenericSpec::parse(FileFormat::Csv, rest).map(DatasetSpec::Generic);
         }
+        if let Some(rest) = s.strip_prefix("parquet:") {
+            return GenericSpec::parse(FileFormat::Parquet, rest).map(DatasetSpec::Generic);
+        }
         let (head, part) = match s.split_once(':') {
             Some((h, v)) => (h, Some(v)),
             None => (s, None),
@@ -544,6 +585,35 @@ mod tests {
     }
 
     #[test]
+    fn nested_paths_labels_and_indexes_parse_and_round_trip() {
+        let spec = p("jsonl:arc.jsonl?kind=choice&question=question&options=choices.text&labels=choices.label&answer=answerKey").unwrap();
+        let DatasetSpec::Generic(g) = &spec else {
+            panic!("not generic")
+        };
+        assert_eq!(
+            g.fields.options,
+            Some(OptionsField::List("choices.text".into()))
+        );
+        assert_eq!(g.fields.labels.as_deref(), Some("choices.label"));
+        assert_eq!(g.fields.answer_index, None);
+        assert_eq!(p(&spec.to_string()), Ok(spec.clone()));
+        let spec = p("parquet:shards?kind=choice&options=choices&answer_index=false").unwrap();
+        let DatasetSpec::Generic(g) = &spec else {
+            panic!("not generic")
+        };
+        assert_eq!(g.format, FileFormat::Parquet);
+        assert_eq!(g.fields.answer_index, Some(false));
+        assert_eq!(p(&spec.to_string()), Ok(spec.clone()));
+        let e = p("jsonl:q.jsonl?kind=choice&answer_index=yes")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("answer_index is true or false, not `yes`"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn generic_specs_need_a_kind_and_known_keys() {
         let e = p("jsonl:q.jsonl").unwrap_err().to_string();
         assert!(e.contains("?kind=KIND"), "{e}");
@@ -563,8 +633,8 @@ mod tests {
              mmlu-pro:logical_fallacies, bbh, bbh:TASK, strategyqa (= strategyqa:dev), \
              strategyqa:train, strategyqa:bigbench, gsm-ranges:original, gsm-ranges:level4, \
              gsm-ranges:level6, humaneval, \
-             jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&id=F&context=F], \
-             csv:PATH?kind=KIND[&…]"
+             jsonl:PATH?kind=KIND[&question=F&answer=F&options=F&labels=F&answer_index=B&id=F&context=F], \
+             csv:PATH?kind=KIND[&…], parquet:PATH?kind=KIND[&…]"
         );
         let builtins: Vec<String> = DatasetSpec::builtins()
             .iter()

@@ -116,6 +116,7 @@ fn plan(name: &str, items: Vec<Item>, concurrency: usize) -> BenchPlan<'static> 
         name: name.into(),
         dataset: "toy".into(),
         items,
+        left_out: None,
         protocols: vec!["som".into(), "svr-mad".into()],
         limit: None,
         seed: 1,

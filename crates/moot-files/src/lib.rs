@@ -178,6 +178,26 @@ pub fn read_text(path: &Path, limit: Limit) -> Result<String, FileError> {
 /// without being read: its kind is checked before it is opened, it is opened non-blocking, and
 /// its kind is checked again on the open file.
 pub fn read_bytes_with(path: &Path, limit: Limit, links: Links) -> Result<Vec<u8>, FileError> {
+    let (file, len) = open_checked(path, limit, links)?;
+    // At most `limit.bytes`, checked on opening: the file's size is a fair first allocation.
+    let expected = usize::try_from(len).unwrap_or(0);
+    read_limited_into(file, limit, Vec::with_capacity(expected))
+        .map_err(|problem| FileError::new(path, problem))
+}
+
+/// The regular file at `path` opened for reading, checked as [`read_bytes_with`] checks it
+/// (its kind before and after opening, its size against `limit`), for a reader that reads
+/// parts of it (a Parquet file's row groups) rather than all of it. The size is checked once:
+/// a file that grows after it is opened is the reader's to bound.
+pub fn open_regular(path: &Path, limit: Limit, links: Links) -> Result<std::fs::File, FileError> {
+    open_checked(path, limit, links).map(|(file, _)| file)
+}
+
+fn open_checked(
+    path: &Path,
+    limit: Limit,
+    links: Links,
+) -> Result<(std::fs::File, u64), FileError> {
     let fail = |problem| FileError::new(path, problem);
     let before = match links {
         Links::Follow => std::fs::metadata(path),
@@ -202,9 +222,7 @@ pub fn read_bytes_with(path: &Path, limit: Limit, links: Links) -> Result<Vec<u8
             limit,
         }));
     }
-    // At most `limit.bytes`, checked above: the file's size is a fair first allocation.
-    let expected = usize::try_from(meta.len()).unwrap_or(0);
-    read_limited_into(file, limit, Vec::with_capacity(expected)).map_err(fail)
+    Ok((file, meta.len()))
 }
 
 /// All of `reader` (stdin, a pipe), at most `limit.bytes` of it: a stream that goes on past

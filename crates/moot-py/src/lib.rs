@@ -436,7 +436,7 @@ fn ask(
     store, dataset, protocols, *, limit=None, seed=moot_config::DEFAULT_SEED, concurrency=4,
     rounds=None, agents=None, sim=false, name=None, data_dir=None, config_path=None,
     config_text=None, options=Vec::new(), no_cache=false, sc_at_budget=false, detach=false,
-    cancel=None
+    skip_invalid=false, cancel=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn benchmark(
@@ -458,6 +458,7 @@ fn benchmark(
     no_cache: bool,
     sc_at_budget: bool,
     detach: bool,
+    skip_invalid: bool,
     cancel: Option<&Cancel>,
 ) -> PyResult<String> {
     if detach && sc_at_budget {
@@ -492,6 +493,7 @@ fn benchmark(
         no_cache,
         sc_at_budget,
         resumed: false,
+        skip_invalid,
     };
     let shared = store.store.clone();
     let ended = detached(py, &store.rt, cancel, move || async move {

@@ -350,6 +350,7 @@ fn bench(store: &dyn Store, server: &Server, name: &str, items: u32) {
                 seed: 1,
                 config: json!({}),
                 fork: None,
+                left_out: None,
             })
             .await
             .unwrap();

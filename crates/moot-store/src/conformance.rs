@@ -79,6 +79,15 @@ pub(crate) async fn check_bench_conformance(store: &dyn Store) {
         seed: 7,
         config: serde_json::json!({"debate": {"rounds": 1}}),
         fork: None,
+        left_out: Some(crate::LeftOut {
+            of: 3,
+            items: vec![crate::LeftOutItem {
+                id: "gsm8k/1".into(),
+                place: "test.jsonl line 2".into(),
+                problem: "gold does not parse as numeric".into(),
+                message: "test.jsonl line 2: gold answer \"None\" from field `answer` does not parse as numeric".into(),
+            }],
+        }),
     };
     assert!(matches!(
         store.bench("b1").await,
@@ -563,6 +572,7 @@ async fn planned_bench(store: &dyn Store, name: &str, jobs: u32) -> Vec<BenchJob
             seed: 1,
             config: serde_json::json!({}),
             fork: None,
+            left_out: None,
         })
         .await
         .unwrap();
@@ -1239,6 +1249,7 @@ pub(crate) async fn check_fork_conformance(store: &dyn Store) {
             round: 1,
             intervention: serde_json::json!({"kind": "say-wrong", "agent": 0}),
         }),
+        left_out: None,
     };
     store.create_bench(&bench).await.unwrap();
     assert_eq!(store.bench("b-fork").await.unwrap(), bench);

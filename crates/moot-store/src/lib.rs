@@ -32,8 +32,8 @@ pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
     Allowance, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
-    DecisionJson, DecisionRecord, ForkOrigin, JobCounts, JobState, RunFilter, RunOutcome,
-    RunRecord, RunStatus, ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT,
+    DecisionJson, DecisionRecord, ForkOrigin, JobCounts, JobState, LeftOut, LeftOutItem, RunFilter,
+    RunOutcome, RunRecord, RunStatus, ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT,
     RUN_SILENCE_LIMIT,
 };
 pub use sqlite::SqliteStore;

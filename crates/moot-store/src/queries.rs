@@ -694,8 +694,8 @@ macro_rules! store_queries {
 
             async fn create_bench(&self, b: &BenchRecord) -> Result<(), StoreError> {
                 let result = sqlx::query(
-                    "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json, fork_parent, fork_round, fork_json)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                    "INSERT INTO benches (name, created_at, dataset, protocols_json, item_limit, seed, config_json, fork_parent, fork_round, fork_json, left_out_json)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                 )
                 .bind(&b.name)
                 .bind(&b.created_at)
@@ -707,6 +707,11 @@ macro_rules! store_queries {
                 .bind(b.fork.as_ref().map(|f| &f.parent))
                 .bind(b.fork.as_ref().map(|f| i64::from(f.round)))
                 .bind(b.fork.as_ref().map(|f| json_text(&f.intervention)))
+                .bind(
+                    b.left_out
+                        .as_ref()
+                        .map(|l| serde_json::to_string(l).unwrap_or_else(|_| "null".into())),
+                )
                 .execute(&self.pool)
                 .await;
                 match result {

@@ -508,6 +508,47 @@ pub struct BenchRecord {
     /// benchmark's (`moot bench --fork-of`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<ForkOrigin>,
+    /// The dataset's items that `--skip-invalid` left out because they cannot be scored;
+    /// `None` when none were (or the flag was not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_out: Option<LeftOut>,
+}
+
+/// The items of a dataset that were left out because they cannot be scored (`moot bench
+/// --skip-invalid`), out of how many its file holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Records in the dataset's file (or files), those left out included.
+    pub of: u64,
+    pub items: Vec<LeftOutItem>,
+}
+
+/// One item left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOutItem {
+    /// Its id: the mapped id field when it could be read, else `<file stem>/<index>`.
+    pub id: String,
+    /// Where it is: `data.jsonl line 8`.
+    pub place: String,
+    /// Why, as a class shared by like items: `gold does not parse as numeric`.
+    pub problem: String,
+    /// The whole error, with the value at fault.
+    pub message: String,
+}
+
+impl LeftOut {
+    /// Each problem with how many items it left out, the commonest first (ties by name).
+    pub fn by_problem(&self) -> Vec<(&str, usize)> {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for item in &self.items {
+            match counts.iter_mut().find(|(p, _)| *p == item.problem) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((&item.problem, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        counts
+    }
 }
 
 /// One item's debate under one protocol of a benchmark.

@@ -234,6 +234,14 @@ pub(crate) fn bench_from_row(row: &impl Columns) -> Result<BenchRecord, StoreErr
         seed: row.opt_int("seed")?.unwrap_or(0) as u64,
         config: parse_json(&name, "benchmark config", &row.text("config_json")?)?,
         fork: fork_from_row(row, &name)?,
+        left_out: match row.opt_text("left_out_json")? {
+            Some(text) => serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                run: name.clone(),
+                what: "benchmark's left-out items".into(),
+                message: e.to_string(),
+            })?,
+            None => None,
+        },
         name,
     })
 }

@@ -164,6 +164,16 @@ class BenchReport:
     def __repr__(self) -> str:
         return f"moot.BenchReport(name={self.name!r}, debates={len(self.results)})"
 
+    @property
+    def left_out(self) -> Table:
+        """The dataset's items left out because they cannot be scored (``skip_invalid=True``),
+        one row each: bench, id, place, problem, message. Empty when none were."""
+        rows = []
+        for bench in self.data.get("benches", []):
+            for item in (bench.get("left_out") or {}).get("items", []):
+                rows.append({"bench": bench.get("name", ""), **item})
+        return Table(rows)
+
     def accuracy(self) -> Dict[str, float]:
         """Each protocol's share of right answers among its debates here. A protocol run by
         several benchmarks here (a ``sc_at_budget`` arm's ``cot-sc``) is named with each, as
@@ -403,6 +413,7 @@ def bench(
     say: Optional[str] = None,
     say_wrong: bool = False,
     model: Optional[str] = None,
+    skip_invalid: bool = False,
 ) -> BenchReport:
     """Runs every item of ``dataset`` (``gsm8k``, ``mmlu:SUBJECT``, ``jsonl:PATH?kind=…``, …;
     ``limit`` of them, drawn with ``seed``) under each of ``protocols`` and returns the
@@ -410,6 +421,9 @@ def bench(
     ``sc_at_budget=True`` then runs a self-consistency arm that spends what the costliest
     debate spent (``cot-sc`` with as many samples as that pays for, as the benchmark
     ``NAME-scK``) and reports both, as ``moot bench --sc-at-budget`` does.
+    ``skip_invalid=True`` leaves out the dataset's items that cannot be scored (a gold that
+    does not parse, a field missing), as ``moot bench --skip-invalid`` does; they are in
+    :attr:`BenchReport.left_out`.
 
     ``fork_of=PARENT`` with ``round=R`` forks every debate of the stored benchmark PARENT
     instead, as ``moot bench --fork-of`` does (see :func:`fork_bench`: ``agent``, ``say``,
@@ -420,7 +434,9 @@ def bench(
             "rounds": rounds, "agents": agents, "data_dir": data_dir, "options": options,
         }
         clash = [k for k, v in given.items() if v is not None]
-        clash += [k for k, v in {"sim": sim, "no_cache": no_cache, "sc_at_budget": sc_at_budget}.items() if v]
+        switches = {"sim": sim, "no_cache": no_cache, "sc_at_budget": sc_at_budget,
+                    "skip_invalid": skip_invalid}
+        clash += [k for k, v in switches.items() if v]
         if clash:
             raise InputError(
                 f"fork_of= forks the parent's debates as they were: {', '.join(clash)} "
@@ -454,6 +470,7 @@ def bench(
         options=_options(options),
         no_cache=no_cache,
         sc_at_budget=sc_at_budget,
+        skip_invalid=skip_invalid,
     )
     return BenchReport(json.loads(text))
 
@@ -473,6 +490,7 @@ def plan(
     store: Union[Store, PathLike, None] = None,
     options: OptionsArg = None,
     no_cache: bool = False,
+    skip_invalid: bool = False,
 ) -> Dict[str, Any]:
     """Records the benchmark ``name`` without running it, as ``moot bench … --detach`` does:
     ``moot work NAME`` processes on any machines sharing the store then work it. Planning the
@@ -491,6 +509,7 @@ def plan(
         data_dir=None if data_dir is None else os.fspath(data_dir),
         options=_options(options),
         no_cache=no_cache,
+        skip_invalid=skip_invalid,
         detach=True,
     )
     result: Dict[str, Any] = json.loads(text)

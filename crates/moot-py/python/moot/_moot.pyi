@@ -69,6 +69,7 @@ def bench(
     no_cache: bool = False,
     sc_at_budget: bool = False,
     detach: bool = False,
+    skip_invalid: bool = False,
     cancel: Optional[Cancel] = None,
 ) -> str: ...
 

@@ -90,6 +90,14 @@ pub struct Args {
     /// with its own seed; the team-size limits apply to them.
     #[arg(long, conflicts_with = "detach")]
     sc_at_budget: bool,
+
+    /// Leave out the dataset's items that cannot be scored (a gold that does not parse under
+    /// the kind, a label or index that names no option, a mapped field missing), instead of
+    /// stopping at the first. The report's header counts them by reason ("12 of 2,400 items
+    /// left out: gold does not parse as numeric") and its JSON lists them by id. A dataset
+    /// whose every item would be left out is still an error.
+    #[arg(long, conflicts_with = "fork_of")]
+    skip_invalid: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -147,6 +155,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         no_cache: args.no_cache.no_cache,
         sc_at_budget: args.sc_at_budget,
         resumed: false,
+        skip_invalid: args.skip_invalid,
     };
     crate::progress::bench::run_benchmark(request, args.detach, args.output.json, store, rt)
 }

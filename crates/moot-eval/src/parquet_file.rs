@@ -1,0 +1,221 @@
+//! Parquet files, as Hugging Face stores datasets: one file, or a folder of shards read as one
+//! dataset in name order. Rows are read one at a time (a row group at a time from disk), each as
+//! a JSON object, so a record reads the same through a [`FieldMap`](crate::FieldMap) whether it
+//! came from JSONL or Parquet: nested structs are objects, lists are lists, integers stay
+//! integers.
+
+use std::path::Path;
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use serde_json::{Map, Value};
+
+use crate::error::{DatasetError, Location};
+use crate::read::{Source, MAX_DATASET_BYTES};
+
+/// The Parquet files `path` names: itself when it is a file, else the folder's `*.parquet`
+/// files (not its subfolders) in name order, as Hugging Face numbers its shards
+/// (`train-00000-of-00003.parquet`, …).
+pub(crate) fn shards(path: &Path) -> Result<Vec<Source>, DatasetError> {
+    let shown = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => DatasetError::MissingFile {
+            file: shown.clone(),
+            path: path.to_path_buf(),
+        },
+        _ => DatasetError::Unreadable {
+            file: shown.clone(),
+            path: path.to_path_buf(),
+            problem: moot_files::Problem::Io(e),
+        },
+    })?;
+    if !meta.is_dir() {
+        return Ok(vec![Source::at(path)]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| DatasetError::Unreadable {
+        file: shown.clone(),
+        path: path.to_path_buf(),
+        problem: moot_files::Problem::Io(e),
+    })?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| DatasetError::Unreadable {
+            file: shown.clone(),
+            path: path.to_path_buf(),
+            problem: moot_files::Problem::Io(e),
+        })?;
+        let file = entry.path();
+        if file.extension().is_some_and(|x| x == "parquet") && !file.is_dir() {
+            files.push(file);
+        }
+    }
+    if files.is_empty() {
+        return Err(DatasetError::malformed(
+            &shown,
+            Location::File,
+            "a folder without .parquet files",
+        ));
+    }
+    files.sort();
+    Ok(files.iter().map(|f| Source::at(f)).collect())
+}
+
+/// Calls `each` with every row of the Parquet file `src`, in order, as a JSON object with its
+/// location (rows counted from 1). The file must be a regular file of at most
+/// [`MAX_DATASET_BYTES`]; a file that is not Parquet, or a row that cannot be decoded, is an
+/// error naming the file (and the row).
+pub(crate) fn each_row(
+    src: &Source,
+    mut each: impl FnMut(Location, Map<String, Value>) -> Result<(), DatasetError>,
+) -> Result<(), DatasetError> {
+    let file = moot_files::open_regular(&src.path, MAX_DATASET_BYTES, moot_files::Links::Follow)
+        .map_err(|e| match e.is_not_found() {
+            true => DatasetError::MissingFile {
+                file: src.name.clone(),
+                path: src.path.clone(),
+            },
+            false => DatasetError::Unreadable {
+                file: src.name.clone(),
+                path: src.path.clone(),
+                problem: e.problem,
+            },
+        })?;
+    let reader = SerializedFileReader::new(file).map_err(|e| {
+        DatasetError::malformed(
+            &src.name,
+            Location::File,
+            format!("not a Parquet file: {e}"),
+        )
+    })?;
+    let rows = reader.get_row_iter(None).map_err(|e| {
+        DatasetError::malformed(
+            &src.name,
+            Location::File,
+            format!("unreadable Parquet: {e}"),
+        )
+    })?;
+    for (i, row) in rows.enumerate() {
+        let location = Location::Record(i + 1);
+        let row = row.map_err(|e| {
+            DatasetError::malformed(&src.name, location, format!("unreadable Parquet row: {e}"))
+        })?;
+        match row.to_json_value() {
+            Value::Object(obj) => each(location, obj)?,
+            _ => {
+                return Err(DatasetError::malformed(
+                    &src.name,
+                    location,
+                    "a Parquet row that is not a record",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use parquet::basic::Compression;
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+
+    use crate::{load, DatasetError};
+
+    /// A flat Parquet file of (question, answer) rows, snappy-compressed as pyarrow writes
+    /// them by default; nested ones are written by the Python tests, with pyarrow.
+    fn write_flat(path: &Path, rows: &[(&str, i64)]) {
+        let schema = parse_message_type(
+            "message item { required binary question (UTF8); required int64 answer; }",
+        )
+        .expect("schema");
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build();
+        let file = std::fs::File::create(path).expect("create");
+        let mut writer =
+            SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).expect("writer");
+        let mut group = writer.next_row_group().expect("row group");
+        let questions: Vec<ByteArray> = rows.iter().map(|(q, _)| ByteArray::from(*q)).collect();
+        let answers: Vec<i64> = rows.iter().map(|(_, a)| *a).collect();
+        let mut column = group.next_column().expect("column").expect("question");
+        column
+            .typed::<ByteArrayType>()
+            .write_batch(&questions, None, None)
+            .expect("questions");
+        column.close().expect("close");
+        let mut column = group.next_column().expect("column").expect("answer");
+        column
+            .typed::<Int64Type>()
+            .write_batch(&answers, None, None)
+            .expect("answers");
+        column.close().expect("close");
+        group.close().expect("close group");
+        writer.close().expect("close file");
+    }
+
+    #[test]
+    fn a_file_and_a_folder_of_shards_load_in_order() {
+        let dir = tempfile::tempdir().expect("dir");
+        let one = dir.path().join("one.parquet");
+        write_flat(&one, &[("What is 6 * 7?", 42), ("What is 2 + 3?", 5)]);
+        let spec = format!("parquet:{}?kind=numeric", one.display());
+        let d = load(&spec.parse().expect("spec"), Path::new("/unused")).expect("loaded");
+        let got: Vec<(&str, &str, &str)> = d
+            .items
+            .iter()
+            .map(|i| (i.id.as_str(), i.question.as_str(), i.gold.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("one/0", "What is 6 * 7?", "42"),
+                ("one/1", "What is 2 + 3?", "5")
+            ]
+        );
+        // Shards in name order, whatever order they were written in; other files ignored.
+        let shards = dir.path().join("train");
+        std::fs::create_dir(&shards).expect("mkdir");
+        write_flat(
+            &shards.join("train-00001-of-00002.parquet"),
+            &[("second?", 2)],
+        );
+        write_flat(
+            &shards.join("train-00000-of-00002.parquet"),
+            &[("first?", 1)],
+        );
+        std::fs::write(shards.join("README.md"), "not data").expect("write");
+        let spec = format!("parquet:{}?kind=numeric", shards.display());
+        let d = load(&spec.parse().expect("spec"), Path::new("/unused")).expect("loaded");
+        let questions: Vec<&str> = d.items.iter().map(|i| i.question.as_str()).collect();
+        assert_eq!(questions, ["first?", "second?"]);
+    }
+
+    #[test]
+    fn what_is_not_parquet_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("dir");
+        let fake = dir.path().join("fake.parquet");
+        std::fs::write(&fake, "question,answer\nq,1\n").expect("write");
+        let spec = format!("parquet:{}?kind=numeric", fake.display());
+        let err = load(&spec.parse().expect("spec"), Path::new("/unused")).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: not a Parquet file", fake.display())),
+            "{err}"
+        );
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).expect("mkdir");
+        let spec = format!("parquet:{}?kind=numeric", empty.display());
+        let err = load(&spec.parse().expect("spec"), Path::new("/unused")).unwrap_err();
+        assert!(
+            err.to_string().ends_with("a folder without .parquet files"),
+            "{err}"
+        );
+        let spec = format!("parquet:{}/nope.parquet?kind=numeric", empty.display());
+        let err = load(&spec.parse().expect("spec"), Path::new("/unused")).unwrap_err();
+        assert!(matches!(err, DatasetError::MissingFile { .. }), "{err:?}");
+    }
+}
