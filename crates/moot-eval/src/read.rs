@@ -306,15 +306,24 @@ pub(crate) fn lookup<'a>(
     Ok(value)
 }
 
-/// An object's keys, for messages: `id, question, choices`.
+/// Keys an error lists at most: a record may have thousands.
+const KEYS_SHOWN: usize = 12;
+
+/// An object's keys, for messages: `id, question, choices`, the first [`KEYS_SHOWN`] of them.
 fn keys(obj: &Map<String, Value>) -> String {
     if obj.is_empty() {
         return "none".to_string();
     }
-    obj.keys()
+    let mut shown = obj
+        .keys()
+        .take(KEYS_SHOWN)
         .map(String::as_str)
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if obj.len() > KEYS_SHOWN {
+        shown.push_str(&format!(", … ({} in all)", obj.len()));
+    }
+    shown
 }
 
 impl Record for JsonRecord<'_> {

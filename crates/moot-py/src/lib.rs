@@ -63,7 +63,9 @@ const POLL: Duration = Duration::from_millis(50);
 /// `e` as the Python exception of its kind, with moot's message: a configuration that cannot
 /// be used is the `InputError` that `ConfigError` narrows.
 fn to_py(e: anyhow::Error) -> PyErr {
-    let message = format!("{e:#}");
+    // As the CLI prints it: text quoted from a file or a server must not drive the terminal a
+    // traceback is printed on (line breaks stay).
+    let message = moot_core::escape::terminal(&format!("{e:#}")).into_owned();
     match kind_of(&e) {
         ErrorKind::Input if e.chain().any(|l| l.is::<moot_config::ConfigError>()) => {
             ConfigError::new_err(message)

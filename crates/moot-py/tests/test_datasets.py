@@ -94,3 +94,15 @@ def test_gsm_plus_none_golds_are_left_out_with_skip_invalid(tmp_path, store):
         ("plus", "gsmplus/1", "gold does not parse as numeric")
     ]
     assert sorted(golds(report)) == ["gsmplus/0", "gsmplus/2"]
+
+
+def test_an_error_quoting_a_dataset_file_is_escaped(tmp_path, store):
+    # A CSV header is the file's, not the user's: its control characters reach the exception's
+    # message (and so a terminal printing the traceback) escaped.
+    data = tmp_path / "bad.csv"
+    data.write_text("question,\x1b[2Janswer\nq,1\n")
+    with pytest.raises(moot.InputError) as caught:
+        moot.bench(f"csv:{data}?kind=numeric", ["som"], sim=True, store=store)
+    message = str(caught.value)
+    assert "no column `answer`" in message
+    assert "\x1b" not in message and "\\u{1b}[2Janswer" in message

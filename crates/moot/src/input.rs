@@ -12,9 +12,11 @@ pub use moot_app::{bad_input, InputError};
 /// not moot's, from a newer moot) wherever in the command it was found; anything else exits 1.
 /// The kind is `moot_app::error::kind_of`'s, the one classifier every front end uses.
 pub fn report(e: &anyhow::Error) -> ExitCode {
-    let line = format!("{e:#}").replace('\n', " ");
-    // An error may quote a server's reply or a request; keys in it must not reach the terminal
-    // or a log collecting it.
+    let line = format!("{e:#}");
+    // An error may quote a server's reply, a request or a dataset file (a CSV header, a
+    // record's keys); keys in it must not reach the terminal or a log collecting it, and
+    // neither may control characters that would drive the terminal: it is one escaped line.
+    let line = moot_core::escape::one_line(&line.replace('\n', " ")).into_owned();
     let line = crate::output::redact(&line).into_owned();
     errln!("moot: error: {line}");
     match moot_app::error::kind_of(e) {

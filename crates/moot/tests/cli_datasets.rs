@@ -170,3 +170,48 @@ fn gsm_plus_unscorable_items_are_left_out_by_count_and_listed_by_id() {
     ]);
     assert!(err.contains("every item was left out (1)"), "{err}");
 }
+
+/// A dataset file is not the user's: a record's keys and a CSV header reach the error that names
+/// them, but never the terminal raw (an escape sequence there would clear the screen or retitle
+/// the window), and a record with thousands of keys does not make a message of thousands.
+#[test]
+fn errors_quoting_a_dataset_file_reach_the_terminal_escaped_and_bounded() {
+    let env = Env::new();
+    let mut keys: Vec<String> = (0..500).map(|i| format!("\"k{i}\": 1")).collect();
+    keys.push("\"\\u001b]0;owned\\u0007\\u001b[2J\": 2".to_string());
+    let file = env.write(
+        "keys.jsonl",
+        &format!(
+            "{{\"question\": \"q\", \"choices\": {{{}}}, \"answer\": \"A\"}}\n",
+            keys.join(", ")
+        ),
+    );
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &format!("jsonl:{}?kind=choice&options=choices.text", file.display()),
+        "--protocol",
+        "som",
+        "--sim",
+    ]);
+    assert!(
+        err.contains("`choices` has no field `text`; its fields: k0, k1,")
+            && err.contains("… (501 in all)"),
+        "{err}"
+    );
+    assert!(err.len() < 1000, "{} bytes: {err}", err.len());
+    let csv = env.write("bad.csv", "question,\u{1b}[2Janswer\nq,1\n");
+    let err = env.refused(&[
+        "bench",
+        "--dataset",
+        &format!("csv:{}?kind=numeric", csv.display()),
+        "--protocol",
+        "som",
+        "--sim",
+    ]);
+    assert!(err.contains("no column `answer`"), "{err}");
+    assert!(
+        !err.contains('\u{1b}') && err.contains("\\u{1b}[2Janswer"),
+        "{err:?}"
+    );
+}
