@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use moot_core::answer::option_letter;
 use moot_core::AnswerKind;
 use serde_json::Value;
 
@@ -84,7 +85,7 @@ pub(crate) fn split_options(input: &str) -> Option<(&str, Vec<String>)> {
     let (question, block) = (&input[..at], &input[at + OPTIONS_HEADER.len()..]);
     let mut options = Vec::new();
     for (i, line) in block.split('\n').enumerate() {
-        let letter = char::from(b'A' + u8::try_from(i).ok().filter(|&i| i < 26)?);
+        let letter = option_letter(i)?;
         options.push(line.strip_prefix(&format!("({letter}) "))?.to_string());
     }
     Some((question, options))
@@ -181,7 +182,7 @@ mod tests {
             "{q}{OPTIONS_HEADER}{}",
             opts.iter()
                 .enumerate()
-                .map(|(i, o)| format!("({}) {o}", char::from(b'A' + i as u8)))
+                .map(|(i, o)| format!("({}) {o}", option_letter(i).unwrap()))
                 .collect::<Vec<_>>()
                 .join("\n")
         );

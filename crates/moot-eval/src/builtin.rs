@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use moot_core::answer::option_letter;
 use moot_core::AnswerKind;
 use serde_json::Value;
 
@@ -219,10 +220,7 @@ pub(crate) fn mmlu_pro(dir: &Path, part: Option<&str>) -> Result<Vec<Item>, Data
     jsonl_items(&src, |rec, i| {
         let gold = rec.text("answer")?.trim().to_string();
         if let Some(index) = rec.get("answer_index").and_then(Value::as_u64) {
-            let expected = u8::try_from(index)
-                .ok()
-                .and_then(|n| n.checked_add(b'A'))
-                .map(char::from);
+            let expected = usize::try_from(index).ok().and_then(option_letter);
             if expected.map(String::from).as_deref() != Some(gold.as_str()) {
                 return Err(rec.bad(
                     "answer",

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use moot_core::answer::option_letter;
 use moot_core::AnswerKind;
 use moot_store::{LeftOut, LeftOutItem};
 
@@ -269,13 +270,12 @@ fn letter(
     index: usize,
     place: impl FnOnce(&'static str, String) -> DatasetError,
 ) -> Result<String, DatasetError> {
-    match u8::try_from(index) {
-        Ok(i) if i < 26 => Ok(char::from(b'A' + i).to_string()),
-        _ => Err(place(
+    option_letter(index).map(String::from).ok_or_else(|| {
+        place(
             "is past the 26 options a choice can letter",
             format!("option {index}, counted from 0"),
-        )),
-    }
+        )
+    })
 }
 
 /// The gold answer's text. For a choice it is reduced to its option's letter when it is given

@@ -28,6 +28,14 @@ static LETTER_LINE: LazyLock<Regex> =
 /// Letters read when the options are not known: A–J.
 const LETTERS_WITHOUT_OPTIONS: usize = 10;
 
+/// The most options a choice question can letter: A–Z.
+pub const MAX_OPTIONS: usize = 26;
+
+/// The letter of option `index`, counted from 0 (`0` → `A`); `None` past [`MAX_OPTIONS`].
+pub fn option_letter(index: usize) -> Option<char> {
+    (index < MAX_OPTIONS).then(|| char::from(b'A' + index as u8))
+}
+
 /// The options of a question, folded once per extraction: a response may hold thousands of
 /// answer spans, and folding every option again for each would cost their length each time.
 pub(super) struct Options<'a> {
@@ -59,7 +67,7 @@ fn index_of(letter: char, options: &[String]) -> Option<u8> {
     let letters = if options.is_empty() {
         LETTERS_WITHOUT_OPTIONS
     } else {
-        options.len().min(26)
+        options.len().min(MAX_OPTIONS)
     };
     (usize::from(index) < letters).then_some(index)
 }
@@ -219,6 +227,15 @@ mod tests {
         ["Paris", "London", "Berlin", "New York City"]
             .map(String::from)
             .to_vec()
+    }
+
+    #[test]
+    fn option_letters_run_a_to_z() {
+        assert_eq!(option_letter(0), Some('A'));
+        assert_eq!(option_letter(10), Some('K'));
+        assert_eq!(option_letter(MAX_OPTIONS - 1), Some('Z'));
+        assert_eq!(option_letter(MAX_OPTIONS), None);
+        assert_eq!(option_letter(usize::MAX), None);
     }
 
     #[test]

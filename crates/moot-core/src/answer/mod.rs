@@ -15,6 +15,7 @@ mod text;
 mod value;
 mod yes_no;
 
+pub use choice::{option_letter, MAX_OPTIONS};
 use number::Number;
 use span::{candidate_spans, solution_section, Span, SpanSource};
 pub use value::{is_correct, Answer, AnswerKind, UnknownAnswerKind};
