@@ -202,7 +202,11 @@ impl Prepared {
                     on_message(&format!("{}: {note}", drawn.dataset));
                 }
                 if let Some(left_out) = &drawn.left_out {
-                    on_message(&left_out_line(&drawn.dataset, left_out));
+                    on_message(&format!(
+                        "{}: {}",
+                        drawn.dataset,
+                        moot_eval::report::left_out_summary(left_out)
+                    ));
                 }
                 (drawn.dataset, drawn.items, drawn.left_out)
             }
@@ -826,15 +830,6 @@ fn load_items(args: &BenchRequest) -> Result<Drawn> {
         left_out: dataset.left_out,
         notes: dataset.notes,
     })
-}
-
-/// `jsonl:x.jsonl: 12 of 2,400 items left out: 10 gold does not parse as numeric, 2 missing
-/// field `answer``, as the benchmark starts and in its report's header.
-pub fn left_out_line(dataset: &str, left_out: &moot_store::LeftOut) -> String {
-    format!(
-        "{dataset}: {}",
-        moot_eval::report::left_out_summary(left_out)
-    )
 }
 
 impl ItemAgents {

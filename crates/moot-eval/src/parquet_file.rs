@@ -10,39 +10,21 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde_json::{Map, Value};
 
 use crate::error::{DatasetError, Location};
-use crate::read::{Source, MAX_DATASET_BYTES};
+use crate::read::Source;
 
 /// The Parquet files `path` names: itself when it is a file, else the folder's `*.parquet`
 /// files (not its subfolders) in name order, as Hugging Face numbers its shards
 /// (`train-00000-of-00003.parquet`, …).
 pub(crate) fn shards(path: &Path) -> Result<Vec<Source>, DatasetError> {
-    let shown = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => DatasetError::MissingFile {
-            file: shown.clone(),
-            path: path.to_path_buf(),
-        },
-        _ => DatasetError::Unreadable {
-            file: shown.clone(),
-            path: path.to_path_buf(),
-            problem: moot_files::Problem::Io(e),
-        },
-    })?;
+    let given = Source::at(path);
+    let meta = std::fs::metadata(path).map_err(|e| given.io_failed(e))?;
     if !meta.is_dir() {
-        return Ok(vec![Source::at(path)]);
+        return Ok(vec![given]);
     }
-    let entries = std::fs::read_dir(path).map_err(|e| DatasetError::Unreadable {
-        file: shown.clone(),
-        path: path.to_path_buf(),
-        problem: moot_files::Problem::Io(e),
-    })?;
+    let entries = std::fs::read_dir(path).map_err(|e| given.io_failed(e))?;
     let mut files = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| DatasetError::Unreadable {
-            file: shown.clone(),
-            path: path.to_path_buf(),
-            problem: moot_files::Problem::Io(e),
-        })?;
+        let entry = entry.map_err(|e| given.io_failed(e))?;
         let file = entry.path();
         if file.extension().is_some_and(|x| x == "parquet") && !file.is_dir() {
             files.push(file);
@@ -50,7 +32,7 @@ pub(crate) fn shards(path: &Path) -> Result<Vec<Source>, DatasetError> {
     }
     if files.is_empty() {
         return Err(DatasetError::malformed(
-            &shown,
+            &given.name,
             Location::File,
             "a folder without .parquet files",
         ));
@@ -61,24 +43,13 @@ pub(crate) fn shards(path: &Path) -> Result<Vec<Source>, DatasetError> {
 
 /// Calls `each` with every row of the Parquet file `src`, in order, as a JSON object with its
 /// location (rows counted from 1). The file must be a regular file of at most
-/// [`MAX_DATASET_BYTES`]; a file that is not Parquet, or a row that cannot be decoded, is an
+/// [`MAX_DATASET_BYTES`](crate::read::MAX_DATASET_BYTES); a file that is not Parquet, or a row that cannot be decoded, is an
 /// error naming the file (and the row).
 pub(crate) fn each_row(
     src: &Source,
     mut each: impl FnMut(Location, Map<String, Value>) -> Result<(), DatasetError>,
 ) -> Result<(), DatasetError> {
-    let file = moot_files::open_regular(&src.path, MAX_DATASET_BYTES, moot_files::Links::Follow)
-        .map_err(|e| match e.is_not_found() {
-            true => DatasetError::MissingFile {
-                file: src.name.clone(),
-                path: src.path.clone(),
-            },
-            false => DatasetError::Unreadable {
-                file: src.name.clone(),
-                path: src.path.clone(),
-                problem: e.problem,
-            },
-        })?;
+    let file = src.open()?;
     let reader = SerializedFileReader::new(file).map_err(|e| {
         DatasetError::malformed(
             &src.name,

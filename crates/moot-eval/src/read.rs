@@ -42,29 +42,46 @@ impl Source {
     /// The file's text (a leading byte-order mark dropped): a regular file of at most
     /// [`MAX_DATASET_BYTES`], never a FIFO or a device.
     pub fn read(&self) -> Result<String, DatasetError> {
-        match moot_files::read_text(&self.path, MAX_DATASET_BYTES) {
-            Ok(text) => Ok(text
-                .strip_prefix('\u{feff}')
-                .map(str::to_string)
-                .unwrap_or(text)),
-            Err(e) if e.is_not_found() => Err(DatasetError::MissingFile {
+        let text =
+            moot_files::read_text(&self.path, MAX_DATASET_BYTES).map_err(|e| self.failed(e))?;
+        Ok(text
+            .strip_prefix('\u{feff}')
+            .map(str::to_string)
+            .unwrap_or(text))
+    }
+
+    /// The file opened for a reader that reads it in parts (a Parquet file's row groups),
+    /// checked as [`Source::read`] checks it: a regular file of at most [`MAX_DATASET_BYTES`].
+    pub fn open(&self) -> Result<std::fs::File, DatasetError> {
+        moot_files::open_regular(&self.path, MAX_DATASET_BYTES, moot_files::Links::Follow)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Why this file (or folder) was not read, as the dataset error that names it: missing,
+    /// not UTF-8 (malformed), or unreadable for the system's reason.
+    pub fn failed(&self, e: moot_files::FileError) -> DatasetError {
+        match e.problem {
+            _ if e.is_not_found() => DatasetError::MissingFile {
                 file: self.name.clone(),
                 path: self.path.clone(),
-            }),
-            Err(moot_files::FileError {
-                problem: moot_files::Problem::NotUtf8(e),
-                ..
-            }) => Err(DatasetError::malformed(
-                &self.name,
-                Location::File,
-                e.to_string(),
-            )),
-            Err(e) => Err(DatasetError::Unreadable {
+            },
+            moot_files::Problem::NotUtf8(bad) => {
+                DatasetError::malformed(&self.name, Location::File, bad.to_string())
+            }
+            problem => DatasetError::Unreadable {
                 file: self.name.clone(),
                 path: self.path.clone(),
-                problem: e.problem,
-            }),
+                problem,
+            },
         }
+    }
+
+    /// [`Source::failed`] for an error of the system (listing a folder, reading its metadata).
+    pub fn io_failed(&self, e: std::io::Error) -> DatasetError {
+        self.failed(moot_files::FileError {
+            path: self.path.clone(),
+            problem: moot_files::Problem::Io(e),
+        })
     }
 
     /// The non-blank lines of a JSONL file as JSON objects, with their line numbers.
