@@ -165,21 +165,11 @@ async fn a_debate_is_started_watched_live_and_explained_in_the_browser() {
 
     // The page reloads with the whole debate when it is done: no live section any more.
     wait_for(&c, "the finished debate", async |c| {
-        let done = match c.find(Locator::Id("status")).await {
-            Ok(e) => e.text().await.is_ok_and(|t| t == "done"),
-            Err(_) => false,
-        };
-        done && c.find(Locator::Id("live")).await.is_err()
+        text_of(c, "status").await.as_deref() == Some("done")
+            && c.find(Locator::Id("live")).await.is_err()
     })
     .await;
-    let answer = c
-        .find(Locator::Id("answer"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(answer, "408");
+    assert_eq!(text_of(&c, "answer").await.as_deref(), Some("408"));
     let why = c.find(Locator::Css("#why")).await.unwrap();
     why.find(Locator::Css("table.why tbody tr"))
         .await
@@ -323,23 +313,10 @@ async fn a_person_judges_a_debate_in_the_browser() {
     // The run finishes with the person's verdict.
     c.goto(&format!("{url}{run_path}")).await.unwrap();
     wait_for(&c, "the finished debate", async |c| {
-        if c.refresh().await.is_err() {
-            return false;
-        }
-        match c.find(Locator::Id("status")).await {
-            Ok(e) => e.text().await.is_ok_and(|t| t == "done"),
-            Err(_) => false,
-        }
+        c.refresh().await.is_ok() && text_of(c, "status").await.as_deref() == Some("done")
     })
     .await;
-    let answer = c
-        .find(Locator::Id("answer"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(answer, "408");
+    assert_eq!(text_of(&c, "answer").await.as_deref(), Some("408"));
     c.close().await.unwrap();
     let run_id = run_path.trim_start_matches("/runs/");
     let shown = env.json(&["show", run_id, "--format", "json"]);
@@ -361,6 +338,11 @@ async fn a_person_judges_a_debate_in_the_browser() {
             .starts_with("human"),
         "{judge}"
     );
+}
+
+/// The text of the element with id `id`, if the page has it.
+async fn text_of(c: &fantoccini::Client, id: &str) -> Option<String> {
+    c.find(Locator::Id(id)).await.ok()?.text().await.ok()
 }
 
 async fn type_into(c: &fantoccini::Client, css: &str, text: &str) {

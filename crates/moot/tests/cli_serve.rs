@@ -933,37 +933,24 @@ async fn cross_site_requests_cannot_change_anything() {
     }
     let runs = get_json(format!("{}/api/runs", s.url)).await;
     assert_eq!(runs["runs"].as_array().map(Vec::len), Some(0), "{runs}");
+    // The form posted with this Origin and Sec-Fetch-Site: its status.
+    let form = async |origin: &str, site: &str| {
+        c.post(format!("{}/new", s.url))
+            .header("origin", origin)
+            .header("sec-fetch-site", site)
+            .form(&[("question", "What is 17 * 24?")])
+            .send()
+            .await
+            .unwrap()
+            .status()
+    };
     // The same origin, or a client that sends none (curl, an OpenAI client), may.
-    let r = c
-        .post(format!("{}/new", s.url))
-        .header("origin", &s.url)
-        .header("sec-fetch-site", "same-origin")
-        .form(&[("question", "What is 17 * 24?")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
+    assert_eq!(form(&s.url, "same-origin").await, 303);
     // A page's own form, as a browser posts it under the server's no-referrer policy: the
     // Origin is "null" and the browser's own Sec-Fetch-Site says same-origin.
-    let r = c
-        .post(format!("{}/new", s.url))
-        .header("origin", "null")
-        .header("sec-fetch-site", "same-origin")
-        .form(&[("question", "What is 17 * 24?")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
+    assert_eq!(form("null", "same-origin").await, 303);
     // "null" from anywhere else (a sandboxed frame of another site) may not.
-    let r = c
-        .post(format!("{}/new", s.url))
-        .header("origin", "null")
-        .header("sec-fetch-site", "cross-site")
-        .form(&[("question", "What is 17 * 24?")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 403);
+    assert_eq!(form("null", "cross-site").await, 403);
     let r = post_json(
         format!("{}/api/runs", s.url),
         &json!({"question": "What is 17 * 24?"}),
