@@ -32,7 +32,8 @@ impl HostPolicy {
             .map(|n| n.to_string())
             .collect();
         names.push(bound.to_string());
-        // A name given that is not one (`--allow-host 'a b'`) could never match a request's.
+        // The CLI refuses a name that is not one (`allowed_host`); one that reaches here
+        // anyway could never match a request's.
         names.extend(allowed.iter().filter_map(|h| host_name(h)));
         HostPolicy {
             any: bound.is_unspecified(),
@@ -48,6 +49,20 @@ impl HostPolicy {
             Some(name) => HostCheck::Foreign(name),
         }
     }
+}
+
+/// A name given to serve (`--allow-host`), read as a request's `Host` will be: the name,
+/// lower-cased and without its port. Anything that could never match a `Host` (a URL, a path, a
+/// space, a port past 65,535) is an error naming what was given, so that the server does not
+/// start and then refuse every request sent to the name its user meant.
+pub fn allowed_host(given: &str) -> Result<String, String> {
+    host_name(given).ok_or_else(|| {
+        format!(
+            "{given:?} is not a host name: give the name clients send in the Host header \
+             (letters, digits, '-', '.' and '_', or an IPv6 address in brackets, with an \
+             optional :port), without a scheme or a path"
+        )
+    })
 }
 
 /// The host name of an authority (`name[:port]`, `[v6][:port]`), lower-cased, without a

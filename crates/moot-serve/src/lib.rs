@@ -65,6 +65,7 @@ use axum::Router;
 
 pub use app::{App, ServeOptions};
 pub use error::ServeError;
+pub use hosts::allowed_host;
 pub use listen::{bind, raise_descriptor_limit, serve};
 pub use moot_app::service::{
     AgentsChoice, BenchReport, Checked, DebateRequest, Runner, RunnerError, Started, Team,

@@ -253,6 +253,36 @@ fn listening_beyond_loopback_needs_a_token() {
     );
 }
 
+/// A name given with --allow-host that can never match a request's Host (a URL, a name with a
+/// path or a space) is refused when the server starts, naming the flag and the value, instead of
+/// being dropped: the server would otherwise start and refuse every request sent to that name.
+#[test]
+fn an_allowed_host_that_is_not_a_host_name_is_refused_by_name() {
+    let env = Env::new();
+    for given in [
+        "https://moot.lan",
+        "moot.lan/runs",
+        "moot lan",
+        "moot.lan:99999",
+        "",
+    ] {
+        let out = env
+            .moot()
+            .args(["serve", "--port", "0", "--allow-host", given])
+            // Before the check the server started and served until stopped.
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--allow-host") && err.contains(&format!("{given:?}")),
+            "{given:?}: {err}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn bodies_and_running_debates_are_capped() {
     let env = Env::new();

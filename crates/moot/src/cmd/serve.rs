@@ -29,7 +29,7 @@ pub struct Args {
     /// A host name to serve besides the bound address and localhost (repeatable): the name
     /// clients use when the server sits behind one. Requests naming any other host are refused
     /// (DNS rebinding).
-    #[arg(long = "allow-host", value_name = "HOST")]
+    #[arg(long = "allow-host", value_name = "HOST", value_parser = moot_serve::allowed_host)]
     allow_hosts: Vec<String>,
 }
 
