@@ -97,6 +97,8 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
     script.write_text(
         textwrap.dedent(
             f"""
+            import faulthandler, signal, sys
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
             import moot
             try:
                 moot.ask("What is 1 + 1?", config={str(config)!r}, store={str(tmp_path / 'moot.db')!r})
@@ -106,14 +108,19 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
             """
         )
     )
-    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 20
     while not all(p.exists() and p.read_text().strip() for p in pid_files):
         assert child.poll() is None, "the debate ended before its agents started"
         assert time.monotonic() < deadline, "the agents never started"
         time.sleep(0.02)
     child.send_signal(signal.SIGINT)
-    out, _ = child.communicate(timeout=20)
+    try:
+        out, _ = child.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"Ctrl-C did not end the debate within 20 s; where it was:\n{stuck(child)}")
     assert child.returncode == 130
     assert "interrupted" in out
     pids = [int(p.read_text()) for p in pid_files]
@@ -124,3 +131,27 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
     with moot.Store(tmp_path / "moot.db") as store:
         [run] = store.runs()
         assert run["status"] == "failed"
+
+
+def stuck(child):
+    """What a process that did not end was doing: each thread's state and kernel wait channel,
+    the processes below it, and its Python threads' stacks (faulthandler on SIGUSR1); then it
+    is killed."""
+    lines = []
+    for task in sorted(os.listdir(f"/proc/{child.pid}/task")):
+        base = f"/proc/{child.pid}/task/{task}"
+        try:
+            with open(f"{base}/comm") as comm, open(f"{base}/wchan") as wchan, open(f"{base}/stat") as stat:
+                lines.append(f"thread {task} {comm.read().strip()}: {stat.read().split()[2]} in {wchan.read()}")
+        except OSError as e:
+            lines.append(f"thread {task}: {e}")
+    tree = subprocess.run(["ps", "-o", "pid,ppid,stat,wchan:20,args", "--ppid", str(child.pid)],
+                          capture_output=True, text=True)
+    lines.append(tree.stdout)
+    child.send_signal(signal.SIGUSR1)
+    time.sleep(1)
+    child.kill()
+    out, err = child.communicate()
+    lines += ["stdout:", out, "stderr (Python stacks):", err]
+    return "\n".join(lines)
+
