@@ -99,6 +99,10 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
             f"""
             import faulthandler, signal, sys
             faulthandler.register(signal.SIGUSR1, all_threads=True)
+            # What Python does when started from a terminal. Started with SIGINT ignored (a
+            # shell's background job without job control, as `(nohup .ci/run &)`), it installs
+            # no KeyboardInterrupt handler, and Ctrl-C would not reach the debate at all.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             import moot
             try:
                 moot.ask("What is 1 + 1?", config={str(config)!r}, store={str(tmp_path / 'moot.db')!r})

@@ -79,9 +79,17 @@ impl Env {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    /// Runs `moot ARGS`, expects exit code 2, and returns stderr.
+    /// Runs `moot ARGS`, expects exit code 2, and returns stderr. A command that should have
+    /// been refused but runs on (a server that starts) fails after a minute instead of hanging.
     pub fn refused(&self, args: &[&str]) -> String {
-        let out = self.moot().args(args).assert().code(2).get_output().clone();
+        let out = self
+            .moot()
+            .args(args)
+            .timeout(Duration::from_secs(60))
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
         String::from_utf8_lossy(&out.stderr).into_owned()
     }
 }
