@@ -97,7 +97,7 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
     script.write_text(
         textwrap.dedent(
             f"""
-            import faulthandler, signal, sys
+            import faulthandler, signal
             faulthandler.register(signal.SIGUSR1, all_threads=True)
             # What Python does when started from a terminal. Started with SIGINT ignored (a
             # shell's background job without job control, as `(nohup .ci/run &)`), it installs

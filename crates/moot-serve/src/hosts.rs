@@ -51,12 +51,13 @@ impl HostPolicy {
     }
 }
 
-/// A name given to serve (`--allow-host`), read as a request's `Host` will be: the name,
-/// lower-cased and without its port. Anything that could never match a `Host` (a URL, a path, a
+/// A name given to serve (`--allow-host`), checked as a request's `Host` will be read, and kept
+/// as given: [`HostPolicy::new`] reads it again (a bare IPv6 address, what the name alone
+/// would be, is not an authority). Anything that could never match a `Host` (a URL, a path, a
 /// space, a port past 65,535) is an error naming what was given, so that the server does not
 /// start and then refuse every request sent to the name its user meant.
 pub fn allowed_host(given: &str) -> Result<String, String> {
-    host_name(given).ok_or_else(|| {
+    host_name(given).map(|_| given.to_string()).ok_or_else(|| {
         format!(
             "{given:?} is not a host name: give the name clients send in the Host header \
              (letters, digits, '-', '.' and '_', or an IPv6 address in brackets, with an \

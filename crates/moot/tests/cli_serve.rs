@@ -899,7 +899,17 @@ async fn agents_are_picked_from_the_configuration_by_id() {
 async fn a_foreign_host_is_not_served() {
     let env = Env::new();
     let cfg = team(&env, "Final answer: 408", "");
-    let s = serve(&env, &["--config", &cfg, "--allow-host", "moot.lan"]);
+    let s = serve(
+        &env,
+        &[
+            "--config",
+            &cfg,
+            "--allow-host",
+            "moot.lan",
+            "--allow-host",
+            "[fd00::5]:8001",
+        ],
+    );
     let port = s.url.rsplit(':').next().unwrap().to_string();
     let c = client();
     for (host, status) in [
@@ -910,6 +920,8 @@ async fn a_foreign_host_is_not_served() {
         (format!("LOCALHOST:{port}"), 200),
         (format!("127.0.0.1:{port}"), 200),
         (format!("moot.lan:{port}"), 200),
+        (format!("[fd00::5]:{port}"), 200),
+        (format!("[fd00::6]:{port}"), 403),
     ] {
         for path in ["/api/runs", "/", "/health"] {
             let r = c
