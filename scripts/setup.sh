@@ -75,7 +75,7 @@ moot_missing_packages() {
     fi
     # The sandbox that runs code answers (moot-sandbox).
     command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
-    # The headless browser the dashboard's tests drive (tests/browser.rs): for the tests only
+    # The headless browser the dashboard's tests drive (tests/it/browser.rs): for the tests only
     # (scripts/test and .ci/run set MOOT_SETUP_TESTS=1), not for the quick start.
     if [[ "${MOOT_SETUP_TESTS:-}" == 1 ]]; then
         command -v chromedriver >/dev/null 2>&1 || missing+=(chromium chromium-driver)
@@ -84,7 +84,7 @@ moot_missing_packages() {
         # (postgresql-client) has no initdb. Installing `postgresql` may also start Debian's
         # system cluster on port 5432; that is harmless, the tests never use it.
         [[ -n "$(moot_find_initdb)" ]] || missing+=(postgresql)
-        # The metrics test starts a real Prometheus that scrapes `moot serve` (tests/telemetry.rs).
+        # The metrics test starts a real Prometheus that scrapes `moot serve` (tests/it/telemetry.rs).
         # Its package may start a system instance on port 9090; the test uses its own port.
         command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
     fi

@@ -8,7 +8,7 @@
 //! For each team size N (`MOOT_BENCH_AGENTS`), one `moot ask` under `som` (all-to-all) with
 //! `MOOT_BENCH_ROUNDS` debate rounds, on a fresh SQLite store, against agents with known,
 //! distinct latencies: agent i (from 0) answers after `base + (i * 37 mod spread)` ms.
-//! - `openai` agents: the deterministic fake server of `tests/common/fake_openai.rs`, one model
+//! - `openai` agents: the deterministic fake server of `tests/it/common/fake_openai.rs`, one model
 //!   name per agent (`lat-07`), each model with its own latency.
 //! - `cli` agents (`MOOT_BENCH_CLI_AGENTS`): a `#!/bin/sh` script in the temporary folder that
 //!   reads its prompt, sleeps its agent's time and answers in freemad's contract
@@ -43,7 +43,7 @@
 //!
 //! Run: `cargo bench -p moot --bench critical_path`.
 
-#[path = "../tests/common/fake_openai.rs"]
+#[path = "../tests/it/common/fake_openai.rs"]
 mod fake_openai;
 #[path = "common/machine.rs"]
 mod machine;

@@ -2,7 +2,7 @@
 //! model server that answers every request after a fixed latency (docs/scale-out.md).
 //!
 //! For each worker count W: a fresh database on a throwaway PostgreSQL (`moot-pgtest`), a fresh
-//! fake OpenAI-compatible server (`tests/common/fake_openai.rs`), the same plan recorded with
+//! fake OpenAI-compatible server (`tests/it/common/fake_openai.rs`), the same plan recorded with
 //! `moot bench … --run tp --detach`, then W `moot work tp` processes started together. Wall time
 //! runs from starting the workers to the last one's exit; calls are the requests the server saw
 //! (checked against the sum of the workers' own counts). The ideal for W workers is W times the
@@ -17,7 +17,7 @@
 //!
 //! Run: `cargo bench -p moot --bench workers` (add `--profile dev` to skip the release build).
 
-#[path = "../tests/common/fake_openai.rs"]
+#[path = "../tests/it/common/fake_openai.rs"]
 mod fake_openai;
 #[path = "common/machine.rs"]
 mod machine;

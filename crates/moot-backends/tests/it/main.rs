@@ -1,0 +1,8 @@
+//! The integration tests of `moot-backends`, linked as one test binary (linking one binary per file
+//! cost most of CI's build time): one module per area, so a test's name reads `module::test`.
+
+mod anthropic_http;
+mod cli;
+mod common;
+mod openai_http;
+mod openai_llama;

@@ -1,0 +1,8 @@
+//! The integration tests of `moot-core`, linked as one test binary (linking one binary per file
+//! cost most of CI's build time): one module per area, so a test's name reads `module::test`.
+
+mod judged;
+mod layout;
+mod properties;
+mod protocols;
+mod response_table;

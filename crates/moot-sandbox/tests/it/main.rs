@@ -1,0 +1,9 @@
+//! The integration tests of `moot-sandbox`, linked as one test binary (linking one binary per file
+//! cost most of CI's build time): one module per area, so a test's name reads `module::test`.
+
+mod channel;
+mod forgery;
+mod limits;
+mod names;
+mod readme;
+mod sandbox;

@@ -1,0 +1,6 @@
+//! The integration tests of `moot-serve`, linked as one test binary (linking one binary per file
+//! cost most of CI's build time): one module per area, so a test's name reads `module::test`.
+
+mod common;
+mod requests;
+mod slowloris;

@@ -1,0 +1,39 @@
+//! The integration tests of `moot`, linked as one test binary (linking one binary per file
+//! cost most of CI's build time): one module per area, so a test's name reads `module::test`.
+
+mod architecture;
+mod ask_local;
+mod browser;
+mod cli_ask;
+mod cli_bench;
+mod cli_bounds;
+mod cli_code;
+mod cli_core;
+mod cli_crash;
+mod cli_datasets;
+mod cli_evidence;
+mod cli_faults;
+mod cli_files;
+mod cli_fork;
+mod cli_freemad;
+mod cli_health;
+mod cli_human;
+mod cli_input;
+mod cli_pipes;
+mod cli_protocols;
+mod cli_providers;
+mod cli_redact;
+mod cli_serve;
+mod cli_signals;
+mod cli_store;
+mod cli_stored;
+mod cli_sweep;
+mod cli_work;
+mod committed_configs;
+mod common;
+mod deploy;
+mod freemad_differential;
+mod humaneval_grader;
+mod registries;
+mod setup_script;
+mod telemetry;
