@@ -544,11 +544,15 @@ fn out_of_descriptors_the_oldest_half_open_is_shed_and_the_server_recovers() {
     // The server runs in a child with 128 descriptors (soft and hard: it cannot raise them),
     // so `accept` fails with EMFILE; this process holds the clients and keeps its own limit.
     let exe = std::env::current_exe().unwrap();
+    // The harness names a test by its path below the crate root (`slowloris::child_…`).
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let child_test = format!("{module}::child_server_with_128_descriptors");
     let mut child = Killed(
         Command::new("sh")
             .arg("-c")
-            .arg(r#"ulimit -n 128 && exec "$0" --exact child_server_with_128_descriptors --nocapture --test-threads 1"#)
+            .arg(r#"ulimit -n 128 && exec "$0" --exact "$1" --nocapture --test-threads 1"#)
             .arg(&exe)
+            .arg(&child_test)
             .env(CHILD, "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
