@@ -228,11 +228,9 @@ async fn browser() -> (Killed, fantoccini::Client) {
         "goog:chromeOptions": {"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1600"]}
     }))
     .unwrap();
-    // The WebDriver client is plain HTTP, but its TLS stack wants a crypto provider chosen
-    // (two are linked into the test binary).
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let c = ClientBuilder::rustls()
-        .expect("tls")
+    // chromedriver listens on loopback over plain HTTP.
+    let http = hyper_util::client::legacy::connect::HttpConnector::new();
+    let c = ClientBuilder::new(http)
         .capabilities(caps)
         .connect(&driver)
         .await
