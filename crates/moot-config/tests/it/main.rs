@@ -1,5 +1,5 @@
-//! The integration tests of `moot-config`, linked as one test binary (linking one binary per file
-//! cost most of CI's build time): one module per area, so a test's name reads `module::test`.
+//! The integration tests of `moot-config`, linked as one test binary (one link, not
+//! one per file): one module per area, so a test's name reads `module::test`.
 
 mod freemad_examples;
 mod stored_agents;
