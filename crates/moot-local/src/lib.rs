@@ -36,7 +36,9 @@ mod utf8;
 mod worker;
 
 pub use error::LocalError;
-pub use options::{LocalOptions, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, MAX_SEQUENCES};
+pub use options::{
+    LocalOptions, DEFAULT_MAX_TOKENS, DEFAULT_TEMPERATURE, MAX_SEQUENCES, THREADS_ENV,
+};
 pub use stats::{LocalModelInfo, LocalStats};
 
 use job::Job;

@@ -11,6 +11,8 @@ pub const DEFAULT_MAX_TOKENS: u32 = 512;
 pub const DEFAULT_TEMPERATURE: f32 = 0.7;
 /// llama.cpp's limit on sequences in one context.
 pub const MAX_SEQUENCES: u32 = 256;
+/// The environment variable that sets [`LocalOptions::threads`] for every model moot loads.
+pub const THREADS_ENV: &str = "MOOT_LOCAL_THREADS";
 
 /// How a [`LocalModel`] is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,7 +22,11 @@ pub struct LocalOptions {
     pub n_ctx: u32,
     /// Sequences (conversations and concurrent calls) the context holds.
     pub max_sequences: u32,
-    /// CPU threads for decoding.
+    /// CPU threads for decoding. llama.cpp's workers wait for each other at every step by
+    /// spinning, not sleeping, so more threads than the cores free to them costs far more than
+    /// it gains: with two busy loops beside it on two cores, two threads decoded six times
+    /// slower than one (measured, docs/performance.md §5). [`LocalOptions::with_env_threads`]
+    /// lets the user say how many cores are theirs.
     pub threads: u32,
     /// Most tokens one decode step takes; long prompts are prefilled in chunks of this size.
     pub batch_size: u32,
@@ -51,6 +57,18 @@ impl Default for LocalOptions {
 }
 
 impl LocalOptions {
+    /// These options with [`THREADS_ENV`]'s thread count, when it is set: a positive integer,
+    /// or an error naming the variable.
+    pub fn with_env_threads(self) -> Result<LocalOptions, LocalError> {
+        match std::env::var_os(THREADS_ENV) {
+            None => Ok(self),
+            Some(value) => Ok(LocalOptions {
+                threads: parse_threads(&value.to_string_lossy())?,
+                ..self
+            }),
+        }
+    }
+
     pub(crate) fn validate(&self) -> Result<(), LocalError> {
         let fail = |msg: String| Err(LocalError::InvalidOptions(msg));
         if self.n_ctx < 64 {
@@ -75,5 +93,31 @@ impl LocalOptions {
             ));
         }
         Ok(())
+    }
+}
+
+/// A thread count as [`THREADS_ENV`] gives it.
+fn parse_threads(value: &str) -> Result<u32, LocalError> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n > 0 && i32::try_from(n).is_ok() => Ok(n),
+        _ => Err(LocalError::InvalidOptions(format!(
+            "{THREADS_ENV} must be a positive whole number of threads (got {value:?})"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_count_is_a_positive_whole_number() {
+        assert_eq!(parse_threads("1").ok(), Some(1));
+        assert_eq!(parse_threads(" 3 ").ok(), Some(3));
+        for bad in ["0", "-1", "two", "", "1.5", "99999999999"] {
+            let err = parse_threads(bad).expect_err(bad).to_string();
+            assert!(err.contains(THREADS_ENV), "{err}");
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
     }
 }

@@ -29,12 +29,15 @@ fn load(options: LocalOptions) -> LocalModel {
     LocalModel::load(&small_model_path(), options).expect("loading smollm2-135m")
 }
 
+/// Small, with the thread count `scripts/test` gives every model (tests run two at a time).
 fn small_options() -> LocalOptions {
     LocalOptions {
         n_ctx: 1024,
         max_sequences: 4,
         ..LocalOptions::default()
     }
+    .with_env_threads()
+    .expect("MOOT_LOCAL_THREADS")
 }
 
 fn request(messages: Vec<ChatMessage>, max_tokens: u32) -> CompletionRequest {
@@ -284,7 +287,7 @@ async fn a_prompt_longer_than_the_context_is_a_clean_error() {
     let model = load(LocalOptions {
         n_ctx: 256,
         max_sequences: 2,
-        ..LocalOptions::default()
+        ..small_options()
     });
     assert_eq!(model.info().n_ctx_per_sequence, 256);
     let huge = "lorem ipsum dolor sit amet ".repeat(200);

@@ -149,7 +149,9 @@ fn local_model(
     let options = LocalOptions {
         max_sequences: (sharing as u32 + 2).clamp(1, 16),
         ..LocalOptions::default()
-    };
+    }
+    .with_env_threads()
+    .map_err(|e| BuildError::failed(format!("agents[{i}]: model {spec}"), e))?;
     let m = Arc::new(
         LocalModel::load(&path, options)
             .map_err(|e| BuildError::failed(format!("loading {}", path.display()), e))?,
