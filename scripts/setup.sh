@@ -57,7 +57,10 @@ moot_find_initdb() {
 moot_missing_packages() {
     local missing=()
     command -v cmake >/dev/null 2>&1 || missing+=(cmake)
-    if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1; then
+    # llama.cpp's threads are OpenMP's (libgomp, which GCC brings): a compiler without it
+    # (clang alone) cannot link the embedded backend.
+    if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1 \
+        || [[ ! -e "$(cc -print-file-name=libgomp.so 2>/dev/null)" ]]; then
         missing+=(g++)
     fi
     [[ -n "$(moot_find_libclang)" ]] || missing+=(libclang-dev)

@@ -22,11 +22,10 @@ pub struct LocalOptions {
     pub n_ctx: u32,
     /// Sequences (conversations and concurrent calls) the context holds.
     pub max_sequences: u32,
-    /// CPU threads for decoding. llama.cpp's workers wait for each other at every step by
-    /// spinning, not sleeping, so more threads than the cores free to them costs far more than
-    /// it gains: with two busy loops beside it on two cores, two threads decoded six times
-    /// slower than one (measured, docs/performance.md §5). [`LocalOptions::with_env_threads`]
-    /// lets the user say how many cores are theirs.
+    /// CPU threads for decoding (OpenMP's). They wait for each other at every step by
+    /// spinning first, then sleeping, so more threads than the cores free to them costs more
+    /// than it gains; [`LocalOptions::with_env_threads`] lets the user say how many cores are
+    /// theirs, and `GOMP_SPINCOUNT` how long a thread spins (docs/performance.md §5).
     pub threads: u32,
     /// Most tokens one decode step takes; long prompts are prefilled in chunks of this size.
     pub batch_size: u32,

@@ -29,7 +29,7 @@ fn load(options: LocalOptions) -> LocalModel {
     LocalModel::load(&small_model_path(), options).expect("loading smollm2-135m")
 }
 
-/// Small, with the thread count `scripts/test` gives every model (tests run two at a time).
+/// Small, with the thread count MOOT_LOCAL_THREADS gives every model, when it is set.
 fn small_options() -> LocalOptions {
     LocalOptions {
         n_ctx: 1024,

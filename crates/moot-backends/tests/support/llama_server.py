@@ -26,12 +26,11 @@ def main() -> int:
 
     params = xllamacpp.CommonParams()
     params.model.path = model_path
-    # One thread unless MOOT_LOCAL_THREADS says otherwise: the tests run two at a time, and
-    # llama.cpp's workers spin while they wait for each other, so threads beyond the free
-    # cores slow every step several times over (docs/performance.md section 5).
-    threads = int(os.environ.get("MOOT_LOCAL_THREADS", "1"))
-    for cpu in (params.cpuparams, params.cpuparams_batch):
-        cpu.n_threads = threads
+    # As many threads as cores, as moot's embedded model, unless MOOT_LOCAL_THREADS says.
+    threads = os.environ.get("MOOT_LOCAL_THREADS")
+    if threads:
+        for cpu in (params.cpuparams, params.cpuparams_batch):
+            cpu.n_threads = int(threads)
     params.n_ctx = 4096
     params.n_parallel = 4
     params.hostnames = ["127.0.0.1"]
