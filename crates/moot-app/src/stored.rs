@@ -18,28 +18,30 @@
 //!   deadlines `debate.soft_timeout_ms` and `hard_timeout_ms`, `debate.max_concurrent_calls`,
 //!   and each `[budget]` limit; the sandbox is on only when both say so. The debate's size is
 //!   checked against this machine's limits: a stored token budget raises none;
-//! - **agents**: a stored agent whose id is one of this machine's configured agents gets that
-//!   agent's backend and rate limits (`--config` supplies the agents); any other stored agent
-//!   is admitted only when everything it would reach is this machine's to give:
-//!   - `cli`: its command is in this machine's `security.cli_allowed_commands` (which then
-//!     grants it with any arguments, as in a file), and a `working_dir` only one that an agent
-//!     of this machine runs in; its environment is this machine's `cli_env` already;
-//!   - `openai` and `anthropic`: every `base_url` it would send requests to, with the key
-//!     variable it names, is one an agent of this machine uses with that key variable (or with
-//!     none asked for), or Anthropic's own API with `ANTHROPIC_API_KEY` or no key;
-//!   - `local`: a known model name (fetched from moot's own registry, as the default team's
-//!     is), or a model file that an agent of this machine names: a store chooses no file this
-//!     machine reads;
-//!   - `sim` and `scripted` reach nothing.
+//! - **agents**: every way an agent acts (its backend and every key of it: command, arguments,
+//!   working directory, `base_url`, `api_key_env`, model file, …) is this machine's. A stored
+//!   agent runs only as this machine's agent of its id, and only when that agent is the same
+//!   invocation in every key: one that differs in any key (the same command with other
+//!   arguments) is refused, naming the key, as is one whose id this machine's configuration
+//!   lacks — unless it acts on nothing this machine must grant (`self_contained` of
+//!   `moot_config::BackendSettings`: `sim`, `scripted`, `human`, and `local` on a model of
+//!   moot's own registry, which is how the default team is stored). Rate limits are this
+//!   machine's agent's; an agent's part in the debate (role, persona, sampling, seed) is the
+//!   store's;
+//! - **the debate's texts**: a stored run's question (with its passage and options) must fit
+//!   this machine's `debate.max_question_bytes`, and its tests the bound of a `--tests` file,
+//!   as they would on `moot ask`.
 //!
 //! A stored agent that is not admitted refuses the command with a message naming the run (or
 //! benchmark), the agent, and the setting to give with `--config`. Commands that only read a
 //! run (`show`, `decide`, `report`, transcripts) read its stored settings as data, and go
 //! through none of this.
 
-use moot_config::{AgentConfig, Config, ConfigError, DebateSize, Field, ProtocolName, Via};
+use moot_config::{Config, ConfigError, DebateSize, Field, ProtocolName, Via};
+use moot_core::debate::DebateSpec;
 use moot_store::{BenchRecord, RunRecord};
 
+use crate::ask::MAX_TESTS_BYTES;
 use crate::error::InputError;
 
 /// Where a stored configuration comes from.
@@ -132,20 +134,96 @@ pub fn admit(
             ))
         })?;
     take_authority(&at, &mut config, local, via, on_notice);
+    if let Stored::Run(run) = stored {
+        check_texts(&at, run, &config)?;
+    }
     if work == Work::Debate {
-        supply_agents(&mut config, local);
-        for (i, agent) in config.agents.iter().enumerate() {
-            if let Some(why) = not_allowed(i, agent, local) {
-                return Err(InputError(format!(
-                    "{at}'s stored configuration: agent {:?} ({why}; a stored configuration grants nothing. Give {config_arg} a configuration that allows it, or one with an agent {:?} to take its place",
-                    agent.id, agent.id
-                )));
-            }
-        }
+        take_agents(&at, &mut config, local, &config_arg)?;
         // What a file's agents must also be: programs that exist, in directories that do.
         config.check_agents_can_run().map_err(&refused)?;
     }
     Ok(config)
+}
+
+/// Each stored agent as this machine's agent of its id, which must be the same invocation in
+/// every key; a stored agent without one only when it is self-contained (see the module's
+/// documentation). Refused naming the agent and the key.
+fn take_agents(
+    at: &str,
+    config: &mut Config,
+    local: &Config,
+    config_arg: &str,
+) -> Result<(), InputError> {
+    for (i, agent) in config.agents.iter_mut().enumerate() {
+        let id = moot_core::escape::terminal(&agent.id);
+        match local.agents.iter().find(|a| a.id == agent.id) {
+            Some(mine) => {
+                if let Some(key) = agent.backend.differing_key(&mine.backend) {
+                    let field = if key == "backend" {
+                        format!(
+                            "agents[{i}].backend: the store's is {}, this machine's {}",
+                            agent.backend.name(),
+                            mine.backend.name()
+                        )
+                    } else {
+                        format!("agents[{i}].{key}")
+                    };
+                    return Err(InputError(format!(
+                        "{at}'s stored configuration: agent {id:?} differs from this machine's agent {id:?} in {field}; a stored agent runs only as this machine's configuration ({config_arg}) defines it, the same in every key"
+                    )));
+                }
+                agent.limits = mine.limits.clone();
+            }
+            None if agent.backend.self_contained() => {}
+            None => {
+                return Err(InputError(format!(
+                    "{at}'s stored configuration: agent {id:?} (agents[{i}], backend {}) is not an agent of this machine's configuration, and a stored configuration grants nothing; give {config_arg} a configuration with an agent {id:?}, the same in every key",
+                    agent.backend.name()
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A stored run's texts within this machine's bounds, as `moot ask` would take them: the
+/// question with its passage and options within `debate.max_question_bytes` (already this
+/// machine's bound or lower), its tests within a `--tests` file's.
+fn check_texts(at: &str, run: &RunRecord, config: &Config) -> Result<(), InputError> {
+    let spec: Option<DebateSpec> = serde_json::from_value(run.spec.clone()).ok();
+    let passage = spec.as_ref().and_then(|s| s.passage.as_deref());
+    let choices = spec
+        .as_ref()
+        .map_or(0, |s| s.choices.iter().map(String::len).sum());
+    // The options are counted with the passage: every call carries them.
+    let carried = passage.map_or(0, str::len) + choices;
+    // The spec's question is the one the debate asks; the run's column is what lists show.
+    let question = spec
+        .as_ref()
+        .map_or(0, |s| s.question.len())
+        .max(run.question.len());
+    let text_len = question.saturating_add(carried);
+    if text_len > config.debate.max_question_bytes {
+        return Err(InputError(format!(
+            "{at}: its question{} {text_len} bytes, more than this machine's debate.max_question_bytes = {} (every call carries it); raise debate.max_question_bytes to debate it",
+            if carried > 0 { ", passage and options are" } else { " is" },
+            config.debate.max_question_bytes
+        )));
+    }
+    // Every text of the suite goes to the sandbox with the program.
+    let tests = spec.as_ref().and_then(|s| s.tests.as_ref()).map_or(0, |t| {
+        t.preamble.len()
+            + t.reference.len()
+            + t.tests.len()
+            + t.candidate.as_ref().map_or(0, String::len)
+    });
+    if tests as u64 > MAX_TESTS_BYTES.bytes {
+        return Err(InputError(format!(
+            "{at}: its tests are {tests} bytes, more than the {} bytes {}",
+            MAX_TESTS_BYTES.bytes, MAX_TESTS_BYTES.reader
+        )));
+    }
+    Ok(())
 }
 
 /// The options protocol `name` reads.
@@ -199,6 +277,14 @@ fn take_authority(
             notice(key, value.to_string(), bound.to_string());
             *value = bound;
         }
+    }
+    if d.max_question_bytes > ld.max_question_bytes {
+        notice(
+            "debate.max_question_bytes",
+            d.max_question_bytes.to_string(),
+            ld.max_question_bytes.to_string(),
+        );
+        d.max_question_bytes = ld.max_question_bytes;
     }
     if d.max_concurrent_calls > ld.max_concurrent_calls {
         notice(
@@ -264,26 +350,6 @@ fn bound_option<T: PartialOrd + Copy + ToString>(
     }
 }
 
-/// Each stored agent whose id is one of this machine's agents takes that agent's backend and
-/// rate limits; its part in the debate (role, persona, contract, sampling, seed) stays.
-fn supply_agents(config: &mut Config, local: &Config) {
-    for agent in &mut config.agents {
-        if let Some(mine) = local.agents.iter().find(|a| a.id == agent.id) {
-            agent.backend = mine.backend.clone();
-            agent.limits = mine.limits.clone();
-        }
-    }
-}
-
-/// Why stored agent `i` may not run on this machine, if it may not: the key and what it would
-/// reach, said as the middle of a sentence (each backend says: `not_allowed` of
-/// `moot_config::BackendSettings`).
-fn not_allowed(i: usize, agent: &AgentConfig, local: &Config) -> Option<String> {
-    agent
-        .backend
-        .not_allowed(&format!("agents[{i}]"), &local.here())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,7 +404,7 @@ mod tests {
             "serve": {"upstream": "http://evil/v1", "upstream_api_key_env": "GITHUB_TOKEN"},
             "retry": {"max_retries": 1000},
             "validation": {"python": "/usr/bin/evil", "timeout_ms": 40000, "processes": 4096, "memory_mb": 1048576},
-            "debate": {"hard_timeout_ms": 999999999, "soft_timeout_ms": 1000, "rounds": 2, "seed": 7},
+            "debate": {"hard_timeout_ms": 999999999, "soft_timeout_ms": 1000, "rounds": 2, "seed": 7, "max_question_bytes": 999999999},
         });
         let here = Config::default();
         let (c, notices) = admitted(stored, &here).unwrap();
@@ -358,6 +424,7 @@ mod tests {
             "validation.processes",
             "validation.memory_mb",
             "debate.hard_timeout_ms",
+            "debate.max_question_bytes",
         ] {
             assert!(
                 notices
@@ -366,7 +433,7 @@ mod tests {
                 "{key}: {notices:?}"
             );
         }
-        assert_eq!(notices.len(), 4, "{notices:?}");
+        assert_eq!(notices.len(), 5, "{notices:?}");
     }
 
     #[test]
@@ -416,94 +483,192 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_stored_command_runs_only_when_this_machine_allows_it() {
-        let sh =
-            agent(json!({"id": "a", "backend": "cli", "command": "/bin/sh", "args": ["-c", "id"]}));
-        let e = admitted(sh.clone(), &Config::default()).unwrap_err();
-        for needle in [
-            "run r1",
-            "agent \"a\"",
-            "agents[0].command",
-            "\"/bin/sh\"",
-            "security.cli_allowed_commands",
-            "--config",
-        ] {
+    /// Refused with every one of `needles` in the message.
+    fn refused(stored: serde_json::Value, here: &Config, needles: &[&str]) {
+        let e = admitted(stored.clone(), here).unwrap_err();
+        for needle in needles {
             assert!(e.contains(needle), "{needle}: {e}");
         }
-        let allowing = local("[security]\ncli_allowed_commands = [\"/bin/sh\"]\n");
-        let (c, _) = admitted(sh.clone(), &allowing).unwrap();
+    }
+
+    #[test]
+    fn a_stored_command_runs_only_as_this_machines_agent_of_its_id_the_same_in_every_key() {
+        let sh = |args: &[&str]| {
+            agent(json!({"id": "a", "backend": "cli", "command": "/bin/sh", "args": args}))
+        };
+        let stored = sh(&["-c", "id"]);
+        let whose = [
+            "run r1's stored configuration",
+            "agent \"a\"",
+            "agents[0], backend cli",
+            "grants nothing",
+            "--config",
+        ];
+        refused(stored.clone(), &Config::default(), &whose);
+        // Allowing the interpreter for an agent of its own grants the store nothing.
+        let allowing = local(
+            "[security]\ncli_allowed_commands = [\"/bin/sh\"]\n\n[[agents]]\nid = \"b\"\nbackend = \"cli\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"id\"]\n",
+        );
+        refused(stored.clone(), &allowing, &whose);
+        // The same id with the same command and other arguments: a partial match, refused.
+        let same_command = local(
+            "[security]\ncli_allowed_commands = [\"/bin/sh\"]\n\n[[agents]]\nid = \"a\"\nbackend = \"cli\"\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"echo ok\"]\n",
+        );
+        refused(
+            stored.clone(),
+            &same_command,
+            &["agent \"a\" differs", "agents[0].args", "--config"],
+        );
+        refused(
+            agent(
+                json!({"id": "a", "backend": "cli", "command": "/bin/sh", "args": ["-c", "echo ok"], "working_dir": "/tmp"}),
+            ),
+            &same_command,
+            &["agents[0].working_dir"],
+        );
+        refused(
+            agent(
+                json!({"id": "a", "backend": "cli", "command": "/bin/sh", "args": ["-c", "echo ok"], "mode_arg": false}),
+            ),
+            &same_command,
+            &["agents[0].mode_arg"],
+        );
+        // Another backend under the id: named as such.
+        let scripted =
+            local("[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [\"1\"]\n");
+        refused(
+            stored,
+            &scripted,
+            &["agents[0].backend: the store's is cli, this machine's scripted"],
+        );
+        // The same invocation in every key: it runs, as this machine defines it.
+        let (c, _) = admitted(sh(&["-c", "echo ok"]), &same_command).unwrap();
         let cli = c.agents[0]
             .backend
             .settings::<moot_config::backend::cli::Cli>();
-        assert!(cli.is_some_and(|c| c.args == ["-c", "id"]), "{cli:?}");
-        // A working directory only one that an agent here runs in.
-        let elsewhere = agent(
-            json!({"id": "a", "backend": "cli", "command": "/bin/sh", "working_dir": "/tmp"}),
-        );
-        let e = admitted(elsewhere, &allowing).unwrap_err();
-        assert!(e.contains("agents[0].working_dir"), "{e}");
-        // This machine's agent of the same id takes its place.
-        let supplied =
-            local("[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [\"1\"]\n");
-        let (c, _) = admitted(sh, &supplied).unwrap();
-        assert_eq!(c.agents[0].backend.name(), "scripted");
+        assert!(cli.is_some_and(|c| c.args == ["-c", "echo ok"]), "{cli:?}");
     }
 
     #[test]
-    fn requests_go_only_where_an_agent_of_this_machine_sends_them_with_its_key() {
-        let http = |url: &str, key: Option<&str>| {
+    fn a_stored_endpoint_and_key_variable_run_only_as_this_machines_agent_of_its_id() {
+        let http = |id: &str, url: &str, key: Option<&str>| json!({"id": id, "backend": "openai", "model": "m", "base_url": url, "api_key_env": key});
+        let stored = agent(http("a", "http://127.0.0.1:9/v1", Some("GITHUB_TOKEN")));
+        refused(
+            stored.clone(),
+            &Config::default(),
+            &["agent \"a\"", "backend openai", "grants nothing"],
+        );
+        // Another agent of this machine sending there with that key grants nothing.
+        let other_agent = local(
+            "[[agents]]\nid = \"b\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"GITHUB_TOKEN\"\n",
+        );
+        refused(stored.clone(), &other_agent, &["agent \"a\" (agents[0]"]);
+        let mine = |key: &str| {
+            local(&format!(
+                "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"{key}\"\n"
+            ))
+        };
+        refused(stored.clone(), &mine("MINE"), &["agents[0].api_key_env"]);
+        refused(
+            agent(http("a", "http://127.0.0.1:8/v1", Some("MINE"))),
+            &mine("MINE"),
+            &["agents[0].base_url"],
+        );
+        refused(
+            agent(http("a", "http://127.0.0.1:9/v1", None)),
+            &mine("MINE"),
+            &["agents[0].api_key_env"],
+        );
+        refused(
             agent(
-                json!({"id": "a", "backend": "openai", "model": "m", "base_url": url, "api_key_env": key}),
-            )
-        };
-        let stored = http("http://127.0.0.1:9/v1", Some("GITHUB_TOKEN"));
-        let e = admitted(stored.clone(), &Config::default()).unwrap_err();
-        for needle in [
-            "agents[0].base_url",
-            "\"http://127.0.0.1:9/v1\"",
-            "api_key_env GITHUB_TOKEN",
-        ] {
-            assert!(e.contains(needle), "{needle}: {e}");
-        }
-        let same_url_other_key = local(
-            "[[agents]]\nid = \"b\"\nbackend = \"openai\"\nmodel = \"x\"\nbase_url = \"http://127.0.0.1:9/v1/\"\napi_key_env = \"MINE\"\n",
+                json!({"id": "a", "backend": "openai", "model": "m", "base_urls": ["http://127.0.0.1:9/v1", "http://evil/v1"], "api_key_env": "MINE"}),
+            ),
+            &mine("MINE"),
+            &["agents[0].base_url"],
         );
-        assert!(admitted(stored, &same_url_other_key).is_err());
-        assert!(admitted(
-            http("http://127.0.0.1:9/v1", Some("MINE")),
-            &same_url_other_key
-        )
-        .is_ok());
-        assert!(admitted(http("http://127.0.0.1:9/v1", None), &same_url_other_key).is_ok());
-        assert!(admitted(http("http://127.0.0.1:8/v1", None), &same_url_other_key).is_err());
-        // Anthropic's own API with its own key variable is no one's to grant.
-        let anthropic = |key: &str| {
-            agent(json!({"id": "a", "backend": "anthropic", "model": "m", "api_key_env": key}))
-        };
-        assert!(admitted(anthropic("ANTHROPIC_API_KEY"), &Config::default()).is_ok());
-        assert!(admitted(anthropic("GITHUB_TOKEN"), &Config::default()).is_err());
-        // Replicas: every one must be allowed.
-        let replicas = agent(
-            json!({"id": "a", "backend": "openai", "model": "m", "base_urls": ["http://127.0.0.1:9/v1", "http://evil/v1"]}),
+        assert!(admitted(stored, &mine("GITHUB_TOKEN")).is_ok());
+        // Anthropic's own API with its own key is this machine's key too.
+        refused(
+            agent(
+                json!({"id": "a", "backend": "anthropic", "model": "m", "api_key_env": "ANTHROPIC_API_KEY"}),
+            ),
+            &Config::default(),
+            &["backend anthropic", "grants nothing"],
         );
-        let e = admitted(replicas, &same_url_other_key).unwrap_err();
-        assert!(e.contains("base_urls \"http://evil/v1\""), "{e}");
     }
 
     #[test]
-    fn a_stored_model_file_loads_only_when_an_agent_here_names_it() {
+    fn a_stored_model_file_loads_only_as_this_machines_agent_of_its_id() {
         let file = agent(json!({"id": "a", "backend": "local", "model": "/etc/models/x.gguf"}));
-        let e = admitted(file.clone(), &Config::default()).unwrap_err();
-        assert!(e.contains("agents[0].model"), "{e}");
-        let here =
+        refused(file.clone(), &Config::default(), &["backend local"]);
+        let other =
             local("[[agents]]\nid = \"b\"\nbackend = \"local\"\nmodel = \"/etc/models/x.gguf\"\n");
-        assert!(admitted(file, &here).is_ok());
-        assert!(admitted(
-            agent(json!({"id": "a", "backend": "local"})),
-            &Config::default()
+        refused(file.clone(), &other, &["agent \"a\" (agents[0]"]);
+        let same =
+            local("[[agents]]\nid = \"a\"\nbackend = \"local\"\nmodel = \"/etc/models/x.gguf\"\n");
+        assert!(admitted(file, &same).is_ok());
+        // A model of moot's own registry (the default team's), a simulation, fixed replies and
+        // a person need no agent here.
+        for stored in [
+            json!({"id": "a", "backend": "local"}),
+            json!({"id": "a", "backend": "local", "model": "smollm2-135m"}),
+            json!({"id": "a", "backend": "sim"}),
+            json!({"id": "a", "backend": "human"}),
+        ] {
+            assert!(
+                admitted(agent(stored.clone()), &Config::default()).is_ok(),
+                "{stored}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stored_question_passage_options_and_tests_are_held_to_this_machines_bounds() {
+        let with = |question: &str, spec: serde_json::Value| {
+            let mut r = run(json!({"debate": {"max_question_bytes": 1_000_000_000u64}}));
+            r.question = question.to_string();
+            r.spec = spec;
+            let mut notices = Vec::new();
+            admit(
+                Stored::Run(&r),
+                &local("[debate]\nmax_question_bytes = 100\n"),
+                Work::Debate,
+                Via::Cli,
+                &mut |n| notices.push(n.to_string()),
+            )
+            .map(|_| notices)
+            .map_err(|e| e.0)
+        };
+        let spec = |passage: Option<&str>, options: &[&str], tests: Option<&str>| {
+            let mut s = json!({"question": "q", "kind": "numeric", "agents": [], "rounds": 1, "seed": 0, "options": options});
+            if let Some(p) = passage {
+                s["passage"] = json!(p);
+            }
+            if let Some(t) = tests {
+                s["tests"] = json!({"tests": t});
+            }
+            s
+        };
+        let notices = with(&"x".repeat(100), spec(None, &[], None)).unwrap();
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.contains("debate.max_question_bytes = 1000000000")),
+            "{notices:?}"
+        );
+        let e = with(&"x".repeat(101), spec(None, &[], None)).unwrap_err();
+        assert!(e.contains("run r1: its question is 101 bytes"), "{e}");
+        assert!(e.contains("debate.max_question_bytes = 100"), "{e}");
+        let e = with(
+            "q",
+            spec(Some(&"p".repeat(90)), &["a".repeat(10).as_str()], None),
         )
-        .is_ok());
+        .unwrap_err();
+        assert!(e.contains("passage and options are 101 bytes"), "{e}");
+        let big = "t".repeat((16 << 20) + 1);
+        let e = with("q", spec(None, &[], Some(&big))).unwrap_err();
+        assert!(e.contains("its tests are 16777217 bytes"), "{e}");
+        assert!(with("q", spec(Some("p"), &["a"], Some("assert True"))).is_ok());
     }
 
     #[test]

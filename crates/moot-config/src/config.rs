@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::{read_agents, AgentConfig, DEFAULT_AGENTS};
 use crate::backend::cli::Cli;
-use crate::backend::entry::{Building, Here};
+use crate::backend::entry::Building;
 use crate::budget::BudgetSection;
 use crate::cache::CacheSection;
 use crate::debate::DebateSection;
@@ -420,15 +420,6 @@ impl Config {
             local_models: Default::default(),
             progress,
             desk: None,
-        }
-    }
-
-    /// This machine's authority (this configuration's), as a stored agent's backend weighs it
-    /// (`BackendSettings::not_allowed`).
-    pub fn here(&self) -> Here<'_> {
-        Here {
-            security: &self.security,
-            backends: self.agents.iter().map(|a| &a.backend).collect(),
         }
     }
 

@@ -51,7 +51,7 @@ pub use agent::{
 };
 pub use backend::http::{Endpoints, Http};
 pub use backend::{
-    backend_names, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+    backend_names, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building,
     ModelSwap, BACKENDS,
 };
 pub use budget::BudgetSection;

@@ -6,7 +6,7 @@ use moot_backends::anthropic::{AnthropicConfig, AnthropicModel, DEFAULT_BASE_URL
 use moot_backends::LanguageModel;
 
 use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, ModelSwap,
 };
 use super::http::{self, Http};
 use super::keys::Keys;
@@ -32,9 +32,6 @@ pub const ENTRY: BackendEntry = BackendEntry {
     health_checks: "the variable named by api_key_env, if any, is set",
     read,
 };
-
-/// The key variable of Anthropic's own API, which a stored agent may send to it.
-const OWN_KEY: &str = "ANTHROPIC_API_KEY";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Anthropic {
@@ -76,16 +73,9 @@ impl BackendSettings for Anthropic {
         self.http.api_key_env.as_deref()
     }
 
-    /// Besides the servers this machine's agents send to, Anthropic's own API with its own key
-    /// variable (or none).
-    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
-        let here = here.agents::<Anthropic>().map(|a| &a.http);
-        self.http.not_allowed(
-            at,
-            Some(DEFAULT_BASE_URL),
-            Some((DEFAULT_BASE_URL, OWN_KEY)),
-            here,
-        )
+    /// A server, with this machine's key.
+    fn self_contained(&self) -> bool {
+        false
     }
 
     fn ready(&self) -> Result<(), String> {

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use moot_backends::cli::{CliConfig, CliModel};
 use moot_backends::LanguageModel;
 
-use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
-};
+use super::entry::{Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building};
 use super::keys::{Key, Keys, Kind};
 use crate::error::{fail, invalid, ConfigError};
 use crate::program::program_problem;
@@ -121,25 +119,9 @@ impl BackendSettings for Cli {
         None
     }
 
-    /// Its command must be in this machine's `security.cli_allowed_commands` (which then
-    /// grants it with any arguments, as in a file), and a `working_dir` one that an agent of
-    /// this machine runs in; its environment is this machine's `cli_env` already.
-    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
-        let command = &self.command;
-        if !here.security.allows(command) {
-            return Some(format!(
-                "{at}.command) runs {command:?}, which is not in this machine's security.cli_allowed_commands"
-            ));
-        }
-        let dir = self.working_dir.as_ref()?;
-        let mut local_dirs = here.agents::<Cli>().filter_map(|c| c.working_dir.as_ref());
-        if local_dirs.any(|d| d == dir) {
-            return None;
-        }
-        Some(format!(
-            "{at}.working_dir) runs in {:?}, where no agent of this machine's configuration runs",
-            dir.display().to_string()
-        ))
+    /// A program of this machine's.
+    fn self_contained(&self) -> bool {
+        false
     }
 
     /// Its command is allowed, and can be started from its working directory.

@@ -1,7 +1,6 @@
 //! What a backend is ([`BackendEntry`], [`BackendSettings`]) and what it is given: the agent
-//! it builds ([`BuildAgent`]) with what building a configuration shares ([`Building`]), and
-//! this machine's authority over a stored agent ([`Here`]). Backends see these, never the
-//! whole configuration.
+//! it builds ([`BuildAgent`]) with what building a configuration shares ([`Building`]).
+//! Backends see these, never the whole configuration.
 
 use std::any::Any;
 #[cfg(feature = "local")]
@@ -86,12 +85,13 @@ pub trait BackendSettings: fmt::Debug + Send + Sync + AnySettings {
     /// removed from everything moot stores or prints (`Config::redactor`).
     fn api_key_env(&self) -> Option<&str>;
 
-    /// Why a stored agent with these settings may not run on this machine, if it may not:
-    /// authority is local (DESIGN §13), so everything the agent would reach (a command, a
-    /// file, a server with a key) must be this machine's to give. Said as the key and what it
-    /// would reach, closing the parenthesis the caller opened (`agents[0].command) runs "x",
-    /// which is not …`); `at` is `agents[i]`.
-    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String>;
+    /// Whether an agent with these settings acts on nothing this machine must grant (DESIGN
+    /// §13): it computes inside moot (a simulation, fixed replies), asks the person at hand, or
+    /// runs a model from moot's own registry. A stored agent of such settings may run where
+    /// this machine's configuration has no agent of its id; any other stored agent runs only
+    /// as this machine's agent of its id, the same in every key (`moot_app::stored::admit`).
+    /// No default: a new backend says which it is.
+    fn self_contained(&self) -> bool;
 
     /// What must hold before a call and can be checked without one (an API key set, a model
     /// pulled); the problem otherwise. `moot health` runs it.
@@ -163,6 +163,19 @@ impl Backend {
     /// Its settings, when they are of type `T` (the backend of `T`'s module).
     pub fn settings<T: BackendSettings>(&self) -> Option<&T> {
         self.0.as_any().downcast_ref()
+    }
+
+    /// The first key in which `other` runs otherwise (`backend` when it is another backend;
+    /// a key set in one and not the other differs), or `None` when the two are the same
+    /// invocation.
+    pub fn differing_key(&self, other: &Backend) -> Option<&'static str> {
+        if self.name() != other.name() {
+            return Some("backend");
+        }
+        let (mut mine, mut theirs) = (Keys::default(), Keys::default());
+        self.write_back(&mut mine);
+        other.write_back(&mut theirs);
+        mine.differing_key(&theirs)
     }
 }
 
@@ -265,19 +278,5 @@ impl BuildError {
             doing: doing.into(),
             source: Box::new(source),
         }
-    }
-}
-
-/// This machine's authority, as a stored agent's backend weighs it (`Config::here` makes it):
-/// what its `cli` agents may run, and what its agents reach (their backends).
-pub struct Here<'a> {
-    pub security: &'a SecuritySection,
-    pub backends: Vec<&'a Backend>,
-}
-
-impl Here<'_> {
-    /// The settings of this machine's agents of the backend whose settings are `T`.
-    pub fn agents<T: BackendSettings>(&self) -> impl Iterator<Item = &T> {
-        self.backends.iter().filter_map(|b| b.settings::<T>())
     }
 }

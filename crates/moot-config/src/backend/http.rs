@@ -142,65 +142,6 @@ impl Http {
             _ => Ok(()),
         }
     }
-
-    /// Why a stored agent with these settings may not send requests from this machine (see `BackendSettings::not_allowed`): every URL it would send to, with
-    /// the key variable it names, must be one an agent of this machine of the same backend
-    /// (`here`) sends to with that key variable (or the stored agent asks for none), or the
-    /// provider's own API (`own`: its URL and key variable) with that key or none.
-    pub(crate) fn not_allowed<'a>(
-        &self,
-        at: &str,
-        default_url: Option<&str>,
-        own: Option<(&str, &str)>,
-        here: impl Iterator<Item = &'a Http>,
-    ) -> Option<String> {
-        let here: Vec<(String, Option<&str>)> = here
-            .flat_map(|h| {
-                h.urls(default_url)
-                    .into_iter()
-                    .map(|u| (u, h.api_key_env.as_deref()))
-            })
-            .collect();
-        let key = self.api_key_env.as_deref();
-        let built_in = |url: &str| {
-            own.is_some_and(|(own_url, own_key)| {
-                url == normal(own_url) && key.is_none_or(|k| k == own_key)
-            })
-        };
-        let allowed = |url: &str| {
-            here.iter()
-                .any(|(u, k)| u == url && (key.is_none() || key == *k))
-        };
-        let url = self
-            .urls(default_url)
-            .into_iter()
-            .find(|u| !built_in(u) && !allowed(u))?;
-        let key = match key {
-            Some(var) => format!("the key in api_key_env {var}"),
-            None => "no api_key_env".to_string(),
-        };
-        let field = match self.endpoints {
-            Endpoints::Replicas(_) => "base_urls",
-            Endpoints::One(_) => "base_url",
-        };
-        Some(format!(
-            "{at}.{field}) would send requests to {field} {url:?} with {key}, which no agent of this machine's configuration does (an agent there with that {field} and api_key_env allows it)"
-        ))
-    }
-
-    /// Every URL it sends requests to, without surrounding space or a trailing `/`.
-    fn urls(&self, default_url: Option<&str>) -> Vec<String> {
-        let urls: Vec<&str> = match &self.endpoints {
-            Endpoints::One(Some(url)) => vec![url],
-            Endpoints::One(None) => default_url.into_iter().collect(),
-            Endpoints::Replicas(urls) => urls.iter().map(String::as_str).collect(),
-        };
-        urls.into_iter().map(normal).collect()
-    }
-}
-
-fn normal(url: &str) -> String {
-    url.trim().trim_end_matches('/').to_string()
 }
 
 #[cfg(test)]

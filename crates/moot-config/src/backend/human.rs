@@ -8,9 +8,7 @@ use std::time::Duration;
 use moot_backends::human::HumanModel;
 use moot_backends::LanguageModel;
 
-use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
-};
+use super::entry::{Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building};
 use super::keys::{Key, Keys, Kind};
 use crate::error::ConfigError;
 
@@ -114,9 +112,9 @@ impl BackendSettings for Human {
         None
     }
 
-    /// It reaches nothing: the person is the front end's.
-    fn not_allowed(&self, _: &str, _: &Here<'_>) -> Option<String> {
-        None
+    /// The person at hand: the front end's.
+    fn self_contained(&self) -> bool {
+        true
     }
 }
 

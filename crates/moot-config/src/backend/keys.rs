@@ -123,6 +123,13 @@ impl Keys {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
+    /// The first key set in either whose value is not the other's (unset in one counts).
+    pub fn differing_key(&self, other: &Keys) -> Option<&'static str> {
+        self.names()
+            .chain(other.names())
+            .find(|name| self.get(name) != other.get(name))
+    }
+
     /// The names of the keys set, in order.
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.0.iter().map(|(n, _)| *n)

@@ -7,7 +7,7 @@ use moot_backends::models::ModelRef;
 use moot_backends::LanguageModel;
 
 use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, ModelSwap,
 };
 use super::keys::{Key, Keys, Kind};
 use crate::error::{fail, ConfigError};
@@ -69,21 +69,11 @@ impl BackendSettings for Local {
     }
 
     /// A known model is fetched from moot's own registry (as the default team's is); a model
-    /// file only when an agent of this machine names it: a store chooses no file this machine
-    /// reads.
-    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
-        let model = self.model.as_ref()?;
-        if let Ok(ModelRef::Known(_)) = ModelRef::parse(model) {
-            return None;
-        }
-        let named_here = here
-            .agents::<Local>()
-            .any(|l| l.model.as_ref() == Some(model));
-        (!named_here).then(|| {
-            format!(
-                "{at}.model) loads the model file {model:?}, which no agent of this machine's configuration names"
-            )
-        })
+    /// file is this machine's to name.
+    fn self_contained(&self) -> bool {
+        self.model
+            .as_deref()
+            .is_none_or(|m| matches!(ModelRef::parse(m), Ok(ModelRef::Known(_))))
     }
 
     /// A known model must already be pulled (health never downloads); a path must exist.

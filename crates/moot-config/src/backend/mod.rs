@@ -27,7 +27,7 @@ pub mod sim;
 use crate::error::{fail, ConfigError};
 
 pub use entry::{
-    AnySettings, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
+    AnySettings, Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building,
     ModelSwap,
 };
 pub use keys::{Key, KeyValue, Keys, Kind};

@@ -7,7 +7,7 @@ use moot_backends::openai::{OpenAiConfig, OpenAiModel};
 use moot_backends::LanguageModel;
 
 use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, ModelSwap,
 };
 use super::http::{self, Http};
 use super::keys::{Key, Keys, Kind};
@@ -98,9 +98,9 @@ impl BackendSettings for OpenAi {
         self.http.api_key_env.as_deref()
     }
 
-    fn not_allowed(&self, at: &str, here: &Here<'_>) -> Option<String> {
-        let here = here.agents::<OpenAi>().map(|o| &o.http);
-        self.http.not_allowed(at, None, None, here)
+    /// A server, maybe with this machine's key.
+    fn self_contained(&self) -> bool {
+        false
     }
 
     fn ready(&self) -> Result<(), String> {

@@ -5,9 +5,7 @@ use std::sync::Arc;
 use moot_backends::scripted::{Scripted as Reply, ScriptedModel};
 use moot_backends::LanguageModel;
 
-use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here,
-};
+use super::entry::{Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building};
 use super::keys::{Key, Keys, Kind};
 use crate::error::{fail, ConfigError};
 
@@ -68,8 +66,8 @@ impl BackendSettings for Scripted {
         None
     }
 
-    /// It reaches nothing.
-    fn not_allowed(&self, _: &str, _: &Here<'_>) -> Option<String> {
-        None
+    /// Fixed replies.
+    fn self_contained(&self) -> bool {
+        true
     }
 }

@@ -7,7 +7,7 @@ use moot_backends::sim::{SimAgent, SimModel, PRESETS};
 use moot_backends::LanguageModel;
 
 use super::entry::{
-    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, Here, ModelSwap,
+    Backend, BackendEntry, BackendSettings, BuildAgent, BuildError, Building, ModelSwap,
 };
 use super::keys::{Key, Keys, Kind};
 use crate::error::{fail, ConfigError};
@@ -77,9 +77,9 @@ impl BackendSettings for Sim {
         None
     }
 
-    /// It reaches nothing.
-    fn not_allowed(&self, _: &str, _: &Here<'_>) -> Option<String> {
-        None
+    /// A simulation inside moot.
+    fn self_contained(&self) -> bool {
+        true
     }
 
     /// A preset of the population.

@@ -1,20 +1,22 @@
 //! A store is data, never authority (DESIGN §13; issue 41 item 4, issue 42 item 1): a stored
 //! configuration edited by any writer of the store — what may run, where requests go with which
 //! secret, the sandbox's limits — is not obeyed by `moot fork`, `moot resume`, `moot regrade`,
-//! `moot bench --fork-of` or `moot work`. They refuse, naming the run (or benchmark), the agent
-//! and the setting to add, or work with what `--config` (this machine's configuration) gives;
-//! stored sandbox limits are clamped to this machine's, with a notice; invalid stored values are
-//! refused, naming the run and the key.
+//! `moot bench --fork-of` or `moot work` (issue 56 item 1: a stored run is a record, never a
+//! recipe). A stored agent runs only as this machine's agent of its id (`--config`), the same
+//! in every key; otherwise they refuse, naming the run (or benchmark), the agent and the key.
+//! Stored sandbox limits and the question's bound are clamped to this machine's, with a notice,
+//! and a stored question over it is refused; invalid stored values are refused, naming the run
+//! and the key.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
 use crate::common;
 
-use common::{arith_dataset, script, Env};
+use common::{arith_dataset, Env};
 
 /// A finished debate of three simulated agents (som, one debate round): its run id.
 fn sim_run(env: &Env) -> String {
@@ -58,18 +60,6 @@ fn edit_config(env: &Env, table: &str, key: &str, id: &str, edit: impl FnOnce(&m
     );
 }
 
-/// Runs `command` with `--config` naming [`local_team`] for `ids`: it finishes with 408 on the
-/// local agents, and the stored command never runs.
-fn finishes_on_the_local_team(env: &Env, ids: &[String], command: &[&str]) {
-    let local = local_team(env, ids);
-    let mut args = command.to_vec();
-    args.extend(["--config", local.to_str().unwrap(), "--json"]);
-    let v = env.json(&args);
-    assert_eq!(v["answer"], "408", "{v}");
-    assert!(env.dir.path().join("local-ran").exists());
-    assert!(!pwned(env).exists(), "the stored command ran");
-}
-
 /// The ids of the agents of a stored configuration.
 fn agent_ids(env: &Env, table: &str, key: &str, id: &str) -> Vec<String> {
     let config = stored_config(env, table, key, id);
@@ -103,25 +93,74 @@ fn grant_a_shell(env: &Env) -> impl FnOnce(&mut Value) {
     }
 }
 
-/// A configuration of this machine: a `cli` agent of its own allow-list under each of `ids`,
-/// which leaves `local-ran` when it is asked.
-fn local_team(env: &Env, ids: &[String]) -> PathBuf {
+/// A configuration of this machine: three `cli` agents (`p1`, `p2`, `p3`) that run
+/// `/usr/bin/python3` on a script of its own, which leaves `local-ran` when it is asked and
+/// answers 408; the allow-list grants `/usr/bin/python3`.
+fn python_team(env: &Env) -> PathBuf {
     let dir = env.dir.path().display().to_string();
-    let agent = script(
-        env,
-        "local-agent.sh",
+    let agent = env.write(
+        "agent.py",
         &format!(
-            "#!/bin/sh\ncat > /dev/null\ntouch {dir}/local-ran\necho 'SOLUTION:'\necho 'Final answer: 408'\n"
+            "import sys\nsys.stdin.read()\nopen({:?} + '/local-ran', 'w').close()\nprint('SOLUTION:')\nprint('Final answer: 408')\n",
+            dir
         ),
     );
     let a = agent.display();
-    let mut text = format!("[security]\ncli_allowed_commands = [\"{a}\"]\n\n");
-    for id in ids {
+    let mut text = "[security]\ncli_allowed_commands = [\"/usr/bin/python3\"]\n\n".to_string();
+    for id in ["p1", "p2", "p3"] {
         text.push_str(&format!(
-            "[[agents]]\nid = \"{id}\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n"
+            "[[agents]]\nid = \"{id}\"\nbackend = \"cli\"\ncommand = \"/usr/bin/python3\"\nargs = [\"{a}\"]\n\n"
         ));
     }
-    env.write("local.toml", &text)
+    env.write("python-team.toml", &text)
+}
+
+/// A finished debate of [`python_team`] (som, one debate round): its run id.
+fn python_run(env: &Env, team: &Path) -> String {
+    let v = env.json(&[
+        "ask",
+        "What is 17 * 24?",
+        "--config",
+        team.to_str().unwrap(),
+        "--answer",
+        "numeric",
+        "--rounds",
+        "1",
+        "--protocol",
+        "som",
+        "--json",
+    ]);
+    assert_eq!(v["answer"], "408", "{v}");
+    v["run_id"].as_str().unwrap().to_string()
+}
+
+/// The hostile tester's edit of the report: the stored agents keep the command this machine
+/// allows for its own agents, with arguments of the store's choosing.
+fn choose_the_arguments(env: &Env) -> impl FnOnce(&mut Value) {
+    let mark = pwned(env).display().to_string();
+    move |config: &mut Value| {
+        for agent in config["agents"].as_array_mut().unwrap() {
+            agent["args"] = json!([
+                "-c",
+                format!("open({mark:?}, 'w').write('ran'); print('Final answer: 408')")
+            ]);
+        }
+    }
+}
+
+/// Marks `run` interrupted before its debate round: running, with no live owner, round 1 not
+/// stored.
+fn interrupt(env: &Env, run: &str) {
+    common::sqlite_exec(
+        &env.store(),
+        &format!(
+            "UPDATE runs SET status = 'running', answer = NULL, finished_at = NULL, heartbeat_ms = NULL, owner = NULL WHERE id = '{run}';
+             DELETE FROM calls WHERE run_id = '{run}' AND round = 1;
+             DELETE FROM decisions WHERE run_id = '{run}';"
+        ),
+    );
+    let shown = env.json(&["show", run, "--format", "json"]);
+    assert_eq!(shown["run"]["status"], "interrupted", "{}", shown["run"]);
 }
 
 /// `moot ARGS` (with `vars` set), whatever its exit: its exit code and stderr.
@@ -147,57 +186,84 @@ fn assert_refused(what: &str, (code, err): (Option<i32>, String), needles: &[&st
 }
 
 #[test]
-fn fork_refuses_a_command_the_store_grants_and_runs_the_agents_config_gives() {
+fn fork_and_resume_refuse_a_command_the_store_grants_without_an_agent_here() {
     let env = Env::new();
     let run = sim_run(&env);
     let ids = agent_ids(&env, "runs", "id", &run);
     edit_config(&env, "runs", "id", &run, grant_a_shell(&env));
-
+    let needles = [
+        run.as_str(),
+        &ids[0],
+        "backend cli",
+        "grants nothing",
+        "--config",
+    ];
     let refused = exit_and_stderr(&env, &["fork", &run, "--round", "1"], &[]);
-    assert_refused(
-        "fork",
-        refused,
-        &[
-            &run,
-            &ids[0],
-            "/bin/sh",
-            "security.cli_allowed_commands",
-            "--config",
-        ],
-    );
+    assert_refused("fork", refused, &needles);
+    interrupt(&env, &run);
+    let refused = exit_and_stderr(&env, &["resume", &run], &[]);
+    assert_refused("resume", refused, &needles);
     assert!(!pwned(&env).exists(), "the stored command ran");
-
-    // This machine's configuration supplies the agents: the fork runs, on them.
-    finishes_on_the_local_team(&env, &ids, &["fork", &run, "--round", "1"]);
 }
 
 #[test]
-fn resume_refuses_a_command_the_store_grants_and_finishes_on_the_agents_config_gives() {
+fn fork_and_resume_refuse_stored_arguments_for_a_command_this_machine_allows() {
+    let env = Env::new();
+    let team = python_team(&env);
+    let config = team.to_str().unwrap();
+    let run = python_run(&env, &team);
+    // The stored agents are this machine's: the fork runs them.
+    std::fs::remove_file(env.dir.path().join("local-ran")).unwrap();
+    let v = env.json(&["fork", &run, "--round", "1", "--config", config, "--json"]);
+    assert_eq!(v["answer"], "408", "{v}");
+    assert!(env.dir.path().join("local-ran").exists());
+
+    // The same command with arguments the store chose: refused, naming the key.
+    edit_config(&env, "runs", "id", &run, choose_the_arguments(&env));
+    let needles = [
+        run.as_str(),
+        "agent \"p1\" differs",
+        "agents[0].args",
+        "--config",
+    ];
+    let refused = exit_and_stderr(
+        &env,
+        &["fork", &run, "--round", "1", "--config", config],
+        &[],
+    );
+    assert_refused("fork", refused, &needles);
+    interrupt(&env, &run);
+    let refused = exit_and_stderr(&env, &["resume", &run, "--config", config], &[]);
+    assert_refused("resume", refused, &needles);
+    assert!(!pwned(&env).exists(), "the stored arguments ran");
+}
+
+#[test]
+fn fork_and_resume_refuse_a_stored_question_over_this_machines_bound() {
     let env = Env::new();
     let run = sim_run(&env);
-    let ids = agent_ids(&env, "runs", "id", &run);
-    edit_config(&env, "runs", "id", &run, grant_a_shell(&env));
-    // Interrupted before its debate round: running, with no live owner, round 1 not stored.
+    // 8 MB: 128 times the default bound, in the spec the debate asks from.
     common::sqlite_exec(
         &env.store(),
-        &format!(
-            "UPDATE runs SET status = 'running', answer = NULL, finished_at = NULL, heartbeat_ms = NULL, owner = NULL WHERE id = '{run}';
-             DELETE FROM calls WHERE run_id = '{run}' AND round = 1;
-             DELETE FROM decisions WHERE run_id = '{run}';"
-        ),
+        &format!("UPDATE runs SET spec_json = json_set(spec_json, '$.question', printf('%.*c', 8388608, 'x')) WHERE id = '{run}';"),
     );
-    let shown = env.json(&["show", &run, "--format", "json"]);
-    assert_eq!(shown["run"]["status"], "interrupted", "{}", shown["run"]);
-
+    let needles = [
+        run.as_str(),
+        "its question is 8388608 bytes",
+        "debate.max_question_bytes = 65536",
+    ];
+    let refused = exit_and_stderr(&env, &["fork", &run, "--round", "1"], &[]);
+    assert_refused("fork", refused, &needles);
+    interrupt(&env, &run);
     let refused = exit_and_stderr(&env, &["resume", &run], &[]);
-    assert_refused(
-        "resume",
-        refused,
-        &[&run, &ids[0], "/bin/sh", "security.cli_allowed_commands"],
+    assert_refused("resume", refused, &needles);
+    // The run's listed question: the same bound.
+    common::sqlite_exec(
+        &env.store(),
+        &format!("UPDATE runs SET question = printf('%.*c', 8388608, 'y') WHERE id = '{run}';"),
     );
-    assert!(!pwned(&env).exists(), "the stored command ran");
-
-    finishes_on_the_local_team(&env, &ids, &["resume", &run]);
+    let refused = exit_and_stderr(&env, &["resume", &run], &[]);
+    assert_refused("resume", refused, &needles);
 }
 
 #[test]
@@ -248,7 +314,7 @@ fn a_stored_endpoint_and_key_variable_get_no_connection_and_are_named() {
     assert_refused(
         "fork",
         (code, err),
-        &[&run, &ids[0], "base_url", "api_key_env", "--config"],
+        &[&run, &ids[0], "backend openai", "grants nothing", "--config"],
     );
 }
 
@@ -376,18 +442,13 @@ fn work_resume_and_bench_fork_refuse_a_command_a_stored_benchmark_grants() {
     assert_refused(
         "work",
         refused,
-        &[
-            "benchmark plan",
-            &ids[0],
-            "/bin/sh",
-            "security.cli_allowed_commands",
-        ],
+        &["benchmark plan", &ids[0], "backend cli", "grants nothing"],
     );
     let refused = exit_and_stderr(&env, &["resume", "plan"], &[]);
     assert_refused(
         "resume",
         refused,
-        &["benchmark plan", &ids[0], "security.cli_allowed_commands"],
+        &["benchmark plan", &ids[0], "grants nothing"],
     );
     assert!(!pwned(&env).exists(), "the stored command ran");
 
@@ -418,7 +479,7 @@ fn work_resume_and_bench_fork_refuse_a_command_a_stored_benchmark_grants() {
     assert_refused(
         "bench --fork-of",
         refused,
-        &[&run, &ids[0], "security.cli_allowed_commands"],
+        &[&run, &ids[0], "grants nothing"],
     );
     assert!(!pwned(&env).exists(), "the stored command ran");
 }
