@@ -121,12 +121,14 @@ pub fn float(name: &str, x: f32) -> Result<Value, BackendError> {
     Ok(Value::from(shortest))
 }
 
-/// An error and its sources, `outer: inner: innermost` (reqwest's own message is terse).
+/// An error and its sources, `outer: inner: innermost` (reqwest's own message is terse). A URL
+/// reqwest names is shown as [`display_url`] shows it: a password or token in it is no part of
+/// a message.
 pub fn describe(error: &(dyn StdError + 'static)) -> String {
-    let mut text = error.to_string();
+    let mut text = without_credentials(error);
     let mut source = error.source();
     while let Some(s) = source {
-        let part = s.to_string();
+        let part = without_credentials(s);
         if !text.contains(&part) {
             text.push_str(": ");
             text.push_str(&part);
@@ -135,6 +137,51 @@ pub fn describe(error: &(dyn StdError + 'static)) -> String {
     }
     text
 }
+
+/// `error`'s own message, with the URL of a reqwest error as [`display_url`] shows it.
+fn without_credentials(error: &(dyn StdError + 'static)) -> String {
+    let text = error.to_string();
+    match error
+        .downcast_ref::<reqwest::Error>()
+        .and_then(reqwest::Error::url)
+    {
+        Some(url) => text.replace(url.as_str(), &display_url(url)),
+        None => text,
+    }
+}
+
+/// A URL as moot names it in messages and identifiers: scheme, host, port and path. Never its
+/// user, password, query or fragment, which can hold credentials (`user:pass@`, `?key=`).
+pub fn display_url(url: &reqwest::Url) -> String {
+    let mut shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or_default());
+    if let Some(port) = url.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    shown.push_str(url.path());
+    shown
+}
+
+/// Redirects followed only within the origin (scheme, host and port) a request was sent to: a
+/// server cannot send moot's prompts, or its key, anywhere else. Another origin fails the call,
+/// naming where it pointed.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().first().map(reqwest::Url::origin);
+        if from.is_some_and(|from| from != attempt.url().origin()) {
+            let location = display_url(attempt.url());
+            attempt.error(format!(
+                "the server redirected to {location}, another origin than base_url's; moot follows redirects only within it"
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// reqwest's own limit.
+const MAX_REDIRECTS: usize = 10;
 
 /// The API key in the environment variable `var` names (`None`: no key, for local servers).
 /// Read once, when a model is built; empty, unset or non-UTF-8 variables are errors naming it.
@@ -191,6 +238,7 @@ impl HttpEndpoint {
             return Err(BackendError::Config("the model name is empty".into()));
         }
         let client = reqwest::Client::builder()
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| BackendError::Config(format!("HTTP client: {}", describe(&e))))?;
         Ok(HttpEndpoint {

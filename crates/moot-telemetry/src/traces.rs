@@ -69,6 +69,8 @@ pub fn provider(env: &dyn Fn(&str) -> Option<String>) -> Result<SdkTracerProvide
     let client = std::thread::spawn(|| {
         reqwest::blocking::Client::builder()
             .timeout(EXPORT_TIMEOUT)
+            // A collector has no reason to send spans elsewhere: a redirect fails the export.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
     })
     .join()

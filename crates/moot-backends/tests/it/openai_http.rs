@@ -435,3 +435,67 @@ async fn an_endless_body_is_abandoned_not_buffered_forever() {
         other => panic!("expected HTTP 500, got {other:?}"),
     }
 }
+
+/// A 307 to another port of the same host: the call fails naming where it pointed, and the
+/// other server is never sent the prompt (issue 56 item 5).
+#[tokio::test]
+async fn a_redirect_to_another_origin_fails_naming_its_location() {
+    let (elsewhere, reached) =
+        serve_each(vec![vec![response("200 OK", "application/json", ANSWER)]]).await;
+    for status in [
+        "307 Temporary Redirect",
+        "308 Permanent Redirect",
+        "302 Found",
+    ] {
+        let server = serve(Reply::Pieces(vec![with_header(
+            response(status, "text/plain", ""),
+            &format!("location: {elsewhere}/chat/completions?sig=abc"),
+        )]))
+        .await;
+        let err = complete(&model(&server.base_url, false)).await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("redirected to {elsewhere}/chat/completions,")),
+            "{status}: {text}"
+        );
+        assert!(!text.contains("sig=abc"), "{status}: {text}");
+    }
+    assert_eq!(reached.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// A redirect within the configured origin is followed.
+#[tokio::test]
+async fn a_redirect_within_the_origin_is_followed() {
+    let (base, count) = serve_each(vec![
+        vec![with_header(
+            response("307 Temporary Redirect", "text/plain", ""),
+            "location: /v2/chat/completions",
+        )],
+        vec![response("200 OK", "application/json", ANSWER)],
+    ])
+    .await;
+    let done = complete(&model(&base, false)).await.expect("followed");
+    assert_eq!(done.text, "Four.");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// A password or token in base_url is no part of a transport error's message.
+#[tokio::test]
+async fn a_transport_error_names_the_url_without_its_credentials() {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.bind("127.0.0.1:0".parse().unwrap()).expect("bind");
+    let port = socket.local_addr().expect("addr").port();
+    let m = model(
+        &format!("http://alice:HunterPassw0rd4242@127.0.0.1:{port}/v1?key=TokenValue99"),
+        false,
+    );
+    let text = complete(&m).await.unwrap_err().to_string();
+    assert!(
+        text.contains(&format!("http://127.0.0.1:{port}/v1")),
+        "{text}"
+    );
+    for secret in ["HunterPassw0rd4242", "TokenValue99", "alice"] {
+        assert!(!text.contains(secret), "{secret}: {text}");
+    }
+    drop(socket);
+}

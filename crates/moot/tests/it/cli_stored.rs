@@ -314,7 +314,13 @@ fn a_stored_endpoint_and_key_variable_get_no_connection_and_are_named() {
     assert_refused(
         "fork",
         (code, err),
-        &[&run, &ids[0], "backend openai", "grants nothing", "--config"],
+        &[
+            &run,
+            &ids[0],
+            "backend openai",
+            "grants nothing",
+            "--config",
+        ],
     );
 }
 
