@@ -154,11 +154,16 @@ fn take_agents(
     local: &Config,
     config_arg: &str,
 ) -> Result<(), InputError> {
+    // What the store was written through: the stored texts are compared as redacted.
+    let redactor = local
+        .redactor()
+        .map_err(|e| InputError(format!("{config_arg}: {e}")))?;
+    let redact = |text: &str| redactor.redact(text).into_owned();
     for (i, agent) in config.agents.iter_mut().enumerate() {
         let id = moot_core::escape::terminal(&agent.id);
         match local.agents.iter().find(|a| a.id == agent.id) {
             Some(mine) => {
-                if let Some(key) = agent.backend.differing_key(&mine.backend) {
+                if let Some(key) = agent.backend.differing_key(&mine.backend, &redact) {
                     let field = if key == "backend" {
                         format!(
                             "agents[{i}].backend: the store's is {}, this machine's {}",
@@ -172,6 +177,8 @@ fn take_agents(
                         "{at}'s stored configuration: agent {id:?} differs from this machine's agent {id:?} in {field}; a stored agent runs only as this machine's configuration ({config_arg}) defines it, the same in every key"
                     )));
                 }
+                // This machine's, whole: the stored one may hold `[REDACTED]` for a password.
+                agent.backend = mine.backend.clone();
                 agent.limits = mine.limits.clone();
             }
             None if agent.backend.self_contained() => {}
@@ -587,6 +594,25 @@ mod tests {
             &["agents[0].base_url"],
         );
         assert!(admitted(stored, &mine("GITHUB_TOKEN")).is_ok());
+        // A password in the URL was stored redacted: this machine's agent runs, with it.
+        let with_password = local(
+            "[[agents]]\nid = \"a\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://alice:HunterPassw0rd4242@127.0.0.1:9/v1\"\n",
+        );
+        let redactor = with_password.redactor().unwrap();
+        let stored_url = |url: &str| redactor.redact(url).into_owned();
+        let as_stored = stored_url("http://alice:HunterPassw0rd4242@127.0.0.1:9/v1");
+        assert!(!as_stored.contains("HunterPassw0rd4242"), "{as_stored}");
+        let (c, _) = admitted(agent(http("a", &as_stored, None)), &with_password).unwrap();
+        assert_eq!(c.agents[0].backend, with_password.agents[0].backend);
+        refused(
+            agent(http(
+                "a",
+                &stored_url("http://alice:HunterPassw0rd4242@127.0.0.1:8/v1"),
+                None,
+            )),
+            &with_password,
+            &["agents[0].base_url"],
+        );
         // Anthropic's own API with its own key is this machine's key too.
         refused(
             agent(

@@ -531,7 +531,12 @@ impl AnthropicModel {
 #[async_trait]
 impl LanguageModel for AnthropicModel {
     fn name(&self) -> String {
-        format!("anthropic:{}@{}", self.config.model, self.config.base_url)
+        // An identifier (store rows, metric labels, span names): never a URL's credentials.
+        format!(
+            "anthropic:{}@{}",
+            self.config.model,
+            crate::http::display_base_url(&self.config.base_url)
+        )
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -161,6 +161,75 @@ pub fn display_url(url: &reqwest::Url) -> String {
     shown
 }
 
+/// A configured base URL as [`display_url`] shows it. One that does not parse is shown up to
+/// the first character that could start credentials (`@`, `?`, `#`): no request goes there.
+pub fn display_base_url(base_url: &str) -> String {
+    match reqwest::Url::parse(base_url.trim()) {
+        Ok(url) => display_url(&url),
+        Err(_) => {
+            let end = base_url.find(['@', '?', '#']).unwrap_or(base_url.len());
+            format!("{}…", &base_url[..end])
+        }
+    }
+}
+
+/// The credentials a URL carries, to be redacted wherever they would be written: its password,
+/// also as `user:password` (what Basic authentication sends, base64-encoded), and the values of
+/// query parameters whose names say they hold one (`key`, `api_key`, `token`, `sig`, …), each
+/// as written and decoded.
+pub fn url_credentials(url: &str) -> Vec<String> {
+    let Ok(parsed) = reqwest::Url::parse(url.trim()) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    if let Some(password) = parsed.password() {
+        found.push(password.to_string());
+        let decoded = percent_decoded(password);
+        found.push(format!("{}:{decoded}", percent_decoded(parsed.username())));
+        found.push(decoded);
+    }
+    // As written (split by hand: `query_pairs` decodes) and decoded.
+    for pair in parsed.query().unwrap_or_default().split('&') {
+        let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
+        if !raw.is_empty() && names_a_credential(&percent_decoded(name)) {
+            found.push(raw.to_string());
+        }
+    }
+    for (name, value) in parsed.query_pairs() {
+        if !value.is_empty() && names_a_credential(&name) {
+            found.push(value.into_owned());
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Whether a query parameter of this name holds a credential.
+fn names_a_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "sig",
+        "secret",
+        "pass",
+        "auth",
+        "cred",
+        "session",
+        "signature",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
+/// `text` with its `%XX` escapes decoded, lossily.
+fn percent_decoded(text: &str) -> String {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
 /// Redirects followed only within the origin (scheme, host and port) a request was sent to: a
 /// server cannot send moot's prompts, or its key, anywhere else. Another origin fails the call,
 /// naming where it pointed.
@@ -204,17 +273,23 @@ pub fn api_key_from_env(var: Option<&str>) -> Result<Option<SecretString>, Backe
     }
 }
 
-/// `base_url` joined with `path`, which must be http or https.
+/// `base_url` joined with `path`, which must be http or https. The path goes after the base's
+/// path, before its query (`…/v1?api-version=X` posts to `…/v1/chat/completions?api-version=X`).
 pub fn endpoint(base_url: &str, path: &str) -> Result<reqwest::Url, BackendError> {
-    let joined = format!("{}/{path}", base_url.trim().trim_end_matches('/'));
-    let url = reqwest::Url::parse(&joined)
-        .map_err(|e| BackendError::Config(format!("base_url {base_url:?}: {e}")))?;
+    let shown = display_base_url(base_url);
+    let mut url = reqwest::Url::parse(base_url.trim())
+        .map_err(|e| BackendError::Config(format!("base_url {shown:?}: {e}")))?;
     match url.scheme() {
-        "http" | "https" => Ok(url),
-        other => Err(BackendError::Config(format!(
-            "base_url {base_url:?}: scheme {other:?} is not http or https"
-        ))),
+        "http" | "https" => {}
+        other => {
+            return Err(BackendError::Config(format!(
+                "base_url {shown:?}: scheme {other:?} is not http or https"
+            )))
+        }
     }
+    let joined = format!("{}/{path}", url.path().trim_end_matches('/'));
+    url.set_path(&joined);
+    Ok(url)
 }
 
 /// What an HTTP provider holds: where it posts, the key it sends (a secret: printed redacted,
@@ -387,6 +462,56 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shown_url_keeps_scheme_host_port_and_path_only() {
+        for (url, shown) in [
+            (
+                "http://alice:pw@127.0.0.1:8080/v1?key=t#f",
+                "http://127.0.0.1:8080/v1",
+            ),
+            ("https://api.example.com/v1/", "https://api.example.com/v1/"),
+            ("http://[::1]:9/x?sig=1", "http://[::1]:9/x"),
+            ("not a url user:pw@host?key=1", "not a url user:pw…"),
+        ] {
+            assert_eq!(display_base_url(url), shown, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_urls_credentials_are_its_password_and_secret_looking_query_values() {
+        let found = url_credentials(
+            "http://alice:p%40ss%3Aword@h/v1?api-version=2024-02-01&key=K%2B1&access_token=T&sig=S",
+        );
+        for expected in [
+            "p%40ss%3Aword",
+            "p@ss:word",
+            "alice:p@ss:word",
+            "K%2B1",
+            "K+1",
+            "T",
+            "S",
+        ] {
+            assert!(
+                found.contains(&expected.to_string()),
+                "{expected}: {found:?}"
+            );
+        }
+        assert!(!found.iter().any(|f| f.contains("2024")), "{found:?}");
+        assert!(url_credentials("http://h/v1").is_empty());
+        assert!(url_credentials("::").is_empty());
+    }
+
+    #[test]
+    fn the_path_goes_before_the_base_urls_query() {
+        let url = endpoint("https://h/openai/v1/?api-version=1", "chat/completions").unwrap();
+        assert_eq!(
+            url.as_str(),
+            "https://h/openai/v1/chat/completions?api-version=1"
+        );
+        let e = endpoint("ftp://alice:pw@h/", "x").unwrap_err().to_string();
+        assert!(e.contains("ftp://h/") && !e.contains("pw"), "{e}");
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_dates() {

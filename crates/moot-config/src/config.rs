@@ -145,12 +145,21 @@ impl Config {
     /// configured ones, the values of the API keys the agents and `[serve]
     /// upstream_api_key_env` name, and the values of every variable of moot's environment
     /// whose name says it holds a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`: what
-    /// an agent that inherits the environment could echo back).
+    /// an agent that inherits the environment could echo back), and the credentials the
+    /// configured URLs carry (agents', `[serve] upstream`, `[telemetry] otlp_endpoint`).
     pub fn redactor(&self) -> Result<moot_core::redact::Redactor, ConfigError> {
         let named = self.agents.iter().filter_map(|a| a.backend.api_key_env());
         // The key `moot serve` sends to its upstream (`moot/PROTOCOL/MODEL` teams) too.
         let named = named.chain(self.serve.upstream_api_key_env.as_deref());
         let mut secrets: Vec<String> = named.filter_map(|var| std::env::var(var).ok()).collect();
+        // What URLs carry: a password (`user:pass@`) or a token in the query (`?key=`).
+        secrets.extend(self.agents.iter().flat_map(|a| a.backend.credentials()));
+        let urls = [&self.serve.upstream, &self.telemetry.otlp_endpoint];
+        secrets.extend(
+            urls.into_iter()
+                .flatten()
+                .flat_map(|u| moot_backends::http::url_credentials(u)),
+        );
         // `vars_os`: a variable that is not Unicode is skipped, not a panic.
         secrets.extend(std::env::vars_os().filter_map(|(name, value)| {
             let name = name.to_str()?;

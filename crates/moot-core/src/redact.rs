@@ -7,7 +7,11 @@
 //! - in part: any run of [`FRAGMENT_CHARS`] or more of its characters, as an upstream shows a key
 //!   cut short (`Zq9T-OPSECRETabcdefghij****`) or a log wraps it;
 //! - URL-encoded (`%2B`, `%2b`, every byte or only the reserved ones), whole or in part, as a
-//!   key travels in a query string.
+//!   key travels in a query string;
+//! - base64-encoded (standard and URL-safe alphabets, at each of the three alignments a secret
+//!   can have inside a longer encoded text, so `Bearer KEY` or `user:pass` encoded is caught
+//!   too), and hex-encoded (either case), whole or in part: what an agent asked to smuggle a
+//!   key out would write.
 //!
 //! The default patterns catch common key formats: OpenAI-style `sk-…` (and Anthropic's
 //! `sk-ant-…`), `Bearer …` and `Basic …` credentials, `x-api-key: …` / `api_key=…`
@@ -102,13 +106,45 @@ fn forms(secret: &str) -> Vec<String> {
         out
     }
     let mut forms = vec![secret.to_string()];
-    for (every_byte, upper) in [(false, true), (false, false), (true, true), (true, false)] {
-        let form = encode(secret, every_byte, upper);
-        if !forms.contains(&form) {
+    let mut add = |form: String| {
+        if !form.is_empty() && !forms.contains(&form) {
             forms.push(form);
         }
+    };
+    for (every_byte, upper) in [(false, true), (false, false), (true, true), (true, false)] {
+        add(encode(secret, every_byte, upper));
     }
+    for form in base64_forms(secret.as_bytes()) {
+        add(form);
+    }
+    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    add(hex.to_ascii_uppercase());
+    add(hex);
     forms
+}
+
+/// The base64 characters that `secret`'s bytes alone decide, when it starts 0, 1 or 2 bytes
+/// into an encoded text (every place it can sit: the pattern repeats every 3 bytes), in the
+/// standard and URL-safe alphabets. A character that mixes in a neighbour's bits is left out,
+/// so these appear in any encoding of a text holding the secret.
+fn base64_forms(secret: &[u8]) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let mut out = Vec::new();
+    for offset in 0..3usize {
+        let mut bytes = vec![0u8; offset];
+        bytes.extend_from_slice(secret);
+        // Character i holds bits 6i..6i+6; the secret's are 8·offset..8·(offset+len).
+        let start = (8 * offset).div_ceil(6);
+        let end = 8 * bytes.len() / 6;
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let encoded = engine.encode(&bytes);
+            if let Some(inner) = encoded.get(start..end) {
+                out.push(inner.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// What the automaton looks for in `form`: the form whole when it is short, else each of its
@@ -384,6 +420,31 @@ mod tests {
     }
 
     #[test]
+    fn a_key_sent_as_a_bearer_or_basic_credential_in_base64_is_redacted() {
+        use base64::Engine;
+        let key = "HunterPassw0rd4242";
+        let r = Redactor::new(&[], vec![key.into()]).unwrap();
+        for plain in [
+            key.to_string(),
+            format!("Bearer {key}"),
+            format!("alice:{key}"),
+        ] {
+            for engine in [
+                &base64::engine::general_purpose::STANDARD,
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            ] {
+                let encoded = engine.encode(&plain);
+                let text = format!("token {encoded} end");
+                let out = r.redact(&text);
+                assert!(out.contains(REDACTED), "{plain}: {out}");
+                assert!(!out.contains(&encoded), "{plain}: {out}");
+            }
+        }
+        let hex: String = key.bytes().map(|b| format!("{b:02X}")).collect();
+        assert_eq!(r.redact(&hex), REDACTED);
+    }
+
+    #[test]
     fn secrets_with_wide_characters_are_cut_at_character_boundaries() {
         let r = Redactor::new(&[], vec!["ключ-секрет-очень-длинный".into()]).unwrap();
         assert_eq!(r.redact("x секрет-очень-длин y"), "x [REDACTED] y");
@@ -417,6 +478,40 @@ mod tests {
             let r = Redactor::new(&[], vec![secret.clone()]).unwrap();
             let text = format!("{before}{secret}{after}");
             prop_assert!(!r.redact(&text).contains(&secret));
+        }
+
+        /// Whatever surrounds it, a secret encoded in base64 (either alphabet, padded or not,
+        /// as `Bearer KEY` or `user:KEY` are sent) or hex keeps none of the characters its
+        /// bytes alone decide.
+        #[test]
+        fn an_encoded_secret_never_survives_redaction(
+            before in proptest::collection::vec(any::<u8>(), 0..12),
+            after in proptest::collection::vec(any::<u8>(), 0..12),
+            secret in "[ -~]{8,32}",
+            url_safe in any::<bool>(),
+        ) {
+            use base64::Engine;
+            prop_assume!(secret.trim().len() == secret.len());
+            let r = Redactor::new(&[], vec![secret.clone()]).unwrap();
+            let mut bytes = before.clone();
+            bytes.extend_from_slice(secret.as_bytes());
+            bytes.extend_from_slice(&after);
+            let encoded = if url_safe {
+                base64::engine::general_purpose::URL_SAFE.encode(&bytes)
+            } else {
+                base64::engine::general_purpose::STANDARD.encode(&bytes)
+            };
+            let offset = before.len() % 3;
+            let start = (before.len() * 8).div_ceil(6);
+            let end = (before.len() + secret.len()) * 8 / 6;
+            let inner = &encoded[start..end];
+            let redacted = r.redact(&encoded);
+            prop_assert!(!redacted.contains(inner), "offset {offset}: {encoded} -> {redacted}");
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let secret_hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+            prop_assert!(!r.redact(&hex).contains(&secret_hex));
+            let upper = hex.to_ascii_uppercase();
+            prop_assert!(!r.redact(&upper).contains(&secret_hex.to_ascii_uppercase()));
         }
 
         #[test]

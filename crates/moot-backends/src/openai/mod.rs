@@ -310,7 +310,12 @@ fn chat_url(base_url: &str) -> Result<reqwest::Url, BackendError> {
 #[async_trait]
 impl LanguageModel for OpenAiModel {
     fn name(&self) -> String {
-        format!("openai:{}@{}", self.config.model, self.config.base_url)
+        // An identifier (store rows, metric labels, span names): never a URL's credentials.
+        format!(
+            "openai:{}@{}",
+            self.config.model,
+            crate::http::display_base_url(&self.config.base_url)
+        )
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -73,6 +73,10 @@ impl BackendSettings for Anthropic {
         self.http.api_key_env.as_deref()
     }
 
+    fn credentials(&self) -> Vec<String> {
+        self.http.credentials()
+    }
+
     /// A server, with this machine's key.
     fn self_contained(&self) -> bool {
         false

@@ -85,6 +85,12 @@ pub trait BackendSettings: fmt::Debug + Send + Sync + AnySettings {
     /// removed from everything moot stores or prints (`Config::redactor`).
     fn api_key_env(&self) -> Option<&str>;
 
+    /// Credentials its settings hold themselves (a password or token in a URL): secrets to
+    /// the redactor, as the key `api_key_env` names is (`Config::redactor`).
+    fn credentials(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether an agent with these settings acts on nothing this machine must grant (DESIGN
     /// §13): it computes inside moot (a simulation, fixed replies), asks the person at hand, or
     /// runs a model from moot's own registry. A stored agent of such settings may run where
@@ -167,15 +173,21 @@ impl Backend {
 
     /// The first key in which `other` runs otherwise (`backend` when it is another backend;
     /// a key set in one and not the other differs), or `None` when the two are the same
-    /// invocation.
-    pub fn differing_key(&self, other: &Backend) -> Option<&'static str> {
+    /// invocation. Texts are compared as `redact` leaves them: a stored configuration was
+    /// written redacted (a password in a URL is `[REDACTED]` there).
+    pub fn differing_key(
+        &self,
+        other: &Backend,
+        redact: &dyn Fn(&str) -> String,
+    ) -> Option<&'static str> {
         if self.name() != other.name() {
             return Some("backend");
         }
         let (mut mine, mut theirs) = (Keys::default(), Keys::default());
         self.write_back(&mut mine);
         other.write_back(&mut theirs);
-        mine.differing_key(&theirs)
+        mine.map_texts(redact)
+            .differing_key(&theirs.map_texts(redact))
     }
 }
 

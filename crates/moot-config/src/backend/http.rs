@@ -1,9 +1,9 @@
 //! What the HTTP backends (`openai`, `anthropic`) share: their keys, their settings, building
-//! one model per endpoint, the API key check, and where a stored agent of theirs would send
-//! requests.
+//! one model per endpoint, the API key check, and the credentials their URLs carry.
 
 use std::sync::Arc;
 
+use moot_backends::http::{display_base_url, url_credentials};
 use moot_backends::{BackendError, LanguageModel};
 
 use super::keys::{Key, Keys, Kind};
@@ -125,12 +125,22 @@ impl Http {
             .iter()
             .map(|u| build(u.clone()))
             .collect::<Result<Vec<_>, _>>()?;
-        let name = format!("{backend}:{}@{}", self.model, urls.join(","));
+        let shown: Vec<String> = urls.iter().map(|u| display_base_url(u)).collect();
+        let name = format!("{backend}:{}@{}", self.model, shown.join(","));
         Ok(Arc::new(moot_backends::balance::BalancedModel::new(
             name,
             endpoints,
             moot_backends::balance::DEFAULT_COOLDOWN,
         )?))
+    }
+
+    /// The credentials its URLs carry (see [`url_credentials`]).
+    pub(crate) fn credentials(&self) -> Vec<String> {
+        let urls: Vec<&String> = match &self.endpoints {
+            Endpoints::One(url) => url.iter().collect(),
+            Endpoints::Replicas(urls) => urls.iter().collect(),
+        };
+        urls.into_iter().flat_map(|u| url_credentials(u)).collect()
     }
 
     /// The variable the key is read from, when it names one, is set and not empty.

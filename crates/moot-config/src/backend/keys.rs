@@ -123,6 +123,17 @@ impl Keys {
         self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 
+    /// These keys with every text in them (texts, lists, paths) passed through `f`.
+    pub fn map_texts(&self, f: &dyn Fn(&str) -> String) -> Keys {
+        let map = |value: &KeyValue| match value {
+            KeyValue::Text(t) => KeyValue::Text(f(t)),
+            KeyValue::Texts(ts) => KeyValue::Texts(ts.iter().map(|t| f(t)).collect()),
+            KeyValue::Path(p) => KeyValue::Path(f(&p.to_string_lossy()).into()),
+            other => other.clone(),
+        };
+        Keys(self.0.iter().map(|(n, v)| (*n, map(v))).collect())
+    }
+
     /// The first key set in either whose value is not the other's (unset in one counts).
     pub fn differing_key(&self, other: &Keys) -> Option<&'static str> {
         self.names()

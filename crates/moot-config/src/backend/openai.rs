@@ -98,6 +98,10 @@ impl BackendSettings for OpenAi {
         self.http.api_key_env.as_deref()
     }
 
+    fn credentials(&self) -> Vec<String> {
+        self.http.credentials()
+    }
+
     /// A server, maybe with this machine's key.
     fn self_contained(&self) -> bool {
         false

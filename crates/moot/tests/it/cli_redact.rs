@@ -246,3 +246,234 @@ async fn keys_in_stored_runs_and_upstream_errors_are_never_served() {
     }
     assert!(served[0].1.contains("[REDACTED]"), "{}", served[0].1);
 }
+
+/// The password in the agent's `base_url` (`alice:PASSWORD@`).
+const PASSWORD: &str = "HunterPassw0rd4242";
+/// The token in the agent's `base_url` query (`?key=`).
+const URL_TOKEN: &str = "UrlTokenValue99xyzQ";
+
+/// Every form of every credential that must never be written anywhere: the key whole, in
+/// base64 (standard and URL-safe, alone and as a `Bearer` header) and hex; the URL's password,
+/// also as Basic authentication sends it; the URL's token.
+fn credential_forms() -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let hex: String = KEY.bytes().map(|b| format!("{b:02x}")).collect();
+    vec![
+        KEY.to_string(),
+        STANDARD.encode(KEY),
+        URL_SAFE_NO_PAD.encode(KEY),
+        STANDARD.encode(format!("Bearer {KEY}")),
+        hex.clone(),
+        hex.to_ascii_uppercase(),
+        PASSWORD.to_string(),
+        STANDARD.encode(format!("alice:{PASSWORD}")),
+        URL_TOKEN.to_string(),
+    ]
+}
+
+/// The credential forms (or their first 16 characters) `text` holds.
+fn credential_leaks(text: &str) -> Vec<String> {
+    credential_forms()
+        .into_iter()
+        .filter(|form| text.contains(form.as_str()) || text.contains(&form[..16]))
+        .collect()
+}
+
+/// An upstream that reflects each request in its answer: the request line (with the URL's
+/// query), every header, and the bearer key in base64 and hex. Its base URL.
+fn reflecting_server() -> String {
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    use base64::Engine;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let raw = read_http_request(&mut stream);
+                let text = String::from_utf8_lossy(&raw);
+                let head = text
+                    .split("\r\n\r\n")
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                let key = head
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("authorization")
+                            .then(|| value.trim().trim_start_matches("Bearer ").to_string())
+                    })
+                    .unwrap_or_default();
+                let hex: String = key.bytes().map(|b| format!("{b:02X}")).collect();
+                let content = format!(
+                    "I saw:\n{head}\nbase64: {} {}\nhex: {hex}\nFinal answer: 7",
+                    STANDARD.encode(&key),
+                    URL_SAFE_NO_PAD.encode(format!("Bearer {key}")),
+                );
+                let body = serde_json::json!({
+                    "id": "x", "object": "chat.completion", "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
+                })
+                .to_string();
+                let _ = stream.write_all(
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                    .as_bytes(),
+                );
+            });
+        }
+    });
+    url
+}
+
+/// A trace collector that keeps the bytes of every request it is sent (OTLP's protobuf holds
+/// span names and attributes as plain strings). Its endpoint, and what it got.
+fn collector() -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = got.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let raw = read_http_request(&mut stream);
+            keep.lock().unwrap().extend_from_slice(&raw);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    (url, got)
+}
+
+/// Issue 56 items 3 and 8: a password and a token in an agent's `base_url`, and the key in
+/// base64 and hex, reach no sink — the terminal, JSON, every `show` format, the store's rows,
+/// the run log, transcripts, the served API and pages, `/metrics` and exported spans — though
+/// the upstream reflects them all in its answer; identifiers name the URL without them.
+#[tokio::test]
+async fn no_credential_in_any_form_reaches_any_sink() {
+    let env = Env::new();
+    let upstream = reflecting_server();
+    let (traces_endpoint, spans) = collector();
+    let dir = env.dir.path().display().to_string();
+    let config = env
+        .write(
+            "cfg.toml",
+            &format!(
+                "[debate]\nprotocol = \"cot\"\n\n[retry]\nmax_retries = 0\n\n\
+                 [logging]\nfile = \"{dir}/run.log\"\n\n[output]\ntranscript_dir = \"{dir}/transcripts\"\n\n\
+                 [telemetry]\notlp_endpoint = \"{traces_endpoint}\"\n\n\
+                 [[agents]]\nid = \"a\"\nbackend = \"openai\"\nmodel = \"m\"\n\
+                 base_url = \"http://alice:{PASSWORD}@{upstream}/ok/v1?key={URL_TOKEN}\"\napi_key_env = \"{KEY_VAR}\"\n"
+            ),
+        )
+        .display()
+        .to_string();
+    let mut sinks: Vec<(String, String)> = Vec::new();
+    let out = env
+        .moot()
+        .env(KEY_VAR, KEY)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .args(["ask", "What is 3 + 4?", "--config", &config, "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(v["answer"], "7", "{v}");
+    let run_id = v["run_id"].as_str().unwrap().to_string();
+    sinks.push((
+        "ask --json".into(),
+        format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)),
+    ));
+    let (ok, text) = run(&env, &["ask", "What is 3 + 4?", "--config", &config]);
+    assert!(ok, "{text}");
+    sinks.push(("ask".into(), text));
+    for format in ["markdown", "json", "freemad"] {
+        let (ok, text) = run(&env, &["show", &run_id, "--format", format]);
+        assert!(ok, "{format}: {text}");
+        sinks.push((format!("show --format {format}"), text));
+    }
+    // The upstream did reflect the credentials: the stored answer holds them, redacted.
+    let shown: serde_json::Value = serde_json::from_str(&sinks[3].1).expect("show --format json");
+    let answer_text = shown["calls"][0]["response_text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        answer_text.contains("I saw:") && answer_text.contains("[REDACTED]"),
+        "{answer_text}"
+    );
+    // Identifiers name the URL by scheme, host, port and path.
+    let backend = shown["calls"][0]["backend"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(backend, format!("openai:m@http://{upstream}/ok/v1"));
+
+    {
+        let s = common::moot_serve(&env, &["--config", &config], &[(KEY_VAR, KEY)]);
+        let client = reqwest::Client::new();
+        let ask = serde_json::json!({"model": "moot", "messages": [{"role": "user", "content": "What is 3 + 4?"}]});
+        let r = client
+            .post(format!("{}/v1/chat/completions", s.url))
+            .json(&ask)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        sinks.push(("/v1/chat/completions".into(), r.text().await.unwrap()));
+        for path in [
+            format!("/api/runs/{run_id}"),
+            format!("/runs/{run_id}"),
+            format!("/api/runs/{run_id}/events"),
+            "/metrics".to_string(),
+        ] {
+            let r = client.get(format!("{}{path}", s.url)).send().await.unwrap();
+            assert_eq!(r.status(), 200, "{path}");
+            sinks.push((path, r.text().await.unwrap()));
+        }
+        let metrics = &sinks.last().unwrap().1;
+        assert!(
+            metrics.contains(r#"moot_calls_total{backend="openai",model="m",outcome="ok"} 1"#),
+            "{metrics}"
+        );
+    }
+    for file in ["moot.db", "moot.db-wal", "run.log"] {
+        let path = env.dir.path().join(file);
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        sinks.push((file.into(), String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    let transcripts: Vec<_> = std::fs::read_dir(env.dir.path().join("transcripts"))
+        .expect("transcripts written")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!transcripts.is_empty());
+    for path in transcripts {
+        let bytes = std::fs::read(&path).unwrap();
+        sinks.push((
+            path.display().to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+    }
+    let exported = String::from_utf8_lossy(&spans.lock().unwrap()).into_owned();
+    assert!(exported.contains("/v1/traces"), "no spans were exported");
+    sinks.push(("spans".into(), exported));
+    for (sink, text) in &sinks {
+        assert_eq!(
+            credential_leaks(text),
+            Vec::<String>::new(),
+            "{sink}: {text}"
+        );
+    }
+}
