@@ -58,10 +58,16 @@ moot_missing_packages() {
     local missing=()
     command -v cmake >/dev/null 2>&1 || missing+=(cmake)
     # llama.cpp's threads are OpenMP's (libgomp, which GCC brings): a compiler without it
-    # (clang alone) cannot link the embedded backend.
-    if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1 \
-        || [[ ! -e "$(cc -print-file-name=libgomp.so 2>/dev/null)" ]]; then
+    # (clang alone) cannot link the embedded backend. GCC names the library's path, or only
+    # its name when it has none.
+    if ! command -v cc >/dev/null 2>&1 || ! command -v c++ >/dev/null 2>&1; then
         missing+=(g++)
+    else
+        local gomp
+        gomp=$(cc -print-file-name=libgomp.so 2>/dev/null || true)
+        if [[ "$gomp" != /* || ! -e "${MOOT_SETUP_ROOT:-}$gomp" ]]; then
+            missing+=(g++)
+        fi
     fi
     [[ -n "$(moot_find_libclang)" ]] || missing+=(libclang-dev)
     if ! command -v python3 >/dev/null 2>&1; then

@@ -48,9 +48,12 @@ impl FakeMachine {
 
     /// Every build command present and working.
     fn toolchain(&self) -> &Self {
+        // GCC names its OpenMP library's path.
+        let gomp = "/usr/lib/gcc/x86_64-linux-gnu/12/libgomp.so";
+        self.file(gomp);
+        self.command("cc", &format!("echo {gomp}"));
         for c in [
             "cmake",
-            "cc",
             "c++",
             "cargo",
             "bwrap",
@@ -182,6 +185,15 @@ fn missing_build_commands_name_their_packages() {
         ["g++", "python3", "python3-pip", "python3-venv"]
     );
     m.command("c++", "exit 0");
+    // A compiler that has no OpenMP library (clang alone; GCC would name its path) still
+    // needs g++: llama.cpp's threads are OpenMP's.
+    let without_gomp = ["g++", "python3", "python3-pip", "python3-venv"];
+    assert_eq!(m.missing(), without_gomp);
+    m.command("cc", "echo libgomp.so");
+    assert_eq!(m.missing(), without_gomp);
+    m.command("cc", "echo /usr/lib/gcc/x86_64-linux-gnu/12/libgomp.so");
+    assert_eq!(m.missing(), without_gomp);
+    m.file("/usr/lib/gcc/x86_64-linux-gnu/12/libgomp.so");
     // A python3 on PATH but none under /usr (pyenv): the sandbox needs Debian's.
     m.command("python3", "exit 0");
     assert_eq!(m.missing(), ["python3"]);
