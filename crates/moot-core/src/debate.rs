@@ -448,9 +448,10 @@ impl Transcript {
         })
     }
 
-    /// This transcript with the text of every response of the first `agents` agents passed
-    /// through `f` (answers, logprobs and every other outcome kept): what a reader who must not
-    /// see the texts as written is given (a decider, under hidden evidence).
+    /// This transcript with the text and the answer's shown text of every response of the
+    /// first `agents` agents passed through `f` (answer values, logprobs and every other
+    /// outcome kept): what a reader who must not see the texts as written is given (a decider:
+    /// marks defused, quotes checked under hidden evidence).
     pub fn with_texts(&self, agents: usize, f: impl Fn(&str) -> String) -> Transcript {
         let mapped = |o: &Outcome| match o {
             Outcome::Responded {
@@ -459,7 +460,7 @@ impl Transcript {
                 logprobs,
             } => Outcome::Responded {
                 text: f(text),
-                answer: answer.clone(),
+                answer: answer.as_ref().map(|a| a.shown_as(&f)),
                 logprobs: *logprobs,
             },
             other => other.clone(),

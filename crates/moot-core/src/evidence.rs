@@ -10,12 +10,17 @@
 //! else as `<u_quote>…</u_quote>` (unverified), and the decider's prompt says what the two
 //! marks mean.
 //!
-//! Word for word means: equal after runs of white space are made one space and typographic
-//! quotes, apostrophes and dashes are made plain (`“ ” ‘ ’ – —` → `" " ' ' - -`); case and
-//! every other character must match. An empty quote is unverified.
+//! Word for word means: equal, in whole words, after the same folding on both sides: look-alike
+//! characters folded as every text a decider reads is ([`crate::untrusted::folded`]: Unicode
+//! NFKC, invisible characters removed, Latin look-alikes in words that hold Latin letters),
+//! runs of white space made one space, and typographic quotes, apostrophes and dashes made plain
+//! (`“ ” ‘ ’ – —` → `" " ' ' - -`); case and every other character must match. In whole words:
+//! where the quote starts or ends with a letter or digit, the passage's character beside it is
+//! not one (`effective.` is not verified by "ineffective."). An empty quote is unverified.
 //!
-//! A debater cannot forge a mark: `v_quote` and `u_quote` in its own text are read as `quote`,
-//! so a forged `<v_quote>…</v_quote>` is checked like any quote. And the verified text of one
+//! A debater cannot forge a mark: its text is defused first ([`crate::untrusted::defused`]),
+//! so `v_quote` and `u_quote` in it, however disguised, are read as `quote`, and a forged
+//! `<v_quote>…</v_quote>` is checked like any quote. And the verified text of one
 //! reply is bounded ([`DEFAULT_QUOTE_LIMIT`], the protocol option `quote_limit`): a quote past
 //! the limit is cut where the limit falls, with a note saying so, so a decider never reads more
 //! than that much checked passage per reply (Khan et al.'s quote limit). Text a debater writes
@@ -24,6 +29,7 @@
 use std::borrow::Cow;
 
 use crate::debate::DebateSpec;
+use crate::untrusted::find_ascii_ci;
 
 /// The verified quotation, in characters, one reply may show a decider unless the protocol
 /// option `quote_limit` says otherwise: about a hundred words.
@@ -82,7 +88,7 @@ impl QuoteCheck {
     /// `reply` as a decider reads it: its quotes marked verified or unverified, forged marks
     /// made plain quotes first, verified quotation past the limit cut.
     pub fn mark(&self, reply: &str) -> Marked {
-        let reply = unforged(reply);
+        let reply = crate::untrusted::defused(reply);
         let mut out = Marked::default();
         let mut budget = self.limit;
         let mut rest = reply.as_str();
@@ -93,7 +99,7 @@ impl QuoteCheck {
             };
             out.text.push_str(&rest[..open]);
             let quoted = normalise(&after[..close]);
-            if !quoted.is_empty() && self.passage.contains(&quoted) {
+            if self.verifies(&quoted) {
                 out.verified += 1;
                 let shown = within(&quoted, budget);
                 let taken = shown.chars().count();
@@ -124,6 +130,22 @@ impl QuoteCheck {
     }
 }
 
+impl QuoteCheck {
+    /// Whether `quoted` (normalised) is in the passage word for word, in whole words: where it
+    /// starts and ends with a letter or digit, the passage's neighbouring character is not one
+    /// (`effective.` is not verified by "ineffective.").
+    fn verifies(&self, quoted: &str) -> bool {
+        let word_char = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let (first, last) = (quoted.chars().next(), quoted.chars().next_back());
+        !quoted.is_empty()
+            && self.passage.match_indices(quoted).any(|(at, _)| {
+                let before = self.passage[..at].chars().next_back();
+                let after = self.passage[at + quoted.len()..].chars().next();
+                !(word_char(first) && word_char(before)) && !(word_char(last) && word_char(after))
+            })
+    }
+}
+
 /// As much of `quoted` as `budget` characters hold, ended at a word's end when it is cut.
 fn within(quoted: &str, budget: usize) -> &str {
     match quoted.char_indices().nth(budget) {
@@ -136,35 +158,12 @@ fn within(quoted: &str, budget: usize) -> &str {
     }
 }
 
-/// `text` with every `v_quote` and `u_quote` (in any ASCII case) read as `quote`, until none is
-/// left (removing one can join the letters around it into another).
-fn unforged(text: &str) -> String {
-    let mut text = text.to_string();
-    loop {
-        let found = ["v_quote", "u_quote"]
-            .iter()
-            .filter_map(|tag| find_ascii_ci(&text, tag))
-            .min();
-        let Some(at) = found else {
-            return text;
-        };
-        text.replace_range(at..at + 2, "");
-    }
-}
-
-/// The byte offset of the first match of `needle` (ASCII) in `haystack`, ignoring ASCII case.
-fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    if n.is_empty() || h.len() < n.len() {
-        return None;
-    }
-    // A match starts at an ASCII byte, so it is always a character boundary.
-    (0..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
-}
-
 /// Runs of white space made one space (and trimmed), typographic quotes, apostrophes and dashes
 /// made plain.
 fn normalise(text: &str) -> String {
+    // The look-alikes a quote's marks are defused with are folded in the passage too, so a
+    // quote reads the same on both sides.
+    let text = crate::untrusted::folded(text);
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
@@ -261,6 +260,54 @@ mod tests {
         };
         assert_eq!(without_passage(&with).passage, None);
         assert!(QuoteCheck::of(&with, 5).is_some());
+    }
+
+    #[test]
+    fn a_quote_is_verified_only_in_whole_words() {
+        let c = QuoteCheck::new("The drug was ineffective. Critics stayed unconvinced.", 500);
+        for (quote, verified) in [
+            ("effective.", false),
+            ("convinced.", false),
+            ("was ineffective.", true),
+            ("ineffective", true),
+            ("drug was", true),
+            ("rug was", false),
+            ("drug wa", false),
+            (". Critics", true),
+            ("unconvinced.", true),
+        ] {
+            let m = c.mark(&format!("<quote>{quote}</quote>"));
+            assert_eq!(m.verified == 1, verified, "{quote}: {}", m.text);
+        }
+    }
+
+    /// A span of the passage is verified exactly when, somewhere in the passage, it stands in
+    /// whole words: no letter or digit joins it on a side where it starts or ends with one.
+    fn whole_words_somewhere(passage: &[char], span: &[char]) -> bool {
+        let word = |c: &char| c.is_alphanumeric();
+        (0..=passage.len() - span.len()).any(|at| {
+            passage[at..at + span.len()] == *span
+                && !(span.first().is_some_and(word) && at > 0 && word(&passage[at - 1]))
+                && !(span.last().is_some_and(word)
+                    && passage.get(at + span.len()).is_some_and(word))
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_span_is_verified_exactly_when_it_is_whole_word_verbatim(
+            passage in "[ab]{1,3}( [ab]{1,3}[.,]?){1,8}",
+            cut in proptest::prelude::any::<(proptest::sample::Index, proptest::sample::Index)>(),
+        ) {
+            let chars: Vec<char> = passage.chars().collect();
+            let start = cut.0.index(chars.len());
+            let end = start + 1 + cut.1.index(chars.len() - start);
+            let span: Vec<char> = chars[start..end].to_vec();
+            let quote: String = span.iter().collect();
+            proptest::prop_assume!(quote.trim() == quote);
+            let m = QuoteCheck::new(&passage, 10_000).mark(&format!("<quote>{quote}</quote>"));
+            proptest::prop_assert_eq!(m.verified == 1, whole_words_somewhere(&chars, &span), "{:?} in {:?}", quote, passage);
+        }
     }
 
     proptest::proptest! {

@@ -41,6 +41,7 @@ pub mod text;
 pub mod topology;
 pub mod trajectory;
 pub mod trajectory_json;
+pub mod untrusted;
 pub mod validation;
 
 pub use answer::{Answer, AnswerKind};

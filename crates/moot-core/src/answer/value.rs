@@ -159,6 +159,15 @@ impl Answer {
         self.kind
     }
 
+    /// The same answer shown as `f` makes its canonical text (what a reader is shown changes;
+    /// its value, and so what it equals, does not).
+    pub fn shown_as(&self, f: impl Fn(&str) -> String) -> Answer {
+        Answer {
+            canonical: f(&self.canonical),
+            ..self.clone()
+        }
+    }
+
     /// The canonical text: integers without separators, other numbers as shortest decimals,
     /// one uppercase letter, `yes`/`no`, normalised LaTeX, folded text.
     pub fn canonical(&self) -> &str {

@@ -91,7 +91,8 @@ impl Judged {
         build: impl FnOnce(&DebateSpec, &Transcript) -> Result<PlannedCall, String>,
     ) -> PlannedCall {
         let call = match QuoteCheck::of(spec, self.quote_limit) {
-            None => build(spec, t),
+            // What debaters wrote reaches a decider only with its marks defused.
+            None => build(spec, &t.with_texts(debaters, crate::untrusted::defused)),
             Some(check) => {
                 let marked = t.with_texts(debaters, |text| check.mark(text).text);
                 build(&without_passage(spec), &marked).map(|mut call| {
