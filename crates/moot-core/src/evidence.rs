@@ -141,7 +141,9 @@ impl QuoteCheck {
             && self.passage.match_indices(quoted).any(|(at, _)| {
                 let before = self.passage[..at].chars().next_back();
                 let after = self.passage[at + quoted.len()..].chars().next();
-                !(word_char(first) && word_char(before)) && !(word_char(last) && word_char(after))
+                let joined_before = word_char(first) && word_char(before);
+                let joined_after = word_char(last) && word_char(after);
+                !(joined_before || joined_after)
             })
     }
 }
