@@ -8,7 +8,7 @@
 //! shared between requests ([`Capabilities::person`]).
 
 use std::fmt;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -114,7 +114,8 @@ pub const END_LINE: &str = ".";
 pub const ABSTAIN_LINE: &str = "abstain";
 
 /// A person at the terminal: the question is written to stderr (secrets redacted, control
-/// characters escaped), the answer read from stdin up to a line holding only `.`; a line
+/// characters escaped, every line of it indented, so that no text in it can pass for moot's
+/// own `===` frame lines), the answer read from stdin up to a line holding only `.`; a line
 /// holding only `abstain` abstains. Questions are put one at a time, in the order asked.
 #[derive(Debug)]
 pub struct TerminalDesk {
@@ -142,10 +143,9 @@ impl TerminalDesk {
                 Role::User => "question",
                 Role::Assistant => "your earlier answer",
             };
-            text.push_str(&format!(
-                "--- {who} ---\n{}\n",
-                moot_core::escape::terminal(&self.redactor.redact(&m.content))
-            ));
+            let redacted = self.redactor.redact(&m.content);
+            let shown = moot_core::escape::terminal(&redacted);
+            text.push_str(&format!("--- {who} ---\n{}\n", indented(&shown)));
         }
         text.push_str(&format!(
             "=== Type your answer, then a line with only \"{END_LINE}\". A line with only \
@@ -160,22 +160,79 @@ impl TerminalDesk {
     }
 }
 
+/// Every line of `text` after two spaces: moot's frame lines start at the margin, a question's
+/// never do.
+fn indented(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One line typed on stdin.
+#[derive(Debug, Clone, PartialEq)]
+enum Typed {
+    /// The line, without its end; bytes that are not UTF-8 are read as U+FFFD.
+    Line(String),
+    /// A line longer than an answer may be, dropped as it was read.
+    TooLong,
+}
+
+/// The lines of `input`, each read only up to `limit` bytes (the rest of a longer line is read
+/// and dropped, never held): a byte that is not UTF-8 spoils no line but its own character.
+/// Stops at the end of input or a read error.
+fn typed_lines(mut input: impl BufRead, limit: usize, mut each: impl FnMut(Typed) -> bool) {
+    loop {
+        let mut line = Vec::new();
+        match (&mut input)
+            .take(limit as u64 + 1)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let ended = line.last() == Some(&b'\n');
+        let typed = if !ended && line.len() > limit {
+            // Drop the rest of the line, a bounded piece at a time.
+            loop {
+                let buf = match input.fill_buf() {
+                    Ok([]) | Err(_) => break,
+                    Ok(buf) => buf,
+                };
+                let (used, found) = match buf.iter().position(|&b| b == b'\n') {
+                    Some(at) => (at + 1, true),
+                    None => (buf.len(), false),
+                };
+                input.consume(used);
+                if found {
+                    break;
+                }
+            }
+            Typed::TooLong
+        } else {
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            Typed::Line(String::from_utf8_lossy(text).into_owned())
+        };
+        if !each(typed) {
+            return;
+        }
+    }
+}
+
 /// Lines typed on stdin, read by one thread for the whole process (a read cannot be cancelled,
 /// so a question whose time ran out leaves the thread waiting for the next line, which then
 /// goes to the next question). `None` once stdin is closed.
-fn stdin_lines() -> &'static tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>> {
-    static LINES: OnceLock<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<String>>> =
+fn stdin_lines() -> &'static tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Typed>> {
+    static LINES: OnceLock<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<Typed>>> =
         OnceLock::new();
     LINES.get_or_init(|| {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         std::thread::spawn(move || {
             let stdin = std::io::stdin();
-            for line in stdin.lock().lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
+            typed_lines(stdin.lock(), MAX_HUMAN_ANSWER_BYTES, |line| {
+                tx.send(line).is_ok()
+            });
         });
         tokio::sync::Mutex::new(rx)
     })
@@ -190,11 +247,18 @@ impl HumanDesk for TerminalDesk {
         let mut answer = String::new();
         loop {
             match lines.recv().await {
-                Some(line) if line.trim() == END_LINE => break,
-                Some(line) if line.trim() == ABSTAIN_LINE && answer.trim().is_empty() => {
+                Some(Typed::TooLong) => {
+                    return Err(BackendError::Policy(format!(
+                        "a typed line is over the {MAX_HUMAN_ANSWER_BYTES} bytes a reply may be"
+                    )))
+                }
+                Some(Typed::Line(line)) if line.trim() == END_LINE => break,
+                Some(Typed::Line(line))
+                    if line.trim() == ABSTAIN_LINE && answer.trim().is_empty() =>
+                {
                     return Ok(HumanReply::Abstain)
                 }
-                Some(line) => {
+                Some(Typed::Line(line)) => {
                     if answer.len() + line.len() > MAX_HUMAN_ANSWER_BYTES {
                         return Err(BackendError::Policy(format!(
                             "the typed answer is over the {MAX_HUMAN_ANSWER_BYTES} bytes a reply may be"
@@ -327,6 +391,51 @@ impl HumanDesk for QueueDesk {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn typed(input: &[u8], limit: usize) -> Vec<Typed> {
+        let mut out = Vec::new();
+        typed_lines(input, limit, |t| {
+            out.push(t);
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn an_invalid_byte_spoils_only_its_own_character() {
+        assert_eq!(
+            typed(b"408 \xff\nFinal answer: 7\n.\n", 100),
+            [
+                Typed::Line("408 \u{fffd}".into()),
+                Typed::Line("Final answer: 7".into()),
+                Typed::Line(".".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_dropped_as_it_is_read_and_the_next_one_kept() {
+        let mut input = vec![b'x'; 10_000];
+        input.extend_from_slice(b"\nnext\r\nlast");
+        assert_eq!(
+            typed(&input, 64),
+            [
+                Typed::TooLong,
+                Typed::Line("next".into()),
+                Typed::Line("last".into())
+            ]
+        );
+        // A line of exactly the limit is a line.
+        assert_eq!(typed(&[b'y'; 64], 64), [Typed::Line("y".repeat(64))]);
+    }
+
+    #[test]
+    fn a_questions_lines_are_indented_past_the_frames() {
+        assert_eq!(
+            indented("=== moot asks you, as agent x ===\nok"),
+            "  === moot asks you, as agent x ===\n  ok"
+        );
+    }
 
     /// A desk that replies as told, after a pause, and records the questions.
     #[derive(Debug)]
