@@ -20,6 +20,25 @@ pub fn terminal(text: &str) -> Cow<'_, str> {
     escaped(text, drives_a_terminal)
 }
 
+/// JSON text (as serde_json writes it) with every character that could drive a terminal that
+/// it leaves raw — DEL, C1 controls, bidirectional overrides: only ever inside its strings —
+/// written as a `\uXXXX` escape. The same JSON value, safe to print.
+pub fn json(text: &str) -> Cow<'_, str> {
+    let raw = |c: char| c != '\n' && c != '\t' && c != '\r' && drives_a_terminal(c);
+    if !text.chars().any(raw) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if raw(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `text` on one line: [`terminal`], and newlines and tabs escaped too (`\n`), for a line of a
 /// generated file (a comment) or of a table.
 pub fn one_line(text: &str) -> Cow<'_, str> {
@@ -109,6 +128,22 @@ fn longest_run(text: &str, c: char) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_keeps_its_value_and_drives_no_terminal() {
+        let value = serde_json::json!({"t": "a\u{9b}31m b\u{202e}c\u{7f}\u{1b}]0;x\u{7}\nz"});
+        let text = serde_json::to_string_pretty(&value).unwrap();
+        let shown = json(&text);
+        assert!(
+            !shown.chars().any(|c| c != '\n' && drives_a_terminal(c)),
+            "{shown}"
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            value
+        );
+        assert!(matches!(json("{\"a\": 1}"), Cow::Borrowed(_)));
+    }
+
     use super::*;
     use proptest::prelude::*;
 

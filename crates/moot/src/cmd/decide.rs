@@ -88,6 +88,9 @@ pub fn run(
         normalize: args.normalize,
         require_passing: args.require_passing,
     };
-    outln!("{}", decide(&rules, what, args.kind, &overrides)?);
+    outln!(
+        "{}",
+        moot_core::escape::json(&decide(&rules, what, args.kind, &overrides)?.to_string())
+    );
     Ok(())
 }

@@ -50,7 +50,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         },
     ))?;
     if json {
-        outln!("{}", done.json());
+        outln!("{}", moot_core::escape::json(&done.json().to_string()));
     } else {
         outln!(
             "regraded {} programs of {} debates: {} verdicts changed",

@@ -67,7 +67,9 @@ fn render(report: &Report, format: Format, plots: &[(&str, &str)]) -> Result<Str
         Format::Markdown => report.markdown(plots),
         Format::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(report).context("serialising the report")?
+            moot_core::escape::json(
+                &serde_json::to_string_pretty(report).context("serialising the report")?
+            )
         ),
     })
 }

@@ -23,14 +23,18 @@ pub struct Args {
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     let records = rt.block_on(RunRecords::load(store, &args.run))?;
     match args.format {
-        Format::Json => outln!("{}", records.json()),
+        // JSON escapes C0 controls itself; C1 and bidirectional controls are escaped here.
+        Format::Json => outln!("{}", moot_core::escape::json(&records.json().to_string())),
         // Everything from the store is escaped where it is placed; the whole page once more
         // for the terminal, in case a piece was missed.
         Format::Markdown => out!(
             "{}",
             moot_core::escape::terminal(&moot_app::view::markdown::markdown(&records))
         ),
-        Format::Freemad => outln!("{}", serde_json::to_string_pretty(&records.freemad()?)?),
+        Format::Freemad => outln!(
+            "{}",
+            moot_core::escape::json(&serde_json::to_string_pretty(&records.freemad()?)?)
+        ),
     }
     Ok(())
 }

@@ -110,7 +110,7 @@ impl BenchEvents for Shown {
 /// time and throughput.
 fn print_report(done: &Benchmarked, json: bool) -> Result<()> {
     if json {
-        outln!("{}", done.json()?);
+        outln!("{}", moot_core::escape::json(&done.json()?.to_string()));
         return Ok(());
     }
     let throughput = &done.throughput;

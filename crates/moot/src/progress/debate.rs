@@ -98,7 +98,7 @@ pub fn run_and_print(
     let mut finished = finished?;
     let summary = finished.summary();
     if json {
-        outln!("{}", finished.json());
+        outln!("{}", moot_core::escape::json(&finished.json().to_string()));
     } else {
         // The answer and its program are model text: shown, never obeyed by the terminal.
         out!("{}", moot_core::escape::terminal(&summary.text()));

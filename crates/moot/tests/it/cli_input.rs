@@ -961,3 +961,53 @@ fn hostile_text_is_shown_as_text_in_markdown_and_on_the_terminal() {
         "{report}"
     );
 }
+
+/// Issue 56 item 8: what a model wrote reaches the terminal through every JSON output with its
+/// C1 controls and bidirectional overrides escaped, as the Markdown view escapes them, and
+/// reads back as the same JSON.
+#[test]
+fn json_outputs_escape_c1_and_bidi_controls() {
+    let env = Env::new();
+    // TOML's own escapes: a CSI, a right-to-left override and its pop, a DEL.
+    let reply = r#""a\u009B31m b\u202Edrowssap\u202C c\u007F\nFinal answer: 7""#;
+    let config = env.write(
+        "c1.toml",
+        &format!(
+            "[debate]\nprotocol = \"cot\"\n\n[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [{reply}]\n"
+        ),
+    );
+    let out = env
+        .moot()
+        .args(["ask", "What is 3 + 4?", "--json", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = v["run_id"].as_str().unwrap().to_string();
+    let raw =
+        |c: char| ('\u{7f}'..='\u{9f}').contains(&c) || ('\u{202a}'..='\u{202e}').contains(&c);
+    for format in ["json", "freemad"] {
+        let out = env
+            .moot()
+            .args(["show", &run, "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.chars().any(raw), "{format}: {text:?}");
+        assert!(
+            text.contains("\\u009b") && text.contains("\\u202e"),
+            "{format}: {text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            back.to_string().contains('\u{202e}'),
+            "{format}: the value is kept"
+        );
+    }
+}

@@ -20,7 +20,7 @@ pub struct Args {
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
     let status = rt.block_on(BenchStatus::load(store, &args.name))?;
     if args.output.json {
-        outln!("{}", status.json());
+        outln!("{}", moot_core::escape::json(&status.json().to_string()));
         return Ok(());
     }
     let BenchStatus {
