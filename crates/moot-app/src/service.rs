@@ -90,6 +90,10 @@ pub enum RunnerError {
     /// Something failed on the server's side (the store, building agents).
     #[error("{0}")]
     Internal(String),
+    /// Something the request needs is not here yet (the embedded model, not pulled): the
+    /// server fetches nothing on a request's path.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// A request [`Runner::check`] found runnable, ready for [`Runner::start`]: prepared once.
@@ -329,6 +333,21 @@ impl Runner for DebateService {
 
     fn check(&self, request: DebateRequest) -> Result<Checked, RunnerError> {
         let prepared = self.prepare(&request).map_err(runner_error)?;
+        // Building an agent on the embedded model pulls a missing model (491 MB for the
+        // default one): never on a request's path. Until `moot model pull` has run, refused.
+        for agent in &prepared.config.agents {
+            if let Some(local) = agent
+                .backend
+                .settings::<moot_config::backend::local::Local>()
+            {
+                moot_config::BackendSettings::ready(local).map_err(|why| {
+                    RunnerError::Unavailable(format!(
+                        "agent {}: {why}; the server downloads no model while it answers",
+                        moot_core::escape::terminal(&agent.id)
+                    ))
+                })?;
+            }
+        }
         Ok(Checked {
             request,
             prepared: Some(Box::new(prepared)),

@@ -271,6 +271,9 @@ pub async fn chat(
         Err(StartError::Runner(RunnerError::Internal(m))) => {
             return oai_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", m)
         }
+        Err(StartError::Runner(RunnerError::Unavailable(m))) => {
+            return oai_error(StatusCode::SERVICE_UNAVAILABLE, "server_error", m)
+        }
     };
     if chat.stream {
         let include_usage = chat.stream_options.is_some_and(|o| o.include_usage);

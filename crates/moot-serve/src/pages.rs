@@ -345,6 +345,11 @@ pub async fn new_submit(
             *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
             r
         }
+        Err(StartError::Runner(RunnerError::Unavailable(m))) => {
+            let mut r = new_page(&app, &form, Some(m));
+            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            r
+        }
     }
 }
 

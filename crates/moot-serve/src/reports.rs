@@ -143,7 +143,9 @@ impl Reports {
             match task.await {
                 Ok(Ok(report)) => Ok(report.map(Arc::new)),
                 Ok(Err(RunnerError::BadRequest(m))) => Err(ReportError::NotFound(m)),
-                Ok(Err(RunnerError::Internal(m))) => Err(ReportError::Internal(m)),
+                Ok(Err(RunnerError::Internal(m) | RunnerError::Unavailable(m))) => {
+                    Err(ReportError::Internal(m))
+                }
                 Err(e) => Err(ReportError::Internal(format!(
                     "making the report failed: {e}"
                 ))),

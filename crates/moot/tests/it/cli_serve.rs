@@ -1575,3 +1575,34 @@ async fn the_peoples_pages_keep_the_servers_rules() {
         .unwrap()
         .contains("question 1 is not waiting"));
 }
+
+/// Issue 56 item 7: without `--config`, a request that needs the embedded model, which is not
+/// pulled, is answered 503 naming `moot model pull`, and nothing is downloaded on its path.
+#[tokio::test]
+async fn a_request_for_a_model_not_pulled_is_503_and_downloads_nothing() {
+    let env = Env::new();
+    let models = tempfile::tempdir().unwrap();
+    let dir = models.path().display().to_string();
+    let s = common::moot_serve(&env, &[], &[("MOOT_MODEL_DIR", dir.as_str())]);
+    let client = reqwest::Client::new();
+    let chat = serde_json::json!({"model": "moot", "messages": [{"role": "user", "content": "What is 3 + 4?"}]});
+    let r = client
+        .post(format!("{}/v1/chat/completions", s.url))
+        .json(&chat)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    let body = r.text().await.unwrap();
+    assert!(body.contains("moot model pull"), "{body}");
+    let r = client
+        .post(format!("{}/api/runs", s.url))
+        .json(&serde_json::json!({"question": "What is 3 + 4?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 503);
+    assert!(r.text().await.unwrap().contains("moot model pull"));
+    let fetched: Vec<_> = std::fs::read_dir(models.path()).unwrap().collect();
+    assert!(fetched.is_empty(), "{fetched:?}");
+}
