@@ -387,6 +387,14 @@ pub async fn run(
     }
     let request = &request;
     let prepared = Prepared::new(request, None, &mut |m| events.message(m)).await?;
+    // `moot resume NAME` claimed it already (or was told to take it over).
+    if !request.resumed {
+        let force_with = format!(
+            "moot resume {} --force",
+            crate::shell::shell_word(&prepared.name)
+        );
+        crate::claim::bench_is_free(store, &prepared.name, false, &force_with).await?;
+    }
     events.started(&prepared);
     let ran = prepared
         .run(store, request.concurrency, &mut |r, correct| {

@@ -40,6 +40,7 @@ pub mod bench_fork;
 pub mod bench_report;
 pub mod bench_status;
 pub mod benchmark;
+pub mod claim;
 pub mod decide;
 pub mod error;
 pub mod fork;

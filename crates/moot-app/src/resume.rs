@@ -10,7 +10,7 @@ use moot_config::Config;
 use moot_core::debate::DebateSpec;
 use moot_core::redact::Redactor;
 use moot_eval::work::WorkerOptions;
-use moot_store::{BenchRecord, CallRecord, RunRecord, RunStatus, Store, RUN_SILENCE_LIMIT};
+use moot_store::{BenchRecord, CallRecord, RunStatus, Store};
 
 use crate::benchmark::{BenchRequest, WorkRequest};
 use crate::error::{bad_input, InputError};
@@ -131,7 +131,8 @@ pub async fn resume(
         ));
     }
     if run.status == RunStatus::Running && !run.interrupted() && !options.force {
-        return bad_input(still_running(&run, options.via));
+        let force_with = options.via.switch(moot_config::Field::Force);
+        return bad_input(crate::claim::still_running(&run, &force_with));
     }
     let config = admit(
         Stored::Run(&run),
@@ -208,19 +209,8 @@ async fn resume_bench(
         return Ok(Resumption::Worker { bench, request });
     }
     // Run by one process: refused while that process still runs one of its debates.
-    let live = store
-        .bench_runs(&bench.name)
-        .await?
-        .into_iter()
-        .map(|(_, run)| run)
-        .find(|run| run.status == RunStatus::Running && !run.interrupted());
-    if let Some(run) = live.filter(|_| !options.force) {
-        return bad_input(format!(
-            "benchmark {} is still being run: {}",
-            bench.name,
-            still_running(&run, options.via)
-        ));
-    }
+    let force_with = options.via.switch(moot_config::Field::Force);
+    crate::claim::bench_is_free(store, &bench.name, options.force, &force_with).await?;
     let config = admit(
         Stored::Bench(&bench),
         &options.local,
@@ -237,23 +227,6 @@ async fn resume_bench(
         options.no_cache,
     )?;
     Ok(Resumption::Bench { bench, request })
-}
-
-/// Why a run whose owner is alive is not resumed: a second process would ask its calls again.
-fn still_running(run: &RunRecord, via: moot_config::Via) -> String {
-    let heard = run.silent_ms.map_or(String::new(), |ms| {
-        format!(", heard from {:.1} s ago", ms as f64 / 1000.0)
-    });
-    format!(
-        "run {} is still running (process {}{heard}); resuming it now would ask its calls twice. \
-         It can be resumed once that process has ended (on this machine, as soon as it no longer \
-         exists, even if stopped; from another machine, after {} s without a heartbeat), or now \
-         with {}, if you know it will not go on",
-        run.id,
-        run.owner.as_deref().unwrap_or("unknown"),
-        RUN_SILENCE_LIMIT.as_secs(),
-        via.switch(moot_config::Field::Force)
-    )
 }
 
 #[cfg(test)]

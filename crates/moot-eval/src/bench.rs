@@ -186,7 +186,15 @@ pub async fn ensure_bench(plan: &BenchPlan<'_>, store: &dyn Store) -> Result<(),
                     fork: None,
                     left_out: plan.left_out.clone(),
                 })
-                .await?;
+                .await
+                .map_err(|e| match e {
+                    // Two started together: the other made it first, and runs it.
+                    StoreError::BenchExists(_) => BenchError::Config(format!(
+                        "benchmark {:?} was started by another process at the same moment; one process runs a benchmark (moot bench status shows it, moot resume continues it once that process has ended)",
+                        plan.name
+                    )),
+                    e => e.into(),
+                })?;
         }
         Err(e) => return Err(e.into()),
     }

@@ -412,3 +412,70 @@ fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
     let shown = env.json(&["show", &run, "--format", "json"]);
     assert_eq!(shown["run"]["status"], "interrupted");
 }
+
+/// Issue 56 item 6: `moot bench` run again under the name of a benchmark whose owner lives —
+/// here stopped with SIGSTOP in the middle of a debate — is refused as `moot resume` is, and
+/// asks none of its calls again.
+#[test]
+fn a_benchmark_whose_owner_lives_is_not_run_again_under_its_name() {
+    let env = Env::new();
+    let script = agent_script(&env);
+    let s = script.display();
+    let cfg = env.write(
+        "cli.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
+        ),
+    );
+    let data = common::arith_dataset(&env, 1);
+    env.write("slow", "");
+    let args = [
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--run",
+        "held",
+        "--config",
+        cfg.to_str().unwrap(),
+    ];
+    let bin = assert_cmd::cargo::cargo_bin("moot");
+    let mut owner = StdCommand::new(&bin)
+        .args(args)
+        .env("MOOT_STORE", env.store())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    common::wait_for(&env.dir.path().join("in-critique"), Duration::from_secs(60));
+    let stopped = StdCommand::new("kill")
+        .args(["-STOP", &owner.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let calls = |what: &str| {
+        std::fs::read_to_string(env.dir.path().join(what))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let before = (calls("generate-calls"), calls("critique-calls"));
+    let out = env
+        .moot()
+        .args(args)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let refused = String::from_utf8_lossy(&out);
+    assert!(
+        refused.contains("benchmark held is still being run")
+            && refused.contains("moot resume held --force"),
+        "{refused}"
+    );
+    assert_eq!((calls("generate-calls"), calls("critique-calls")), before);
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+}
