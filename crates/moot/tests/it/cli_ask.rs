@@ -256,6 +256,18 @@ fn agent_script(env: &Env) -> PathBuf {
     )
 }
 
+/// Two agents from [`agent_script`] under `som` with one debate round: the configuration file.
+fn held_config(env: &Env) -> PathBuf {
+    let script = agent_script(env);
+    let s = script.display();
+    env.write(
+        "cli.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
+        ),
+    )
+}
+
 /// Starts `moot ask` on two agents from [`agent_script`] and returns once its round 1 has
 /// started (and is held there while `slow` exists): the process, its stderr, the run id and
 /// the configuration file.
@@ -267,14 +279,7 @@ fn ask_held_in_round_one(
     String,
     PathBuf,
 ) {
-    let script = agent_script(env);
-    let s = script.display();
-    let cfg = env.write(
-        "cli.toml",
-        &format!(
-            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
-        ),
-    );
+    let cfg = held_config(env);
     env.write("slow", "");
     let bin = assert_cmd::cargo::cargo_bin("moot");
     let mut child = StdCommand::new(&bin)
@@ -419,14 +424,7 @@ fn a_stopped_owner_silent_past_the_limit_is_not_resumed_over() {
 #[test]
 fn a_benchmark_whose_owner_lives_is_not_run_again_under_its_name() {
     let env = Env::new();
-    let script = agent_script(&env);
-    let s = script.display();
-    let cfg = env.write(
-        "cli.toml",
-        &format!(
-            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"{s}\"]\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"{s}\"\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"{s}\"\n"
-        ),
-    );
+    let cfg = held_config(&env);
     let data = common::arith_dataset(&env, 1);
     env.write("slow", "");
     let args = [

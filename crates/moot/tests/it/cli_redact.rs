@@ -48,48 +48,19 @@ fn leaks(text: &str) -> Vec<String> {
     found
 }
 
-/// A server that echoes the request's bearer key: under `/deny` as a 401 error, under `/ok` in
-/// a chat answer (ending "Final answer: 7").
-fn echo_server() -> String {
+/// A server on 127.0.0.1 that answers each request (read whole, as text) with `answer`'s status
+/// and JSON body, on a thread of its own; its `http://HOST:PORT`.
+fn answering(answer: impl Fn(&str) -> (&'static str, String) + Send + Sync + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let answer = std::sync::Arc::new(answer);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let answer = answer.clone();
             std::thread::spawn(move || {
                 let raw = read_http_request(&mut stream);
-                let text = String::from_utf8_lossy(&raw);
-                let key = text
-                    .lines()
-                    .find_map(|l| {
-                        let (name, value) = l.split_once(':')?;
-                        name.eq_ignore_ascii_case("authorization")
-                            .then(|| value.trim().trim_start_matches("Bearer ").to_string())
-                    })
-                    .unwrap_or_default();
-                let echoed = traces(&key).join(" | ");
-                let (status, body) = if text.starts_with("POST /deny") {
-                    (
-                        "401 Unauthorized",
-                        serde_json::json!({"error": {
-                            "message": format!("Incorrect API key provided: {echoed}"),
-                            "type": "invalid_request_error"
-                        }}),
-                    )
-                } else {
-                    (
-                        "200 OK",
-                        serde_json::json!({
-                            "id": "x", "object": "chat.completion", "model": "m",
-                            "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                "role": "assistant",
-                                "content": format!("Your key: {echoed}\nFinal answer: 7")
-                            }}],
-                            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
-                        }),
-                    )
-                };
-                let body = body.to_string();
+                let (status, body) = answer(&String::from_utf8_lossy(&raw));
                 let _ = stream.write_all(
                     format!(
                         "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -101,6 +72,48 @@ fn echo_server() -> String {
         }
     });
     url
+}
+
+/// The bearer key of a request's head.
+fn bearer(text: &str) -> String {
+    text.lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("authorization")
+                .then(|| value.trim().trim_start_matches("Bearer ").to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// A chat completion whose answer is `content`.
+fn chat_answer(content: &str) -> String {
+    serde_json::json!({
+        "id": "x", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
+    })
+    .to_string()
+}
+
+/// A server that echoes the request's bearer key: under `/deny` as a 401 error, under `/ok` in
+/// a chat answer (ending "Final answer: 7").
+fn echo_server() -> String {
+    answering(|text| {
+        let echoed = traces(&bearer(text)).join(" | ");
+        if text.starts_with("POST /deny") {
+            let error = serde_json::json!({"error": {
+                "message": format!("Incorrect API key provided: {echoed}"),
+                "type": "invalid_request_error"
+            }});
+            ("401 Unauthorized", error.to_string())
+        } else {
+            (
+                "200 OK",
+                chat_answer(&format!("Your key: {echoed}\nFinal answer: 7")),
+            )
+        }
+    })
 }
 
 fn config(env: &Env, name: &str, base_url: &str) -> String {
@@ -281,55 +294,22 @@ fn credential_leaks(text: &str) -> Vec<String> {
 }
 
 /// An upstream that reflects each request in its answer: the request line (with the URL's
-/// query), every header, and the bearer key in base64 and hex. Its base URL.
+/// query), every header, and the bearer key in base64 and hex. Its `HOST:PORT`.
 fn reflecting_server() -> String {
     use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
     use base64::Engine;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("127.0.0.1:{}", listener.local_addr().unwrap().port());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let raw = read_http_request(&mut stream);
-                let text = String::from_utf8_lossy(&raw);
-                let head = text
-                    .split("\r\n\r\n")
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                let key = head
-                    .lines()
-                    .find_map(|l| {
-                        let (name, value) = l.split_once(':')?;
-                        name.eq_ignore_ascii_case("authorization")
-                            .then(|| value.trim().trim_start_matches("Bearer ").to_string())
-                    })
-                    .unwrap_or_default();
-                let hex: String = key.bytes().map(|b| format!("{b:02X}")).collect();
-                let content = format!(
-                    "I saw:\n{head}\nbase64: {} {}\nhex: {hex}\nFinal answer: 7",
-                    STANDARD.encode(&key),
-                    URL_SAFE_NO_PAD.encode(format!("Bearer {key}")),
-                );
-                let body = serde_json::json!({
-                    "id": "x", "object": "chat.completion", "model": "m",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
-                })
-                .to_string();
-                let _ = stream.write_all(
-                    format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                        body.len()
-                    )
-                    .as_bytes(),
-                );
-            });
-        }
+    let url = answering(|text| {
+        let head = text.split("\r\n\r\n").next().unwrap_or_default();
+        let key = bearer(head);
+        let hex: String = key.bytes().map(|b| format!("{b:02X}")).collect();
+        let content = format!(
+            "I saw:\n{head}\nbase64: {} {}\nhex: {hex}\nFinal answer: 7",
+            STANDARD.encode(&key),
+            URL_SAFE_NO_PAD.encode(format!("Bearer {key}")),
+        );
+        ("200 OK", chat_answer(&content))
     });
-    url
+    url.trim_start_matches("http://").to_string()
 }
 
 /// A trace collector that keeps the bytes of every request it is sent (OTLP's protobuf holds
