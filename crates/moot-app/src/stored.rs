@@ -217,6 +217,22 @@ fn check_texts(at: &str, run: &RunRecord, config: &Config) -> Result<(), InputEr
             config.debate.max_question_bytes
         )));
     }
+    // A persona goes into every call of its agent, as the question does.
+    let spec_personas = spec
+        .iter()
+        .flat_map(|s| &s.agents)
+        .map(|a| (&a.id, &a.persona));
+    let config_personas = config.agents.iter().map(|a| (&a.id, &a.persona));
+    for (id, persona) in spec_personas.chain(config_personas) {
+        let bytes = persona.as_ref().map_or(0, String::len);
+        if bytes > config.debate.max_question_bytes {
+            return Err(InputError(format!(
+                "{at}: agent {:?}'s persona is {bytes} bytes, more than this machine's debate.max_question_bytes = {} (every call of the agent carries it)",
+                moot_core::escape::terminal(id),
+                config.debate.max_question_bytes
+            )));
+        }
+    }
     // Every text of the suite goes to the sandbox with the program.
     let tests = spec.as_ref().and_then(|s| s.tests.as_ref()).map_or(0, |t| {
         t.preamble.len()
@@ -695,6 +711,10 @@ mod tests {
         let e = with("q", spec(None, &[], Some(&big))).unwrap_err();
         assert!(e.contains("its tests are 16777217 bytes"), "{e}");
         assert!(with("q", spec(Some("p"), &["a"], Some("assert True"))).is_ok());
+        let mut personas = spec(None, &[], None);
+        personas["agents"] = json!([{"id": "a", "persona": "p".repeat(101)}]);
+        let e = with("q", personas).unwrap_err();
+        assert!(e.contains("agent \"a\"'s persona is 101 bytes"), "{e}");
     }
 
     #[test]

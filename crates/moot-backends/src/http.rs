@@ -173,8 +173,8 @@ pub fn display_base_url(base_url: &str) -> String {
     }
 }
 
-/// The credentials a URL carries, to be redacted wherever they would be written: its password,
-/// also as `user:password` (what Basic authentication sends, base64-encoded), and the values of
+/// The credentials a URL carries, to be redacted wherever they would be written: its user name
+/// (which can be a token) and password, also as `user:password` (what Basic authentication sends, base64-encoded), and the values of
 /// query parameters whose names say they hold one (`key`, `api_key`, `token`, `sig`, …), each
 /// as written and decoded.
 pub fn url_credentials(url: &str) -> Vec<String> {
@@ -182,6 +182,13 @@ pub fn url_credentials(url: &str) -> Vec<String> {
         return Vec::new();
     };
     let mut found = Vec::new();
+    // A user name can be the token itself (`https://TOKEN@host`, sent as Basic `TOKEN:`).
+    let user = parsed.username();
+    if !user.is_empty() {
+        found.push(user.to_string());
+        found.push(percent_decoded(user));
+        found.push(format!("{}:", percent_decoded(user)));
+    }
     if let Some(password) = parsed.password() {
         found.push(password.to_string());
         let decoded = percent_decoded(password);
@@ -499,6 +506,15 @@ mod tests {
         }
         assert!(!found.iter().any(|f| f.contains("2024")), "{found:?}");
         assert!(url_credentials("http://h/v1").is_empty());
+        let token = url_credentials("https://ghtokUSERONLY1234567@h/v1");
+        assert!(
+            token.contains(&"ghtokUSERONLY1234567".to_string()),
+            "{token:?}"
+        );
+        assert!(
+            token.contains(&"ghtokUSERONLY1234567:".to_string()),
+            "{token:?}"
+        );
         assert!(url_credentials("::").is_empty());
     }
 

@@ -7,11 +7,14 @@
 use std::borrow::Cow;
 
 /// Whether `c` must not reach a terminal raw: control characters (C0 but newline and tab, DEL,
-/// C1) and the bidirectional overrides that make text read otherwise than it is stored.
+/// C1), the bidirectional overrides, isolates and marks that make text read otherwise than it
+/// is stored, and the Unicode line and paragraph separators.
 fn drives_a_terminal(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || ('\u{202a}'..='\u{202e}').contains(&c)
         || ('\u{2066}'..='\u{2069}').contains(&c)
+        // The directional marks, and the line and paragraph separators some terminals break at.
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{2028}' | '\u{2029}')
 }
 
 /// `text` with every character that could drive a terminal written as a visible escape
@@ -130,7 +133,9 @@ fn longest_run(text: &str, c: char) -> usize {
 mod tests {
     #[test]
     fn json_keeps_its_value_and_drives_no_terminal() {
-        let value = serde_json::json!({"t": "a\u{9b}31m b\u{202e}c\u{7f}\u{1b}]0;x\u{7}\nz"});
+        let value = serde_json::json!({
+            "t": "a\u{9b}31m b\u{202e}c\u{7f}\u{1b}]0;x\u{7}\nz\u{200f}\u{200e}\u{61c}\u{2028}"
+        });
         let text = serde_json::to_string_pretty(&value).unwrap();
         let shown = json(&text);
         assert!(

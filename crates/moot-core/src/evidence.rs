@@ -137,8 +137,16 @@ impl QuoteCheck {
     fn verifies(&self, quoted: &str) -> bool {
         let word_char = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
         let (first, last) = (quoted.chars().next(), quoted.chars().next_back());
+        // Every occurrence, overlapping ones too ("bba b" in "bba bba b").
+        let passage = self.passage.as_str();
+        let occurrences = std::iter::successors(passage.find(quoted), |&at| {
+            let step = passage[at..].chars().next().map_or(1, char::len_utf8);
+            passage[at + step..]
+                .find(quoted)
+                .map(|next| at + step + next)
+        });
         !quoted.is_empty()
-            && self.passage.match_indices(quoted).any(|(at, _)| {
+            && occurrences.into_iter().any(|at| {
                 let before = self.passage[..at].chars().next_back();
                 let after = self.passage[at + quoted.len()..].chars().next();
                 let joined_before = word_char(first) && word_char(before);

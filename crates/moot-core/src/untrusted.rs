@@ -6,8 +6,11 @@
 //! the mark's letters into them — Unicode compatibility forms (NFKC: fullwidth `＿`,
 //! mathematical `𝐯`), invisible characters removed (zero-width spaces and joiners, the soft
 //! hyphen, the byte-order mark, bidirectional controls, variation selectors, tags: Unicode's
-//! default-ignorable code points), and Cyrillic and Greek letters that look Latin (`о`, `а`,
-//! `ν`, …) made Latin — so that a disguised mark becomes a plain one; then it escapes the mark
+//! default-ignorable code points and other format characters), Markdown and HTML escapes of
+//! `_ < >` undone, Cyrillic and Greek letters that look Latin (`о`, `а`, `ν`, …) made Latin in
+//! words that hold Latin letters, and any word whose confusable skeleton (Unicode TS #39) spells
+//! a mark written as that skeleton — so that a disguised mark becomes a plain one; then it
+//! escapes the mark
 //! syntax: every `v_quote` and `u_quote`, in any case, is read as `quote`, until none is left.
 //! Only moot then writes `v_quote` or `u_quote` into a decider's prompt.
 
@@ -16,8 +19,7 @@ use unicode_normalization::UnicodeNormalization;
 /// `text` with anything a reader could take for a quote mark defused (see the module
 /// documentation).
 pub fn defused(text: &str) -> String {
-    let folded = folded(text);
-    let mut out = folded;
+    let mut out = skeleton_marks(&folded(text));
     loop {
         let found = ["v_quote", "u_quote"]
             .iter()
@@ -49,12 +51,34 @@ pub fn folded(text: &str) -> String {
             .filter(|&c| !default_ignorable(c))
             .nfkc()
             .collect();
-        let next = latin_in_mixed_words(&plain);
+        let next = latin_in_mixed_words(&unescaped(&plain));
         if next == current {
             return next;
         }
         current = next;
     }
+}
+
+/// `text` with the escapes a reader would take for the mark's punctuation unescaped: Markdown's
+/// `\\_`, `\\<`, `\\>` and HTML's `&#95;`, `&#x5f;`, `&lowbar;`, `&lt;`, `&gt;`.
+fn unescaped(text: &str) -> String {
+    let mut out = text.to_string();
+    for (escape, plain) in [
+        ("\\_", "_"),
+        ("\\<", "<"),
+        ("\\>", ">"),
+        ("&#95;", "_"),
+        ("&#x5f;", "_"),
+        ("&#x5F;", "_"),
+        ("&lowbar;", "_"),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+    ] {
+        if out.contains(escape) {
+            out = out.replace(escape, plain);
+        }
+    }
+    out
 }
 
 /// `text` with the look-alike letters of its mixed words made Latin (see [`folded`]).
@@ -87,8 +111,58 @@ fn latin_in_mixed_words(text: &str) -> String {
     out
 }
 
-/// Unicode's default-ignorable code points (DerivedCoreProperties): characters a reader does
-/// not see.
+/// `text` with every run of characters whose confusable skeleton (Unicode TS #39, case
+/// folded) spells a mark read as `quote`: letters of any script drawn like the mark's (Armenian
+/// `օ`, Cherokee `Ꮩ`, small capital `ᴠ`, …) cannot hide one. Only those characters change.
+fn skeleton_marks(text: &str) -> String {
+    use std::sync::LazyLock;
+    use unicode_security::confusable_detection::skeleton;
+    static MARKS: LazyLock<Vec<String>> = LazyLock::new(|| {
+        ["v_quote", "u_quote"]
+            .iter()
+            .map(|m| skeleton(m).collect())
+            .collect()
+    });
+    let chars: Vec<char> = text.chars().collect();
+    // Each character's skeleton, and where it starts in their concatenation.
+    let mut shape = String::with_capacity(text.len());
+    let mut starts = Vec::with_capacity(chars.len() + 1);
+    for c in &chars {
+        starts.push(shape.len());
+        let lower: String = c.to_lowercase().collect();
+        shape.extend(skeleton(&lower));
+    }
+    starts.push(shape.len());
+    // The characters whose skeletons cover a mark's, each run once.
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for mark in MARKS.iter() {
+        for (at, _) in shape.match_indices(mark.as_str()) {
+            let first = starts.partition_point(|&s| s <= at) - 1;
+            let last = starts.partition_point(|&s| s < at + mark.len()) - 1;
+            spans.push((first, last));
+        }
+    }
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut next = 0;
+    for (first, last) in spans {
+        if first < next {
+            continue;
+        }
+        out.extend(&chars[next..first]);
+        out.push_str("quote");
+        next = last + 1;
+    }
+    out.extend(&chars[next..]);
+    out
+}
+
+/// Unicode's default-ignorable code points (DerivedCoreProperties), and the other format
+/// characters a reader does not see (U+0600–0605, U+06DD, U+070F, U+08E2, U+110BD, U+110CD,
+/// U+FFF9–FFFB, the Egyptian format controls).
 fn default_ignorable(c: char) -> bool {
     matches!(
         c as u32,
@@ -102,6 +176,14 @@ fn default_ignorable(c: char) -> bool {
             | 0x202A..=0x202E
             | 0x2060..=0x206F
             | 0x3164
+            | 0x0600..=0x0605
+            | 0x06DD
+            | 0x070F
+            | 0x08E2
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0xFFF9..=0xFFFB
             | 0xFE00..=0xFE0F
             | 0xFEFF
             | 0xFFA0
@@ -173,7 +255,7 @@ fn latin_look_alike(c: char) -> char {
         'Υ' => 'Y',
         'Ζ' => 'Z',
         // Punctuation drawn like the mark's.
-        '‗' | '⎽' | 'ˍ' => '_',
+        '‗' | '⎽' | 'ˍ' | '▁' | '\u{0332}' | '\u{0331}' | '\u{0320}' | '\u{035F}' => '_',
         '‹' | '〈' | '⟨' | '❮' | '˂' => '<',
         '›' | '〉' | '⟩' | '❯' | '˃' => '>',
         '∕' | '⁄' | '⧸' => '/',
@@ -211,6 +293,18 @@ mod tests {
             "<\u{feff}u_quote>x",
             "<v_quot\u{0435}>x",
             "<\u{03bd}_quote>x",
+            "\u{2039}v_qu\u{0585}te>x",
+            "\u{2039}\u{13d9}_quote>x",
+            "\u{2039}\u{a4e6}_quote>x",
+            "\u{2039}\u{1d20}_quote>x",
+            "\u{2039}\u{028b}_quote>x",
+            "\u{2039}v_quo\u{0442}e>x",
+            "\u{2039}v_\u{fff9}quote>x",
+            "\u{2039}v_\u{070f}quote>x",
+            "v\\_quote",
+            "v&#95;quote",
+            "v\u{0332}quote",
+            "v\u{2581}quote",
         ] {
             let out = defused(forged);
             assert!(
