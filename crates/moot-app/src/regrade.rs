@@ -123,6 +123,9 @@ async fn targets(store: &dyn Store, name: &str, data_dir: Option<PathBuf>) -> Re
         let spec: DebateSpec = serde_json::from_value(run.spec.clone())
             .with_context(|| format!("run {}: the stored debate spec is unreadable", run.id))?;
         if let Some(tests) = from_dataset.or(spec.tests) {
+            // Every debate's suite, not only the first's (whose configuration is admitted).
+            let at = format!("run {}", moot_core::escape::terminal(&run.id));
+            crate::stored::check_tests(&at, &tests)?;
             targets.push(Target { run, tests });
         }
     }

@@ -233,16 +233,25 @@ fn check_texts(at: &str, run: &RunRecord, config: &Config) -> Result<(), InputEr
             )));
         }
     }
-    // Every text of the suite goes to the sandbox with the program.
-    let tests = spec.as_ref().and_then(|s| s.tests.as_ref()).map_or(0, |t| {
-        t.preamble.len()
-            + t.reference.len()
-            + t.tests.len()
-            + t.candidate.as_ref().map_or(0, String::len)
-    });
-    if tests as u64 > MAX_TESTS_BYTES.bytes {
+    match spec.as_ref().and_then(|s| s.tests.as_ref()) {
+        Some(tests) => check_tests(at, tests),
+        None => Ok(()),
+    }
+}
+
+/// A stored suite within a `--tests` file's bound: every text of it goes to the sandbox with
+/// the program.
+pub(crate) fn check_tests(
+    at: &str,
+    suite: &moot_core::validation::TestSuite,
+) -> Result<(), InputError> {
+    let bytes = suite.preamble.len()
+        + suite.reference.len()
+        + suite.tests.len()
+        + suite.candidate.as_ref().map_or(0, String::len);
+    if bytes as u64 > MAX_TESTS_BYTES.bytes {
         return Err(InputError(format!(
-            "{at}: its tests are {tests} bytes, more than the {} bytes {}",
+            "{at}: its tests are {bytes} bytes, more than the {} bytes {}",
             MAX_TESTS_BYTES.bytes, MAX_TESTS_BYTES.reader
         )));
     }

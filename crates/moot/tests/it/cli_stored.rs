@@ -424,6 +424,19 @@ fn regrade_clamps_stored_sandbox_limits_to_this_machines_and_refuses_invalid_val
             &[&run, needle],
         );
     }
+
+    // Stored tests over a `--tests` file's bound are not sent to the sandbox.
+    restore(&env);
+    common::sqlite_exec(
+        &env.store(),
+        &format!("UPDATE runs SET spec_json = json_set(spec_json, '$.tests.tests', printf('%.*c', 16777217, 'x')) WHERE id = '{run}';"),
+    );
+    let refused = exit_and_stderr(&env, &["regrade", &run], &[]);
+    assert_refused(
+        "16 MiB of tests",
+        refused,
+        &[&run, "its tests are 16777217 bytes"],
+    );
 }
 
 #[test]
