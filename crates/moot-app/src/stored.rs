@@ -305,26 +305,21 @@ fn take_authority(
             ld.hard_timeout_ms,
         ),
     ] {
-        if *value > bound {
-            notice(key, value.to_string(), bound.to_string());
-            *value = bound;
-        }
+        bound_value(key, value, bound, &mut notice);
     }
-    if d.max_question_bytes > ld.max_question_bytes {
-        notice(
+    for (key, value, bound) in [
+        (
             "debate.max_question_bytes",
-            d.max_question_bytes.to_string(),
-            ld.max_question_bytes.to_string(),
-        );
-        d.max_question_bytes = ld.max_question_bytes;
-    }
-    if d.max_concurrent_calls > ld.max_concurrent_calls {
-        notice(
+            &mut d.max_question_bytes,
+            ld.max_question_bytes,
+        ),
+        (
             "debate.max_concurrent_calls",
-            d.max_concurrent_calls.to_string(),
-            ld.max_concurrent_calls.to_string(),
-        );
-        d.max_concurrent_calls = ld.max_concurrent_calls;
+            &mut d.max_concurrent_calls,
+            ld.max_concurrent_calls,
+        ),
+    ] {
+        bound_value(key, value, bound, &mut notice);
     }
     let (b, lb) = (&mut config.budget, &local.budget);
     for (key, value, bound) in [
@@ -359,6 +354,19 @@ fn take_authority(
         ),
     ] {
         bound_option(key, value, bound, &mut notice);
+    }
+}
+
+/// `value` bounded by `bound`; a change said to `notice`.
+fn bound_value<T: PartialOrd + Copy + ToString>(
+    key: &str,
+    value: &mut T,
+    bound: T,
+    notice: &mut dyn FnMut(&str, String, String),
+) {
+    if *value > bound {
+        notice(key, value.to_string(), bound.to_string());
+        *value = bound;
     }
 }
 

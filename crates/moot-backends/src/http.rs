@@ -174,25 +174,25 @@ pub fn display_base_url(base_url: &str) -> String {
 }
 
 /// The credentials a URL carries, to be redacted wherever they would be written: its user name
-/// (which can be a token) and password, also as `user:password` (what Basic authentication sends, base64-encoded), and the values of
-/// query parameters whose names say they hold one (`key`, `api_key`, `token`, `sig`, …), each
-/// as written and decoded.
+/// (which can be a token) and password, also as `user:password` (what Basic authentication
+/// sends, base64-encoded), and the values of query parameters whose names say they hold one
+/// (`key`, `api_key`, `token`, `sig`, …), each as written and decoded.
 pub fn url_credentials(url: &str) -> Vec<String> {
     let Ok(parsed) = reqwest::Url::parse(url.trim()) else {
         return Vec::new();
     };
     let mut found = Vec::new();
     // A user name can be the token itself (`https://TOKEN@host`, sent as Basic `TOKEN:`).
-    let user = parsed.username();
+    let user = percent_decoded(parsed.username());
     if !user.is_empty() {
-        found.push(user.to_string());
-        found.push(percent_decoded(user));
-        found.push(format!("{}:", percent_decoded(user)));
+        found.push(parsed.username().to_string());
+        found.push(user.clone());
+        found.push(format!("{user}:"));
     }
     if let Some(password) = parsed.password() {
         found.push(password.to_string());
         let decoded = percent_decoded(password);
-        found.push(format!("{}:{decoded}", percent_decoded(parsed.username())));
+        found.push(format!("{user}:{decoded}"));
         found.push(decoded);
     }
     // As written (split by hand: `query_pairs` decodes) and decoded.
@@ -216,15 +216,7 @@ pub fn url_credentials(url: &str) -> Vec<String> {
 fn names_a_credential(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     [
-        "key",
-        "token",
-        "sig",
-        "secret",
-        "pass",
-        "auth",
-        "cred",
-        "session",
-        "signature",
+        "key", "token", "sig", "secret", "pass", "auth", "cred", "session",
     ]
     .iter()
     .any(|word| name.contains(word))

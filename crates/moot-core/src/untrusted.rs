@@ -10,8 +10,8 @@
 //! `_ < >` undone, Cyrillic and Greek letters that look Latin (`о`, `а`, `ν`, …) made Latin in
 //! words that hold Latin letters, and any word whose confusable skeleton (Unicode TS #39) spells
 //! a mark written as that skeleton — so that a disguised mark becomes a plain one; then it
-//! escapes the mark
-//! syntax: every `v_quote` and `u_quote`, in any case, is read as `quote`, until none is left.
+//! escapes the mark syntax: every `v_quote` and `u_quote`, in any case, is read as `quote`,
+//! until none is left.
 //! Only moot then writes `v_quote` or `u_quote` into a decider's prompt.
 
 use unicode_normalization::UnicodeNormalization;
@@ -33,16 +33,11 @@ pub fn defused(text: &str) -> String {
     }
 }
 
-/// Whether `text` holds nothing [`defused`] would change.
-pub fn is_defused(text: &str) -> bool {
-    defused(text) == text
-}
-
-/// Look-alikes folded: default-ignorable characters removed, NFKC, and in each word that
-/// holds a Latin letter or the mark's punctuation (`_ < > /` or a look-alike), confusable
-/// letters made Latin — again
-/// until nothing changes (a removal can let NFKC compose what it split). A word of Cyrillic or
-/// Greek alone keeps its letters: it cannot spell a mark, which needs an underscore.
+/// Look-alikes folded: default-ignorable characters removed, NFKC, escapes of the mark's
+/// punctuation undone, and in each word that holds a Latin letter or the mark's punctuation
+/// (`_ < > /` or a look-alike), confusable letters made Latin — again until nothing changes (a
+/// removal can let NFKC compose what it split). A word of Cyrillic or Greek alone keeps its
+/// letters: it cannot spell a mark, which needs an underscore.
 pub fn folded(text: &str) -> String {
     let mut current = text.to_string();
     loop {
@@ -315,7 +310,7 @@ mod tests {
                 find_ascii_ci(&out, "u_quote").is_none(),
                 "{forged:?} -> {out:?}"
             );
-            assert!(is_defused(&out), "{out:?}");
+            assert_eq!(defused(&out), out, "defusing again changes nothing");
         }
         assert_eq!(defused("<v_quote>x</v_quote>"), "<quote>x</quote>");
     }

@@ -459,15 +459,7 @@ fn a_benchmark_whose_owner_lives_is_not_run_again_under_its_name() {
             .count()
     };
     let before = (calls("generate-calls"), calls("critique-calls"));
-    let out = env
-        .moot()
-        .args(args)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let refused = String::from_utf8_lossy(&out);
+    let refused = env.refused(&args);
     assert!(
         refused.contains("benchmark held is still being run")
             && refused.contains("moot resume held --force"),

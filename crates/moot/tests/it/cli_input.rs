@@ -976,29 +976,13 @@ fn json_outputs_escape_c1_and_bidi_controls() {
             "[debate]\nprotocol = \"cot\"\n\n[[agents]]\nid = \"a\"\nbackend = \"scripted\"\nresponses = [{reply}]\n"
         ),
     );
-    let out = env
-        .moot()
-        .args(["ask", "What is 3 + 4?", "--json", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let config = config.to_str().unwrap();
+    let v = env.json(&["ask", "What is 3 + 4?", "--json", "--config", config]);
     let run = v["run_id"].as_str().unwrap().to_string();
     let raw =
         |c: char| ('\u{7f}'..='\u{9f}').contains(&c) || ('\u{202a}'..='\u{202e}').contains(&c);
     for format in ["json", "freemad"] {
-        let out = env
-            .moot()
-            .args(["show", &run, "--format", format])
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let text = String::from_utf8(out.stdout).unwrap();
+        let text = env.stdout(&["show", &run, "--format", format]);
         assert!(!text.chars().any(raw), "{format}: {text:?}");
         assert!(
             text.contains("\\u009b") && text.contains("\\u202e"),

@@ -195,6 +195,17 @@ fn keys_an_upstream_echoes_never_print_or_reach_the_store() {
     }
 }
 
+/// `What is 3 + 4?` asked of the team `moot serve` at `url` serves, through its OpenAI endpoint.
+async fn ask_served(client: &reqwest::Client, url: &str) -> reqwest::Response {
+    let ask = serde_json::json!({"model": "moot", "messages": [{"role": "user", "content": "What is 3 + 4?"}]});
+    client
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&ask)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// What `moot serve` sends passes its configuration's redactor too: a stored run whose agent
 /// said the key (written by a process whose configuration did not name it, so stored as it
 /// was) is served without it — as JSON, as a page (where HTML escaping would hide a key's `/`
@@ -245,13 +256,7 @@ async fn keys_in_stored_runs_and_upstream_errors_are_never_served() {
         served.push((path, text));
     }
     // A debate on the upstream that answers 401 with the key it was sent.
-    let ask = serde_json::json!({"model": "moot", "messages": [{"role": "user", "content": "What is 3 + 4?"}]});
-    let r = client
-        .post(format!("{}/v1/chat/completions", s.url))
-        .json(&ask)
-        .send()
-        .await
-        .unwrap();
+    let r = ask_served(&client, &s.url).await;
     assert_eq!(r.status(), 502);
     served.push(("/v1/chat/completions".into(), r.text().await.unwrap()));
     for (path, text) in &served {
@@ -404,13 +409,7 @@ async fn no_credential_in_any_form_reaches_any_sink() {
     {
         let s = common::moot_serve(&env, &["--config", &config], &[(KEY_VAR, KEY)]);
         let client = reqwest::Client::new();
-        let ask = serde_json::json!({"model": "moot", "messages": [{"role": "user", "content": "What is 3 + 4?"}]});
-        let r = client
-            .post(format!("{}/v1/chat/completions", s.url))
-            .json(&ask)
-            .send()
-            .await
-            .unwrap();
+        let r = ask_served(&client, &s.url).await;
         assert_eq!(r.status(), 200);
         sinks.push(("/v1/chat/completions".into(), r.text().await.unwrap()));
         for path in [
