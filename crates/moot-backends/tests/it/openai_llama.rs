@@ -44,8 +44,9 @@ fn run_ok(command: &mut Command, what: &str) {
 /// The python of a venv holding xllamacpp, made on first use under `CARGO_TARGET_TMPDIR` and
 /// shared by every later run. Test threads and concurrent test processes may race to make it:
 /// an exclusive lock on a file beside it lets one make it while the others wait, and a marker
-/// naming the package is written only after pip succeeded and the module imports, so a venv
-/// left half-made by an interrupted run is made again instead of being trusted.
+/// naming the package and the venv's place is written only after pip succeeded and the module
+/// imports, so a venv left half-made by an interrupted run is made again instead of being
+/// trusted.
 fn venv_python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON.get_or_init(|| {
@@ -57,7 +58,9 @@ fn venv_python() -> &'static Path {
         let marker = dir.join("moot-installed");
         let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
         lock.lock().expect("lock the venv");
-        if std::fs::read_to_string(&marker).ok().as_deref() != Some(XLLAMACPP) {
+        // The marker names the venv's place too: a moved venv's scripts name the old python.
+        let installed = format!("{XLLAMACPP}\n{}", dir.display());
+        if std::fs::read_to_string(&marker).ok().as_deref() != Some(installed.as_str()) {
             eprintln!("creating a venv with {XLLAMACPP} in {}", dir.display());
             run_ok(
                 Command::new(base_python())
@@ -80,7 +83,7 @@ fn venv_python() -> &'static Path {
                 Command::new(&python).args(["-c", "import xllamacpp"]),
                 "import xllamacpp in the venv",
             );
-            std::fs::write(&marker, XLLAMACPP).expect("write the venv's marker");
+            std::fs::write(&marker, &installed).expect("write the venv's marker");
         }
         drop(lock);
         python

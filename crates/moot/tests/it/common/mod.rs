@@ -190,7 +190,10 @@ pub fn venv_with(spec: &str) -> PathBuf {
     let marker = dir.join("moot-installed");
     let lock = std::fs::File::create(root.join(format!("{name}.lock"))).expect("lock file");
     lock.lock().expect("lock the venv");
-    if std::fs::read_to_string(&marker).ok().as_deref() != Some(spec) {
+    // The marker names the venv's place as well as its packages: a venv's scripts start with
+    // its python's path, so one moved (a build cache copied elsewhere) is made again.
+    let installed = format!("{spec}\n{}", dir.display());
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(installed.as_str()) {
         eprintln!("creating a venv with {spec} in {}", dir.display());
         run_ok(
             std::process::Command::new("python3")
@@ -205,7 +208,7 @@ pub fn venv_with(spec: &str) -> PathBuf {
                 .args(spec.split_whitespace()),
             &format!("pip install {spec}"),
         );
-        std::fs::write(&marker, spec).expect("write the venv's marker");
+        std::fs::write(&marker, &installed).expect("write the venv's marker");
     }
     drop(lock);
     dir
