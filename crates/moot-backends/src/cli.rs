@@ -496,6 +496,12 @@ impl LanguageModel for CliModel {
         let input_tokens = count_words(&prompt);
         let command = &self.config.command;
 
+        // The agent must not read moot's keys from its memory or environment.
+        moot_proc::seal().map_err(|e| {
+            BackendError::Process(format!(
+                "cannot start {command:?}: cannot keep it out of moot's memory: {e}"
+            ))
+        })?;
         let (lifeline, keep) = reap::lifeline().map_err(|e| {
             BackendError::Process(format!(
                 "cannot start {command:?}: a pipe for its reaper: {e}"

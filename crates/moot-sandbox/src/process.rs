@@ -111,6 +111,11 @@ impl Sandbox {
     /// Starts `script` in a fresh sandbox, in a process group of its own, with its three
     /// standard streams piped and no other descriptor of moot's.
     pub(crate) fn spawn(&self, script: &str, args: &[&str]) -> Result<Spawned, SandboxError> {
+        // The program must not read moot's keys from its memory (bubblewrap's PID namespace
+        // hides moot's /proc entry; the seal holds where a namespace is not made).
+        moot_proc::seal().map_err(|e| {
+            SandboxError::Start(format!("cannot keep the sandbox out of moot's memory: {e}"))
+        })?;
         let mut wrap = TokioCommandWrap::with_new(&self.bwrap, |c| {
             c.args(self.script_arguments(script, args))
                 .env_clear()
@@ -121,10 +126,12 @@ impl Sandbox {
                 c.uid(uid).gid(uid);
             }
             // SAFETY: the closure runs in the forked child before exec and only makes
-            // async-signal-safe system calls (close_range, or fcntl as a fallback).
+            // async-signal-safe system calls (close_range, or fcntl as a fallback). The
+            // capabilities stay: bubblewrap needs them as root to make the sandbox, and drops
+            // them all inside it.
             unsafe {
                 c.pre_exec(|| {
-                    close_inherited_descriptors();
+                    moot_proc::mark_descriptors_cloexec();
                     Ok(())
                 });
             }
@@ -160,37 +167,6 @@ pub(crate) struct Spawned {
     pub(crate) stderr: tokio::process::ChildStderr,
     /// The bounds on the sandbox as a whole; it stops watching when dropped.
     pub(crate) watch: Watch,
-}
-
-/// Marks every descriptor above standard error close-on-exec, so that nothing moot inherited
-/// (a shell's `9<secret.txt`) or opened reaches a sandboxed program. Runs between fork and
-/// exec: system calls only.
-fn close_inherited_descriptors() {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: plain system calls on descriptor numbers; no memory is touched.
-    unsafe {
-        let marked = libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_uint,
-            libc::c_uint::MAX,
-            CLOSE_RANGE_CLOEXEC,
-        );
-        if marked != 0 {
-            // Kernels before 5.11: every descriptor below the limit, one by one.
-            let mut limit = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                limit.rlim_cur.min(1 << 20) as libc::c_int
-            } else {
-                4096
-            };
-            for fd in 3..top {
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-            }
-        }
-    }
 }
 
 /// Reads up to `cap` bytes; says whether there was more (the rest is left unread). A read

@@ -87,6 +87,52 @@ enum Command {
     Serve(cmd::serve::Args),
 }
 
+/// Seals this process against the programs it starts (moot_proc's module documentation says
+/// how), hides the secrets given on the command line (a store's password, a server's token)
+/// from `/proc/PID/cmdline`, and warns where a started program could still read them.
+fn seal_secrets(matches: &clap::ArgMatches) {
+    if let Err(e) = moot_proc::seal() {
+        errln!("moot: warning: cannot keep the programs moot starts out of its memory: {e}");
+    }
+    if let Some(gap) = moot_proc::isolation_gap() {
+        errln!("moot: warning: {gap}");
+    }
+    // Every value typed on the command line, in every subcommand: a URL's credentials (any
+    // store, upstream or endpoint), and the whole value of a token.
+    let mut typed = Vec::new();
+    let mut next = Some(matches);
+    while let Some(m) = next {
+        for id in m.ids() {
+            let id = id.as_str();
+            if m.value_source(id) != Some(ValueSource::CommandLine) {
+                continue;
+            }
+            let Ok(Some(values)) = m.try_get_raw(id) else {
+                continue;
+            };
+            for value in values.filter_map(|v| v.to_str()) {
+                let mut inside = moot_backends::http::url_credentials(value);
+                if id.contains("token") {
+                    inside.push(value.to_string());
+                }
+                if !inside.is_empty() {
+                    typed.push(moot_proc::Typed {
+                        value: value.to_string(),
+                        secrets: inside,
+                    });
+                }
+            }
+        }
+        next = m.subcommand().map(|(_, sub)| sub);
+    }
+    if let Err(e) = moot_proc::mask_arguments(&typed) {
+        errln!(
+            "moot: warning: a secret on the command line could not be hidden from other \
+             processes ({e}); give it in its environment variable instead"
+        );
+    }
+}
+
 fn main() -> ExitCode {
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
@@ -96,6 +142,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return input::clap_exit(e),
     };
+    // Before anything is started (and before other threads exist): the programs moot starts
+    // can read neither its memory nor its environment, and the secrets typed on its command
+    // line are gone from /proc/PID/cmdline.
+    seal_secrets(&matches);
     // One redactor for everything moot prints, knowing the keys the command's configuration
     // names.
     output::init_redactor(config_flag(&matches).as_deref());

@@ -139,7 +139,9 @@ pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::R
     if agent == 0 {
         // The agent. Not a subreaper: that is not inherited. The lifeline closes at exec.
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        return Ok(());
+        // No capability (root's agent cannot read sealed moot's memory or environment) and no
+        // descriptor of moot's but the three pipes.
+        return moot_proc::strip_for_exec();
     }
     let agent = agent as libc::pid_t;
     // The reaper holds nothing of the agent's: not its pipes (moot reads to their end), not the

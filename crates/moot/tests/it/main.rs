@@ -23,6 +23,7 @@ mod cli_pipes;
 mod cli_protocols;
 mod cli_providers;
 mod cli_redact;
+mod cli_secrets;
 mod cli_serve;
 mod cli_signals;
 mod cli_store;

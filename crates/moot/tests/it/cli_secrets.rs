@@ -1,0 +1,226 @@
+//! Issue 56 item 2: no process moot starts can read a secret moot holds — not through
+//! `/proc/<moot>/environ`, `/proc/<moot>/mem`, its command line, inherited descriptors or its
+//! own environment — as root (capabilities dropped) and as an unprivileged user (moot sealed).
+
+use crate::common;
+
+use common::Env;
+use serde_json::Value;
+use std::path::Path;
+
+/// The key every test here gives moot, in two variables; the probe looks for its prefix
+/// (`sk-moot-probe-`).
+const KEY: &str = "sk-moot-probe-5b0e2c9d41f7a8836e1d";
+
+/// A `cli` agent that tries every way to moot's secrets and writes what it got to the file
+/// its argument names, then answers 42. It walks up from its parent (the reaper, a copy of
+/// moot) to moot, and for each reads `environ`, `cmdline` and every readable region of `mem`,
+/// keeping what follows the key's prefix wherever it appears.
+const PROBE: &str = r#"
+import json, os, re, sys
+sys.stdin.read()
+prefix = os.environ.get("PROBE_PREFIX", "sk-moot-probe-").encode()
+found = []
+def look(where, data):
+    for m in re.finditer(re.escape(prefix) + rb"[0-9a-f]{0,40}", data):
+        found.append([where, m.group(0).decode("ascii", "replace")])
+report = {"tried": {}, "env": sorted(os.environ), "fds": sorted(os.listdir("/proc/self/fd"))}
+pid, chain = os.getppid(), []
+while pid > 1 and len(chain) < 2:
+    chain.append(pid)
+    with open(f"/proc/{pid}/stat") as f:
+        pid = int(f.read().rsplit(")", 1)[1].split()[1])
+for depth, pid in enumerate(chain):
+    for part in ("environ", "cmdline"):
+        key = f"{depth}:{part}"
+        try:
+            with open(f"/proc/{pid}/{part}", "rb") as f:
+                data = f.read()
+            look(key, data)
+            report["tried"][key] = f"read {len(data)} bytes"
+        except OSError as e:
+            report["tried"][key] = type(e).__name__
+    key = f"{depth}:mem"
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            regions = [l.split() for l in f]
+        total = 0
+        with open(f"/proc/{pid}/mem", "rb", 0) as mem:
+            for r in regions:
+                lo, hi = (int(x, 16) for x in r[0].split("-"))
+                if "r" not in r[1] or hi - lo > (256 << 20):
+                    continue
+                try:
+                    mem.seek(lo)
+                    data = mem.read(hi - lo)
+                except OSError:
+                    continue
+                total += len(data)
+                look(key, data)
+        report["tried"][key] = f"read {total} bytes"
+    except OSError as e:
+        report["tried"][key] = type(e).__name__
+for name, value in os.environ.items():
+    look("own environment", value.encode())
+report["found"] = found
+with open(sys.argv[1], "w") as f:
+    json.dump(report, f)
+print("Final answer: 42")
+"#;
+
+/// Runs `moot ask` with two probe agents under `wrap` (empty: as this user), and returns each
+/// agent's report.
+fn probe_reports(env: &Env, wrap: &[&str]) -> Vec<Value> {
+    let probe = env.write("probe.py", PROBE);
+    let report = |id: &str| env.dir.path().join(format!("report-{id}.json"));
+    let config = env.write(
+        "probe.toml",
+        &format!(
+            "[debate]\nprotocol = \"som\"\nrounds = 1\nanswer = \"numeric\"\nsoft_timeout_ms = 60000\nhard_timeout_ms = 90000\nmin_agents = 2\n\n[security]\ncli_allowed_commands = [\"/usr/bin/python3\"]\ncli_env = \"clear\"\n\n[[agents]]\nid = \"x\"\nbackend = \"cli\"\ncommand = \"/usr/bin/python3\"\nargs = [\"{p}\", \"{rx}\"]\nmode_arg = false\n\n[[agents]]\nid = \"y\"\nbackend = \"cli\"\ncommand = \"/usr/bin/python3\"\nargs = [\"{p}\", \"{ry}\"]\nmode_arg = false\n",
+            p = probe.display(),
+            rx = report("x").display(),
+            ry = report("y").display(),
+        ),
+    );
+    let moot = assert_cmd::cargo::cargo_bin("moot");
+    let mut command = match wrap.split_first() {
+        None => std::process::Command::new(&moot),
+        Some((program, args)) => {
+            let mut c = std::process::Command::new(program);
+            c.args(args).arg(&moot);
+            c
+        }
+    };
+    let out = command
+        .args(["ask", "What is 6 times 7?", "--json", "--config"])
+        .arg(&config)
+        .arg("--store")
+        .arg(env.store())
+        .env("OPENAI_API_KEY", KEY)
+        .env("GH_TOKEN", KEY)
+        .env("HOME", env.dir.path())
+        .env_remove("MOOT_STORE")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ["x", "y"]
+        .iter()
+        .map(|id| {
+            let text = std::fs::read_to_string(report(id)).unwrap();
+            assert!(!text.contains(KEY), "agent {id} read the key: {text}");
+            serde_json::from_str(&text).unwrap()
+        })
+        .collect()
+}
+
+/// What every report must say: each way was tried and refused, nothing was found, and the
+/// agent got only its standard streams and the clear environment.
+fn check(reports: &[Value]) {
+    for report in reports {
+        assert_eq!(report["found"], serde_json::json!([]), "{report}");
+        let tried = &report["tried"];
+        for depth in ["0", "1"] {
+            for part in ["environ", "mem"] {
+                assert_eq!(
+                    tried[format!("{depth}:{part}")],
+                    "PermissionError",
+                    "{part} of the agent's ancestor {depth}: {report}"
+                );
+            }
+            // The command line is readable by every process; it holds no secret here.
+            assert!(
+                tried[format!("{depth}:cmdline")]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("read ")),
+                "{report}"
+            );
+        }
+        let env: Vec<&str> = report["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        for name in &env {
+            assert!(
+                ["PATH", "HOME", "LANG", "LC_CTYPE"].contains(name),
+                "the agent got {name}: {env:?}"
+            );
+        }
+        // 0, 1, 2 and the descriptor listdir itself opened.
+        let fds = report["fds"].as_array().unwrap();
+        assert!(
+            fds.len() <= 4,
+            "the agent holds descriptors of moot's: {report}"
+        );
+    }
+}
+
+#[test]
+fn a_cli_agent_cannot_read_moots_keys_from_its_environment_memory_or_descriptors() {
+    let env = Env::new();
+    check(&probe_reports(&env, &[]));
+}
+
+#[test]
+fn an_unprivileged_users_agent_cannot_read_them_either() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // This user is unprivileged already: the test above is this one.
+        let env = Env::new();
+        check(&probe_reports(&env, &[]));
+        return;
+    }
+    let env = Env::new();
+    open_to_everyone(env.dir.path());
+    let reports = probe_reports(
+        &env,
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+        ],
+    );
+    check(&reports);
+}
+
+fn open_to_everyone(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_typed_on_the_command_line_is_gone_from_moots_proc_cmdline() {
+    let env = Env::new();
+    let token = "serve-token-7c41d0a9e2b85f36";
+    let served = common::moot_serve(&env, &["--token", token], &[]);
+    let pid = served.child.id();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(!cmdline.contains(token), "{cmdline}");
+    assert!(
+        cmdline.contains(&format!("--token {}", "*".repeat(token.len()))),
+        "{cmdline}"
+    );
+    // The server still takes the token it was given, and only it.
+    let client = reqwest::Client::new();
+    let runs = format!("{}/api/runs", served.url);
+    let status = |r: reqwest::Response| r.status().as_u16();
+    assert_eq!(status(client.get(&runs).send().await.unwrap()), 401);
+    let masked = "*".repeat(token.len());
+    assert_eq!(
+        status(client.get(&runs).bearer_auth(masked).send().await.unwrap()),
+        401
+    );
+    assert_eq!(
+        status(client.get(&runs).bearer_auth(token).send().await.unwrap()),
+        200
+    );
+}
