@@ -189,6 +189,15 @@ pub fn url_credentials(url: &str) -> Vec<String> {
         found.push(user.clone());
         found.push(format!("{user}:"));
     }
+    // The URL as written: `url` re-encodes some characters (`;`, `^`, a space, non-ASCII), so a
+    // password mixing them with `%XX` escapes is in neither of its forms.
+    let (written_user, written_password, written_query) = written_parts(url.trim());
+    if let Some(user) = written_user.filter(|u| !u.is_empty()) {
+        found.push(user.to_string());
+    }
+    if let Some(password) = written_password.filter(|p| !p.is_empty()) {
+        found.push(password.to_string());
+    }
     if let Some(password) = parsed.password() {
         found.push(password.to_string());
         let decoded = percent_decoded(password);
@@ -196,7 +205,11 @@ pub fn url_credentials(url: &str) -> Vec<String> {
         found.push(decoded);
     }
     // As written (split by hand: `query_pairs` decodes) and decoded.
-    for pair in parsed.query().unwrap_or_default().split('&') {
+    let query = [
+        parsed.query().unwrap_or_default(),
+        written_query.unwrap_or_default(),
+    ];
+    for pair in query.iter().flat_map(|q| q.split('&')) {
         let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
         if !raw.is_empty() && names_a_credential(&percent_decoded(name)) {
             found.push(raw.to_string());
@@ -210,6 +223,43 @@ pub fn url_credentials(url: &str) -> Vec<String> {
     found.sort();
     found.dedup();
     found
+}
+
+/// What of a URL typed on a command line to hide there: its password and secret query
+/// values in every form; its user name only when there is no password (the name can then be
+/// a token, `https://TOKEN@host`), since hiding a short name everywhere in the URL would hide
+/// pieces of its host and path too.
+pub fn hidden_on_a_command_line(url: &str) -> Vec<String> {
+    let found = url_credentials(url);
+    let (user, password, _) = written_parts(url.trim());
+    let (Some(user), Some(_)) = (user, password) else {
+        return found;
+    };
+    let decoded = percent_decoded(user);
+    let with_colon = format!("{decoded}:");
+    found
+        .into_iter()
+        .filter(|f| f != user && *f != decoded && !f.starts_with(&with_colon))
+        .collect()
+}
+
+/// The user name, password and query of `url` as its text writes them (no decoding, no
+/// re-encoding): the user information is what lies between `://` and the authority's last `@`.
+fn written_parts(url: &str) -> (Option<&str>, Option<&str>, Option<&str>) {
+    let Some((_, rest)) = url.split_once("://") else {
+        return (None, None, None);
+    };
+    let rest = rest.split('#').next().unwrap_or(rest);
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, after) = rest.split_at(authority_end);
+    let query = after.split_once('?').map(|(_, q)| q);
+    let Some((userinfo, _host)) = authority.rsplit_once('@') else {
+        return (None, None, query);
+    };
+    match userinfo.split_once(':') {
+        Some((user, password)) => (Some(user), Some(password), query),
+        None => (Some(userinfo), None, query),
+    }
 }
 
 /// Whether a query parameter of this name holds a credential.
@@ -508,6 +558,36 @@ mod tests {
             "{token:?}"
         );
         assert!(url_credentials("::").is_empty());
+    }
+
+    #[test]
+    fn a_password_is_a_credential_as_written_though_url_would_write_it_otherwise() {
+        // `url` re-encodes `;`, `^`, a space, `"` and non-ASCII: a password mixing them with
+        // `%XX` escapes is then in neither its re-encoded nor its decoded form.
+        for (url, written) in [
+            ("postgres://moot:PW-a%40b;c@127.0.0.1:5432/db", "PW-a%40b;c"),
+            ("postgres://moot:PW-a%40b^c@h/db", "PW-a%40b^c"),
+            ("postgres://moot:PW-a%40b c@h/db", "PW-a%40b c"),
+            ("postgres://moot:PW\u{e4}-x%21@h/db", "PW\u{e4}-x%21"),
+            (
+                "postgres://h/db?user=moot&password=PW-a%40b\"c",
+                "PW-a%40b\"c",
+            ),
+        ] {
+            let found = url_credentials(url);
+            assert!(found.contains(&written.to_string()), "{url}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_user_name_is_hidden_on_the_command_line_only_when_it_can_be_the_token() {
+        let with_password = hidden_on_a_command_line("postgres://b:pw@db/b");
+        assert_eq!(with_password, vec!["pw".to_string()]);
+        let token_as_user = hidden_on_a_command_line("https://ghtok123@h/v1");
+        assert!(
+            token_as_user.contains(&"ghtok123".to_string()),
+            "{token_as_user:?}"
+        );
     }
 
     #[test]

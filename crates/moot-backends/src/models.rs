@@ -457,8 +457,14 @@ impl ModelCache {
             .arg(&spec)
             .env_clear()
             .envs(pip_environment());
-        // SAFETY: strip_for_exec only makes system calls (async-signal-safe).
-        unsafe { pip.pre_exec(|| moot_proc::strip_for_exec()) };
+        // SAFETY: confine_for_exec and strip_for_exec only make system calls
+        // (async-signal-safe).
+        unsafe {
+            pip.pre_exec(|| {
+                moot_proc::confine_for_exec();
+                moot_proc::strip_for_exec()
+            })
+        };
         let output = pip.output().map_err(io_err(format!(
             "running `{command}` (is python3 with pip installed?)"
         )))?;

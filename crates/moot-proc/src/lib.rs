@@ -16,6 +16,9 @@
 //!   any other) and cannot get one back by executing something; with the seal, root's agents
 //!   are then refused moot's environment and memory as an unprivileged user's are. Every
 //!   descriptor but the standard three is marked close-on-exec.
+//! - [`confine_for_exec`], before that, under root: the kernel's settings are read-only for the
+//!   program, since uid 0 owns them without any capability and some of them (`core_pattern`)
+//!   make the kernel run a program with every capability.
 //! - [`mask_arguments`]: the secrets given on moot's command line are overwritten in place
 //!   with `*` (inside the arguments that carry them only), so `/proc/PID/cmdline` (readable by every process of the machine, sealed or not)
 //!   no longer shows them; `mysql -p` does the same. Between `exec` and the mask there are a
@@ -116,6 +119,59 @@ pub unsafe fn strip_for_exec() -> io::Result<()> {
     }
     mark_descriptors_cloexec();
     Ok(())
+}
+
+/// For a `pre_exec` hook, before [`strip_for_exec`]: under root, the program gets a mount
+/// namespace of its own in which the kernel's settings (`/proc/sys`, `/sys`, `/proc/sysrq-trigger`)
+/// are read-only. uid 0 owns those files whatever its capabilities, and some make the kernel run
+/// a program of the writer's choosing with every capability (`kernel.core_pattern`,
+/// `kernel.modprobe`, `/sys/kernel/uevent_helper`), which could then read moot. Once the
+/// capabilities are dropped, the program cannot remount them. Where no namespace can be made
+/// (a container without `CAP_SYS_ADMIN`, whose `/proc/sys` is read-only already) nothing is
+/// done. Not root: nothing to do (an unprivileged user cannot write them).
+///
+/// # Safety
+///
+/// Only between `fork` and `exec`: raw system calls on static strings (async-signal-safe).
+pub unsafe fn confine_for_exec() {
+    if libc::geteuid() != 0 {
+        return;
+    }
+    if libc::unshare(libc::CLONE_NEWNS) != 0 {
+        return;
+    }
+    let none = std::ptr::null::<libc::c_char>();
+    let root = c"/".as_ptr();
+    // Nothing done here reaches the machine's mounts.
+    if libc::mount(
+        none,
+        root,
+        none,
+        libc::MS_REC | libc::MS_SLAVE,
+        std::ptr::null(),
+    ) != 0
+    {
+        return;
+    }
+    for path in [c"/proc/sys", c"/sys", c"/proc/sysrq-trigger"] {
+        let path = path.as_ptr();
+        if libc::mount(
+            path,
+            path,
+            none,
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ) == 0
+        {
+            libc::mount(
+                none,
+                path,
+                none,
+                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY,
+                std::ptr::null(),
+            );
+        }
+    }
 }
 
 /// Marks every descriptor above 2 close-on-exec: a program started gets its standard streams

@@ -97,13 +97,36 @@ fn seal_secrets(matches: &clap::ArgMatches) {
     if let Some(gap) = moot_proc::isolation_gap() {
         errln!("moot: warning: {gap}");
     }
-    // Every value typed on the command line, in every subcommand: a URL's credentials (any
-    // store, upstream or endpoint), and the whole value of a token.
+    // Every argument that holds a URL with credentials, however clap took it (a global
+    // `--store` given twice keeps only one value: both are on the command line), and the whole
+    // value of a token.
     let mut typed = Vec::new();
+    for argument in std::env::args_os().skip(1) {
+        let Some(argument) = argument.to_str().map(str::to_string) else {
+            continue;
+        };
+        let value = match argument.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') && !flag.contains("://") => value,
+            _ => argument.as_str(),
+        };
+        if !value.contains("://") {
+            continue;
+        }
+        let secrets = moot_backends::http::hidden_on_a_command_line(value);
+        if !secrets.is_empty() {
+            typed.push(moot_proc::Typed {
+                value: value.to_string(),
+                secrets,
+            });
+        }
+    }
     let mut next = Some(matches);
     while let Some(m) = next {
-        for id in m.ids() {
-            let id = id.as_str();
+        for id in m
+            .ids()
+            .map(clap::Id::as_str)
+            .filter(|id| id.contains("token"))
+        {
             if m.value_source(id) != Some(ValueSource::CommandLine) {
                 continue;
             }
@@ -111,16 +134,10 @@ fn seal_secrets(matches: &clap::ArgMatches) {
                 continue;
             };
             for value in values.filter_map(|v| v.to_str()) {
-                let mut inside = moot_backends::http::url_credentials(value);
-                if id.contains("token") {
-                    inside.push(value.to_string());
-                }
-                if !inside.is_empty() {
-                    typed.push(moot_proc::Typed {
-                        value: value.to_string(),
-                        secrets: inside,
-                    });
-                }
+                typed.push(moot_proc::Typed {
+                    value: value.to_string(),
+                    secrets: vec![value.to_string()],
+                });
             }
         }
         next = m.subcommand().map(|(_, sub)| sub);

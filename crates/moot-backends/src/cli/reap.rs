@@ -141,6 +141,7 @@ pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::R
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
         // No capability (root's agent cannot read sealed moot's memory or environment) and no
         // descriptor of moot's but the three pipes.
+        moot_proc::confine_for_exec();
         return moot_proc::strip_for_exec();
     }
     let agent = agent as libc::pid_t;

@@ -62,6 +62,16 @@ for depth, pid in enumerate(chain):
         report["tried"][key] = type(e).__name__
 for name, value in os.environ.items():
     look("own environment", value.encode())
+# uid 0 owns the kernel's settings without capabilities; core_pattern would run a program of
+# the agent's choosing with all of them. Written back unchanged when it can be written at all.
+try:
+    with open("/proc/sys/kernel/core_pattern") as f:
+        pattern = f.read()
+    with open("/proc/sys/kernel/core_pattern", "w") as f:
+        f.write(pattern)
+    report["core_pattern"] = "written"
+except OSError as e:
+    report["core_pattern"] = type(e).__name__
 report["found"] = found
 with open(sys.argv[1], "w") as f:
     json.dump(report, f)
@@ -152,6 +162,7 @@ fn check(reports: &[Value]) {
                 "the agent got {name}: {env:?}"
             );
         }
+        assert_ne!(report["core_pattern"], "written", "{report}");
         // 0, 1, 2 and the descriptor listdir itself opened.
         let fds = report["fds"].as_array().unwrap();
         assert!(
@@ -222,5 +233,41 @@ async fn a_token_typed_on_the_command_line_is_gone_from_moots_proc_cmdline() {
     assert_eq!(
         status(client.get(&runs).bearer_auth(token).send().await.unwrap()),
         200
+    );
+}
+
+/// The attacker's cases: a password `url` would re-encode (`;` beside a `%40`), and a global
+/// `--store` given twice (clap keeps one value; both are on the command line).
+#[test]
+fn every_store_password_on_the_command_line_is_hidden_however_it_is_written() {
+    // A server that accepts and never answers: moot waits on it, after it has started.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let first = format!("postgres://moot:PW-first%40x;y@127.0.0.1:{port}/db");
+    let second = format!("postgres://moot:PW-second%40x^y@127.0.0.1:{port}/db");
+    let mut moot = std::process::Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .args(["--store", &first, "ask", "What is 6 times 7?", "--sim"])
+        .arg(format!("--store={second}"))
+        .env_remove("MOOT_STORE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (_connection, _) = listener.accept().unwrap();
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", moot.id())).unwrap();
+    moot.kill().unwrap();
+    moot.wait().unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    for password in ["PW-first%40x;y", "PW-second%40x^y"] {
+        assert!(!cmdline.contains(password), "{cmdline}");
+        assert!(cmdline.contains(&"*".repeat(password.len())), "{cmdline}");
+    }
+    // The rest of the URL is left as written, the user name included.
+    assert!(
+        cmdline.contains(&format!(
+            "postgres://moot:{}@127.0.0.1:{port}/db",
+            "*".repeat(14)
+        )),
+        "{cmdline}"
     );
 }
