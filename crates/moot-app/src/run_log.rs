@@ -31,11 +31,9 @@ impl LogFile {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("logging.file: creating {}", dir.display()))?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .with_context(|| format!("logging.file: opening {}", path.display()))?;
+        // Only a regular file: a FIFO there would block the debate until something read it.
+        let file =
+            moot_files::open_output(path, moot_files::Output::Append).context("logging.file")?;
         Ok(Some(LogFile {
             file: Mutex::new(file),
             level: section.level,

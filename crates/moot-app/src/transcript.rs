@@ -87,6 +87,6 @@ pub fn write(
         ),
     };
     let path = dir.join(format!("transcript-{stamp}-{}.{ext}", run.id));
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    moot_files::write_output(&path, text)?;
     Ok(path)
 }

@@ -135,9 +135,23 @@ impl Ask {
     /// its leader's answer instead, without a turn, and asks only if it comes to lead.
     pub(crate) async fn run(self, turns: Arc<Semaphore>) -> Asked {
         let key = self.key;
+        // A follower's wait is bounded as its own call would be: a leader in another debate
+        // (with another budget, or none) cannot hold it past its `max_agent_time_sec`.
+        let began_following = Instant::now();
         let lead = match self.flight {
-            Some(Flight::Follow(follow)) => match follow.answer().await {
-                Ok(completion) => {
+            Some(Flight::Follow(follow)) => match bounded(self.time_limit, follow.answer()).await {
+                None => {
+                    let max = self.time_limit.unwrap_or_default();
+                    return Asked {
+                        key,
+                        result: Err(call_over_time(max)),
+                        reasked: None,
+                        latency: began_following.elapsed(),
+                        shared: false,
+                        lead: None,
+                    };
+                }
+                Some(Ok(completion)) => {
                     return Asked {
                         key,
                         result: Ok(completion),
@@ -148,7 +162,7 @@ impl Ask {
                     }
                 }
                 // The leader left without an answer, and this call leads now.
-                Err(lead) => Some(lead),
+                Some(Err(lead)) => Some(lead),
             },
             Some(Flight::Lead(lead)) => Some(lead),
             None => None,
@@ -170,6 +184,17 @@ impl Ask {
             shared: false,
             lead,
         }
+    }
+}
+
+/// `future`'s output, or `None` when `limit` passes first.
+async fn bounded<T>(
+    limit: Option<Duration>,
+    future: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match limit {
+        Some(max) => tokio::time::timeout(max, future).await.ok(),
+        None => Some(future.await),
     }
 }
 
@@ -242,6 +267,36 @@ mod tests {
         assert_eq!(shared_messages(&calls), vec![2, 2]);
         assert_eq!(shared_messages(&[("m", &first[..])]), vec![0]);
         assert_eq!(shared_messages(&[]), Vec::<usize>::new());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_followers_wait_is_bounded_by_its_own_call_time() {
+        let store = moot_store::MemoryStore::default();
+        // A leader that never answers (its call is in another debate, with no bound).
+        let _leader = crate::flight::join(&store, "k");
+        let follow = crate::flight::join(&store, "k");
+        assert!(matches!(follow, Flight::Follow(_)));
+        let model: Arc<dyn LanguageModel> = Arc::new(moot_backends::scripted::ScriptedModel::new(
+            "m",
+            [moot_backends::scripted::Scripted::reply("unused")],
+        ));
+        let asked = Ask {
+            key: CallKey::answer(0, 0),
+            model,
+            request: CompletionRequest::new(vec![ChatMessage::user("q")]),
+            reask: None,
+            time_limit: Some(Duration::from_secs(30)),
+            flight: Some(follow),
+        }
+        .run(Arc::new(Semaphore::new(1)))
+        .await;
+        assert!(
+            matches!(asked.result, Err(BackendError::TimeLimit(_))),
+            "{:?}",
+            asked.result
+        );
+        assert!(!asked.shared);
+        assert_eq!(asked.latency, Duration::from_secs(30));
     }
 
     #[test]

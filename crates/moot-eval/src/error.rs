@@ -61,10 +61,26 @@ impl fmt::Display for Place {
     }
 }
 
+/// How many characters of a gold an error quotes: a bad row costs its message no more.
+pub const QUOTED_CHARS: usize = 200;
+
+/// `text` quoted for an error: whole when short, else its first [`QUOTED_CHARS`] characters
+/// and its size (a 5 MB gold is not echoed whole).
+pub fn quoted(text: &str) -> String {
+    if text.chars().count() <= QUOTED_CHARS {
+        return format!("{text:?}");
+    }
+    let head: String = text.chars().take(QUOTED_CHARS).collect();
+    format!(
+        "{head:?}… ({} in all)",
+        moot_files::bytes(text.len() as u64)
+    )
+}
+
 /// A choice's gold that names no option. `problem` is the same for like items (they are
 /// counted together when left out); `detail` says what there was.
 #[derive(Debug, thiserror::Error)]
-#[error("{place}: gold {gold:?} from field `{field}` {problem} ({detail})")]
+#[error("{place}: gold {} from field `{field}` {problem} ({detail})", quoted(.gold))]
 pub struct BadGold {
     pub place: Place,
     pub field: String,
@@ -113,7 +129,7 @@ pub enum DatasetError {
         problem: String,
     },
     /// The gold answer, once reduced, does not parse under the item's answer kind.
-    #[error("{place}: gold answer {gold:?} from field `{field}` does not parse as {kind}")]
+    #[error("{place}: gold answer {} from field `{field}` does not parse as {kind}", quoted(.gold))]
     Gold {
         place: Place,
         field: String,
@@ -201,6 +217,15 @@ fn file_and_path(file: &str, path: &std::path::Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_gold_is_quoted_up_to_its_bound() {
+        assert_eq!(quoted("42"), "\"42\"");
+        let long = "7".repeat(5_000_000);
+        let shown = quoted(&long);
+        assert!(shown.len() < QUOTED_CHARS + 40, "{}", shown.len());
+        assert!(shown.ends_with("… (5000000 bytes in all)"), "{shown}");
+    }
 
     #[test]
     fn messages_name_file_place_and_field() {

@@ -197,6 +197,23 @@ fn item(
             opts
         }
     };
+    // Two options alike make a gold that names one of them name both, and an answer that
+    // picks the other right or wrong by chance.
+    if let (Some(field), Some((first, again))) = (&f.options, first_repeat(&options)) {
+        let field = match field {
+            OptionsField::List(field) => field.as_str(),
+            OptionsField::Columns(columns) => columns.get(again).map_or("", String::as_str),
+        };
+        return Err(rec.bad(
+            field,
+            format!(
+                "options {} and {} are the same text ({})",
+                first + 1,
+                again + 1,
+                crate::error::quoted(options[again].trim())
+            ),
+        ));
+    }
     let id = match &f.id {
         Some(field) => {
             let id = rec.text(field)?.trim().to_string();
@@ -305,6 +322,17 @@ fn gold(
     };
     if let Some(labels_field) = &f.labels {
         let labels = rec.list(labels_field)?;
+        if let Some((first, again)) = first_repeat(&labels) {
+            return Err(rec.bad(
+                labels_field,
+                format!(
+                    "labels {} and {} are the same ({})",
+                    first + 1,
+                    again + 1,
+                    crate::error::quoted(labels[again].trim())
+                ),
+            ));
+        }
         if labels.len() != options.len() {
             return Err(rec.bad(
                 labels_field,
@@ -376,4 +404,21 @@ fn fold(s: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
+}
+
+/// The places (0-based) of the first text that appears twice in `texts`, compared trimmed and
+/// ignoring case; `None` when all differ.
+fn first_repeat(texts: &[String]) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, text) in texts.iter().enumerate() {
+        let key = text.trim().to_lowercase();
+        if key.is_empty() {
+            continue;
+        }
+        if let Some(&first) = seen.get(&key) {
+            return Some((first, i));
+        }
+        seen.insert(key, i);
+    }
+    None
 }

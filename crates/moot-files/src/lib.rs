@@ -225,6 +225,63 @@ fn open_checked(
     Ok((file, meta.len()))
 }
 
+/// A file that was not written: its path and why.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {problem}", shown(path))]
+pub struct WriteError {
+    pub path: PathBuf,
+    pub problem: Problem,
+}
+
+/// How an output file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Its old content replaced (a report, a transcript).
+    Replace,
+    /// Added to its end (a run log).
+    Append,
+}
+
+/// `path` opened for writing (created when missing): only a regular file, so that a FIFO
+/// (which would block moot until something reads it), a device, a socket or a folder at an
+/// output path is refused by kind. The kind is checked before opening; the file is opened
+/// non-blocking and without truncating, checked again, and only then emptied for
+/// [`Output::Replace`].
+pub fn open_output(path: &Path, output: Output) -> Result<std::fs::File, WriteError> {
+    let fail = |problem| WriteError {
+        path: path.to_path_buf(),
+        problem,
+    };
+    match std::fs::metadata(path) {
+        Ok(before) => regular(&before.file_type()).map_err(fail)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(Problem::Io(e))),
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .append(output == Output::Append)
+        .create(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| fail(Problem::Io(e)))?;
+    let meta = file.metadata().map_err(|e| fail(Problem::Io(e)))?;
+    regular(&meta.file_type()).map_err(fail)?;
+    if output == Output::Replace {
+        file.set_len(0).map_err(|e| fail(Problem::Io(e)))?;
+    }
+    Ok(file)
+}
+
+/// Writes `bytes` as the whole content of the regular file at `path` ([`open_output`]).
+pub fn write_output(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), WriteError> {
+    use std::io::Write;
+    let mut file = open_output(path, Output::Replace)?;
+    file.write_all(bytes.as_ref()).map_err(|e| WriteError {
+        path: path.to_path_buf(),
+        problem: Problem::Io(e),
+    })
+}
+
 /// All of `reader` (stdin, a pipe), at most `limit.bytes` of it: a stream that goes on past
 /// the bound is refused once the bound is passed, not read to its end.
 pub fn read_limited(reader: impl Read, limit: Limit) -> Result<Vec<u8>, Problem> {

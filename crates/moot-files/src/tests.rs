@@ -218,3 +218,39 @@ fn sizes_read_in_gib_or_mib_when_exact() {
 fn control_characters_in_a_path_are_escaped() {
     assert_eq!(shown(Path::new("a\u{1b}[31mb")), "a\\u{1b}[31mb");
 }
+
+#[test]
+fn an_output_path_that_is_a_fifo_a_folder_or_a_device_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("out.md");
+    mkfifo(&fifo);
+    // Nothing reads the FIFO: opening it to write would block for good.
+    let target = fifo.clone();
+    let e = at_once(move || write_output(&target, "report")).unwrap_err();
+    assert!(
+        e.to_string().contains("a FIFO, not a regular file") && e.to_string().contains("out.md"),
+        "{e}"
+    );
+    for (path, kind) in [
+        (dir.path(), "a folder"),
+        (Path::new("/dev/null"), "a device"),
+    ] {
+        let e = open_output(path, Output::Append).unwrap_err();
+        assert!(e.to_string().contains(kind), "{e}");
+    }
+}
+
+#[test]
+fn an_output_file_is_replaced_or_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.txt");
+    write_output(&path, "first, longer text").unwrap();
+    write_output(&path, "second").unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "second");
+    use std::io::Write;
+    open_output(&path, Output::Append)
+        .unwrap()
+        .write_all(b" and more")
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "second and more");
+}

@@ -21,12 +21,15 @@ pub enum SweepError {
     /// A task running debates panicked or was cancelled.
     #[error("sweep task: {0}")]
     Task(String),
-    /// An output could not be written.
+    /// An output folder could not be made.
     #[error("writing {path}: {source}")]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// An output file could not be written (a FIFO or folder at its path is refused by kind).
+    #[error(transparent)]
+    Output(#[from] moot_files::WriteError),
     /// A plot could not be drawn.
     #[error("plot: {0}")]
     Plot(String),

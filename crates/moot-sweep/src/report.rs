@@ -204,10 +204,9 @@ impl SweepReport {
             svg: dir.join(format!("{stem}.svg")),
         };
         let svg_name = format!("{stem}.svg");
-        std::fs::write(&written.svg, self.svg()?).map_err(io(&written.svg))?;
-        std::fs::write(&written.csv, self.csv()?).map_err(io(&written.csv))?;
-        std::fs::write(&written.markdown, self.markdown(&svg_name))
-            .map_err(io(&written.markdown))?;
+        moot_files::write_output(&written.svg, self.svg()?)?;
+        moot_files::write_output(&written.csv, self.csv()?)?;
+        moot_files::write_output(&written.markdown, self.markdown(&svg_name))?;
         Ok(written)
     }
 }

@@ -529,6 +529,21 @@ impl Parser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'.') {
             self.i += 1;
         }
+        // Scientific notation (`6.02e23`, `5E-1`), read whole: `e` with digits after it, and
+        // no letter glued to them (`2e` alone stays two times something).
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            let mut k = self.i + 1;
+            if matches!(self.s.get(k), Some(b'+' | b'-')) {
+                k += 1;
+            }
+            let first = k;
+            while self.s.get(k).is_some_and(u8::is_ascii_digit) {
+                k += 1;
+            }
+            if k > first && !self.s.get(k).is_some_and(u8::is_ascii_alphabetic) {
+                self.i = k;
+            }
+        }
         std::str::from_utf8(&self.s[start..self.i])
             .ok()?
             .parse()
@@ -577,6 +592,12 @@ mod tests {
         close(r"-\frac{\sqrt{3}}{2}", -(3f64.sqrt()) / 2.0);
         close("2^{10}", 1024.0);
         close("(1+2)*3", 9.0);
+        close("6.02e23", 6.02e23);
+        close("5E-1", 0.5);
+        close("2e+3", 2000.0);
+        assert_eq!(evaluate("1e400"), None);
+        assert_eq!(evaluate("2e"), None);
+        assert_eq!(evaluate("2e3x"), None);
         assert_eq!(evaluate("x+1"), None);
         assert_eq!(evaluate(r"\frac{1}{0}"), None);
         assert_eq!(evaluate("(1,2)"), None);

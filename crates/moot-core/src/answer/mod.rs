@@ -270,6 +270,41 @@ mod tests {
     }
 
     #[test]
+    fn numbers_in_scientific_notation_are_read_whole_in_every_kind_that_reads_numbers() {
+        use AnswerKind::{Math as M, Numeric as N};
+        let ctx = ExtractContext::default();
+        let parsed =
+            |kind, s: &str| Answer::parse(kind, s, &ctx).map(|a| a.canonical().to_string());
+        // The issue's finding: `2000` against gold `2e3` was wrong and `2` right.
+        let gold = Answer::parse(N, "2e3", &ctx).unwrap();
+        let right = Answer::extract(N, "Final answer: 2000", &ctx).unwrap();
+        let wrong = Answer::extract(N, "Final answer: 2", &ctx).unwrap();
+        assert!(
+            crate::answer::is_correct(Some(&right), &gold),
+            "{gold:?} {right:?}"
+        );
+        assert!(
+            !crate::answer::is_correct(Some(&wrong), &gold),
+            "{gold:?} {wrong:?}"
+        );
+        assert_eq!(
+            parsed(N, "6.02e23"),
+            Some("602000000000000000000000".into())
+        );
+        assert_eq!(ex(N, "The answer is 5e-1."), Some("0.5".into()));
+        assert_eq!(ex(N, r"\boxed{1E+3}"), Some("1000".into()));
+        // Out of range: no number, not its mantissa.
+        assert_eq!(parsed(N, "1e400"), None);
+        assert_eq!(ex(N, "The answer is 1e400."), None);
+        let math = Answer::parse(M, "6.02e23", &ctx).unwrap();
+        let math_right = Answer::extract(M, r"\boxed{602000000000000000000000}", &ctx).unwrap();
+        assert!(
+            crate::answer::is_correct(Some(&math_right), &math),
+            "{math:?} {math_right:?}"
+        );
+    }
+
+    #[test]
     fn parse_reads_bare_answers_whole() {
         let ctx = ExtractContext::default();
         let p = |k, s| Answer::parse(k, s, &ctx).map(|a| a.canonical);

@@ -1,4 +1,5 @@
-//! Numbers as models write them: signs, thousands separators, decimals, fractions, `$`, `%`.
+//! Numbers as models write them: signs, thousands separators, decimals, fractions, scientific
+//! notation, `$`, `%`.
 
 use std::fmt;
 
@@ -158,9 +159,38 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
                 j += 1;
             }
         }
-        let mut number = decimal_number(negative, &digits, &fraction);
+        // Scientific notation ("2e3", "6.02e23", "5e-1", "1E+3"), read whole: an exponent is
+        // digits after `e` or `E` and an optional sign, with no letter or digit glued after.
+        let mut exponent = None;
+        if j < chars.len() && matches!(chars[j].1, 'e' | 'E') && !digits.is_empty() {
+            let mut k = j + 1;
+            let negative_exponent = chars.get(k).is_some_and(|&(_, c)| is_minus(c));
+            if chars.get(k).is_some_and(|&(_, c)| c == '+' || is_minus(c)) {
+                k += 1;
+            }
+            let first = k;
+            while k < chars.len() && chars[k].1.is_ascii_digit() {
+                k += 1;
+            }
+            let glued = chars.get(k).is_some_and(|&(_, c)| c.is_alphanumeric());
+            if k > first && !glued {
+                let written: String = chars[first..k].iter().map(|&(_, c)| c).collect();
+                // More digits than an i32 holds is out of any range: saturate, then refuse.
+                let magnitude = written.parse::<i32>().unwrap_or(i32::MAX);
+                exponent = Some(if negative_exponent {
+                    -magnitude
+                } else {
+                    magnitude
+                });
+                j = k;
+            }
+        }
+        let mut number = match exponent {
+            None => decimal_number(negative, &digits, &fraction),
+            Some(exponent) => scientific_number(negative, &digits, &fraction, exponent),
+        };
         // A fraction "a/b" of two plain integers.
-        if fraction.is_empty() && j + 1 < chars.len() && chars[j].1 == '/' {
+        if exponent.is_none() && fraction.is_empty() && j + 1 < chars.len() && chars[j].1 == '/' {
             let mut k = j + 1;
             let mut denominator = String::new();
             while k < chars.len() && chars[k].1.is_ascii_digit() {
@@ -239,6 +269,53 @@ fn decimal_number(negative: bool, int_digits: &str, frac_digits: &str) -> Option
     Some(Number { value, canonical })
 }
 
+/// A number written `digits.fraction` times ten to `exponent`, as the decimal it is (so
+/// `6.02e23` is the integer 602000000000000000000000, digit-exact). `None` when it is out of
+/// the range of a double: too large (`1e400`), or not zero yet too small to be told from zero
+/// (`1e-400`).
+fn scientific_number(
+    negative: bool,
+    int_digits: &str,
+    frac_digits: &str,
+    exponent: i32,
+) -> Option<Number> {
+    let mantissa_is_zero = int_digits
+        .chars()
+        .chain(frac_digits.chars())
+        .all(|d| d == '0');
+    if mantissa_is_zero {
+        return decimal_number(negative, "0", "");
+    }
+    let value: f64 = format!("{int_digits}.{frac_digits}0e{exponent}")
+        .parse()
+        .ok()?;
+    if !value.is_finite() || value == 0.0 {
+        return None;
+    }
+    // The decimal point moves `exponent` places within the digits as written. The value is a
+    // finite double, so the zeros added are fewer than about 330 (beyond what was written).
+    let all = format!("{int_digits}{frac_digits}");
+    let point = i64::try_from(int_digits.len()).ok()? + i64::from(exponent);
+    let (int_part, frac_part) = if point <= 0 {
+        let zeros = usize::try_from(-point).ok()?;
+        (String::new(), format!("{}{all}", "0".repeat(zeros)))
+    } else {
+        let point = usize::try_from(point).ok()?;
+        if point >= all.len() {
+            (
+                format!("{all}{}", "0".repeat(point - all.len())),
+                String::new(),
+            )
+        } else {
+            (all[..point].to_string(), all[point..].to_string())
+        }
+    };
+    let mut number = decimal_number(negative, &int_part, &frac_part)?;
+    // The digits are exact; the value is the double nearest the written number.
+    number.value = if negative { -value } else { value };
+    Some(number)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +343,26 @@ mod tests {
         );
         assert_eq!(canon("1/3"), vec!["0.3333333333333333"]);
         assert_eq!(canon("4/2"), vec!["2"]);
+    }
+
+    #[test]
+    fn scientific_notation_is_read_whole() {
+        assert_eq!(canon("Final answer: 2e3"), vec!["2000"]);
+        assert_eq!(canon("6.02e23 atoms"), vec!["602000000000000000000000"]);
+        assert_eq!(
+            canon("5e-1 and 1E+3 and -2.5e2"),
+            vec!["0.5", "1000", "-250"]
+        );
+        assert_eq!(canon("0e7 is 0.0E-3"), vec!["0", "0"]);
+        // Out of a double's range: no number at all, never the mantissa alone.
+        assert_eq!(canon("1e400 and 1e-400"), Vec::<String>::new());
+        assert_eq!(canon("9e99999999999"), Vec::<String>::new());
+        // Not exponents: a letter glued after, no digit after the e, a word.
+        assert_eq!(canon("2e3x 4e 5eggs 3 each"), vec!["2", "4", "5", "3"]);
+        let big = Number::parse_exact("6.02e23").unwrap();
+        assert!(approx_eq_f64(big.value(), 6.02e23));
+        assert_eq!(Number::parse_exact("2e3").unwrap().canonical(), "2000");
+        assert!(Number::parse_exact("1e400").is_none());
     }
 
     #[test]

@@ -344,3 +344,48 @@ fn labels_must_match_the_options_one_to_one() {
         "{err}"
     );
 }
+
+#[test]
+fn options_or_labels_written_twice_are_refused_naming_the_line() {
+    let dir = tempfile::tempdir().expect("dir");
+    let file = write(
+        dir.path(),
+        "twice.jsonl",
+        concat!(
+            r#"{"question": "q1", "choices": {"text": ["a", "b", "c"], "label": ["A", "B", "C"]}, "answerKey": "B"}"#,
+            "\n",
+            r#"{"question": "q2", "choices": {"text": ["a", "b", " B "], "label": ["A", "B", "C"]}, "answerKey": "B"}"#,
+            "\n",
+        ),
+    );
+    let err = load(
+        &spec(&format!(
+            "jsonl:{file}?kind=choice&options=choices.text&labels=choices.label&answer=answerKey"
+        )),
+        Path::new("/unused"),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("line 2: options 2 and 3 are the same text (\"B\") in field `choices.text`"),
+        "{err}"
+    );
+    let labels = write(
+        dir.path(),
+        "labels.jsonl",
+        r#"{"question": "q", "choices": {"text": ["a", "b", "c"], "label": ["A", "B", "A"]}, "answerKey": "B"}
+"#,
+    );
+    let err = load(
+        &spec(&format!(
+            "jsonl:{labels}?kind=choice&options=choices.text&labels=choices.label&answer=answerKey"
+        )),
+        Path::new("/unused"),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("line 1: labels 1 and 3 are the same (\"A\") in field `choices.label`"),
+        "{err}"
+    );
+}

@@ -79,7 +79,7 @@ fn write_report(report: &Report, format: Format, dir: &Path) -> Result<()> {
     let plots = moot_app::bench_report::plots(report)?;
     for (_, file, svg) in &plots {
         let path = dir.join(file);
-        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+        moot_files::write_output(&path, svg)?;
         errln!("wrote {}", path.display());
     }
     let links: Vec<(&str, &str)> = plots.iter().map(|(c, f, _)| (*c, *f)).collect();
@@ -88,8 +88,7 @@ fn write_report(report: &Report, format: Format, dir: &Path) -> Result<()> {
         Format::Json => "report.json",
     };
     let path = dir.join(file);
-    std::fs::write(&path, render(report, format, &links)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    moot_files::write_output(&path, render(report, format, &links)?)?;
     errln!("wrote {}", path.display());
     Ok(())
 }
