@@ -57,10 +57,13 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
 
 /// `GET /people/{id}`: one waiting question and the form that answers it.
 pub async fn show(State(app): State<Arc<App>>, Path(id): Path<u64>) -> Response {
-    question_page(&app, id, None)
+    question_page(&app, id, None, "")
 }
 
-fn question_page(app: &App, id: u64, error: Option<&str>) -> Response {
+/// The question's page; after a refused reply, with why and the answer as it was typed (the
+/// box's limit is counted in bytes by the server, which a browser's `maxlength`, counting
+/// characters, cannot do: the answer is kept rather than lost).
+fn question_page(app: &App, id: u64, error: Option<&str>, answer: &str) -> Response {
     let Some(w) = app.runner.people().and_then(|d| d.question(id)) else {
         return not_waiting(id);
     };
@@ -85,6 +88,7 @@ fn question_page(app: &App, id: u64, error: Option<&str>) -> Response {
             seconds_left => w.seconds_left,
             messages => messages,
             error => error,
+            answer => answer,
             max_bytes => MAX_HUMAN_ANSWER_BYTES,
         },
     )
@@ -121,6 +125,7 @@ pub async fn reply(
                 &app,
                 id,
                 Some("The answer is empty: write one, or abstain."),
+                "",
             )
         }
         "answer" if form.answer.len() > MAX_HUMAN_ANSWER_BYTES => {
@@ -131,6 +136,7 @@ pub async fn reply(
                     "The answer is {} bytes, over the {MAX_HUMAN_ANSWER_BYTES} an answer may be.",
                     form.answer.len()
                 )),
+                &form.answer,
             )
         }
         "answer" => HumanReply::Answer(form.answer.replace("\r\n", "\n").trim_end().to_string()),

@@ -139,8 +139,8 @@ where
         let m = &self.metrics;
         match meta.name() {
             sc::OP_CHAT => {
-                let backend = fields.text(sc::MOOT_BACKEND);
-                let model = fields.text(sc::GEN_AI_REQUEST_MODEL);
+                let backend = m.bounded("backend", fields.text(sc::MOOT_BACKEND));
+                let model = m.bounded("model", fields.text(sc::GEN_AI_REQUEST_MODEL));
                 // A call dropped at a deadline ends its span with no outcome recorded.
                 let mut outcome = fields.text(sc::MOOT_OUTCOME);
                 if outcome.is_empty() {
@@ -180,8 +180,8 @@ where
             sc::OP_INVOKE_AGENT if fields.flag(sc::MOOT_CACHED) => {
                 m.calls
                     .get_or_create(&CallLabels {
-                        backend: fields.text(sc::MOOT_BACKEND),
-                        model: fields.text(sc::GEN_AI_REQUEST_MODEL),
+                        backend: m.bounded("backend", fields.text(sc::MOOT_BACKEND)),
+                        model: m.bounded("model", fields.text(sc::GEN_AI_REQUEST_MODEL)),
                         outcome: "cached".into(),
                     })
                     .inc();
@@ -189,15 +189,15 @@ where
             sc::OP_INVOKE_WORKFLOW => {
                 m.debates_in_flight.dec();
                 let debate = DebateLabels {
-                    protocol: fields.text(sc::GEN_AI_WORKFLOW_NAME),
-                    outcome: fields.text(sc::MOOT_OUTCOME),
+                    protocol: m.bounded("protocol", fields.text(sc::GEN_AI_WORKFLOW_NAME)),
+                    outcome: m.bounded("outcome", fields.text(sc::MOOT_OUTCOME)),
                 };
                 m.debates.get_or_create(&debate).inc();
                 m.debate_duration.get_or_create(&debate).observe(seconds);
             }
             sc::SPAN_RATE_LIMIT_WAIT => {
                 let limit = LimitLabels {
-                    limit: fields.text(sc::MOOT_RATE_LIMIT_KEY),
+                    limit: m.bounded("limit", fields.text(sc::MOOT_RATE_LIMIT_KEY)),
                 };
                 // Every limited call passes the limits; it waited when that took a while.
                 if seconds >= WAITED {
@@ -210,7 +210,7 @@ where
             sc::SPAN_SANDBOX_CHECK => {
                 m.sandbox_checks
                     .get_or_create(&VerdictLabels {
-                        verdict: fields.text(sc::MOOT_SANDBOX_VERDICT),
+                        verdict: m.bounded("verdict", fields.text(sc::MOOT_SANDBOX_VERDICT)),
                     })
                     .inc();
             }

@@ -29,6 +29,9 @@ pub struct TelemetryOptions {
     pub metrics: bool,
 }
 
+/// The longest a command waits at its end for its last spans to leave (README, Telemetry).
+pub const SHUTDOWN_LIMIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// What was installed; [`Telemetry::shutdown`] sends what is still queued.
 #[derive(Debug, Default)]
 pub struct Telemetry {
@@ -90,10 +93,24 @@ impl Telemetry {
     }
 
     /// Sends the spans still queued and stops the exporter: a short command would otherwise
-    /// end before its spans leave. Waits at most the export timeout.
-    pub fn shutdown(self) {
-        if let Some(p) = self.provider {
-            let _ = p.shutdown();
+    /// end before its spans leave. Waits at most [`SHUTDOWN_LIMIT`], whatever the collector
+    /// does (one that takes connections and never answers would hold each export for its own
+    /// timeout); what went wrong, once, for the caller to print.
+    pub fn shutdown(self) -> Option<String> {
+        let provider = self.provider?;
+        let (sent, outcome) = std::sync::mpsc::channel();
+        // The export runs on a thread of its own, left behind if it does not end in time: the
+        // process is ending anyway.
+        std::thread::spawn(move || {
+            let _ = sent.send(provider.shutdown());
+        });
+        match outcome.recv_timeout(SHUTDOWN_LIMIT) {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(format!("traces: the last spans were not sent: {e}")),
+            Err(_) => Some(format!(
+                "traces: the collector took no spans within {} s; the last ones were dropped",
+                SHUTDOWN_LIMIT.as_secs()
+            )),
         }
     }
 }

@@ -93,7 +93,19 @@ pub struct Metrics {
     pub rate_limit_wait_seconds: Family<LimitLabels, Counter<f64, AtomicU64>>,
     pub sandbox_checks: Family<VerdictLabels, Counter>,
     pub store_write_duration: SecondsFamily<StoreLabels>,
+    /// The label values seen so far, per label: past [`MAX_LABEL_VALUES`] a new value is
+    /// counted as [`OTHER`], so no stream of requests naming new models grows `/metrics`.
+    seen: std::sync::Mutex<
+        std::collections::HashMap<&'static str, std::collections::HashSet<String>>,
+    >,
 }
+
+/// How many values one label (a model, a backend, a protocol, a rate limit) takes before new
+/// ones are counted together as [`OTHER`].
+pub const MAX_LABEL_VALUES: usize = 64;
+
+/// The label value every value past [`MAX_LABEL_VALUES`] is counted as.
+pub const OTHER: &str = "other";
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,6 +145,7 @@ impl Metrics {
             sandbox_checks: Family::default(),
             store_write_duration: Family::new_with_constructor(store_seconds as fn() -> Seconds),
             registry: Registry::default(),
+            seen: std::sync::Mutex::default(),
         };
         // Counters are registered without `_total`: the encoder adds it.
         registry.register(
@@ -197,6 +210,24 @@ impl Metrics {
         Metrics { registry, ..m }
     }
 
+    /// `value` as the `label` label shows it: itself while the label has taken fewer than
+    /// [`MAX_LABEL_VALUES`] values (or this one already), [`OTHER`] after.
+    pub fn bounded(&self, label: &'static str, value: String) -> String {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let values = seen.entry(label).or_default();
+        if values.contains(&value) {
+            return value;
+        }
+        if values.len() >= MAX_LABEL_VALUES {
+            return OTHER.to_string();
+        }
+        values.insert(value.clone());
+        value
+    }
+
     /// The metrics as OpenMetrics text ([`CONTENT_TYPE`]).
     pub fn encode(&self) -> String {
         let mut out = String::new();
@@ -209,6 +240,39 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_takes_a_bounded_number_of_values_and_counts_the_rest_as_other() {
+        let m = Metrics::new();
+        for i in 0..10_000 {
+            let model = m.bounded("model", format!("m{i}"));
+            let expected = if i < MAX_LABEL_VALUES {
+                format!("m{i}")
+            } else {
+                OTHER.to_string()
+            };
+            assert_eq!(model, expected);
+            m.calls
+                .get_or_create(&CallLabels {
+                    backend: "b".into(),
+                    model,
+                    outcome: "ok".into(),
+                })
+                .inc();
+        }
+        // A value seen before the bound keeps its own series; other labels have their own bound.
+        assert_eq!(m.bounded("model", "m3".into()), "m3");
+        assert_eq!(m.bounded("backend", "b".into()), "b");
+        let text = m.encode();
+        assert_eq!(
+            text.matches("moot_calls_total{").count(),
+            MAX_LABEL_VALUES + 1
+        );
+        assert!(
+            text.contains("model=\"other\",outcome=\"ok\"} 9936"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_text_names_each_metric_with_its_labels_and_unit() {

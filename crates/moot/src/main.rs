@@ -199,8 +199,10 @@ fn main() -> ExitCode {
     };
     moot_engine::capture_content(moot_telemetry::captures_content(&env));
     let result = dispatch(cli, &store, telemetry.metrics());
-    // Sends the spans still queued before the process ends.
-    telemetry.shutdown();
+    // Sends the spans still queued before the process ends, waiting a bounded time.
+    if let Some(problem) = telemetry.shutdown() {
+        errln!("moot: warning: {problem}");
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => input::report(&e),

@@ -1576,6 +1576,67 @@ async fn the_peoples_pages_keep_the_servers_rules() {
         .contains("question 1 is not waiting"));
 }
 
+/// Issue 57 item 3: an answer over the byte limit (in characters under it: a browser's
+/// `maxlength` would have let it through) is refused with the answer kept in the box, and the
+/// question still waits.
+#[tokio::test]
+async fn an_over_long_answer_is_refused_and_kept_in_the_box() {
+    let env = Env::new();
+    let cfg = env.write(
+        "people.toml",
+        "[debate]\nprotocol = \"judge\"\nrounds = 1\nanswer = \"numeric\"\n\n\
+         [[agents]]\nid = \"d1\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 408\"]\n\n\
+         [[agents]]\nid = \"d2\"\nbackend = \"scripted\"\nresponses = [\"Final answer: 418\"]\n\n\
+         [[agents]]\nid = \"person\"\nbackend = \"human\"\nrole = \"judge\"\nanswer_within = \"2m\"\n",
+    );
+    let cfg = cfg.display().to_string();
+    let s = serve(&env, &["--config", &cfg]);
+    let run = start(&s, "What is 17 * 24?").await;
+    // The judge's question waits for the person once the debaters are done.
+    let started = std::time::Instant::now();
+    let id = loop {
+        let page = get_text(format!("{}/people", s.url)).await;
+        if let Some(at) = page.find("href=\"/people/") {
+            let rest = &page[at + "href=\"/people/".len()..];
+            break rest[..rest.find('"').unwrap()].to_string();
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{page}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // 40,000 characters, 80,000 bytes: over the 64 KiB an answer may be.
+    let long = format!("Final answer: 408 {}", "\u{e9}".repeat(40_000));
+    let r = client()
+        .post(format!("{}/people/{id}", s.url))
+        .form(&[("answer", long.as_str()), ("action", "answer")])
+        .send()
+        .await
+        .unwrap();
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains("over the 65536 an answer may be"),
+        "{}",
+        &page[..500.min(page.len())]
+    );
+    assert!(
+        page.contains(&"\u{e9}".repeat(40_000)),
+        "the answer was not kept"
+    );
+    // Still waiting: a short answer is taken, and the run ends with it.
+    let r = client()
+        .post(format!("{}/people/{id}", s.url))
+        .form(&[("answer", "Final answer: 408"), ("action", "answer")])
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.status().is_success() || r.status().is_redirection(),
+        "{}",
+        r.status()
+    );
+    let done = events(&s, &run).await;
+    assert!(done.iter().any(|(name, _)| name == "done"), "{done:?}");
+}
+
 /// Issue 56 item 7: without `--config`, a request that needs the embedded model, which is not
 /// pulled, is answered 503 naming `moot model pull`, and nothing is downloaded on its path.
 #[tokio::test]

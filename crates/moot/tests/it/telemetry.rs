@@ -357,6 +357,42 @@ fn with_no_endpoint_configured_nothing_is_sent() {
     assert!(read_spans(&spans_file).is_empty());
 }
 
+/// A collector that takes connections and never answers costs a command at most the
+/// shutdown limit at its end, and is told once.
+#[test]
+fn a_silent_collector_delays_a_command_at_most_the_shutdown_limit_and_is_told_once() {
+    let env = Env::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    // Accepted and held, never answered.
+    let held = std::thread::spawn(move || {
+        let mut connections = Vec::new();
+        for stream in listener.incoming().take(16) {
+            connections.push(stream);
+        }
+        connections
+    });
+    let config = team(&env, "CONFIDENTIAL-7731");
+    let started = std::time::Instant::now();
+    let out = env
+        .moot()
+        .args(["ask", "What is 17 * 24?", "--config", &config, "--json"])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The debate itself is quick (scripted agents); the limit is 3 s.
+    assert!(took < std::time::Duration::from_secs(8), "{took:?}");
+    assert_eq!(
+        stderr.matches("moot: warning: traces:").count(),
+        1,
+        "{stderr}"
+    );
+    drop(held);
+}
+
 /// A running Prometheus, its folder and port.
 struct Prometheus {
     _child: Killed,
