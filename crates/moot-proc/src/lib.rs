@@ -189,19 +189,26 @@ pub fn mark_descriptors_cloexec() {
         );
         if marked != 0 {
             // Kernels before 5.11: every descriptor below the limit, one by one.
-            let mut limit = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                limit.rlim_cur.min(1 << 20) as libc::c_int
-            } else {
-                4096
-            };
-            for fd in 3..top {
-                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            for fd in 3..descriptor_limit() {
+                libc::fcntl(fd as libc::c_int, libc::F_SETFD, libc::FD_CLOEXEC);
             }
         }
+    }
+}
+
+/// One past the highest descriptor this process may have open (its `RLIMIT_NOFILE`, at most
+/// 2²⁰; 4,096 when it cannot be read), for loops over descriptors where `close_range` is
+/// missing. Async-signal-safe.
+pub fn descriptor_limit() -> libc::c_uint {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the limit it is given a place for.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        limit.rlim_cur.min(1 << 20) as libc::c_uint
+    } else {
+        4096
     }
 }
 

@@ -168,15 +168,7 @@ unsafe fn close_all_but(keep: RawFd) {
         );
         if libc::syscall(libc::SYS_close_range, lo, hi, flags) != 0 {
             // No close_range (Linux before 5.9): one by one, up to the descriptor limit.
-            let mut limit = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                limit.rlim_cur.min(1 << 20) as libc::c_uint
-            } else {
-                1024
-            };
+            let top = moot_proc::descriptor_limit();
             let mut fd = first;
             while fd <= last && fd < top {
                 libc::close(fd as RawFd);

@@ -321,24 +321,29 @@ fn a_missing_nested_field_names_the_path_the_line_and_what_is_there() {
     assert_eq!(d.items[0].question, "What is 6 * 7?");
 }
 
-#[test]
-fn labels_must_match_the_options_one_to_one() {
+/// The error of loading `lines` (JSONL) as ARC writes its choices: texts in `choices.text`,
+/// labels in `choices.label`, the gold in `answerKey`.
+fn arc_refusal(lines: &str) -> String {
     let dir = tempfile::tempdir().expect("dir");
-    let file = write(
-        dir.path(),
-        "uneven.jsonl",
-        r#"{"question": "q", "choices": {"text": ["a", "b", "c"], "label": ["A", "B"]}, "answerKey": "B"}
-"#,
-    );
-    let err = load(
+    let file = write(dir.path(), "arc.jsonl", lines);
+    load(
         &spec(&format!(
             "jsonl:{file}?kind=choice&options=choices.text&labels=choices.label&answer=answerKey"
         )),
         Path::new("/unused"),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string()
+}
+
+#[test]
+fn labels_must_match_the_options_one_to_one() {
+    let err = arc_refusal(
+        r#"{"question": "q", "choices": {"text": ["a", "b", "c"], "label": ["A", "B"]}, "answerKey": "B"}
+"#,
+    );
     assert!(
-        err.to_string().ends_with(
+        err.ends_with(
             "line 1: 2 labels for 3 options (one label per option) in field `choices.label`"
         ),
         "{err}"
@@ -347,45 +352,22 @@ fn labels_must_match_the_options_one_to_one() {
 
 #[test]
 fn options_or_labels_written_twice_are_refused_naming_the_line() {
-    let dir = tempfile::tempdir().expect("dir");
-    let file = write(
-        dir.path(),
-        "twice.jsonl",
-        concat!(
-            r#"{"question": "q1", "choices": {"text": ["a", "b", "c"], "label": ["A", "B", "C"]}, "answerKey": "B"}"#,
-            "\n",
-            r#"{"question": "q2", "choices": {"text": ["a", "b", " B "], "label": ["A", "B", "C"]}, "answerKey": "B"}"#,
-            "\n",
-        ),
-    );
-    let err = load(
-        &spec(&format!(
-            "jsonl:{file}?kind=choice&options=choices.text&labels=choices.label&answer=answerKey"
-        )),
-        Path::new("/unused"),
-    )
-    .unwrap_err();
+    let err = arc_refusal(concat!(
+        r#"{"question": "q1", "choices": {"text": ["a", "b", "c"], "label": ["A", "B", "C"]}, "answerKey": "B"}"#,
+        "\n",
+        r#"{"question": "q2", "choices": {"text": ["a", "b", " B "], "label": ["A", "B", "C"]}, "answerKey": "B"}"#,
+        "\n",
+    ));
     assert!(
-        err.to_string()
-            .ends_with("line 2: options 2 and 3 are the same text (\"B\") in field `choices.text`"),
+        err.ends_with("line 2: options 2 and 3 are the same text (\"B\") in field `choices.text`"),
         "{err}"
     );
-    let labels = write(
-        dir.path(),
-        "labels.jsonl",
+    let err = arc_refusal(
         r#"{"question": "q", "choices": {"text": ["a", "b", "c"], "label": ["A", "B", "A"]}, "answerKey": "B"}
 "#,
     );
-    let err = load(
-        &spec(&format!(
-            "jsonl:{labels}?kind=choice&options=choices.text&labels=choices.label&answer=answerKey"
-        )),
-        Path::new("/unused"),
-    )
-    .unwrap_err();
     assert!(
-        err.to_string()
-            .ends_with("line 1: labels 1 and 3 are the same (\"A\") in field `choices.label`"),
+        err.ends_with("line 1: labels 1 and 3 are the same (\"A\") in field `choices.label`"),
         "{err}"
     );
 }
