@@ -215,13 +215,17 @@ async fn events(
         cursor: CallCursor,
         feed: Option<broadcast::Receiver<Arc<FedCall>>>,
         step: Step,
+        /// Its place among the followers: told to end when newer ones need it.
+        place: crate::followers::Following,
     }
+    let place = app.followers.join();
     let state = Follow {
         app,
         id,
         cursor: CallCursor::start(),
         feed: None,
         step: Step::CatchUp,
+        place,
     };
     let stream = futures::stream::unfold(state, |mut f| async move {
         let failed = |f: &mut Follow, e: StoreError| {
@@ -230,6 +234,11 @@ async fn events(
             Event::default().event("error").data(text)
         };
         loop {
+            if !matches!(f.step, Step::Done) && f.place.shed.told() {
+                f.step = Step::Done;
+                let event = Event::default().event("error").data(crate::followers::SHED);
+                return Some((Ok(event), f));
+            }
             match f.step {
                 Step::Done => return None,
                 Step::CatchUp => {
@@ -287,7 +296,13 @@ async fn events(
                         f.step = Step::CatchUp;
                         continue;
                     };
-                    match feed.recv().await {
+                    let shed = f.place.shed.clone();
+                    let received = tokio::select! {
+                        received = feed.recv() => received,
+                        // Told to end while waiting for the run's next call.
+                        () = shed.wait() => continue,
+                    };
+                    match received {
                         Ok(call) => {
                             if call.cursor <= f.cursor {
                                 continue;

@@ -124,6 +124,8 @@ pub struct App {
     pub(crate) redactor: Arc<Redactor>,
     /// The followed runs' feeds of new calls.
     pub(crate) feeds: Arc<crate::feeds::Feeds>,
+    /// The runs' event-stream followers, capped at half the connection cap (see `followers`).
+    pub(crate) followers: Arc<crate::followers::Followers>,
     pub(crate) metrics: Option<Arc<moot_telemetry::Metrics>>,
 }
 
@@ -144,6 +146,7 @@ impl App {
             reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
             redactor: options.redactor.clone(),
             feeds,
+            followers: crate::followers::Followers::new(crate::listen::follower_cap(options)),
             metrics: options.metrics.clone(),
         }
     }

@@ -47,6 +47,7 @@ mod app;
 mod benches;
 mod error;
 mod feeds;
+mod followers;
 mod hosts;
 mod links;
 mod listen;

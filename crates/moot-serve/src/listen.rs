@@ -188,6 +188,15 @@ pub fn raise_descriptor_limit() -> Option<usize> {
 /// Connections held at once for a descriptor limit: the limit less headroom for what else the
 /// process opens (the store's files and pool, each running debate's agents and their pipes,
 /// embedded models): an eighth of the limit, at least 256; half the limit when that leaves less.
+/// How many event-stream followers may be connected at once: half the connections, so that
+/// followers of live runs never hold every one of them.
+pub(crate) fn follower_cap(options: &ServeOptions) -> usize {
+    let connections = options
+        .max_connections
+        .unwrap_or_else(|| connection_cap(raise_descriptor_limit().unwrap_or(ASSUMED_DESCRIPTORS)));
+    (connections / 2).max(1)
+}
+
 fn connection_cap(descriptors: usize) -> usize {
     let headroom = (descriptors / 8).max(256);
     if descriptors > 2 * headroom {

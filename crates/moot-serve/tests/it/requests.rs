@@ -717,3 +717,52 @@ fn served_errors_and_texts_pass_the_redactor() {
     assert!(served[0].1.contains("[REDACTED]"), "{}", served[0].1);
     assert!(served[4].1.contains("[REDACTED]"));
 }
+
+/// Issue 57 item 3: followers of a live run have a cap of their own, half the connections;
+/// past it the oldest are told why and closed, and `/health` is always served.
+#[test]
+fn past_their_cap_the_oldest_followers_are_closed_and_health_is_still_served() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::default());
+    let server = Server::over(
+        store.clone(),
+        Arc::new(NoRunner),
+        ServeOptions {
+            max_connections: Some(8),
+            header_read_timeout: common::NEVER,
+            idle_timeout: common::NEVER,
+            ..ServeOptions::default()
+        },
+    );
+    block_on(&server, async {
+        store.create_run(&run("live")).await.unwrap();
+    });
+    let addr = server.addr;
+    // Six followers, one after another, each in once its response has begun; the cap is four.
+    let followers: Vec<TcpStream> = (0..6)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(GUARD)).unwrap();
+            s.write_all(
+                format!("GET /api/runs/live/events HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+            .unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 512];
+            while !String::from_utf8_lossy(&head).contains("\r\n\r\n") {
+                let n = s.read(&mut buf).unwrap();
+                assert!(n > 0, "closed: {}", String::from_utf8_lossy(&head));
+                head.extend_from_slice(&buf[..n]);
+            }
+            assert!(String::from_utf8_lossy(&head).starts_with("HTTP/1.1 200"));
+            s
+        })
+        .collect();
+    // The two oldest are told why and closed.
+    for mut oldest in followers.into_iter().take(2) {
+        let mut rest = String::new();
+        oldest.read_to_string(&mut rest).unwrap();
+        assert!(rest.contains("too many followers"), "{rest}");
+    }
+    assert_eq!(get(addr, "/health").0, 200);
+}
