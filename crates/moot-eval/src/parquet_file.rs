@@ -49,7 +49,16 @@ pub(crate) fn each_row(
     src: &Source,
     mut each: impl FnMut(Location, Map<String, Value>) -> Result<(), DatasetError>,
 ) -> Result<(), DatasetError> {
-    let file = src.open()?;
+    let mut file = src.open()?;
+    // Before the parquet crate builds the schema's tree (recursively: a deep one overflowed
+    // the stack).
+    crate::parquet_depth::check(&mut file).map_err(|problem| {
+        DatasetError::malformed(
+            &src.name,
+            Location::File,
+            format!("a Parquet file {problem}"),
+        )
+    })?;
     let reader = SerializedFileReader::new(file).map_err(|e| {
         DatasetError::malformed(
             &src.name,
@@ -126,6 +135,26 @@ mod tests {
         column.close().expect("close");
         group.close().expect("close group");
         writer.close().expect("close file");
+    }
+
+    /// Issue 57 item 2: a 160 KB footer of 20,000 nested groups aborted moot with a stack
+    /// overflow; it is refused, naming the file and the bound.
+    #[test]
+    fn a_schema_nested_past_the_bound_is_an_error_not_a_stack_overflow() {
+        let dir = tempfile::tempdir().expect("dir");
+        let deep = dir.path().join("deep.parquet");
+        std::fs::write(
+            &deep,
+            crate::parquet_depth::tests::nested_footer_file(20_000),
+        )
+        .expect("write");
+        let spec = format!("parquet:{}?kind=numeric", deep.display());
+        let e = load(&spec.parse().expect("spec"), Path::new("/unused")).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("deep.parquet") && text.contains("schema nests more than 64 levels"),
+            "{text}"
+        );
     }
 
     #[test]
