@@ -20,7 +20,7 @@ impl ConfigError {
         ConfigError {
             file: None,
             key: key.into(),
-            message: message.into(),
+            message: bounded(message.into()),
         }
     }
 
@@ -31,6 +31,34 @@ impl ConfigError {
         }
         self
     }
+}
+
+/// The most of a message an error keeps: a parser quotes the line at fault, and a 16 MiB
+/// configuration can be one line.
+pub const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// `message` whole when short; else its beginning and its end (where a parser says what went
+/// wrong, after quoting the line) with how much between them was left out.
+fn bounded(message: String) -> String {
+    let chars = message.chars().count();
+    if chars <= MAX_MESSAGE_CHARS {
+        return message;
+    }
+    let (head, tail) = (MAX_MESSAGE_CHARS * 7 / 10, MAX_MESSAGE_CHARS / 4);
+    let head_end = message
+        .char_indices()
+        .nth(head)
+        .map_or(message.len(), |(at, _)| at);
+    let tail_start = message
+        .char_indices()
+        .nth(chars - tail)
+        .map_or(message.len(), |(at, _)| at);
+    format!(
+        "{} … ({} bytes left out) … {}",
+        &message[..head_end],
+        tail_start - head_end,
+        &message[tail_start..]
+    )
 }
 
 impl fmt::Display for ConfigError {
@@ -61,4 +89,24 @@ pub(crate) fn fail<T>(at: &str, key: &str, message: String) -> Result<T, ConfigE
         format!("{at}.{key}")
     };
     invalid(key, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_cut_at_its_bound() {
+        let short = ConfigError::new("k", "short");
+        assert_eq!(short.to_string(), "short");
+        let long = ConfigError::new("", format!("{} reason at the end", "[".repeat(400_000)));
+        let shown = long.to_string();
+        assert!(
+            shown.chars().count() < MAX_MESSAGE_CHARS + 60,
+            "{}",
+            shown.len()
+        );
+        assert!(shown.contains(" … (399068 bytes left out) … "), "{shown}");
+        assert!(shown.ends_with("reason at the end"), "{shown}");
+    }
 }

@@ -995,3 +995,42 @@ fn json_outputs_escape_c1_and_bidi_controls() {
         );
     }
 }
+
+/// Issue 57 item 2: a configuration nested far past any real one is refused by every reader
+/// with an error that says so (no stack overflow), and the error quotes a bounded part of the
+/// line (TOML's parser quotes the whole line; a configuration may be 16 MiB on one line).
+#[test]
+fn deeply_nested_configurations_are_refused_in_a_bounded_message() {
+    let env = Env::new();
+    let depth = 200_000;
+    let (open, close) = ("[".repeat(depth), "]".repeat(depth));
+    for (name, text, reason) in [
+        (
+            "deep.toml",
+            format!("[debate]\nx = {open}{close}\n"),
+            "recursion",
+        ),
+        (
+            "deep.yaml",
+            format!("agents: {open}{close}\n"),
+            "recursion limit",
+        ),
+        (
+            "deep.json",
+            format!("{{\"debate\": {{\"x\": {open}{close}}}}}"),
+            "",
+        ),
+    ] {
+        let path = env.write(name, &text);
+        let (code, err) = check(&env, &path);
+        assert_ne!(code, Some(0), "{name}");
+        // Not killed by a signal (a stack overflow aborts): an exit code and a message.
+        assert!(code.is_some(), "{name}: {err}");
+        assert!(
+            err.contains(reason),
+            "{name}: {}",
+            &err[..err.len().min(300)]
+        );
+        assert!(err.len() < 4_000, "{name}: {} bytes", err.len());
+    }
+}
