@@ -146,7 +146,10 @@ impl App {
             reports: crate::reports::Reports::new(runner.clone(), options.max_reports),
             redactor: options.redactor.clone(),
             feeds,
-            followers: crate::followers::Followers::new(crate::listen::follower_cap(options)),
+            // Half the connections: followers of live runs never hold every one of them.
+            followers: crate::followers::Followers::new(
+                crate::descriptors::connections(options.max_connections) / 2,
+            ),
             metrics: options.metrics.clone(),
         }
     }

@@ -45,6 +45,7 @@
 mod api;
 mod app;
 mod benches;
+mod descriptors;
 mod error;
 mod feeds;
 mod followers;
@@ -65,9 +66,10 @@ use axum::routing::{get, post};
 use axum::Router;
 
 pub use app::{App, ServeOptions};
+pub use descriptors::raise_descriptor_limit;
 pub use error::ServeError;
 pub use hosts::allowed_host;
-pub use listen::{bind, raise_descriptor_limit, serve};
+pub use listen::{bind, serve};
 pub use moot_app::service::{
     AgentsChoice, BenchReport, Checked, DebateRequest, Runner, RunnerError, Started, Team,
 };

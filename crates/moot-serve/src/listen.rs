@@ -46,6 +46,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{oneshot, Notify};
+
+use crate::descriptors::connections;
 use tokio::time::Instant;
 
 use crate::app::ServeOptions;
@@ -63,9 +65,6 @@ const BACKLOG: u32 = 4096;
 /// enough not to spin.
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const LONGEST_BACKOFF: Duration = Duration::from_secs(1);
-
-/// The descriptor limit assumed where it cannot be read.
-const ASSUMED_DESCRIPTORS: usize = 1024;
 
 /// Binds `options.host:options.port` (port 0: a free one), refusing a non-loopback address
 /// without a token; returns the listener and the address it got.
@@ -96,7 +95,6 @@ pub async fn serve(
     router: Router,
     options: &ServeOptions,
 ) -> Result<(), ServeError> {
-    let descriptors = raise_descriptor_limit();
     let limits = Limits {
         header_read: options.header_read_timeout,
         idle: options.idle_timeout,
@@ -104,10 +102,7 @@ pub async fn serve(
         body: options.body_timeout,
         send: options.send_timeout,
     };
-    let cap = options
-        .max_connections
-        .unwrap_or_else(|| connection_cap(descriptors.unwrap_or(ASSUMED_DESCRIPTORS)))
-        .max(1);
+    let cap = connections(options.max_connections);
     let registry = Arc::new(Registry::default());
     // The next wait while `accept` keeps failing; `None` since the last accept.
     let mut failing: Option<Duration> = None;
@@ -159,50 +154,6 @@ pub async fn serve(
                 }
             },
         }
-    }
-}
-
-/// Raises this process's soft limit on open descriptors (RLIMIT_NOFILE) to its hard limit and
-/// returns the soft limit now in force (`None` where it cannot be read). The server holds one
-/// descriptor per connection; the usual soft limit (1,024) is far below what it can serve.
-pub fn raise_descriptor_limit() -> Option<usize> {
-    #[cfg(unix)]
-    {
-        use nix::sys::resource::{getrlimit, setrlimit, Resource};
-        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
-        // On macOS an unlimited hard limit cannot be set as the soft one (the kernel caps it
-        // lower); the soft limit then stays as it was.
-        let now = if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
-            hard
-        } else {
-            soft
-        };
-        Some(usize::try_from(now).unwrap_or(usize::MAX))
-    }
-    #[cfg(not(unix))]
-    {
-        None
-    }
-}
-
-/// Connections held at once for a descriptor limit: the limit less headroom for what else the
-/// process opens (the store's files and pool, each running debate's agents and their pipes,
-/// embedded models): an eighth of the limit, at least 256; half the limit when that leaves less.
-/// How many event-stream followers may be connected at once: half the connections, so that
-/// followers of live runs never hold every one of them.
-pub(crate) fn follower_cap(options: &ServeOptions) -> usize {
-    let connections = options
-        .max_connections
-        .unwrap_or_else(|| connection_cap(raise_descriptor_limit().unwrap_or(ASSUMED_DESCRIPTORS)));
-    (connections / 2).max(1)
-}
-
-fn connection_cap(descriptors: usize) -> usize {
-    let headroom = (descriptors / 8).max(256);
-    if descriptors > 2 * headroom {
-        descriptors - headroom
-    } else {
-        (descriptors / 2).max(1)
     }
 }
 
@@ -746,17 +697,6 @@ impl HttpBody for InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_cap_leaves_headroom_below_the_descriptor_limit() {
-        assert_eq!(connection_cap(1024), 768);
-        assert_eq!(connection_cap(20_000), 17_500);
-        assert_eq!(connection_cap(1 << 20), (1 << 20) - (1 << 17));
-        // Small limits: half for connections, half for the rest.
-        assert_eq!(connection_cap(256), 128);
-        assert_eq!(connection_cap(1), 1);
-        assert_eq!(connection_cap(usize::MAX), usize::MAX - usize::MAX / 8);
-    }
 
     #[cfg(unix)]
     #[test]
