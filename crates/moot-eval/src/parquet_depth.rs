@@ -15,40 +15,50 @@ const MAX_FOOTER_BYTES: u64 = 64 << 20;
 /// How deeply Thrift structures may nest inside the footer before it is refused.
 const MAX_THRIFT_DEPTH: usize = 32;
 
-/// `Ok` when the schema nests at most [`MAX_SCHEMA_DEPTH`] levels, or when the file is not
-/// Parquet enough to tell (the parquet crate then says what is wrong); else why not.
+/// `Ok` when the schema nests at most [`MAX_SCHEMA_DEPTH`] levels, or when the file does not
+/// end as Parquet does (the parquet crate then says what it is); else why not. A footer this
+/// reader cannot read is refused too: the parquet crate may read what this cannot, and would
+/// then build the tree unchecked.
 pub(crate) fn check(file: &mut (impl Read + Seek)) -> Result<(), String> {
     let Some(footer) = footer(file) else {
         return Ok(());
     };
-    let counts = match schema_children(&footer) {
-        Ok(counts) => counts,
-        Err(Problem::Unreadable) => return Ok(()),
-        Err(Problem::TooDeep) => {
-            return Err(format!(
-                "its footer nests Thrift structures more than {MAX_THRIFT_DEPTH} levels deep"
-            ))
+    match walk_schema(&footer) {
+        Ok(()) => Ok(()),
+        Err(Problem::Unreadable) => Err("whose footer cannot be read".to_string()),
+        Err(Problem::TooDeep) => Err(format!(
+            "whose footer nests Thrift structures more than {MAX_THRIFT_DEPTH} levels deep"
+        )),
+        Err(Problem::SchemaTooDeep) => Err(format!(
+            "whose schema nests more than {MAX_SCHEMA_DEPTH} levels deep"
+        )),
+    }
+}
+
+/// The schema's depth, counted as its elements are read: `open` holds, for each group being
+/// read, how many of its children are still to come.
+#[derive(Default)]
+struct Depth {
+    open: Vec<i64>,
+}
+
+impl Depth {
+    fn element(&mut self, children: i32) -> Result<(), Problem> {
+        if self.open.len() > MAX_SCHEMA_DEPTH {
+            return Err(Problem::SchemaTooDeep);
         }
-    };
-    let mut open: Vec<i64> = Vec::new();
-    for children in counts {
-        if open.len() > MAX_SCHEMA_DEPTH {
-            return Err(format!(
-                "its schema nests more than {MAX_SCHEMA_DEPTH} levels deep"
-            ));
-        }
-        if let Some(parent) = open.last_mut() {
+        if let Some(parent) = self.open.last_mut() {
             *parent -= 1;
         }
         if children > 0 {
-            open.push(children);
+            self.open.push(i64::from(children));
         } else {
-            while open.last().is_some_and(|&left| left <= 0) {
-                open.pop();
+            while self.open.last().is_some_and(|&left| left <= 0) {
+                self.open.pop();
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The footer's bytes (FileMetaData), when the file ends as Parquet does.
@@ -75,9 +85,12 @@ fn footer(file: &mut (impl Read + Seek)) -> Option<Vec<u8>> {
 }
 
 enum Problem {
-    /// Not Thrift as the footer should be: left to the parquet crate to name.
+    /// Not Thrift as this reader reads it.
     Unreadable,
+    /// Thrift structures nested past [`MAX_THRIFT_DEPTH`].
     TooDeep,
+    /// A schema nested past [`MAX_SCHEMA_DEPTH`].
+    SchemaTooDeep,
 }
 
 struct Compact<'a> {
@@ -119,14 +132,33 @@ impl Compact<'_> {
         Ok(())
     }
 
-    /// A list or set header: its size and its elements' type.
+    /// A list or set header: its size and its elements' type. Every element takes a byte at
+    /// least, so a size past the bytes left is refused before any is read.
     fn list_header(&mut self) -> Result<(u64, u8), Problem> {
         let head = self.byte()?;
         let size = match head >> 4 {
             15 => self.varint()?,
             n => u64::from(n),
         };
+        self.fits(size)?;
         Ok((size, head & 0x0f))
+    }
+
+    /// Whether `elements` of a byte or more each can be in the bytes left.
+    fn fits(&self, elements: u64) -> Result<(), Problem> {
+        let left = (self.bytes.len() - self.at) as u64;
+        if elements > left {
+            return Err(Problem::Unreadable);
+        }
+        Ok(())
+    }
+
+    /// Skips one element of a collection: a boolean there is a byte of its own.
+    fn skip_element(&mut self, kind: u8, depth: usize) -> Result<(), Problem> {
+        if matches!(kind, 1 | 2) {
+            return self.byte().map(drop);
+        }
+        self.skip(kind, depth)
     }
 
     /// Skips one value of compact type `kind`, `depth` structures deep.
@@ -147,11 +179,7 @@ impl Compact<'_> {
             9 | 10 => {
                 let (size, element) = self.list_header()?;
                 for _ in 0..size {
-                    if matches!(element, 1 | 2) {
-                        self.byte()?;
-                    } else {
-                        self.skip(element, depth + 1)?;
-                    }
+                    self.skip_element(element, depth + 1)?;
                 }
                 Ok(())
             }
@@ -161,9 +189,10 @@ impl Compact<'_> {
                     return Ok(());
                 }
                 let types = self.byte()?;
+                self.fits(size.saturating_mul(2))?;
                 for _ in 0..size {
-                    self.skip(types >> 4, depth + 1)?;
-                    self.skip(types & 0x0f, depth + 1)?;
+                    self.skip_element(types >> 4, depth + 1)?;
+                    self.skip_element(types & 0x0f, depth + 1)?;
                 }
                 Ok(())
             }
@@ -191,11 +220,10 @@ impl Compact<'_> {
                 return Ok(());
             }
             let kind = head & 0x0f;
+            // As the parquet crate reads it: a long-form id cut to 16 bits, a delta wrapping.
             let id = match head >> 4 {
-                0 => i16::try_from(self.zigzag()?).map_err(|_| Problem::Unreadable)?,
-                delta => last
-                    .checked_add(i16::from(delta))
-                    .ok_or(Problem::Unreadable)?,
+                0 => self.zigzag()? as i16,
+                delta => last.wrapping_add(i16::from(delta)),
             };
             last = id;
             if !read(self, id, kind)? {
@@ -205,16 +233,18 @@ impl Compact<'_> {
     }
 }
 
-/// The schema's numbers of children, element by element (FileMetaData field 2, SchemaElement
-/// field 5).
-fn schema_children(footer: &[u8]) -> Result<Vec<i64>, Problem> {
+/// Walks the schema (FileMetaData field 2, a list or set of SchemaElement structs), counting
+/// its depth from each element's number of children (field 5) as it goes. Fields are told by
+/// id whatever their integer wire type, and a number of children is cut to 32 bits, as the
+/// parquet crate reads them: a footer it reads is not read otherwise here.
+fn walk_schema(footer: &[u8]) -> Result<(), Problem> {
     let mut thrift = Compact {
         bytes: footer,
         at: 0,
     };
-    let mut counts = Vec::new();
+    let mut depth = Depth::default();
     thrift.each_field(0, |t, id, kind| {
-        if id != 2 || kind != 9 {
+        if id != 2 || !matches!(kind, 9 | 10) {
             return Ok(false);
         }
         let (size, element) = t.list_header()?;
@@ -222,19 +252,22 @@ fn schema_children(footer: &[u8]) -> Result<Vec<i64>, Problem> {
             return Err(Problem::Unreadable);
         }
         for _ in 0..size {
-            let mut children = 0i64;
+            let mut children = 0i32;
             t.each_field(1, |t, id, kind| {
-                if id == 5 && kind == 5 {
-                    children = t.zigzag()?;
+                if id == 5 && matches!(kind, 3..=6) {
+                    children = if kind == 3 {
+                        i32::from(t.byte()? as i8)
+                    } else {
+                        t.zigzag()? as i32
+                    };
                     return Ok(true);
                 }
                 Ok(false)
             })?;
-            counts.push(children);
+            depth.element(children)?;
         }
         Ok(true)
-    })?;
-    Ok(counts)
+    })
 }
 
 #[cfg(test)]
@@ -276,11 +309,60 @@ pub(crate) mod tests {
         assert!(e.contains("more than 64 levels"), "{e}");
         let mut fine = std::io::Cursor::new(nested_footer_file(10));
         assert_eq!(check(&mut fine), Ok(()));
-        // Not Parquet, or cut short: left to the parquet crate.
+        // Not Parquet: left to the parquet crate to say.
         assert_eq!(check(&mut std::io::Cursor::new(b"hello".to_vec())), Ok(()));
-        let mut cut = nested_footer_file(3);
-        cut.drain(4..10);
-        assert_eq!(check(&mut std::io::Cursor::new(cut)), Ok(()));
+        // A footer this reader cannot read is refused, not passed on unchecked: a schema of
+        // five elements with none written.
+        let e = check(&mut std::io::Cursor::new(with_footer(&[0x19, 0xfc, 0x05]))).unwrap_err();
+        assert!(e.contains("cannot be read"), "{e}");
+    }
+
+    /// A file whose footer is `meta`.
+    fn with_footer(meta: &[u8]) -> Vec<u8> {
+        let mut file = b"PAR1".to_vec();
+        file.extend_from_slice(meta);
+        file.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+        file.extend_from_slice(b"PAR1");
+        file
+    }
+
+    /// The attacker's footers: the parquet crate read each and overflowed its stack, or this
+    /// reader walked one for ever.
+    #[test]
+    fn footers_written_otherwise_are_read_as_the_parquet_crate_reads_them() {
+        let group = [0x48, 0x01, b'g', 0x15, 0x02, 0x00];
+        // num_children written as an i16 or an i64 field.
+        for kind in [0x14u8, 0x16] {
+            let mut file = nested_footer_file(20_000);
+            let at: Vec<usize> = file
+                .windows(group.len())
+                .enumerate()
+                .filter(|(_, w)| *w == group)
+                .map(|(i, _)| i)
+                .collect();
+            for i in at {
+                file[i + 3] = kind;
+            }
+            let e = check(&mut std::io::Cursor::new(file)).unwrap_err();
+            assert!(e.contains("more than 64 levels"), "{kind:#x}: {e}");
+        }
+        // The schema written as a set.
+        let mut file = nested_footer_file(20_000);
+        assert_eq!(file[6], 0x19);
+        file[6] = 0x1a;
+        let e = check(&mut std::io::Cursor::new(file)).unwrap_err();
+        assert!(e.contains("more than 64 levels"), "{e}");
+        // A map of booleans claiming 2^63 - 1 entries: refused at once, not walked.
+        let mut meta = vec![0xfb];
+        let mut v = (1u64 << 63) - 1;
+        while v >= 0x80 {
+            meta.push((v as u8 & 0x7f) | 0x80);
+            v >>= 7;
+        }
+        meta.push(v as u8);
+        meta.extend_from_slice(&[0x11, 0x00]);
+        let e = check(&mut std::io::Cursor::new(with_footer(&meta))).unwrap_err();
+        assert!(e.contains("cannot be read"), "{e}");
     }
 
     #[test]

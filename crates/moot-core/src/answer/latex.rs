@@ -540,14 +540,23 @@ impl Parser<'_> {
             while self.s.get(k).is_some_and(u8::is_ascii_digit) {
                 k += 1;
             }
-            if k > first && !self.s.get(k).is_some_and(u8::is_ascii_alphabetic) {
+            // A letter or digit glued after the exponent, or a point and a digit (`2e3.5`),
+            // make it no exponent.
+            let glued = self.s.get(k).is_some_and(u8::is_ascii_alphanumeric)
+                || (self.s.get(k) == Some(&b'.')
+                    && self.s.get(k + 1).is_some_and(u8::is_ascii_digit));
+            if k > first && !glued {
                 self.i = k;
             }
         }
-        std::str::from_utf8(&self.s[start..self.i])
-            .ok()?
-            .parse()
-            .ok()
+        let written = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+        let value: f64 = written.parse().ok()?;
+        // Out of a double's range: not zero, yet too small to be told from it (`1e-400`).
+        let mantissa = written.split(['e', 'E']).next().unwrap_or(written);
+        if value == 0.0 && mantissa.bytes().any(|c| matches!(c, b'1'..=b'9')) {
+            return None;
+        }
+        Some(value)
     }
 }
 
@@ -598,6 +607,10 @@ mod tests {
         assert_eq!(evaluate("1e400"), None);
         assert_eq!(evaluate("2e"), None);
         assert_eq!(evaluate("2e3x"), None);
+        assert_eq!(evaluate("1e-400"), None);
+        assert_eq!(evaluate("0e-400"), Some(0.0));
+        // A point after the exponent: not an exponent (and so not a number here).
+        assert_eq!(evaluate("2e3.5"), None);
         assert_eq!(evaluate("x+1"), None);
         assert_eq!(evaluate(r"\frac{1}{0}"), None);
         assert_eq!(evaluate("(1,2)"), None);

@@ -296,6 +296,8 @@ mod tests {
         // Out of range: no number, not its mantissa.
         assert_eq!(parsed(N, "1e400"), None);
         assert_eq!(ex(N, "The answer is 1e400."), None);
+        assert_eq!(ex(N, "Final answer: 1e-400"), None);
+        assert_eq!(ex(N, r"\boxed{1e-99999}"), None);
         let math = Answer::parse(M, "6.02e23", &ctx).unwrap();
         let math_right = Answer::extract(M, r"\boxed{602000000000000000000000}", &ctx).unwrap();
         assert!(

@@ -172,7 +172,11 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
             while k < chars.len() && chars[k].1.is_ascii_digit() {
                 k += 1;
             }
-            let glued = chars.get(k).is_some_and(|&(_, c)| c.is_alphanumeric());
+            // A letter or digit glued after it, or a point and a digit (`2e3.5`), make it no
+            // exponent; a sentence's closing point does not.
+            let glued = chars.get(k).is_some_and(|&(_, c)| c.is_alphanumeric())
+                || (chars.get(k).is_some_and(|&(_, c)| c == '.')
+                    && chars.get(k + 1).is_some_and(|&(_, c)| c.is_ascii_digit()));
             if k > first && !glued {
                 let written: String = chars[first..k].iter().map(|&(_, c)| c).collect();
                 // More digits than an i32 holds is out of any range: saturate, then refuse.
@@ -359,6 +363,8 @@ mod tests {
         assert_eq!(canon("9e99999999999"), Vec::<String>::new());
         // Not exponents: a letter glued after, no digit after the e, a word.
         assert_eq!(canon("2e3x 4e 5eggs 3 each"), vec!["2", "4", "5", "3"]);
+        // A point after the exponent: no exponent, and the digits glued to the e are no number.
+        assert_eq!(canon("2e3.5"), vec!["2", "5"]);
         let big = Number::parse_exact("6.02e23").unwrap();
         assert!(approx_eq_f64(big.value(), 6.02e23));
         assert_eq!(Number::parse_exact("2e3").unwrap().canonical(), "2000");
