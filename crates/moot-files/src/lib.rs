@@ -199,23 +199,9 @@ fn open_checked(
     links: Links,
 ) -> Result<(std::fs::File, u64), FileError> {
     let fail = |problem| FileError::new(path, problem);
-    let before = match links {
-        Links::Follow => std::fs::metadata(path),
-        Links::Refuse => std::fs::symlink_metadata(path),
-    }
-    .map_err(|e| fail(Problem::Io(e)))?;
-    regular(&before.file_type()).map_err(fail)?;
-    let mut flags = libc::O_NONBLOCK;
-    if links == Links::Refuse {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| fail(Problem::Io(e)))?;
-    let meta = file.metadata().map_err(|e| fail(Problem::Io(e)))?;
-    regular(&meta.file_type()).map_err(fail)?;
+    let (file, meta) =
+        open_kind_checked(path, std::fs::OpenOptions::new().read(true), links, false)
+            .map_err(fail)?;
     if meta.len() > limit.bytes {
         return Err(fail(Problem::TooLarge {
             size: Some(meta.len()),
@@ -223,6 +209,38 @@ fn open_checked(
         }));
     }
     Ok((file, meta.len()))
+}
+
+/// `path` opened with `options` only if it is a regular file: its kind is checked before it is
+/// opened (nothing is opened that is not), it is opened non-blocking (a FIFO swapped in after
+/// the check does not block the open), and its kind is checked again on the open file. With
+/// `missing_ok`, nothing at the path is no error (`options` may create it).
+fn open_kind_checked(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+    links: Links,
+    missing_ok: bool,
+) -> Result<(std::fs::File, std::fs::Metadata), Problem> {
+    let before = match links {
+        Links::Follow => std::fs::metadata(path),
+        Links::Refuse => std::fs::symlink_metadata(path),
+    };
+    match before {
+        Ok(before) => regular(&before.file_type())?,
+        Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Problem::Io(e)),
+    }
+    let mut flags = libc::O_NONBLOCK;
+    if links == Links::Refuse {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = options
+        .custom_flags(flags)
+        .open(path)
+        .map_err(Problem::Io)?;
+    let meta = file.metadata().map_err(Problem::Io)?;
+    regular(&meta.file_type())?;
+    Ok((file, meta))
 }
 
 /// A file that was not written: its path and why.
@@ -252,20 +270,16 @@ pub fn open_output(path: &Path, output: Output) -> Result<std::fs::File, WriteEr
         path: path.to_path_buf(),
         problem,
     };
-    match std::fs::metadata(path) {
-        Ok(before) => regular(&before.file_type()).map_err(fail)?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(fail(Problem::Io(e))),
-    }
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .append(output == Output::Append)
-        .create(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| fail(Problem::Io(e)))?;
-    let meta = file.metadata().map_err(|e| fail(Problem::Io(e)))?;
-    regular(&meta.file_type()).map_err(fail)?;
+    let (file, _) = open_kind_checked(
+        path,
+        std::fs::OpenOptions::new()
+            .write(true)
+            .append(output == Output::Append)
+            .create(true),
+        Links::Follow,
+        true,
+    )
+    .map_err(fail)?;
     if output == Output::Replace {
         file.set_len(0).map_err(|e| fail(Problem::Io(e)))?;
     }
