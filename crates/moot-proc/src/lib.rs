@@ -20,15 +20,17 @@
 //!   program, since uid 0 owns them without any capability and some of them (`core_pattern`)
 //!   make the kernel run a program with every capability.
 //! - [`mask_arguments`]: the secrets given on moot's command line are overwritten in place
-//!   with `*` (inside the arguments that carry them only), so `/proc/PID/cmdline` (readable by every process of the machine, sealed or not)
-//!   no longer shows them; `mysql -p` does the same. Between `exec` and the mask there are a
-//!   few milliseconds; the environment variables the options also read have no such window.
+//!   with `*` (inside the arguments that carry them only), so `/proc/PID/cmdline` (readable by
+//!   every process of the machine, sealed or not) no longer shows them; `mysql -p` does the
+//!   same. Between `exec` and the mask there are a few milliseconds; the environment variables
+//!   the options also read have no such window.
 //!
-//! Namespaces were the other way (a PID namespace in which moot has no PID to name): they need
-//! root or user namespaces, which machines turn off, and an agent that is root in the machine's
-//! user namespace could still unmount the fresh `/proc`; the seal and the capability drop need
-//! neither and hold for root and unprivileged users alike. [`isolation_gap`] says when this
-//! process cannot drop capabilities (root without `CAP_SETPCAP`), for a warning at start.
+//! The seal and the capability drop need no namespace and hold for root and unprivileged users
+//! alike. What they leave open (the README's threat model says it): a started program still
+//! sees the machine's other processes, so it can read the user's unsealed ones, and another
+//! moot in the moments between its start and its seal; a PID namespace per agent would close
+//! that. [`isolation_gap`] says when this process cannot drop capabilities (root without
+//! `CAP_SETPCAP`), for a warning at start.
 
 use std::fs::File;
 use std::io;
@@ -49,12 +51,6 @@ pub fn seal() -> io::Result<()> {
     result
 }
 
-/// Whether this process is non-dumpable (sealed).
-pub fn is_sealed() -> bool {
-    // SAFETY: prctl with integer arguments only.
-    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 0 }
-}
-
 /// The highest capability number this kernel knows (`/proc/sys/kernel/cap_last_cap` says it;
 /// 63 covers every kernel, and dropping an unknown one only fails with EINVAL).
 const CAP_LAST: libc::c_int = 63;
@@ -62,11 +58,24 @@ const CAP_LAST: libc::c_int = 63;
 /// `CAP_SETPCAP`: the capability that dropping from the bounding set needs.
 const CAP_SETPCAP: libc::c_int = 8;
 
+/// `CAP_SYS_PTRACE`: the capability that reads a non-dumpable process.
+const CAP_SYS_PTRACE: libc::c_ulong = 19;
+
 /// The header `capget`/`capset` take (version 3: two 32-bit sets of each kind).
 #[repr(C)]
 struct CapHeader {
     version: u32,
     pid: libc::c_int,
+}
+
+impl CapHeader {
+    /// This process, in the version that takes two sets of each kind.
+    fn this_process() -> CapHeader {
+        CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        }
+    }
 }
 
 #[repr(C)]
@@ -77,7 +86,12 @@ struct CapData {
     inheritable: u32,
 }
 
-const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+/// No capability, in the two sets version 3 takes.
+const NO_CAPABILITIES: [CapData; 2] = [CapData {
+    effective: 0,
+    permitted: 0,
+    inheritable: 0,
+}; 2];
 
 /// For a `pre_exec` hook: drops every capability (bounding, ambient, effective, permitted and
 /// inheritable) and marks every descriptor above 2 close-on-exec.
@@ -100,19 +114,11 @@ pub unsafe fn strip_for_exec() -> io::Result<()> {
         0,
         0,
     );
-    let mut header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let none = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
+    let mut header = CapHeader::this_process();
     if libc::syscall(
         libc::SYS_capset,
         &mut header as *mut CapHeader,
-        none.as_ptr(),
+        NO_CAPABILITIES.as_ptr(),
     ) != 0
     {
         return Err(io::Error::last_os_error());
@@ -220,15 +226,8 @@ pub fn isolation_gap() -> Option<String> {
     if unsafe { libc::geteuid() } != 0 {
         return None;
     }
-    let mut header = CapHeader {
-        version: CAPABILITY_VERSION_3,
-        pid: 0,
-    };
-    let mut data = [CapData {
-        effective: 0,
-        permitted: 0,
-        inheritable: 0,
-    }; 2];
+    let mut header = CapHeader::this_process();
+    let mut data = NO_CAPABILITIES;
     // SAFETY: capget writes two CapData into the array it is given.
     let read = unsafe {
         libc::syscall(
@@ -240,7 +239,7 @@ pub fn isolation_gap() -> Option<String> {
     let can_drop = read == 0 && data[0].effective & (1 << CAP_SETPCAP) != 0;
     // SAFETY: prctl with integer arguments only.
     let ptrace_bounded =
-        unsafe { libc::prctl(libc::PR_CAPBSET_READ, 19 as libc::c_ulong, 0, 0, 0) } == 1;
+        unsafe { libc::prctl(libc::PR_CAPBSET_READ, CAP_SYS_PTRACE, 0, 0, 0) } == 1;
     (!can_drop && ptrace_bounded).then(|| {
         "moot runs as root without CAP_SETPCAP, so the programs it starts (cli agents, pip) \
          keep CAP_SYS_PTRACE and can read moot's keys from its memory; run moot as an \
@@ -388,10 +387,12 @@ mod tests {
 
     #[test]
     fn sealing_makes_this_process_non_dumpable() {
+        // SAFETY: prctl with integer arguments only.
+        let dumpable = || unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
         seal().unwrap();
-        assert!(is_sealed());
+        assert_eq!(dumpable(), 0);
         seal().unwrap();
-        assert!(is_sealed());
+        assert_eq!(dumpable(), 0);
     }
 
     /// `sh -c SCRIPT` started with [`strip_for_exec`] before exec: what it printed.
