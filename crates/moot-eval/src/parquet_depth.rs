@@ -20,7 +20,7 @@ const MAX_THRIFT_DEPTH: usize = 32;
 /// reader cannot read is refused too: the parquet crate may read what this cannot, and would
 /// then build the tree unchecked.
 pub(crate) fn check(file: &mut (impl Read + Seek)) -> Result<(), String> {
-    let Some(footer) = footer(file) else {
+    let Some(footer) = footer(file)? else {
         return Ok(());
     };
     match walk_schema(&footer) {
@@ -61,8 +61,24 @@ impl Depth {
     }
 }
 
-/// The footer's bytes (FileMetaData), when the file ends as Parquet does.
-fn footer(file: &mut (impl Read + Seek)) -> Option<Vec<u8>> {
+/// The footer's bytes (FileMetaData), when the file ends as Parquet does (`None`: it does not,
+/// or cannot be read, which the parquet crate then says). A footer past [`MAX_FOOTER_BYTES`]
+/// is refused: passed on, it would be read unchecked.
+fn footer(file: &mut (impl Read + Seek)) -> Result<Option<Vec<u8>>, String> {
+    let Some(length) = footer_length(file) else {
+        return Ok(None);
+    };
+    if length > MAX_FOOTER_BYTES {
+        return Err(format!(
+            "whose footer is {length} bytes, over the {MAX_FOOTER_BYTES} read"
+        ));
+    }
+    Ok(read_footer(file, length))
+}
+
+/// The footer's length, as the file's last 8 bytes give it, when they end in `PAR1` and the
+/// length fits in the file.
+fn footer_length(file: &mut (impl Read + Seek)) -> Option<u64> {
     let size = file.seek(SeekFrom::End(0)).ok()?;
     if size < 12 {
         return None;
@@ -74,9 +90,11 @@ fn footer(file: &mut (impl Read + Seek)) -> Option<Vec<u8>> {
         return None;
     }
     let length = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-    if length > size - 8 || length > MAX_FOOTER_BYTES {
-        return None;
-    }
+    (length <= size - 8).then_some(length)
+}
+
+/// The `length` bytes before the file's last 8; the file is left at its start.
+fn read_footer(file: &mut (impl Read + Seek), length: u64) -> Option<Vec<u8>> {
     file.seek(SeekFrom::End(-8 - length as i64)).ok()?;
     let mut bytes = vec![0u8; length as usize];
     file.read_exact(&mut bytes).ok()?;
@@ -311,6 +329,13 @@ pub(crate) mod tests {
         assert_eq!(check(&mut fine), Ok(()));
         // Not Parquet: left to the parquet crate to say.
         assert_eq!(check(&mut std::io::Cursor::new(b"hello".to_vec())), Ok(()));
+        // A footer past the bound read here is refused, not passed on unchecked.
+        let mut big = b"PAR1".to_vec();
+        big.resize(4 + (MAX_FOOTER_BYTES as usize) + 1, 0);
+        big.extend_from_slice(&(MAX_FOOTER_BYTES as u32 + 1).to_le_bytes());
+        big.extend_from_slice(b"PAR1");
+        let e = check(&mut std::io::Cursor::new(big)).unwrap_err();
+        assert!(e.contains("over the 67108864 read"), "{e}");
         // A footer this reader cannot read is refused, not passed on unchecked: a schema of
         // five elements with none written.
         let e = check(&mut std::io::Cursor::new(with_footer(&[0x19, 0xfc, 0x05]))).unwrap_err();
