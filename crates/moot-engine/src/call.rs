@@ -139,19 +139,18 @@ impl Ask {
         // (with another budget, or none) cannot hold it past its `max_agent_time_sec`.
         let began_following = Instant::now();
         let lead = match self.flight {
-            Some(Flight::Follow(follow)) => match bounded(self.time_limit, follow.answer()).await {
-                None => {
-                    let max = self.time_limit.unwrap_or_default();
+            Some(Flight::Follow(follow)) => match within(self.time_limit, follow.answer()).await {
+                Err(over_time) => {
                     return Asked {
                         key,
-                        result: Err(call_over_time(max)),
+                        result: Err(over_time),
                         reasked: None,
                         latency: began_following.elapsed(),
                         shared: false,
                         lead: None,
                     };
                 }
-                Some(Ok(completion)) => {
+                Ok(Ok(completion)) => {
                     return Asked {
                         key,
                         result: Ok(completion),
@@ -162,7 +161,7 @@ impl Ask {
                     }
                 }
                 // The leader left without an answer, and this call leads now.
-                Some(Err(lead)) => Some(lead),
+                Ok(Err(lead)) => Some(lead),
             },
             Some(Flight::Lead(lead)) => Some(lead),
             None => None,
@@ -170,12 +169,9 @@ impl Ask {
         let _turn = turns.acquire_owned().await;
         let began = Instant::now();
         let asking = ask_with_reask(self.model, self.request, self.reask);
-        let (result, reasked) = match self.time_limit {
-            Some(max) => tokio::time::timeout(max, asking)
-                .await
-                .unwrap_or_else(|_| (Err(call_over_time(max)), None)),
-            None => asking.await,
-        };
+        let (result, reasked) = within(self.time_limit, asking)
+            .await
+            .unwrap_or_else(|over_time| (Err(over_time), None));
         Asked {
             key,
             result,
@@ -187,14 +183,17 @@ impl Ask {
     }
 }
 
-/// `future`'s output, or `None` when `limit` passes first.
-async fn bounded<T>(
+/// `future`'s output, or the call's over-time error when `limit` (its `max_agent_time_sec`)
+/// passes first.
+async fn within<T>(
     limit: Option<Duration>,
     future: impl std::future::Future<Output = T>,
-) -> Option<T> {
+) -> Result<T, BackendError> {
     match limit {
-        Some(max) => tokio::time::timeout(max, future).await.ok(),
-        None => Some(future.await),
+        Some(max) => tokio::time::timeout(max, future)
+            .await
+            .map_err(|_| call_over_time(max)),
+        None => Ok(future.await),
     }
 }
 
