@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::number::{approx_eq_f64, format_f64};
+use super::number::{approx_eq_f64, exponent_at, format_f64};
 use super::span::balanced_group;
 
 static TEXT_COMMANDS: &[&str] = &[
@@ -282,6 +282,7 @@ fn unterminated_braces(bytes: &[u8]) -> Vec<usize> {
 /// variable), parentheses and implicit multiplication (`2\sqrt{2}`, `3\pi`).
 pub fn evaluate(normalized: &str) -> Option<f64> {
     let mut p = Parser {
+        text: normalized,
         s: normalized.as_bytes(),
         i: 0,
         depth: 0,
@@ -379,6 +380,8 @@ fn split_tuple(s: &str) -> Option<(String, String, Vec<String>)> {
 const MAX_NESTING: usize = 200;
 
 struct Parser<'a> {
+    /// The text read, and its bytes (`s`).
+    text: &'a str,
     s: &'a [u8],
     i: usize,
     /// Nesting of `unary`, which every recursion of the grammar passes through.
@@ -529,31 +532,19 @@ impl Parser<'_> {
         while self.peek().is_some_and(|c| c.is_ascii_digit() || c == b'.') {
             self.i += 1;
         }
-        // Scientific notation (`6.02e23`, `5E-1`), read whole: `e` with digits after it, and
-        // no letter glued to them (`2e` alone stays two times something).
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            let mut k = self.i + 1;
-            if matches!(self.s.get(k), Some(b'+' | b'-')) {
-                k += 1;
-            }
-            let first = k;
-            while self.s.get(k).is_some_and(u8::is_ascii_digit) {
-                k += 1;
-            }
-            // A letter or digit glued after the exponent, or a point and a digit (`2e3.5`),
-            // make it no exponent.
-            let glued = self.s.get(k).is_some_and(u8::is_ascii_alphanumeric)
-                || (self.s.get(k) == Some(&b'.')
-                    && self.s.get(k + 1).is_some_and(u8::is_ascii_digit));
-            if k > first && !glued {
-                self.i = k;
-            }
-        }
-        let written = std::str::from_utf8(&self.s[start..self.i]).ok()?;
-        let value: f64 = written.parse().ok()?;
-        // Out of a double's range: not zero, yet too small to be told from it (`1e-400`).
-        let mantissa = written.split(['e', 'E']).next().unwrap_or(written);
-        if value == 0.0 && mantissa.bytes().any(|c| matches!(c, b'1'..=b'9')) {
+        // ASCII digits and points so far: both ends are character boundaries.
+        let mantissa = self.text.get(start..self.i)?;
+        // Scientific notation (`6.02e23`, `5E-1`), read whole, as a number anywhere is
+        // (`number::exponent_at`); `2e` alone stays two times something.
+        let Some((length, exponent)) = exponent_at(self.text.get(self.i..)?) else {
+            return mantissa.parse().ok();
+        };
+        self.i += length;
+        let value: f64 = format!("{mantissa}e{exponent}").parse().ok()?;
+        // Out of a double's range: too large, or not zero yet too small to be told from it
+        // (`1e400`, `1e-400`).
+        let not_zero = mantissa.bytes().any(|c| matches!(c, b'1'..=b'9'));
+        if !value.is_finite() || (value == 0.0 && not_zero) {
             return None;
         }
         Some(value)

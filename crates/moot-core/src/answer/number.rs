@@ -159,34 +159,15 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
                 j += 1;
             }
         }
-        // Scientific notation ("2e3", "6.02e23", "5e-1", "1E+3"), read whole: an exponent is
-        // digits after `e` or `E` and an optional sign, with no letter or digit glued after.
+        // Scientific notation ("2e3", "6.02e23", "5e-1", "1E+3"), read whole.
         let mut exponent = None;
-        if j < chars.len() && matches!(chars[j].1, 'e' | 'E') && !digits.is_empty() {
-            let mut k = j + 1;
-            let negative_exponent = chars.get(k).is_some_and(|&(_, c)| is_minus(c));
-            if chars.get(k).is_some_and(|&(_, c)| c == '+' || is_minus(c)) {
-                k += 1;
-            }
-            let first = k;
-            while k < chars.len() && chars[k].1.is_ascii_digit() {
-                k += 1;
-            }
-            // A letter or digit glued after it, or a point and a digit (`2e3.5`), make it no
-            // exponent; a sentence's closing point does not.
-            let glued = chars.get(k).is_some_and(|&(_, c)| c.is_alphanumeric())
-                || (chars.get(k).is_some_and(|&(_, c)| c == '.')
-                    && chars.get(k + 1).is_some_and(|&(_, c)| c.is_ascii_digit()));
-            if k > first && !glued {
-                let written: String = chars[first..k].iter().map(|&(_, c)| c).collect();
-                // More digits than an i32 holds is out of any range: saturate, then refuse.
-                let magnitude = written.parse::<i32>().unwrap_or(i32::MAX);
-                exponent = Some(if negative_exponent {
-                    -magnitude
-                } else {
-                    magnitude
-                });
-                j = k;
+        if j < chars.len() && !digits.is_empty() {
+            if let Some((length, value)) = exponent_at(&text[chars[j].0..]) {
+                let end = chars[j].0 + length;
+                while j < chars.len() && chars[j].0 < end {
+                    j += 1;
+                }
+                exponent = Some(value);
             }
         }
         let mut number = match exponent {
@@ -224,6 +205,45 @@ pub fn scan_numbers(text: &str) -> Vec<Found> {
         i = j.max(i + 1);
     }
     out
+}
+
+/// The exponent of scientific notation at the start of `rest` (`e3`, `E+3`, `e-12`, a Unicode
+/// minus too): its length in bytes and its value, saturated past an `i32` (out of any range,
+/// refused by the caller). `None` when `rest` starts with none, or when a letter or digit is
+/// glued after its digits, or a point and a digit (`2e3.5`); a sentence's closing point is not.
+pub(super) fn exponent_at(rest: &str) -> Option<(usize, i32)> {
+    let mut chars = rest.char_indices().peekable();
+    if !matches!(chars.next(), Some((_, 'e' | 'E'))) {
+        return None;
+    }
+    let negative = chars
+        .next_if(|&(_, c)| c == '+' || is_minus(c))
+        .map(|(_, c)| is_minus(c));
+    let first = chars.peek().map_or(rest.len(), |&(at, _)| at);
+    while chars.next_if(|&(_, c)| c.is_ascii_digit()).is_some() {}
+    let end = chars.peek().map_or(rest.len(), |&(at, _)| at);
+    if end == first {
+        return None;
+    }
+    let after = &rest[end..];
+    let mut next = after.chars();
+    let glued = match next.next() {
+        Some('.') => next.next().is_some_and(|c| c.is_ascii_digit()),
+        Some(c) => c.is_alphanumeric(),
+        None => false,
+    };
+    if glued {
+        return None;
+    }
+    let magnitude = rest[first..end].parse::<i32>().unwrap_or(i32::MAX);
+    Some((
+        end,
+        if negative == Some(true) {
+            -magnitude
+        } else {
+            magnitude
+        },
+    ))
 }
 
 /// Whether a minus sign (possibly with a `$` between: `-$5`, `$-5`) makes the number at `i`
