@@ -40,25 +40,17 @@ pub const MAX_MESSAGE_CHARS: usize = 1_000;
 /// `message` whole when short; else its beginning and its end (where a parser says what went
 /// wrong, after quoting the line) with how much between them was left out.
 fn bounded(message: String) -> String {
-    let chars = message.chars().count();
-    if chars <= MAX_MESSAGE_CHARS {
+    if message.chars().count() <= MAX_MESSAGE_CHARS {
         return message;
     }
-    let (head, tail) = (MAX_MESSAGE_CHARS * 7 / 10, MAX_MESSAGE_CHARS / 4);
-    let head_end = message
-        .char_indices()
-        .nth(head)
-        .map_or(message.len(), |(at, _)| at);
-    let tail_start = message
-        .char_indices()
-        .nth(chars - tail)
-        .map_or(message.len(), |(at, _)| at);
-    format!(
-        "{} … ({} bytes left out) … {}",
-        &message[..head_end],
-        tail_start - head_end,
-        &message[tail_start..]
+    // The prompts' cut, on one line: an error message is one.
+    moot_core::prompts::keep_ends(
+        &message,
+        MAX_MESSAGE_CHARS * 7 / 10,
+        MAX_MESSAGE_CHARS / 4,
+        "of the message left out",
     )
+    .replace('\n', " ")
 }
 
 impl fmt::Display for ConfigError {
@@ -106,7 +98,10 @@ mod tests {
             "{}",
             shown.len()
         );
-        assert!(shown.contains(" … (399068 bytes left out) … "), "{shown}");
+        assert!(
+            shown.contains(" [… 399068 characters of the message left out …] "),
+            "{shown}"
+        );
         assert!(shown.ends_with("reason at the end"), "{shown}");
     }
 }
