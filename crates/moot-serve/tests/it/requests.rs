@@ -747,13 +747,7 @@ fn past_their_cap_the_oldest_followers_are_closed_and_health_is_still_served() {
                     .as_bytes(),
             )
             .unwrap();
-            let mut head = Vec::new();
-            let mut buf = [0u8; 512];
-            while !String::from_utf8_lossy(&head).contains("\r\n\r\n") {
-                let n = s.read(&mut buf).unwrap();
-                assert!(n > 0, "closed: {}", String::from_utf8_lossy(&head));
-                head.extend_from_slice(&buf[..n]);
-            }
+            let head = common::read_until(&mut s, "\r\n\r\n");
             assert!(String::from_utf8_lossy(&head).starts_with("HTTP/1.1 200"));
             s
         })

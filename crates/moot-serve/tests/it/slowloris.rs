@@ -254,13 +254,7 @@ fn a_connection_with_a_request_in_flight_is_never_shed() {
         )
         .unwrap();
     // Its first event arrived: the request is in flight.
-    let mut got = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !String::from_utf8_lossy(&got).contains("data: first") {
-        let n = stream.read(&mut buf).unwrap();
-        assert!(n > 0, "closed: {:?}", String::from_utf8_lossy(&got));
-        got.extend_from_slice(&buf[..n]);
-    }
+    let mut got = common::read_until(&mut stream, "data: first");
     // Far more half-open connections than the cap, and requests that need room.
     let mut sockets: Vec<TcpStream> = (0..50).map(|_| half_open(server.addr)).collect();
     for _ in 0..3 {

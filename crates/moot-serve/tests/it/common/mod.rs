@@ -86,6 +86,19 @@ impl Runner for NoRunner {
     }
 }
 
+/// Reads from `s` until what came holds `marker`, failing the test if the server closes first;
+/// everything read.
+pub fn read_until(s: &mut TcpStream, marker: &str) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&got).contains(marker) {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed: {:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    got
+}
+
 /// Sends `raw` as is on a new connection and reads the response to its end (the server closes
 /// after it: send `Connection: close`); its status, head and body. How long it took from
 /// connecting to the last byte.
