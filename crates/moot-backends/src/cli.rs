@@ -29,8 +29,9 @@
 //!   [`EXIT_GRACE`] to end by itself, and its answer is read at once, whoever still holds its
 //!   stdout), at [`kill_live_agents`] (moot's SIGINT and SIGTERM), and when moot dies, even by
 //!   SIGKILL. Each agent runs below a subreaper of its own that holds its whole process tree
-//!   (see the `reap` module); the agent runs in a process group of its own, so a terminal's
-//!   Ctrl-C reaches moot, which decides.
+//!   (see the `reap` module), in a PID namespace of its own where the machine allows it; the
+//!   agent runs in a process group of its own, so a terminal's Ctrl-C reaches moot, which
+//!   decides.
 
 mod reap;
 
@@ -412,7 +413,7 @@ impl Drop for AgentGuard {
         // Collect the reaper if it is already gone; otherwise tokio does in the background.
         if let (Ok(Some(_)), Some(group)) = (self.child.try_wait(), self.reaper) {
             // Gone, it ended everything below it, unless something killed it from outside (the
-            // agent can: it is its parent). Then what is left in the agent's group (the reaper
+            // agent can, where it has no PID namespace of its own: it is its child). Then what is left in the agent's group (the reaper
             // led it) is killed here; whatever had left the group is beyond reach.
             // SAFETY: killpg takes plain integers; an empty group fails with ESRCH, harmlessly.
             unsafe {

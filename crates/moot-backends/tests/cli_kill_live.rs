@@ -7,22 +7,12 @@ use std::time::{Duration, Instant};
 
 use moot_backends::cli::{kill_live_agents, CliConfig, CliModel};
 use moot_backends::{ChatMessage, CompletionRequest, LanguageModel};
+use moot_proc::is_running as alive;
 
+/// The live process a script's pid record names, as seen from here (the agent runs in a PID
+/// namespace of its own).
 fn read_pid(path: &Path) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// Whether `pid` is a live process (a zombie is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !matches!(
-                s.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.trim_start().chars().next()),
-                Some('Z') | Some('X')
-            )
-        })
-        .unwrap_or(false)
+    moot_proc::pid_from_record(&std::fs::read_to_string(path).ok()?)
 }
 
 #[tokio::test]
@@ -33,8 +23,8 @@ async fn kill_live_agents_ends_a_running_agent_and_its_setsid_descendants() {
     std::fs::write(
         &script,
         "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\n\
-         echo $! > \"$1/sleeper.pid\"\n\
-         echo $$ > \"$1/agent.pid.tmp\" && mv \"$1/agent.pid.tmp\" \"$1/agent.pid\"\n\
+         echo \"$! $(readlink /proc/self/ns/pid)\" > \"$1/sleeper.pid.tmp\" && mv \"$1/sleeper.pid.tmp\" \"$1/sleeper.pid\"\n\
+         echo \"$$ $(readlink /proc/self/ns/pid)\" > \"$1/agent.pid.tmp\" && mv \"$1/agent.pid.tmp\" \"$1/agent.pid\"\n\
          sleep 1000\n",
     )
     .unwrap();

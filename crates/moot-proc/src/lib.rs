@@ -25,17 +25,26 @@
 //!   same. Between `exec` and the mask there are a few milliseconds; the environment variables
 //!   the options also read have no such window.
 //!
+//! - [`clone_isolated`] and [`enter_isolation`] (the `namespace` module): a started program
+//!   gets a PID namespace and a `/proc` of its own, so that it cannot even name the machine's
+//!   other processes: the user's unsealed ones (a shell holding the keys), or another moot in
+//!   the moments between its start and its seal.
+//!
 //! The seal and the capability drop need no namespace and hold for root and unprivileged users
-//! alike. What they leave open (the README's threat model says it): a started program still
-//! sees the machine's other processes, so it can read the user's unsealed ones, and another
-//! moot in the moments between its start and its seal; a PID namespace per agent would close
-//! that. [`isolation_gap`] says when this process cannot drop capabilities (root without
-//! `CAP_SETPCAP`), for a warning at start.
+//! alike; the namespaces need root, or user namespaces for an unprivileged user.
+//! [`capability_gap`] says when this process cannot drop capabilities (root without
+//! `CAP_SETPCAP`) and [`namespace_gap`] when no namespace can be made, for warnings at start.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::sync::Once;
+
+mod namespace;
+mod observe;
+
+pub use namespace::{clone_isolated, enter_isolation, namespace_gap, Isolation};
+pub use observe::{is_running, pid_from_record, processes_with_argument};
 
 /// Marks this process non-dumpable, once; later calls do nothing. Called before anything is
 /// started (every spawn in moot calls it first), so no front end can forget it.
@@ -159,23 +168,34 @@ pub unsafe fn confine_for_exec() {
     {
         return;
     }
-    for path in [c"/proc/sys", c"/sys", c"/proc/sysrq-trigger"] {
-        let path = path.as_ptr();
-        if libc::mount(
-            path,
-            path,
-            none,
-            libc::MS_BIND | libc::MS_REC,
-            std::ptr::null(),
-        ) == 0
-        {
-            libc::mount(
-                none,
+    read_only_kernel_settings();
+}
+
+/// Makes the kernel's settings (`/proc/sys`, `/sys`, `/proc/sysrq-trigger`) read-only in this
+/// process's mount namespace, each bound onto itself and remounted read-only; what cannot be
+/// is left as it is. Async-signal-safe (system calls on static strings).
+pub(crate) fn read_only_kernel_settings() {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: mount with static NUL-terminated paths and no data.
+    unsafe {
+        for path in [c"/proc/sys", c"/sys", c"/proc/sysrq-trigger"] {
+            let path = path.as_ptr();
+            if libc::mount(
+                path,
                 path,
                 none,
-                libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY,
+                libc::MS_BIND | libc::MS_REC,
                 std::ptr::null(),
-            );
+            ) == 0
+            {
+                libc::mount(
+                    none,
+                    path,
+                    none,
+                    libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY,
+                    std::ptr::null(),
+                );
+            }
         }
     }
 }
@@ -221,7 +241,7 @@ pub fn descriptor_limit() -> libc::c_uint {
 /// Why a program this process starts could still read its secrets, if it could: root that
 /// cannot drop capabilities (no `CAP_SETPCAP`, as in some containers) leaves its programs
 /// `CAP_SYS_PTRACE` whenever the bounding set holds it. `None` when [`strip_for_exec`] holds.
-pub fn isolation_gap() -> Option<String> {
+pub fn capability_gap() -> Option<String> {
     // SAFETY: geteuid has no arguments and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return None;
@@ -246,6 +266,25 @@ pub fn isolation_gap() -> Option<String> {
          unprivileged user, or give it CAP_SETPCAP"
             .to_string()
     })
+}
+
+/// Writes `n` in decimal at the start of `out`; the number of bytes written. Async-signal-safe
+/// (for a path such as `/proc/PID/stat` built between fork and exec).
+pub fn decimal(mut n: u32, out: &mut [u8]) -> usize {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for (slot, digit) in out.iter_mut().zip(digits[..len].iter().rev()) {
+        *slot = *digit;
+    }
+    len
 }
 
 /// A value given on the command line and the secrets inside it (a URL's password, or the whole

@@ -20,41 +20,63 @@ def store(tmp_path):
 
 
 def sleepy_team(tmp_path, agents=("a", "b")):
-    """A configuration of cli agents that write their pids and a child's, then wait 30 s."""
+    """A configuration of cli agents that each start a child (`sleep` with an argument no
+    other process has), note that they have in a `.started` file, then wait 30 s. Returns the
+    configuration, the `.started` files and the command-line arguments that find the agents and
+    their children (an agent runs in a PID namespace of its own: the pids it sees are not ours).
+    """
     lines = [
         "[debate]",
         'protocol = "cot-sc"',
         'answer = "numeric"',
         "",
     ]
-    allowed, pid_files, agent_lines = [], [], []
-    for agent in agents:
+    allowed, started, markers, agent_lines = [], [], [], []
+    for n, agent in enumerate(agents):
         script = tmp_path / f"{agent}.sh"
+        child = f"30.{os.getpid()}{n:03}"
         script.write_text(
-            "#!/bin/sh\nsleep 30 &\n"
-            f"echo $! > {tmp_path}/{agent}.child.pid\necho $$ > {tmp_path}/{agent}.pid\nwait\n"
+            f"#!/bin/sh\nsleep {child} &\necho started > {tmp_path}/{agent}.started\nwait\n"
         )
         script.chmod(0o755)
         allowed.append(f'"{script}"')
         agent_lines += ["[[agents]]", f'id = "{agent}"', 'backend = "cli"', f'command = "{script}"', ""]
-        pid_files += [tmp_path / f"{agent}.pid", tmp_path / f"{agent}.child.pid"]
+        started.append(tmp_path / f"{agent}.started")
+        markers += [str(script), child]
     lines += ["[security]", f"cli_allowed_commands = [{', '.join(allowed)}]", ""] + agent_lines
     config = tmp_path / "sleepy.toml"
     config.write_text("\n".join(lines))
-    return config, pid_files
+    return config, started, markers
 
 
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie has ended; it only waits for its parent to read its status.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
+def running_with_argument(argument):
+    """The pids of the running processes (not zombies) that have `argument` as one whole
+    argument of their command line."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                arguments = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as f:
+                state = f.read().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if argument.encode() in arguments and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def survivors(markers, within=5.0):
+    """Waits until no running process has any of `markers` as an argument, or `within` seconds
+    pass; the pids still running."""
+    deadline = time.monotonic() + within
+    while True:
+        left = [pid for m in markers for pid in running_with_argument(m)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
 
 
 class SlowOpenAi:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import moot
-from conftest import alive, sleepy_team
+from conftest import sleepy_team, survivors
 
 
 def test_many_debates_run_at_once_from_asyncio(store):
@@ -69,12 +69,12 @@ def test_the_gil_is_released_while_a_debate_waits(store, slow_openai):
 
 
 def test_cancelling_an_asyncio_task_cancels_its_debate(tmp_path, store):
-    config, pid_files = sleepy_team(tmp_path, agents=("a",))
+    config, started, markers = sleepy_team(tmp_path, agents=("a",))
 
     async def main():
         task = asyncio.ensure_future(moot.ask_async("What is 1 + 1?", config=config, store=store))
         deadline = time.monotonic() + 20
-        while not all(p.exists() and p.read_text().strip() for p in pid_files):
+        while not all(p.exists() and p.read_text().strip() for p in started):
             assert time.monotonic() < deadline, "the agent never started"
             await asyncio.sleep(0.02)
         task.cancel()
@@ -82,17 +82,13 @@ def test_cancelling_an_asyncio_task_cancels_its_debate(tmp_path, store):
             await task
 
     asyncio.run(main())
-    pids = [int(p.read_text()) for p in pid_files]
-    deadline = time.monotonic() + 5
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not any(alive(pid) for pid in pids)
+    assert survivors(markers) == []
     [run] = store.runs()
     assert run["status"] == "failed"
 
 
 def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
-    config, pid_files = sleepy_team(tmp_path)
+    config, started, markers = sleepy_team(tmp_path)
     script = tmp_path / "debate.py"
     script.write_text(
         textwrap.dedent(
@@ -116,7 +112,7 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
         [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 20
-    while not all(p.exists() and p.read_text().strip() for p in pid_files):
+    while not all(p.exists() and p.read_text().strip() for p in started):
         assert child.poll() is None, "the debate ended before its agents started"
         assert time.monotonic() < deadline, "the agents never started"
         time.sleep(0.02)
@@ -127,11 +123,7 @@ def test_ctrl_c_stops_a_debate_and_leaves_no_agent_behind(tmp_path):
         pytest.fail(f"Ctrl-C did not end the debate within 20 s; where it was:\n{stuck(child)}")
     assert child.returncode == 130
     assert "interrupted" in out
-    pids = [int(p.read_text()) for p in pid_files]
-    deadline = time.monotonic() + 5
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not any(alive(pid) for pid in pids)
+    assert survivors(markers) == []
     with moot.Store(tmp_path / "moot.db") as store:
         [run] = store.runs()
         assert run["status"] == "failed"

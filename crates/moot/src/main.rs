@@ -94,7 +94,7 @@ fn seal_secrets(matches: &clap::ArgMatches) {
     if let Err(e) = moot_proc::seal() {
         errln!("moot: warning: cannot keep the programs moot starts out of its memory: {e}");
     }
-    if let Some(gap) = moot_proc::isolation_gap() {
+    if let Some(gap) = moot_proc::capability_gap() {
         errln!("moot: warning: {gap}");
     }
     // Every argument that holds a URL with credentials, however clap took it (a global
@@ -174,10 +174,20 @@ fn main() -> ExitCode {
     // Traces when OpenTelemetry's variables name an endpoint; metrics for `moot serve`'s
     // `/metrics`. Neither: nothing is installed, and the engine's spans cost nothing.
     // OpenTelemetry's variables, and where one is not set, the configuration's `[telemetry]`.
-    let configured = config_flag(&matches)
+    let config = config_flag(&matches)
         .and_then(|path| moot_config::dialect::read(&path).ok())
-        .map(|(config, _)| config.telemetry)
-        .unwrap_or_default();
+        .map(|(config, _)| config);
+    // The programs a configuration starts: said once, at start, where they cannot be kept apart
+    // from the machine's other processes.
+    let starts_programs = config
+        .as_ref()
+        .is_some_and(|c| c.agents.iter().any(|a| a.backend.name() == "cli"));
+    if starts_programs {
+        if let Some(gap) = moot_proc::namespace_gap() {
+            errln!("moot: warning: {gap}");
+        }
+    }
+    let configured = config.map(|c| c.telemetry).unwrap_or_default();
     let env = |name: &str| {
         std::env::var(name)
             .ok()

@@ -26,10 +26,19 @@
 //! [`kill_live_agents`](super::kill_live_agents) also kills below each live reaper from moot, so
 //! that at SIGINT/SIGTERM the agents are gone before moot is.
 //!
-//! What this cannot hold: the agent is the reaper's child and runs as the same user, so it can
-//! SIGKILL the reaper. Its processes then go to init; moot sees the reaper gone while the output
-//! is still open, fails the call for good (no retry to do it again) and kills the agent's
-//! process group, but whatever had left the group by then is free.
+//! Where the machine allows it, the agent does not run as the reaper's child but one step
+//! further, in a PID namespace of its own (`moot_proc::clone_isolated`):
+//!
+//! ```text
+//! moot ── reaper ── pid 1 of the namespace (init: waits, reports the agent's status) ── agent ── …
+//! ```
+//!
+//! There the agent sees only its namespace: it cannot name the reaper, let alone kill it, and
+//! pid 1 ignores every signal sent from inside. Without a namespace (the warning at start says
+//! so), the agent is the reaper's child and runs as the same user, so it can SIGKILL the
+//! reaper. Its processes then go to init; moot sees the reaper gone while the output is still
+//! open, fails the call for good (no retry to do it again) and kills the agent's process group,
+//! but whatever had left the group by then is free.
 //!
 //! Between fork and exec only async-signal-safe calls are allowed, and the reaper never execs:
 //! everything it does is a raw system call on memory it owns (the stack, or pages it maps), with
@@ -121,59 +130,181 @@ pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::R
     }
     let mut before: libc::sigset_t = std::mem::zeroed();
     libc::sigprocmask(libc::SIG_BLOCK, &blocked, &mut before);
-    // A raw fork: no atfork handlers run (they are not async-signal-safe). The child only
-    // execs, or reports why it could not, as std does after its own fork.
-    let agent = libc::syscall(
-        libc::SYS_clone,
-        libc::SIGCHLD as libc::c_ulong,
-        zero,
-        zero,
-        zero,
-        zero,
-    );
-    if agent < 0 {
+    // Where the agent's status comes back from its namespace's pid 1 (see run_as_init); never
+    // written without a namespace, and read without blocking.
+    let mut told = [0 as RawFd; 2];
+    if libc::pipe2(told.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
         let e = io::Error::last_os_error();
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
         return Err(e);
     }
-    if agent == 0 {
+    let (uid, gid) = (libc::getuid(), libc::getgid());
+    // A raw fork, into namespaces of the agent's own where the machine allows: no atfork
+    // handlers run (they are not async-signal-safe). The child only execs, or reports why it
+    // could not, as std does after its own fork.
+    let (child, isolation) = moot_proc::clone_isolated();
+    if child < 0 {
+        let e = io::Error::last_os_error();
+        libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
+        return Err(e);
+    }
+    if child == 0 {
+        libc::close(told[0]);
+        if isolation != moot_proc::Isolation::None {
+            return run_as_init(isolation, (uid, gid), told[1], &before, grace);
+        }
         // The agent. Not a subreaper: that is not inherited. The lifeline closes at exec.
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        // No capability (root's agent cannot read sealed moot's memory or environment) and no
-        // descriptor of moot's but the three pipes.
-        moot_proc::confine_for_exec();
-        return moot_proc::strip_for_exec();
+        return exec_agent();
     }
-    let agent = agent as libc::pid_t;
     // The reaper holds nothing of the agent's: not its pipes (moot reads to their end), not the
     // pipe std reports exec failures on (moot's spawn waits for it to close), not the lifeline's
     // write end, nor anything else moot had open.
-    close_all_but(lifeline);
-    reap(agent, lifeline, grace)
+    close_all_but(&[lifeline, told[0]]);
+    reap(child as libc::pid_t, lifeline, told[0], grace)
 }
 
-/// Closes every descriptor but `keep`.
-unsafe fn close_all_but(keep: RawFd) {
-    let keep = keep as libc::c_uint;
-    let ranges = [
-        (0, keep.checked_sub(1)),
-        (keep + 1, Some(libc::c_uint::MAX)),
-    ];
-    for (first, last) in ranges {
-        let Some(last) = last else { continue };
-        let (lo, hi, flags) = (
-            libc::c_ulong::from(first),
-            libc::c_ulong::from(last),
-            0 as libc::c_ulong,
-        );
-        if libc::syscall(libc::SYS_close_range, lo, hi, flags) != 0 {
-            // No close_range (Linux before 5.9): one by one, up to the descriptor limit.
-            let top = moot_proc::descriptor_limit();
-            let mut fd = first;
-            while fd <= last && fd < top {
-                libc::close(fd as RawFd);
-                fd += 1;
+/// The last steps before the agent's exec: no capability (root's agent cannot read sealed
+/// moot's memory or environment) and no descriptor of moot's but the three pipes.
+unsafe fn exec_agent() -> io::Result<()> {
+    moot_proc::confine_for_exec();
+    moot_proc::strip_for_exec()
+}
+
+/// In the child made in namespaces of its own: it is pid 1 there, and becomes the agent's
+/// parent inside them. It mounts the namespace's own `/proc`, forks the agent (which returns
+/// to exec), and then only waits: it writes the agent's wait status to `told` for the reaper
+/// (its own exit cannot carry a signal: pid 1 is immune to its own), reaps what the agent
+/// leaves, and exits once nothing is left or `grace` has passed since the agent exited. Its
+/// exit ends every process left in the namespace (the kernel kills them), and moot's reaper
+/// outside kills it when the call ends. From inside, no signal reaches it (pid 1 gets only
+/// those it handles) and it is sealed as moot is: the agent cannot end or read it.
+unsafe fn run_as_init(
+    isolation: moot_proc::Isolation,
+    (uid, gid): (libc::uid_t, libc::gid_t),
+    told: RawFd,
+    before: &libc::sigset_t,
+    grace: Duration,
+) -> io::Result<()> {
+    // Gone with the reaper, however it ends (the reaper has one thread: this fires only at its
+    // death).
+    libc::prctl(
+        libc::PR_SET_PDEATHSIG,
+        libc::SIGKILL as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+    );
+    // Should the mount fail where the check at start succeeded, the agent runs as it would
+    // without a namespace (sealed, without capabilities) rather than not at all.
+    let _ = moot_proc::enter_isolation(isolation, uid, gid);
+    let agent = libc::syscall(
+        libc::SYS_clone,
+        libc::SIGCHLD as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+        0 as libc::c_ulong,
+    );
+    if agent < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if agent == 0 {
+        libc::sigprocmask(libc::SIG_SETMASK, before, std::ptr::null_mut());
+        return exec_agent();
+    }
+    let agent = agent as libc::pid_t;
+    close_all_but(&[told]);
+    handle(
+        libc::SIGCHLD,
+        on_child as extern "C" fn(libc::c_int) as usize,
+        libc::SA_NOCLDSTOP,
+    );
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+        handle(sig, libc::SIG_IGN, 0);
+    }
+    // SIGCHLD is let in only while waiting, so none is lost between a check and the wait.
+    let mut only_child: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut only_child);
+    libc::sigaddset(&mut only_child, libc::SIGCHLD);
+    libc::sigprocmask(libc::SIG_BLOCK, &only_child, std::ptr::null_mut());
+    let mut waiting: libc::sigset_t = std::mem::zeroed();
+    libc::sigprocmask(libc::SIG_SETMASK, std::ptr::null(), &mut waiting);
+    libc::sigdelset(&mut waiting, libc::SIGCHLD);
+    let grace = i128::try_from(grace.as_nanos()).unwrap_or(i128::MAX);
+    let mut exited_at: Option<i128> = None;
+    loop {
+        loop {
+            let mut st = 0;
+            let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
+            if pid == agent {
+                let bytes = st.to_ne_bytes();
+                libc::write(told, bytes.as_ptr().cast(), bytes.len());
+                exited_at = Some(nanos(&now()));
+            } else if pid > 0 {
+                continue;
+            } else if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+                libc::_exit(0);
+            } else {
+                break;
             }
+        }
+        let timeout = match exited_at {
+            None => None,
+            Some(at) => {
+                let left = at.saturating_add(grace) - nanos(&now());
+                if left <= 0 {
+                    libc::_exit(0); // the kernel ends what the agent left
+                }
+                Some(timespec(left))
+            }
+        };
+        let timeout_ptr = timeout
+            .as_ref()
+            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        libc::ppoll(std::ptr::null_mut(), 0, timeout_ptr, &waiting);
+    }
+}
+
+/// The agent's wait status as its namespace's pid 1 told it, if it did.
+fn told_status(told: RawFd) -> Option<libc::c_int> {
+    let mut bytes = [0u8; 4];
+    // SAFETY: read writes at most the buffer's length.
+    let got = unsafe { libc::read(told, bytes.as_mut_ptr().cast(), bytes.len()) };
+    (got == 4).then(|| libc::c_int::from_ne_bytes(bytes))
+}
+
+/// Closes every descriptor but those in `keep` (at most two, each below `c_uint::MAX`).
+unsafe fn close_all_but(keep: &[RawFd]) {
+    let mut kept = [libc::c_uint::MAX; 2];
+    for (slot, fd) in kept.iter_mut().zip(keep) {
+        *slot = *fd as libc::c_uint;
+    }
+    kept.sort_unstable();
+    let mut from: libc::c_uint = 0;
+    for fd in kept.into_iter().filter(|&fd| fd != libc::c_uint::MAX) {
+        if fd > from {
+            close_range(from, fd - 1);
+        }
+        from = fd + 1;
+    }
+    close_range(from, libc::c_uint::MAX);
+}
+
+/// Closes the descriptors from `first` to `last`, both included.
+unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
+    let (lo, hi, flags) = (
+        libc::c_ulong::from(first),
+        libc::c_ulong::from(last),
+        0 as libc::c_ulong,
+    );
+    if libc::syscall(libc::SYS_close_range, lo, hi, flags) != 0 {
+        // No close_range (Linux before 5.9): one by one, up to the descriptor limit.
+        let top = moot_proc::descriptor_limit();
+        let mut fd = first;
+        while fd <= last && fd < top {
+            libc::close(fd as RawFd);
+            fd += 1;
         }
     }
 }
@@ -202,7 +333,7 @@ fn timespec(nanos: i128) -> libc::timespec {
 
 /// The reaper's life: wait for the agent, the lifeline or a signal; end everything below; exit
 /// as the agent did.
-unsafe fn reap(agent: libc::pid_t, lifeline: RawFd, grace: Duration) -> ! {
+unsafe fn reap(agent: libc::pid_t, lifeline: RawFd, told: RawFd, grace: Duration) -> ! {
     // The signals that wake the reaper (blocked since before the fork) are let in only while
     // it waits in ppoll, so none is lost between a check and the wait.
     let mut waiting: libc::sigset_t = std::mem::zeroed();
@@ -228,7 +359,7 @@ unsafe fn reap(agent: libc::pid_t, lifeline: RawFd, grace: Duration) -> ! {
             let mut st = 0;
             let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
             if pid == agent {
-                status = Some(st);
+                status = Some(told_status(told).unwrap_or(st));
                 exited_at = nanos(&now());
             } else if pid > 0 {
                 continue;
@@ -263,7 +394,7 @@ unsafe fn reap(agent: libc::pid_t, lifeline: RawFd, grace: Duration) -> ! {
             break; // the lifeline closed (moot never writes to it): the call is over
         }
     }
-    end_everything_below(agent, &mut status, &waiting)
+    end_everything_below(agent, told, &mut status, &waiting)
 }
 
 /// Installs `action` (a handler or `SIG_IGN`) for `sig`.
@@ -278,6 +409,7 @@ unsafe fn handle(sig: libc::c_int, action: libc::sighandler_t, flags: libc::c_in
 /// Kills every process below this one until it has no child left, then exits as the agent did.
 unsafe fn end_everything_below(
     agent: libc::pid_t,
+    told: RawFd,
     status: &mut Option<libc::c_int>,
     waiting: &libc::sigset_t,
 ) -> ! {
@@ -295,7 +427,7 @@ unsafe fn end_everything_below(
             let mut st = 0;
             let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
             if pid == agent {
-                *status = Some(st);
+                *status = Some(told_status(told).unwrap_or(st));
             } else if pid > 0 {
                 continue;
             } else if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
@@ -353,24 +485,6 @@ unsafe fn exit_as(status: Option<libc::c_int>) -> ! {
     libc::_exit(128 + sig)
 }
 
-/// Writes `n` in decimal at the start of `out`; the number of bytes written.
-fn decimal(mut n: u32, out: &mut [u8]) -> usize {
-    let mut digits = [0u8; 10];
-    let mut len = 0;
-    loop {
-        digits[len] = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for (slot, digit) in out.iter_mut().zip(digits[..len].iter().rev()) {
-        *slot = *digit;
-    }
-    len
-}
-
 /// A pid from a `/proc` entry's name (digits only).
 fn pid_of(name: &[u8]) -> Option<libc::pid_t> {
     if name.is_empty() || name.len() > 9 || !name.iter().all(u8::is_ascii_digit) {
@@ -387,7 +501,7 @@ fn pid_of(name: &[u8]) -> Option<libc::pid_t> {
 pub(crate) fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     let mut path = [0u8; 32];
     path[..6].copy_from_slice(b"/proc/");
-    let n = decimal(u32::try_from(pid).ok()?, &mut path[6..]);
+    let n = moot_proc::decimal(u32::try_from(pid).ok()?, &mut path[6..]);
     path[6 + n..6 + n + 6].copy_from_slice(b"/stat\0");
     let mut buf = [0u8; 160];
     // SAFETY: the path is NUL-terminated; read writes at most the buffer's length.
@@ -555,9 +669,9 @@ mod tests {
     #[test]
     fn decimal_and_pid_parse() {
         let mut out = [0u8; 12];
-        let n = decimal(4_194_304, &mut out);
+        let n = moot_proc::decimal(4_194_304, &mut out);
         assert_eq!(&out[..n], b"4194304");
-        let n = decimal(0, &mut out);
+        let n = moot_proc::decimal(0, &mut out);
         assert_eq!(&out[..n], b"0");
         assert_eq!(pid_of(b"123"), Some(123));
         assert_eq!(pid_of(b"self"), None);

@@ -10,6 +10,7 @@ use moot_backends::cli::{parse_sections, CliConfig, CliModel};
 use moot_backends::{
     BackendError, CallMode, ChatMessage, Completion, CompletionRequest, ErrorClass, LanguageModel,
 };
+use moot_proc::{is_running as alive, processes_with_argument};
 
 struct Scripts {
     dir: tempfile::TempDir,
@@ -316,22 +317,10 @@ async fn the_environment_is_cleared_or_inherited_as_configured() {
     }
 }
 
+/// The live process a script's pid record names (`echo "$$ $(readlink /proc/self/ns/pid)"`:
+/// an agent runs in a PID namespace of its own, where its pids are not ours), as seen from here.
 fn read_pid(path: &Path) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// Whether `pid` is a live process. A zombie (exited, waiting for its parent to collect it) is
-/// not: it runs nothing and holds nothing but its process-table entry.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        // The state follows the parenthesised command name.
-        Ok(stat) => !matches!(
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next()),
-            Some('Z') | Some('X')
-        ),
-    }
+    moot_proc::pid_from_record(&std::fs::read_to_string(path).ok()?)
 }
 
 async fn wait_gone(pids: &[u32], within: Duration) -> Vec<u32> {
@@ -352,8 +341,8 @@ async fn cancellation_kills_the_whole_process_group() {
     let m = s.model(
         "hang.sh",
         "sleep 1000 &\n\
-         echo $! > \"$1/grandchild.pid.tmp\" && mv \"$1/grandchild.pid.tmp\" \"$1/grandchild.pid\"\n\
-         echo $$ > \"$1/leader.pid.tmp\" && mv \"$1/leader.pid.tmp\" \"$1/leader.pid\"\n\
+         echo \"$! $(readlink /proc/self/ns/pid)\" > \"$1/grandchild.pid.tmp\" && mv \"$1/grandchild.pid.tmp\" \"$1/grandchild.pid\"\n\
+         echo \"$$ $(readlink /proc/self/ns/pid)\" > \"$1/leader.pid.tmp\" && mv \"$1/leader.pid.tmp\" \"$1/leader.pid\"\n\
          sleep 1000\n",
         &[&dir],
     );
@@ -362,22 +351,26 @@ async fn cancellation_kills_the_whole_process_group() {
     let started = Instant::now();
     // A 300 ms deadline; on a loaded machine the script may need longer to write its pids, so
     // the deadline counts from when both are there (bounded at 20 s).
+    // The pids are read while the call runs (afterwards, their namespace is gone).
     let pids_written = async {
-        while !(leader_file.exists() && grandchild_file.exists()) {
+        loop {
+            if let (Some(leader), Some(grandchild)) =
+                (read_pid(&leader_file), read_pid(&grandchild_file))
+            {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                return (leader, grandchild);
+            }
             assert!(
                 started.elapsed() < Duration::from_secs(20),
                 "the script never started"
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
     };
-    tokio::select! {
+    let (leader, grandchild) = tokio::select! {
         result = m.complete(ask("never answered")) => panic!("the call returned: {result:?}"),
-        () = pids_written => {}
-    } // the call's future is dropped here
-    let leader = read_pid(&leader_file).expect("leader pid");
-    let grandchild = read_pid(&grandchild_file).expect("grandchild pid");
+        pids = pids_written => pids,
+    }; // the call's future is dropped here
     let living = wait_gone(&[leader, grandchild], Duration::from_secs(2)).await;
     assert!(
         living.is_empty(),
@@ -391,7 +384,7 @@ async fn a_timeout_cancels_like_a_deadline() {
     let dir = s.dir.path().to_string_lossy().to_string();
     let m = s.model(
         "slow.sh",
-        "sleep 1000 &\necho $! > \"$1/bg.pid.tmp\" && mv \"$1/bg.pid.tmp\" \"$1/bg.pid\"\nsleep 1000\n",
+        "sleep 1000 &\necho \"$! $(readlink /proc/self/ns/pid)\" > \"$1/bg.pid.tmp\" && mv \"$1/bg.pid.tmp\" \"$1/bg.pid\"\nsleep 1000\n",
         &[&dir],
     );
     let bg_file = s.path("bg.pid");
@@ -428,18 +421,20 @@ async fn leftovers_holding_the_output_are_killed_after_exit() {
     // The agent answers and exits, but a background job keeps stdout open: the call still
     // returns promptly with the answer, and the job is killed.
     let s = Scripts::new();
-    let dir = s.dir.path().to_string_lossy().to_string();
+    let marker = sleeper_marker(40);
     let m = s.model(
         "leaky.sh",
-        "sleep 1000 &\necho $! > \"$1/bg.pid\"\necho 'SOLUTION: 5'\n",
-        &[&dir],
+        &format!("sleep {marker} &\necho 'SOLUTION: 5'\n"),
+        &[],
     );
     let started = Instant::now();
     let c = run(&m, ask("x")).await.unwrap();
     assert_eq!(c.text, "SOLUTION: 5");
     assert!(started.elapsed() < Duration::from_secs(10));
-    let bg = read_pid(&s.path("bg.pid")).expect("bg pid");
-    assert!(wait_gone(&[bg], Duration::from_secs(2)).await.is_empty());
+    assert_eq!(
+        wait_no_survivors(&marker, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
 }
 
 #[tokio::test]
@@ -448,7 +443,7 @@ async fn an_agent_ignoring_sigterm_is_still_killed_at_the_deadline() {
     let dir = s.dir.path().to_string_lossy().to_string();
     let m = s.model(
         "stubborn.sh",
-        "trap '' TERM\necho $$ > \"$1/me.pid.tmp\" && mv \"$1/me.pid.tmp\" \"$1/me.pid\"\nwhile true; do sleep 1; done\n",
+        "trap '' TERM\necho \"$$ $(readlink /proc/self/ns/pid)\" > \"$1/me.pid.tmp\" && mv \"$1/me.pid.tmp\" \"$1/me.pid\"\nwhile true; do sleep 1; done\n",
         &[&dir],
     );
     let pid_file = s.path("me.pid");
@@ -456,17 +451,19 @@ async fn an_agent_ignoring_sigterm_is_still_killed_at_the_deadline() {
     let waited = tokio::time::timeout(Duration::from_secs(3), async {
         // The call is dropped once the script has written its pid, after setting its trap.
         tokio::select! {
-            _ = call => {}
-            _ = async {
-                while read_pid(&pid_file).is_none() {
+            result = call => panic!("the call returned: {result:?}"),
+            pid = async {
+                loop {
+                    if let Some(pid) = read_pid(&pid_file) {
+                        return pid;
+                    }
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
-            } => {}
+            } => pid,
         }
     })
     .await;
-    assert!(waited.is_ok(), "the script never started");
-    let pid = read_pid(&pid_file).expect("pid written");
+    let pid = waited.expect("the script never started");
     assert!(
         wait_gone(&[pid], Duration::from_secs(2)).await.is_empty(),
         "SIGKILL to the group ends a process that ignores SIGTERM"
@@ -502,22 +499,6 @@ async fn the_working_directory_and_the_input_cap_apply() {
 /// `n`, so that a survivor can be found by its command line alone.
 fn sleeper_marker(n: u32) -> String {
     format!("1000.{}{n:03}", std::process::id())
-}
-
-/// The live processes whose command line holds `marker` as a whole argument.
-fn processes_with_argument(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| c.split(|&b| b == 0).any(|arg| arg == marker.as_bytes()))
-                .unwrap_or(false)
-                && alive(pid)
-        })
-        .collect()
 }
 
 /// Waits until no live process has `marker` as an argument, or `within` passes; the survivors.
@@ -559,14 +540,11 @@ async fn an_answer_is_read_at_once_though_a_setsid_descendant_holds_stdout_and_i
     // The hostile tester's agent: it answers, leaves a sleeper in a session of its own holding
     // its stdout, and exits. The answer comes at once, and the sleeper does not outlive the call.
     let s = Scripts::new();
-    let dir = s.dir.path().to_string_lossy().to_string();
     let marker = sleeper_marker(1);
     let m = s.model(
         "setsid.sh",
-        &format!(
-            "echo 'The answer is 42.'\nsetsid sleep {marker} &\necho $! > \"$1/sleeper.pid\"\n"
-        ),
-        &[&dir],
+        &format!("echo 'The answer is 42.'\nsetsid sleep {marker} &\n"),
+        &[],
     );
     let started = Instant::now();
     let c = tokio::time::timeout(Duration::from_secs(20), m.complete(ask("x")))
@@ -576,10 +554,6 @@ async fn an_answer_is_read_at_once_though_a_setsid_descendant_holds_stdout_and_i
     let took = started.elapsed();
     assert_eq!(c.text, "The answer is 42.");
     assert!(took < Duration::from_secs(3), "answered after {took:?}");
-    let sleeper = read_pid(&s.path("sleeper.pid")).expect("sleeper pid");
-    assert!(wait_gone(&[sleeper], Duration::from_secs(2))
-        .await
-        .is_empty());
     assert_eq!(
         wait_no_survivors(&marker, Duration::from_secs(2)).await,
         Vec::<u32>::new()
@@ -590,7 +564,6 @@ async fn an_answer_is_read_at_once_though_a_setsid_descendant_holds_stdout_and_i
 async fn a_detached_setsid_daemon_dies_when_the_agent_answers_and_when_it_fails() {
     // Output detached: the call ends as soon as the agent exits; the daemon must end with it.
     let s = Scripts::new();
-    let dir = s.dir.path().to_string_lossy().to_string();
     for (n, (name, exit, ok)) in [("answers.sh", "", true), ("fails.sh", "exit 3\n", false)]
         .into_iter()
         .enumerate()
@@ -600,19 +573,12 @@ async fn a_detached_setsid_daemon_dies_when_the_agent_answers_and_when_it_fails(
             name,
             &format!(
                 "setsid sleep {marker} </dev/null >/dev/null 2>&1 &\n\
-                 echo $! > \"$1/{name}.pid\"\necho 'SOLUTION: 5'\n{exit}"
+                 echo 'SOLUTION: 5'\n{exit}"
             ),
-            &[&dir],
+            &[],
         );
         let result = run(&m, ask("x")).await;
         assert_eq!(result.is_ok(), ok, "{name}: {result:?}");
-        let daemon = read_pid(&s.path(&format!("{name}.pid"))).expect("daemon pid");
-        assert!(
-            wait_gone(&[daemon], Duration::from_secs(2))
-                .await
-                .is_empty(),
-            "{name}: the daemon outlived the call"
-        );
         assert_eq!(
             wait_no_survivors(&marker, Duration::from_secs(2)).await,
             Vec::<u32>::new(),
@@ -632,8 +598,8 @@ async fn cancellation_kills_setsid_descendants_and_their_orphans() {
         "daemons.sh",
         &format!(
             "setsid sleep {marker} </dev/null >/dev/null 2>&1 &\n\
-             echo $! > \"$1/a.pid\"\n\
-             setsid sh -c 'sleep {marker} </dev/null >/dev/null 2>&1 & echo $! > \"$1/b.pid.tmp\"' sh \"$1\" &\n\
+             echo \"$! $(readlink /proc/self/ns/pid)\" > \"$1/a.pid\"\n\
+             setsid sh -c 'sleep {marker} </dev/null >/dev/null 2>&1 & echo \"$! $(readlink /proc/self/ns/pid)\" > \"$1/b.pid.tmp\"' sh \"$1\" &\n\
              wait $!\n\
              mv \"$1/b.pid.tmp\" \"$1/b.pid\"\n\
              sleep 1000\n"
@@ -657,7 +623,33 @@ async fn cancellation_kills_setsid_descendants_and_their_orphans() {
 }
 
 #[tokio::test]
-async fn an_agent_that_kills_its_reaper_fails_at_once_for_good_and_its_process_group_dies() {
+async fn an_agent_in_a_namespace_cannot_kill_the_process_it_runs_below() {
+    if moot_proc::namespace_gap().is_some() {
+        return; // the next test is this machine's
+    }
+    // Its parent is its namespace's pid 1, which no signal from inside reaches; the reaper
+    // outside it has no pid there at all.
+    let s = Scripts::new();
+    let marker = sleeper_marker(31);
+    let m = s.model(
+        "regicide.sh",
+        &format!("sleep {marker} &\nkill -9 $PPID\nkill -9 1\necho 'SOLUTION: 5'\n"),
+        &[],
+    );
+    let c = run(&m, ask("x")).await.unwrap();
+    assert_eq!(c.text, "SOLUTION: 5");
+    assert_eq!(
+        wait_no_survivors(&marker, Duration::from_secs(2)).await,
+        Vec::<u32>::new()
+    );
+}
+
+#[tokio::test]
+async fn without_a_namespace_an_agent_that_kills_its_reaper_fails_at_once_for_good_and_its_process_group_dies(
+) {
+    if moot_proc::namespace_gap().is_none() {
+        return; // the test above is this machine's
+    }
     // The agent SIGKILLs the process it runs below (its parent, the reaper) and carries on,
     // holding its stdout. Nothing can then hold a process that leaves the group, but the call
     // must not wait for the agent, must not be retried (each try would do it again), and what

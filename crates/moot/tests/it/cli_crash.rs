@@ -32,7 +32,7 @@ h=$(printf '%s %s' "$1" "$input" | cksum | cut -d' ' -f1)
 echo "$1 $2 $h" >> {d}/calls.log
 n=$(wc -l < {d}/calls.log)
 if [ -e {d}/hang-at ] && [ "$n" -ge "$(cat {d}/hang-at)" ] && [ ! -e {d}/hung ]; then
-  echo $$ >> {d}/sleepers
+  echo "$$ $(readlink /proc/self/ns/pid)" >> {d}/sleepers
   touch {d}/hung
   exec sleep 60
 fi
@@ -102,9 +102,12 @@ fn content(call: &Value) -> Value {
 }
 
 fn kill_sleepers(env: &Env) {
-    let pids = std::fs::read_to_string(env.dir.path().join("sleepers")).unwrap_or_default();
-    for pid in pids.split_whitespace() {
-        let _ = StdCommand::new("kill").args(["-9", pid]).status();
+    let records = std::fs::read_to_string(env.dir.path().join("sleepers")).unwrap_or_default();
+    // Each line names a process in its agent's PID namespace; only a running one is killed.
+    for pid in records.lines().filter_map(moot_proc::pid_from_record) {
+        let _ = StdCommand::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
     }
     let _ = std::fs::remove_file(env.dir.path().join("sleepers"));
 }

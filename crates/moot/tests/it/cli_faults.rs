@@ -5,7 +5,6 @@
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -113,32 +112,19 @@ fn server_error(mut stream: TcpStream) {
     );
 }
 
-fn pid_in(path: &Path) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-fn alive(pid: u32) -> bool {
-    // A zombie has exited; only a process still running counts.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.contains(") Z "))
-        .unwrap_or(false)
-}
-
 #[test]
 fn every_fault_ends_in_a_recorded_outcome_within_the_deadline() {
     let env = Env::new();
-    let d = env.dir.path().display().to_string();
+    let grandchild = common::sleeper_marker(1);
     let stubborn = script(
         &env,
         "stubborn.sh",
-        &format!(
-            "#!/bin/sh\ntrap '' TERM\necho $$ > {d}/stubborn.pid\nwhile true; do sleep 1; done\n"
-        ),
+        "#!/bin/sh\ntrap '' TERM\nwhile true; do sleep 1; done\n",
     );
     let forker = script(
         &env,
         "forker.sh",
-        &format!("#!/bin/sh\ncat > /dev/null\nsleep 600 &\necho $! > {d}/grandchild.pid\necho 'SOLUTION:'\necho 'Final answer: 408'\n"),
+        &format!("#!/bin/sh\ncat > /dev/null\nsleep {grandchild} &\necho 'SOLUTION:'\necho 'Final answer: 408'\n"),
     );
     let flood = script(
         &env,
@@ -254,12 +240,12 @@ fn every_fault_ends_in_a_recorded_outcome_within_the_deadline() {
     assert!(error("failing").contains('3'), "{}", error("failing"));
 
     // Nothing is left running: the agent that ignored SIGTERM and the forked job are gone.
-    for name in ["stubborn.pid", "grandchild.pid"] {
-        let pid = pid_in(&env.dir.path().join(name)).unwrap_or_else(|| panic!("{name}"));
-        let gone_by = Instant::now() + Duration::from_secs(5);
-        while alive(pid) && Instant::now() < gone_by {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert!(!alive(pid), "{name}: process {pid} outlived the debate");
+    let stubborn = stubborn.display().to_string();
+    for marker in [stubborn.as_str(), grandchild.as_str()] {
+        assert_eq!(
+            common::survivors_after(marker, Duration::from_secs(5)),
+            Vec::<u32>::new(),
+            "{marker} outlived the debate"
+        );
     }
 }

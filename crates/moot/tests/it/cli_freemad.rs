@@ -350,7 +350,7 @@ fn freemad_configurations_pass_the_environment_and_moots_keep_it_clear() {
         &env,
         "agent.sh",
         &format!(
-            "#!/bin/sh\ncat > /dev/null\nprintf '%s' \"$AGENT_LOGIN_TOKEN\" > {dir}/seen-$$\necho \"SOLUTION: 408\"\necho \"REASONING: logged in as $AGENT_LOGIN_TOKEN\"\n"
+            "#!/bin/sh\ncat > /dev/null\nprintf '%s' \"$AGENT_LOGIN_TOKEN\" > \"$(mktemp {dir}/seen-XXXXXX)\"\necho \"SOLUTION: 408\"\necho \"REASONING: logged in as $AGENT_LOGIN_TOKEN\"\n"
         ),
     );
     let a = agent.display().to_string();

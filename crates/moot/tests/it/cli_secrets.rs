@@ -26,7 +26,7 @@ def look(where, data):
         found.append([where, m.group(0).decode("ascii", "replace")])
 report = {"tried": {}, "env": sorted(os.environ), "fds": sorted(os.listdir("/proc/self/fd"))}
 pid, chain = os.getppid(), []
-while pid > 1 and len(chain) < 2:
+while pid >= 1 and len(chain) < 2:
     chain.append(pid)
     with open(f"/proc/{pid}/stat") as f:
         pid = int(f.read().rsplit(")", 1)[1].split()[1])
@@ -60,8 +60,17 @@ for depth, pid in enumerate(chain):
         report["tried"][key] = f"read {total} bytes"
     except OSError as e:
         report["tried"][key] = type(e).__name__
+report["chain"] = chain
 for name, value in os.environ.items():
     look("own environment", value.encode())
+# Every process the agent can see: the user's others (a shell holding the key) are not sealed.
+report["visible"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+for pid in report["visible"]:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            look(f"{pid}:environ", f.read())
+    except OSError:
+        pass
 # uid 0 owns the kernel's settings without capabilities; core_pattern would run a program of
 # the agent's choosing with all of them. Written back unchanged when it can be written at all.
 try:
@@ -78,9 +87,33 @@ with open(sys.argv[1], "w") as f:
 print("Final answer: 42")
 "#;
 
-/// Runs `moot ask` with two probe agents under `wrap` (empty: as this user), and returns each
-/// agent's report.
-fn probe_reports(env: &Env, wrap: &[&str]) -> Vec<Value> {
+/// `program` under `wrap` (empty: as this user).
+fn wrapped(wrap: &[&str], program: &Path) -> std::process::Command {
+    match wrap.split_first() {
+        None => std::process::Command::new(program),
+        Some((first, args)) => {
+            let mut c = std::process::Command::new(first);
+            c.args(args).arg(program);
+            c
+        }
+    }
+}
+
+/// What the probes found, and what moot said on stderr.
+struct Probed {
+    reports: Vec<Value>,
+    stderr: String,
+}
+
+/// Runs `moot ask` with two probe agents under `wrap` (empty: as this user), beside a
+/// neighbour: another process of the same user holding the key in its environment and not
+/// sealed, as the shell that started moot is. Returns each agent's report.
+fn probe_reports(env: &Env, wrap: &[&str]) -> Probed {
+    let mut neighbour = wrapped(wrap, Path::new("/bin/sleep"))
+        .arg("600")
+        .env("NEIGHBOUR_KEY", KEY)
+        .spawn()
+        .unwrap();
     let probe = env.write("probe.py", PROBE);
     let report = |id: &str| env.dir.path().join(format!("report-{id}.json"));
     let config = env.write(
@@ -92,16 +125,7 @@ fn probe_reports(env: &Env, wrap: &[&str]) -> Vec<Value> {
             ry = report("y").display(),
         ),
     );
-    let moot = assert_cmd::cargo::cargo_bin("moot");
-    let mut command = match wrap.split_first() {
-        None => std::process::Command::new(&moot),
-        Some((program, args)) => {
-            let mut c = std::process::Command::new(program);
-            c.args(args).arg(&moot);
-            c
-        }
-    };
-    let out = command
+    let out = wrapped(wrap, &assert_cmd::cargo::cargo_bin("moot"))
         .args(["ask", "What is 6 times 7?", "--json", "--config"])
         .arg(&config)
         .arg("--store")
@@ -112,29 +136,52 @@ fn probe_reports(env: &Env, wrap: &[&str]) -> Vec<Value> {
         .env_remove("MOOT_STORE")
         .output()
         .unwrap();
+    let _ = neighbour.kill();
+    let _ = neighbour.wait();
     assert!(
         out.status.success(),
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    ["x", "y"]
+    let reports = ["x", "y"]
         .iter()
         .map(|id| {
             let text = std::fs::read_to_string(report(id)).unwrap();
             assert!(!text.contains(KEY), "agent {id} read the key: {text}");
             serde_json::from_str(&text).unwrap()
         })
-        .collect()
+        .collect();
+    Probed {
+        reports,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
-/// What every report must say: each way was tried and refused, nothing was found, and the
-/// agent got only its standard streams and the clear environment.
-fn check(reports: &[Value]) {
-    for report in reports {
+/// What every report must say: each way was tried and refused, nothing was found (not in
+/// moot, not in the neighbour), and the agent got only its standard streams and the clear
+/// environment. Where the machine makes PID namespaces, the agent saw no process but its
+/// namespace's pid 1 (a sealed copy of moot) and itself; where it cannot, moot said so.
+fn check(probed: &Probed) {
+    let isolated = moot_proc::namespace_gap().is_none();
+    if !isolated {
+        assert!(
+            probed.stderr.contains("see the machine's other processes"),
+            "no warning: {}",
+            probed.stderr
+        );
+    }
+    for report in &probed.reports {
         assert_eq!(report["found"], serde_json::json!([]), "{report}");
         let tried = &report["tried"];
-        for depth in ["0", "1"] {
+        let ancestors = if isolated {
+            assert_eq!(report["visible"], serde_json::json!([1, 2]), "{report}");
+            assert_eq!(report["chain"], serde_json::json!([1]), "{report}");
+            &["0"][..]
+        } else {
+            &["0", "1"][..]
+        };
+        for &depth in ancestors {
             for part in ["environ", "mem"] {
                 assert_eq!(
                     tried[format!("{depth}:{part}")],
@@ -189,7 +236,7 @@ fn an_unprivileged_users_agent_cannot_read_them_either() {
     }
     let env = Env::new();
     open_to_everyone(env.dir.path());
-    let reports = probe_reports(
+    let probed = probe_reports(
         &env,
         &[
             "setpriv",
@@ -199,7 +246,7 @@ fn an_unprivileged_users_agent_cannot_read_them_either() {
             "--",
         ],
     );
-    check(&reports);
+    check(&probed);
 }
 
 fn open_to_everyone(dir: &Path) {

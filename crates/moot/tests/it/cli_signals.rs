@@ -9,22 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{script, wait_for_pid, Env};
-
-fn pid_in(path: &Path) -> u32 {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-fn alive(pid: u32) -> bool {
-    // A zombie has exited; only a process still running counts.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.contains(") Z "))
-        .unwrap_or(false)
-}
+use common::{script, survivors_after, wait_for_pid, Env, PID_NAMESPACE};
+use moot_proc::is_running as alive;
 
 /// Two cli agents that each leave their pid, a grandchild's pid and the pid of a sleeper in a
 /// session of its own (setsid, out of reach of the agent's process group) in `dir`, then wait.
@@ -41,7 +27,7 @@ fn sleepy_team(env: &Env) -> (String, Vec<PathBuf>) {
             env,
             &format!("{id}.sh"),
             &format!(
-                "#!/bin/sh\nsleep 30 &\necho $! > {d}/{id}.child.pid\nsetsid sleep 1000 &\necho $! > {d}/{id}.setsid.pid\necho $$ > {d}/{id}.pid\nwait\n"
+                "#!/bin/sh\nsleep 30 &\necho \"$! {PID_NAMESPACE}\" > {d}/{id}.child.pid\nsetsid sleep 1000 &\necho \"$! {PID_NAMESPACE}\" > {d}/{id}.setsid.pid\necho \"$$ {PID_NAMESPACE}\" > {d}/{id}.pid\nwait\n"
             ),
         );
         allowed.push(format!("\"{}\"", agent.display()));
@@ -156,29 +142,28 @@ fn team_of(agent: &Path, protocol: &str) -> String {
     )
 }
 
-/// The hostile tester's agent: it answers 7, starts a sleeper in a session of its own that
-/// holds its stdout (its pid in `sleeper.AGENTPID.pid`), and exits.
-fn answer_and_leave_a_sleeper(env: &Env) -> PathBuf {
+/// The hostile tester's agent: it answers 7, starts a sleeper (`sleep MARKER`) in a session of
+/// its own that holds its stdout, notes the call in a `sleeper.*` file, and exits.
+fn answer_and_leave_a_sleeper(env: &Env, marker: &str) -> PathBuf {
     let d = env.dir.path().display();
     script(
         env,
         "leaver.sh",
         &format!(
-            "#!/bin/sh\ncat > /dev/null\necho 'SOLUTION:'\necho 'Final answer: 7'\nsetsid sleep 1000 &\necho $! > {d}/sleeper.$$.pid\n"
+            "#!/bin/sh\ncat > /dev/null\necho 'SOLUTION:'\necho 'Final answer: 7'\nsetsid sleep {marker} &\nmktemp {d}/sleeper.XXXXXX > /dev/null\n"
         ),
     )
 }
 
-/// The pids in the `sleeper.*.pid` files the agents left.
-fn sleepers(env: &Env) -> Vec<u32> {
+/// How many calls left a sleeper (the `sleeper.*` files).
+fn sleepers(env: &Env) -> usize {
     std::fs::read_dir(env.dir.path())
         .unwrap()
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            let name = path.file_name()?.to_str()?;
-            (name.starts_with("sleeper.") && name.ends_with(".pid")).then(|| pid_in(&path))
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("sleeper."))
         })
-        .collect()
+        .count()
 }
 
 /// Runs `moot ARGS` to its end, failing after `within`; its output and how long it took.
@@ -223,19 +208,11 @@ fn run_within(env: &Env, args: &[&str], within: Duration) -> (std::process::Outp
     (output, took)
 }
 
-/// Waits until none of `pids` is alive, or 10 s pass; the ones still alive.
-fn still_alive_after(pids: &[u32]) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(|&p| alive(p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    pids.iter().copied().filter(|&p| alive(p)).collect()
-}
-
 #[test]
 fn ask_reads_an_answer_at_once_though_a_setsid_sleeper_holds_stdout_and_leaves_none() {
     let env = Env::new();
-    let agent = answer_and_leave_a_sleeper(&env);
+    let marker = common::sleeper_marker(1);
+    let agent = answer_and_leave_a_sleeper(&env, &marker);
     let cfg = env.write("leaver.toml", &team_of(&agent, "cot-sc"));
     let (out, took) = run_within(
         &env,
@@ -253,15 +230,18 @@ fn ask_reads_an_answer_at_once_though_a_setsid_sleeper_holds_stdout_and_leaves_n
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["answer"], "7", "{v}");
     assert!(took < Duration::from_secs(20), "moot ask took {took:?}");
-    let pids = sleepers(&env);
-    assert_eq!(pids.len(), 2, "one sleeper per call: {pids:?}");
-    assert_eq!(still_alive_after(&pids), Vec::<u32>::new());
+    assert_eq!(sleepers(&env), 2, "one sleeper per call");
+    assert_eq!(
+        survivors_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new()
+    );
 }
 
 #[test]
 fn bench_reads_answers_at_once_though_setsid_sleepers_hold_stdout_and_leaves_none() {
     let env = Env::new();
-    let agent = answer_and_leave_a_sleeper(&env);
+    let marker = common::sleeper_marker(2);
+    let agent = answer_and_leave_a_sleeper(&env, &marker);
     let cfg = env.write("leaver.toml", &team_of(&agent, "cot-sc"));
     let dataset = common::arith_dataset(&env, 1);
     let (out, took) = run_within(
@@ -285,7 +265,9 @@ fn bench_reads_answers_at_once_though_setsid_sleepers_hold_stdout_and_leaves_non
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     assert_eq!(v["protocols"][0]["accuracy"], 1.0, "{v}");
     assert!(took < Duration::from_secs(20), "moot bench took {took:?}");
-    let pids = sleepers(&env);
-    assert_eq!(pids.len(), 2, "one sleeper per call: {pids:?}");
-    assert_eq!(still_alive_after(&pids), Vec::<u32>::new());
+    assert_eq!(sleepers(&env), 2, "one sleeper per call");
+    assert_eq!(
+        survivors_after(&marker, Duration::from_secs(10)),
+        Vec::<u32>::new()
+    );
 }

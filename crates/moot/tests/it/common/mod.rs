@@ -127,17 +127,22 @@ pub fn wait_for(path: &Path, timeout: Duration) {
     }
 }
 
-/// Waits for `path` to hold a whole pid (a line ending in a newline: `echo $$ > FILE` creates the
-/// file empty before it writes, so its existence alone says nothing) and returns it.
+/// The shell words with which a test's agent records a pid (`$$`, or `$!` for its last job)
+/// with its PID namespace, for [`wait_for_pid`]: `echo "$$ $(readlink /proc/self/ns/pid)"`.
+/// An agent runs in a PID namespace of its own, where its pids are not the test's.
+pub const PID_NAMESPACE: &str = "$(readlink /proc/self/ns/pid)";
+
+/// Waits for `path` to hold a whole pid record of a running process (a line ending in a
+/// newline: `echo … > FILE` creates the file empty before it writes, so its existence alone
+/// says nothing) and returns its pid as seen from here.
 pub fn wait_for_pid(path: &Path, timeout: Duration) -> u32 {
     let start = Instant::now();
     loop {
         if let Ok(text) = std::fs::read_to_string(path) {
             if text.ends_with('\n') {
-                return text
-                    .trim()
-                    .parse()
-                    .unwrap_or_else(|e| panic!("{}: {text:?}: {e}", path.display()));
+                return moot_proc::pid_from_record(&text).unwrap_or_else(|| {
+                    panic!("{}: {text:?} names no running process", path.display())
+                });
             }
         }
         assert!(
@@ -145,6 +150,25 @@ pub fn wait_for_pid(path: &Path, timeout: Duration) -> u32 {
             "timed out waiting for a pid in {}",
             path.display()
         );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A `sleep` argument no other process has (`1000.`, this test process's pid and `n`), so
+/// that what a test's agent left running can be found by its command line alone.
+pub fn sleeper_marker(n: u32) -> String {
+    format!("1000.{}{n:03}", std::process::id())
+}
+
+/// Waits until no running process has `argument` on its command line, or `within` passes; the
+/// ones still running.
+pub fn survivors_after(argument: &str, within: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + within;
+    loop {
+        let running = moot_proc::processes_with_argument(argument);
+        if running.is_empty() || Instant::now() > deadline {
+            return running;
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
