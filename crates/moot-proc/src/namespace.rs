@@ -120,7 +120,7 @@ pub unsafe fn enter_isolation(
     {
         return Err(io::Error::last_os_error());
     }
-    crate::read_only_kernel_settings();
+    crate::signal_safe::read_only_kernel_settings();
     Ok(())
 }
 
@@ -143,10 +143,10 @@ unsafe fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
 /// Writes `ID ID 1` (the id mapped to itself) to a `uid_map` or `gid_map`.
 unsafe fn write_id_map(path: &std::ffi::CStr, id: u32) -> io::Result<()> {
     let mut line = [0u8; 32];
-    let mut at = crate::decimal(id, &mut line);
+    let mut at = crate::signal_safe::decimal(id, &mut line);
     line[at] = b' ';
     at += 1;
-    at += crate::decimal(id, &mut line[at..]);
+    at += crate::signal_safe::decimal(id, &mut line[at..]);
     line[at..at + 3].copy_from_slice(b" 1\n");
     write_file(path, &line[..at + 3])
 }
@@ -254,8 +254,13 @@ mod tests {
             return; // the machine cannot; the warning says so (tested where moot starts)
         }
         use std::os::unix::process::CommandExt;
-        // As moot is when it starts a program (a sealed process's /proc files are root's).
-        crate::seal().unwrap();
+        // Sealed, as moot is when it starts a program (a sealed process's /proc files are
+        // root's).
+        // SAFETY: prctl with integer arguments only.
+        assert_eq!(
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0) },
+            0
+        );
         // SAFETY: getuid and getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let mut command = std::process::Command::new("sh");
