@@ -45,6 +45,10 @@ pub enum Verdict {
     Killed,
     /// It printed more than the output cap and was killed.
     OutputLimit,
+    /// Its processes together held more memory than the memory limit (pages, and memory held
+    /// otherwise: shared-memory files, the sandbox's tmpfs, unread pipe and socket bytes) and
+    /// it was killed.
+    MemoryLimit,
     /// It exited with status 0 before the tests finished (an `exit()` in the solution): the
     /// tests did not all run, so it did not pass.
     ExitedEarly,
@@ -61,13 +65,14 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in the order they are declared.
-    pub const ALL: [Verdict; 9] = [
+    pub const ALL: [Verdict; 10] = [
         Verdict::Passed,
         Verdict::Failed,
         Verdict::SyntaxError,
         Verdict::TimedOut,
         Verdict::Killed,
         Verdict::OutputLimit,
+        Verdict::MemoryLimit,
         Verdict::ExitedEarly,
         Verdict::Unsupported,
         Verdict::NoTests,
@@ -81,6 +86,7 @@ impl Verdict {
             Verdict::TimedOut => "timed out",
             Verdict::Killed => "killed",
             Verdict::OutputLimit => "output limit",
+            Verdict::MemoryLimit => "memory limit",
             Verdict::ExitedEarly => "exited early",
             Verdict::Unsupported => "unsupported",
             Verdict::NoTests => "no tests",

@@ -242,6 +242,7 @@ fn verdict_name(v: Verdict) -> &'static str {
         Verdict::TimedOut => "timed-out",
         Verdict::Killed => "killed",
         Verdict::OutputLimit => "output-limit",
+        Verdict::MemoryLimit => "memory-limit",
         Verdict::ExitedEarly => "exited-early",
         Verdict::Unsupported => "unsupported",
         Verdict::NoTests => "no-tests",

@@ -86,11 +86,11 @@ pub(crate) async fn grade(
     let judge_err = judge.stderr_text().await;
     let elapsed = started.elapsed();
     // A sandbox the watcher killed ended at a bound, whatever the relay then saw.
-    if let Some(why) = side.watch.breach().or_else(|| judge.watch.breach()) {
+    if let Some(breach) = side.watch.breach().or_else(|| judge.watch.breach()) {
         return Ok(Validation {
             check: CheckKind::Tests,
-            verdict: Verdict::Killed,
-            detail: why,
+            verdict: breach.verdict(),
+            detail: breach.why,
             elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
         });
     }

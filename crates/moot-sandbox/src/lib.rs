@@ -210,9 +210,9 @@ impl Sandbox {
             let _ = Box::into_pin(child.wait()).await;
         }
         let mut out = classify(ended, &tag, elapsed, &self.limits)?;
-        if let Some(why) = watch.breach() {
-            out.verdict = Verdict::Killed;
-            out.detail = why;
+        if let Some(breach) = watch.breach() {
+            out.verdict = breach.verdict();
+            out.detail = breach.why;
         }
         Ok(out)
     }

@@ -12,6 +12,11 @@ pub struct Limits {
     pub memory_bytes: u64,
     /// Processes (and threads) inside the sandbox at once.
     pub processes: u64,
+    /// Descriptors each process may hold open (RLIMIT_NOFILE). The watcher counts the unread
+    /// bytes of every pipe and socket it can reach; where it cannot (a kernel before 5.6),
+    /// this bounds them: each pipe holds at most `fs.pipe-max-size` (1 MiB) and each socket
+    /// its buffers (`net.core.wmem_max` and `rmem_max`).
+    pub descriptors: u64,
     /// The largest file it may write (RLIMIT_FSIZE).
     pub file_bytes: u64,
     /// The size of its private `/tmp` (and of its `/dev/shm`).
@@ -35,6 +40,7 @@ impl Default for Limits {
             timeout: Duration::from_secs(5),
             memory_bytes: 512 << 20,
             processes: 32,
+            descriptors: 64,
             file_bytes: 16 << 20,
             tmp_bytes: 64 << 20,
             files: 10_000,

@@ -96,7 +96,7 @@ impl Sandbox {
             // SIGKILL.
             ("cpu", cpu, cpu + 1),
             ("fsize", l.file_bytes, l.file_bytes),
-            ("nofile", 256, 256),
+            ("nofile", l.descriptors, l.descriptors),
             ("core", 0, 0),
         ] {
             a.push(format!("--{name}={soft}:{hard}").into());

@@ -484,8 +484,8 @@ pub struct ValidationRecord {
     pub answer: String,
     /// `syntax` or `tests`.
     pub check: String,
-    /// `passed`, `failed`, `syntax-error`, `timed-out`, `killed`, `output-limit`, `exited-early`,
-    /// `unsupported`, `no-tests`.
+    /// `passed`, `failed`, `syntax-error`, `timed-out`, `killed`, `output-limit`, `memory-limit`,
+    /// `exited-early`, `unsupported`, `no-tests`.
     pub verdict: String,
     pub detail: String,
     pub elapsed_ms: u64,

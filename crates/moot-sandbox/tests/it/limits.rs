@@ -418,7 +418,7 @@ time.sleep(600)
     );
     assert!(peak > 0, "the test saw none of the program's processes");
     let out = run.await.unwrap().unwrap();
-    assert_eq!(out.verdict, Verdict::Killed, "{out:?}");
+    assert_eq!(out.verdict, Verdict::MemoryLimit, "{out:?}");
     assert!(
         out.detail.contains("memory") && out.detail.contains("together"),
         "{}",
@@ -467,4 +467,63 @@ async fn the_number_of_files_in_the_writable_places_is_bounded() {
     )
     .await;
     assert_eq!(out.verdict, Verdict::Passed, "{out:?}");
+}
+
+/// Issue 57 item 1: memory no process maps still counts. Forty memfds of 16 MiB, written and
+/// never mapped (640 MiB that no process's resident size shows), are stopped at the memory
+/// limit, named as such.
+#[tokio::test]
+async fn memory_held_in_memfds_counts_against_the_memory_limit() {
+    let started = Instant::now();
+    let out = run_with(
+        Limits {
+            timeout: Duration::from_secs(30),
+            ..Limits::default()
+        },
+        "import os, time\nchunk = b'x' * (1 << 20)\nheld = []\nfor i in range(40):\n    fd = os.memfd_create('m%d' % i)\n    for _ in range(16):\n        os.write(fd, chunk)\n    held.append(fd)\ntime.sleep(60)\n",
+    )
+    .await;
+    assert_eq!(out.verdict, Verdict::MemoryLimit, "{out:?}");
+    assert!(out.detail.contains("memory"), "{}", out.detail);
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "it ran to the timeout instead of being stopped at the memory limit"
+    );
+}
+
+/// Unread bytes in sockets are memory the program holds too: socket pairs filled and never
+/// read are stopped at the limit, and the message shows the bytes held outside pages. (Pipes
+/// are counted the same way, in `watch`'s unit test: the kernel itself keeps a user's pipes to
+/// `fs.pipe-user-pages-soft`, 64 MiB, past which a new pipe gets two pages.)
+#[tokio::test]
+async fn unread_socket_buffers_count_against_the_memory_limit() {
+    let programs = [
+        (
+            "sockets",
+            160,
+            "import socket, time\nheld = []\nfor i in range(28):\n    a, b = socket.socketpair()\n    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 << 20)\n    b.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)\n    a.setblocking(False)\n    try:\n        while True:\n            a.send(b'x' * 65536)\n    except BlockingIOError:\n        pass\n    held.append((a, b))\ntime.sleep(60)\n",
+        ),
+    ];
+    for (what, limit_mib, program) in programs {
+        let limits = Limits {
+            timeout: Duration::from_secs(30),
+            memory_bytes: limit_mib << 20,
+            ..Limits::default()
+        };
+        let started = Instant::now();
+        let out = run_with(limits, program).await;
+        assert_eq!(out.verdict, Verdict::MemoryLimit, "{what}: {out:?}");
+        let outside: u64 = out
+            .detail
+            .split(" MiB in shared-memory files")
+            .next()
+            .and_then(|head| head.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{what}: {}", out.detail));
+        assert!(outside >= 32, "{what}: {}", out.detail);
+        assert!(
+            started.elapsed() < Duration::from_secs(25),
+            "{what}: it ran to the timeout instead of being stopped at the memory limit"
+        );
+    }
 }
