@@ -102,7 +102,7 @@ mod generic;
 mod gold;
 mod humaneval;
 mod item;
-mod parquet_depth;
+mod parquet_bounds;
 mod parquet_file;
 pub mod protocol_totals;
 mod read;

@@ -52,12 +52,15 @@ pub(crate) fn each_row(
     let mut file = src.open()?;
     // Before the parquet crate builds the schema's tree (recursively: a deep one overflowed
     // the stack).
-    crate::parquet_depth::check(&mut file).map_err(|problem| {
+    crate::parquet_bounds::check(&mut file).map_err(|problem| {
         DatasetError::malformed(
             &src.name,
             Location::File,
             format!("a Parquet file {problem}"),
         )
+    })?;
+    let mut pages = file.try_clone().map_err(|e| {
+        DatasetError::malformed(&src.name, Location::File, format!("cannot read: {e}"))
     })?;
     let reader = SerializedFileReader::new(file).map_err(|e| {
         DatasetError::malformed(
@@ -66,6 +69,15 @@ pub(crate) fn each_row(
             format!("not a Parquet file: {e}"),
         )
     })?;
+    // Before any page is decompressed.
+    crate::parquet_bounds::check_sizes(&mut pages, reader.metadata(), crate::parquet_bounds::SIZES)
+        .map_err(|problem| {
+            DatasetError::malformed(
+                &src.name,
+                Location::File,
+                format!("a Parquet file {problem}"),
+            )
+        })?;
     let rows = reader.get_row_iter(None).map_err(|e| {
         DatasetError::malformed(
             &src.name,
@@ -100,6 +112,7 @@ mod tests {
     use parquet::basic::Compression;
     use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
     use parquet::file::properties::WriterProperties;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::file::writer::SerializedFileWriter;
     use parquet::schema::parser::parse_message_type;
 
@@ -145,7 +158,7 @@ mod tests {
         let deep = dir.path().join("deep.parquet");
         std::fs::write(
             &deep,
-            crate::parquet_depth::tests::nested_footer_file(20_000),
+            crate::parquet_bounds::tests::nested_footer_file(20_000),
         )
         .expect("write");
         let spec = format!("parquet:{}?kind=numeric", deep.display());
@@ -155,6 +168,84 @@ mod tests {
             text.contains("deep.parquet") && text.contains("schema nests more than 64 levels"),
             "{text}"
         );
+    }
+
+    /// Issue 57 item 2: a few KB of Parquet whose one row is a value of 70 MB (one letter
+    /// repeated, compressed to almost nothing) is refused before it is decompressed, naming
+    /// the file and the page bound.
+    #[test]
+    fn a_row_that_decompresses_past_the_page_bound_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("bomb.parquet");
+        let big = "a".repeat(70 << 20);
+        write_flat(&path, &[(&big, 1)]);
+        drop(big);
+        assert!(std::fs::metadata(&path).expect("written").len() < (4 << 20));
+        let spec = format!("parquet:{}?kind=numeric", path.display());
+        let Err(e) = load(&spec.parse().expect("spec"), Path::new("/unused")) else {
+            panic!("the 70 MB row was read");
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains("bomb.parquet")
+                && text.contains("column question in row group 1")
+                && text.contains("over the 67108864 a page may"),
+            "{text}"
+        );
+    }
+
+    /// Each bound of `check_sizes`, on a file well within the real ones: the page, the row
+    /// group (the pages of its columns together) and the whole file.
+    #[test]
+    fn each_size_bound_is_checked_against_the_pages() {
+        use crate::parquet_bounds::{check_sizes, Sizes};
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("small.parquet");
+        // Two values of 10,000 bytes: one page of 20,000 and more (the dictionary's).
+        let (first, second) = ("q".repeat(10_000), "r".repeat(10_000));
+        write_flat(&path, &[(&first, 1), (&second, 2)]);
+        let reader =
+            SerializedFileReader::new(std::fs::File::open(&path).expect("open")).expect("read");
+        let mut file = std::fs::File::open(&path).expect("open");
+        let roomy = Sizes {
+            page: 1 << 20,
+            row_group: 1 << 20,
+            file: 1 << 20,
+        };
+        assert_eq!(check_sizes(&mut file, reader.metadata(), roomy), Ok(()));
+        let e = check_sizes(
+            &mut file,
+            reader.metadata(),
+            Sizes {
+                page: 15_000,
+                ..roomy
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("column question in row group 1 has a page of"),
+            "{e}"
+        );
+        let e = check_sizes(
+            &mut file,
+            reader.metadata(),
+            Sizes {
+                row_group: 20_000,
+                ..roomy
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("row group 1 decompresses to"), "{e}");
+        let e = check_sizes(
+            &mut file,
+            reader.metadata(),
+            Sizes {
+                file: 20_000,
+                ..roomy
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("the dataset bound"), "{e}");
     }
 
     #[test]

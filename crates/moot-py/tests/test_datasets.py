@@ -106,3 +106,21 @@ def test_an_error_quoting_a_dataset_file_is_escaped(tmp_path, store):
     message = str(caught.value)
     assert "no column `answer`" in message
     assert "\x1b" not in message and "\\u{1b}[2Janswer" in message
+
+
+def test_a_pyarrow_file_whose_row_decompresses_past_the_page_bound_is_refused(tmp_path, store):
+    """Issue 57 item 2: a few KB of zstd Parquet whose one question is 70 MB of one letter is
+    refused before it is decompressed, naming the file and the bound."""
+    path = tmp_path / "bomb.parquet"
+    pq.write_table(
+        pa.table({"question": ["a" * (70 << 20)], "answer": [1]}),
+        path,
+        compression="zstd",
+        use_dictionary=False,
+    )
+    assert path.stat().st_size < (1 << 20)
+    with pytest.raises(moot.MootError) as refused:
+        moot.bench(f"parquet:{path}?kind=numeric", ["som"], rounds=1, config=TRUTHFUL,
+                   name="bomb", store=store)
+    message = str(refused.value)
+    assert "bomb.parquet" in message and "over the 67108864 a page may" in message, message[:2000]

@@ -1,10 +1,159 @@
-//! How deeply a Parquet file's schema nests, read from its footer before the parquet crate
-//! builds the schema's tree: that build recurses once per level, and a 160 KB footer of 20,000
-//! nested groups overflowed moot's stack. The footer is read here with a small Thrift
-//! compact-protocol reader that keeps its own depth bounded, and the schema's elements, a flat
-//! list in depth-first order with their numbers of children, are walked with a stack of counts.
+//! What a Parquet file may make moot hold, checked before the parquet crate reads it.
+//!
+//! - How deeply its schema nests, read from its footer before the parquet crate builds the
+//!   schema's tree: that build recurses once per level, and a 160 KB footer of 20,000 nested
+//!   groups overflowed moot's stack. The footer is read here with a small Thrift
+//!   compact-protocol reader that keeps its own depth bounded, and the schema's elements, a
+//!   flat list in depth-first order with their numbers of children, are walked with a stack of
+//!   counts.
+//! - How much its pages decompress to ([`check_sizes`]): a 7 KB file whose one row was 200 MB
+//!   of one repeated letter took moot to 845 MB. Every page's header is read (the sizes it
+//!   gives are the ones the parquet crate allocates) and the metadata's sums are checked too,
+//!   against [`SIZES`], before any page is decompressed.
 
 use std::io::{Read, Seek, SeekFrom};
+
+use parquet::file::metadata::ParquetMetaData;
+
+/// The most a Parquet file may decompress to: one page, one row group, and the whole file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sizes {
+    /// One page of one column, as decompressed: the largest value a dataset's field can hold
+    /// (real pages are about 1 MiB).
+    pub page: u64,
+    /// One row group's pages together: what is decompressed at once while its rows are read.
+    pub row_group: u64,
+    /// Every page of the file together: the dataset bound, as for a JSONL or CSV file.
+    pub file: u64,
+}
+
+/// The bounds every Parquet dataset is read within.
+pub(crate) const SIZES: Sizes = Sizes {
+    page: 64 << 20,
+    row_group: 256 << 20,
+    file: crate::read::MAX_DATASET_BYTES.bytes,
+};
+
+/// The largest page header read (its statistics hold values of the page, which a writer may
+/// make large); a header that does not end within it is refused.
+const MAX_PAGE_HEADER_BYTES: u64 = 1 << 20;
+
+/// `Ok` when every page of `file` (described by `metadata`) decompresses within `sizes`, as its
+/// header says and as the metadata sums say; else what is over which bound. The file is read
+/// at the pages' headers only.
+pub(crate) fn check_sizes(
+    file: &mut (impl Read + Seek),
+    metadata: &ParquetMetaData,
+    sizes: Sizes,
+) -> Result<(), String> {
+    let mut total = 0u64;
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        let g = g + 1;
+        let mut in_group = 0u64;
+        for column in group.columns() {
+            let name = column.column_path().string();
+            let declared = u64::try_from(column.uncompressed_size()).unwrap_or(u64::MAX);
+            let (start, length) = column.byte_range();
+            let paged = page_sizes(file, start, length, sizes.page)
+                .map_err(|problem| format!("whose column {name} in row group {g} {problem}"))?;
+            in_group = in_group.saturating_add(declared.max(paged));
+        }
+        let declared = u64::try_from(group.total_byte_size()).unwrap_or(u64::MAX);
+        in_group = in_group.max(declared);
+        if in_group > sizes.row_group {
+            return Err(format!(
+                "whose row group {g} decompresses to {in_group} bytes, over the {} a row group \
+                 may (write it in smaller row groups)",
+                sizes.row_group
+            ));
+        }
+        total = total.saturating_add(in_group);
+        if total > sizes.file {
+            return Err(format!(
+                "that decompresses to more than {} bytes, the dataset bound",
+                sizes.file
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The pages of one column chunk (`length` bytes from `start`), each checked against `page` as
+/// its header gives its decompressed size; their decompressed sizes together.
+fn page_sizes(
+    file: &mut (impl Read + Seek),
+    start: u64,
+    length: u64,
+    page: u64,
+) -> Result<u64, String> {
+    let end = start.saturating_add(length);
+    let mut at = start;
+    let mut total = 0u64;
+    while at < end {
+        let (header_length, uncompressed, compressed) = page_header(file, at, end - at)?;
+        if uncompressed > page {
+            return Err(format!(
+                "has a page of {uncompressed} bytes decompressed, over the {page} a page may"
+            ));
+        }
+        total = total.saturating_add(uncompressed);
+        at = at.saturating_add(header_length).saturating_add(compressed);
+    }
+    Ok(total)
+}
+
+/// The page header at `at` (at most `left` bytes): its length, and the page's decompressed
+/// and compressed sizes (PageHeader fields 2 and 3).
+fn page_header(
+    file: &mut (impl Read + Seek),
+    at: u64,
+    left: u64,
+) -> Result<(u64, u64, u64), String> {
+    let unreadable = || "has a page header that cannot be read".to_string();
+    let mut want = left.min(4096);
+    loop {
+        file.seek(SeekFrom::Start(at)).map_err(|_| unreadable())?;
+        let mut bytes = Vec::new();
+        file.by_ref()
+            .take(want)
+            .read_to_end(&mut bytes)
+            .map_err(|_| unreadable())?;
+        let mut thrift = Compact {
+            bytes: &bytes,
+            at: 0,
+        };
+        let (mut uncompressed, mut compressed) = (None, None);
+        let read = thrift.each_field(0, |t, id, kind| {
+            if matches!(id, 2 | 3) && matches!(kind, 5 | 6) {
+                let size = u64::try_from(t.zigzag()? as i32).map_err(|_| Problem::Unreadable)?;
+                if id == 2 {
+                    uncompressed = Some(size);
+                } else {
+                    compressed = Some(size);
+                }
+                return Ok(true);
+            }
+            Ok(false)
+        });
+        match (read, uncompressed, compressed) {
+            (Ok(()), Some(u), Some(c)) => return Ok((thrift.at as u64, u, c)),
+            (Ok(()), _, _) | (Err(Problem::TooDeep | Problem::SchemaTooDeep), _, _) => {
+                return Err(unreadable())
+            }
+            // Cut short: read more of it, up to the bound.
+            (Err(Problem::Unreadable), _, _) => {
+                if want >= left || want >= MAX_PAGE_HEADER_BYTES || (bytes.len() as u64) < want {
+                    return Err(if want >= MAX_PAGE_HEADER_BYTES {
+                        format!("has a page header over {MAX_PAGE_HEADER_BYTES} bytes")
+                    } else {
+                        unreadable()
+                    });
+                }
+                want = (want * 4).min(left).min(MAX_PAGE_HEADER_BYTES);
+            }
+        }
+    }
+}
 
 /// The deepest schema a dataset may have (real datasets nest a few levels).
 pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
