@@ -30,8 +30,8 @@
 //!   stdout), at [`kill_live_agents`] (moot's SIGINT and SIGTERM), and when moot dies, even by
 //!   SIGKILL. Each agent runs below a subreaper of its own that holds its whole process tree
 //!   (see the `reap` module), in a PID namespace of its own where the machine allows it; the
-//!   agent runs in a process group of its own, so a terminal's Ctrl-C reaches moot, which
-//!   decides.
+//!   agent runs in a session of its own, without moot's terminal, so it cannot type into the
+//!   user's shell and a terminal's Ctrl-C reaches moot, which decides.
 
 mod reap;
 
@@ -517,13 +517,18 @@ impl LanguageModel for CliModel {
             .envs(self.child_env())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
         let lifeline_fd = lifeline.as_raw_fd();
+        // Where the machine can give an agent namespaces of its own, it gets them or does not
+        // run; where it cannot, that is said once.
+        let isolated_only = moot_proc::namespace_gap().is_none();
+        if let Some(gap) = moot_proc::namespace_gap_once() {
+            eprintln!("moot: warning: {gap}");
+        }
         // SAFETY: split_off_reaper makes only async-signal-safe system calls, on the stack and
         // on memory it maps; the descriptor it keeps stays open until spawn returns.
         unsafe {
-            cmd.pre_exec(move || reap::split_off_reaper(lifeline_fd, EXIT_GRACE));
+            cmd.pre_exec(move || reap::split_off_reaper(lifeline_fd, EXIT_GRACE, isolated_only));
         }
         // Spawning (fork and exec) blocks for a millisecond or more on a busy machine. On the
         // blocking pool, a round's agents start side by side instead of one after another on
@@ -539,7 +544,14 @@ impl LanguageModel for CliModel {
         .await
         .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
         let mut guard = spawned.map_err(|e| {
-            let message = format!("cannot start {command:?}: {e}");
+            let message = if isolated_only && e.kind() != io::ErrorKind::NotFound {
+                format!(
+                    "cannot start {command:?}: {e} (or cannot give it a PID namespace of its \
+                     own, without which moot does not start an agent on this machine)"
+                )
+            } else {
+                format!("cannot start {command:?}: {e}")
+            };
             match e.kind() {
                 // No such program, or not executable: the configuration is wrong, and asking
                 // again cannot help.

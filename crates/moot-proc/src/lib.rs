@@ -44,7 +44,9 @@ mod namespace;
 mod observe;
 mod signal_safe;
 
-pub use namespace::{clone_isolated, enter_isolation, namespace_gap, Isolation};
+pub use namespace::{
+    clone_isolated, enter_isolation, namespace_gap, namespace_gap_once, Isolation,
+};
 pub use observe::{is_running, pid_from_record, processes_with_argument};
 pub use signal_safe::decimal;
 use signal_safe::read_only_kernel_settings;

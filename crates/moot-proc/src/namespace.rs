@@ -27,13 +27,31 @@ pub enum Isolation {
     None,
 }
 
-/// The flags [`clone_isolated`] tries, in order.
+/// The flags [`clone_isolated`] tries, in order. A user namespace first, for root too: in it
+/// the namespaces the program may make in turn are capped ([`NESTED_NAMESPACES`]), so that it
+/// cannot use up the user's allowance and leave the next program without any.
 const TRIES: [(libc::c_int, Isolation); 2] = [
-    (libc::CLONE_NEWPID | libc::CLONE_NEWNS, Isolation::Pid),
     (
         libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS,
         Isolation::UserAndPid,
     ),
+    (libc::CLONE_NEWPID | libc::CLONE_NEWNS, Isolation::Pid),
+];
+
+/// How many namespaces of each kind a program may make inside its user namespace (a program
+/// that sandboxes itself with bubblewrap makes a few).
+const NESTED_NAMESPACES: &[u8] = b"32";
+
+/// The limits a user namespace sets on the namespaces made inside it.
+const NESTED_LIMITS: [&std::ffi::CStr; 8] = [
+    c"/proc/sys/user/max_user_namespaces",
+    c"/proc/sys/user/max_mnt_namespaces",
+    c"/proc/sys/user/max_pid_namespaces",
+    c"/proc/sys/user/max_net_namespaces",
+    c"/proc/sys/user/max_ipc_namespaces",
+    c"/proc/sys/user/max_uts_namespaces",
+    c"/proc/sys/user/max_cgroup_namespaces",
+    c"/proc/sys/user/max_time_namespaces",
 ];
 
 /// A raw `clone` that behaves as `fork` (no atfork handlers: they are not async-signal-safe)
@@ -50,21 +68,26 @@ unsafe fn raw_clone(flags: libc::c_int) -> libc::c_long {
     )
 }
 
-/// Forks, putting the child in new namespaces where it can: PID and mount, inside a new user
-/// namespace when this process cannot make them otherwise. Returns the child's pid in this
-/// process and 0 in the child, with what was made; the child calls [`enter_isolation`] first.
-/// -1 when not even a plain fork could be made (the error in `errno`).
+/// Forks, putting the child in new namespaces: PID and mount, inside a new user namespace
+/// where it can (else without one, as root). Returns the child's pid in this process and 0 in
+/// the child, with what was made; the child calls [`enter_isolation`] first. When no namespace
+/// can be made: a plain fork if `fallback`, else -1 with the error in `errno` (where the
+/// machine could make them at start, a failure now is the user's allowance used up, and a
+/// program must not then run beside everything else). -1 too when no fork could be made.
 ///
 /// # Safety
 ///
 /// Only where a `fork` may be made and only async-signal-safe calls may follow (between fork
 /// and exec, or in a single-threaded process).
-pub unsafe fn clone_isolated() -> (libc::c_long, Isolation) {
+pub unsafe fn clone_isolated(fallback: bool) -> (libc::c_long, Isolation) {
     for (flags, isolation) in TRIES {
         let pid = raw_clone(flags);
         if pid >= 0 {
             return (pid, isolation);
         }
+    }
+    if !fallback {
+        return (-1, Isolation::None);
     }
     (raw_clone(0), Isolation::None)
 }
@@ -87,17 +110,27 @@ pub unsafe fn enter_isolation(
         return Ok(());
     }
     if isolation == Isolation::UserAndPid {
-        // An unprivileged process may map only its own ids, and its gid only once it has given
-        // up setgroups in the namespace. A sealed process's /proc files belong to root, so the
-        // seal is lifted for the three writes and put back. Meanwhile only a process outside
-        // every namespace (not a program moot started: those cannot name this one) could
-        // attach to it.
-        libc::prctl(libc::PR_SET_DUMPABLE, 1 as libc::c_ulong, 0, 0, 0);
+        // A process may map only its own ids, and its gid only once it has given up setgroups
+        // in the namespace. A sealed process's /proc files belong to root, so for an
+        // unprivileged user the seal is lifted for the three writes and put back. Meanwhile
+        // only a process of the user's outside every namespace could attach to it: never a
+        // program moot started, which cannot name it (and where no namespace can be made, none
+        // is, and this is not reached).
+        let unsealed = uid != 0;
+        if unsealed {
+            libc::prctl(libc::PR_SET_DUMPABLE, 1 as libc::c_ulong, 0, 0, 0);
+        }
         let mapped = write_file(c"/proc/self/setgroups", b"deny")
             .and_then(|()| write_id_map(c"/proc/self/uid_map", uid))
             .and_then(|()| write_id_map(c"/proc/self/gid_map", gid));
-        libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0);
+        if unsealed {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong, 0, 0, 0);
+        }
         mapped?;
+        // Where a kernel lacks a kind, its file is missing: nothing to cap.
+        for limit in NESTED_LIMITS {
+            let _ = write_file(limit, NESTED_NAMESPACES);
+        }
     }
     let none = std::ptr::null::<libc::c_char>();
     if libc::mount(
@@ -165,6 +198,14 @@ pub fn namespace_gap() -> Option<String> {
     GAP.get_or_init(probe).clone()
 }
 
+/// [`namespace_gap`], but only the first time it is asked in this process: for a warning said
+/// once, wherever it is first noticed (at start, or where a program is first started).
+pub fn namespace_gap_once() -> Option<String> {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let gap = namespace_gap()?;
+    (!SAID.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(gap)
+}
+
 fn probe() -> Option<String> {
     // SAFETY: getuid and getgid cannot fail; the child of fork makes raw system calls only
     // (async-signal-safe) and ends with _exit.
@@ -208,7 +249,7 @@ fn probe() -> Option<String> {
 
 /// The probe's child: makes what an agent's start makes, reports it by exit code.
 unsafe fn probe_child(uid: libc::uid_t, gid: libc::gid_t) -> i32 {
-    let (pid, isolation) = clone_isolated();
+    let (pid, isolation) = clone_isolated(true);
     if pid == 0 {
         libc::_exit(match enter_isolation(isolation, uid, gid) {
             Ok(()) => MADE,
@@ -233,6 +274,58 @@ unsafe fn probe_child(uid: libc::uid_t, gid: libc::gid_t) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where no namespace can be made, `clone_isolated(false)` makes no process at all, and
+    /// `clone_isolated(true)` a plain one. A forked child (single-threaded, as `unshare` of a
+    /// user namespace needs) takes a user namespace of its own in which none may be made.
+    #[test]
+    fn without_a_namespace_to_make_a_program_is_not_started_unless_allowed() {
+        if namespace_gap().is_some() {
+            return; // this machine makes none at all
+        }
+        // SAFETY: the child makes system calls only and ends with _exit.
+        let code = unsafe {
+            let child = libc::fork();
+            assert!(child >= 0);
+            if child == 0 {
+                let (uid, gid) = (libc::getuid(), libc::getgid());
+                // Another test may have sealed this process: its own maps are then root's.
+                libc::prctl(libc::PR_SET_DUMPABLE, 1 as libc::c_ulong, 0, 0, 0);
+                if libc::unshare(libc::CLONE_NEWUSER) != 0 || enter_maps_only(uid, gid).is_err() {
+                    libc::_exit(10);
+                }
+                for limit in NESTED_LIMITS {
+                    let _ = write_file(limit, b"0");
+                }
+                let (pid, isolation) = clone_isolated(false);
+                if pid == 0 {
+                    libc::_exit(0);
+                }
+                if pid >= 0 || isolation != Isolation::None {
+                    libc::_exit(11); // a namespace was made where none may be
+                }
+                let (pid, isolation) = clone_isolated(true);
+                if pid == 0 {
+                    libc::_exit(0);
+                }
+                if pid < 0 || isolation != Isolation::None {
+                    libc::_exit(12); // no plain process where one was allowed
+                }
+                libc::_exit(0);
+            }
+            let mut status = 0;
+            libc::waitpid(child, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        };
+        assert_eq!(code, 0);
+    }
+
+    /// The maps of [`enter_isolation`] alone, for a process that unshared its user namespace.
+    unsafe fn enter_maps_only(uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_id_map(c"/proc/self/uid_map", uid)?;
+        write_id_map(c"/proc/self/gid_map", gid)
+    }
 
     #[test]
     fn an_id_map_line_maps_the_id_to_itself() {
@@ -270,7 +363,7 @@ mod tests {
         // exits, the child goes on to exec (pid 1 of its namespace).
         unsafe {
             command.pre_exec(move || {
-                let (pid, isolation) = clone_isolated();
+                let (pid, isolation) = clone_isolated(false);
                 if pid == 0 {
                     return enter_isolation(isolation, uid, gid);
                 }

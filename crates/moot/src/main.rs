@@ -177,13 +177,13 @@ fn main() -> ExitCode {
     let config = config_flag(&matches)
         .and_then(|path| moot_config::dialect::read(&path).ok())
         .map(|(config, _)| config);
-    // The programs a configuration starts: said once, at start, where they cannot be kept apart
-    // from the machine's other processes.
+    // The programs a configuration starts: said at start, where they cannot be kept apart from
+    // the machine's other processes (else where the first is started: a stored run's agents).
     let starts_programs = config
         .as_ref()
         .is_some_and(|c| c.agents.iter().any(|a| a.backend.name() == "cli"));
     if starts_programs {
-        if let Some(gap) = moot_proc::namespace_gap() {
+        if let Some(gap) = moot_proc::namespace_gap_once() {
             errln!("moot: warning: {gap}");
         }
     }

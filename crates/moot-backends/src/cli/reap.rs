@@ -104,12 +104,23 @@ pub(crate) fn lifeline() -> io::Result<(OwnedFd, OwnedFd)> {
 /// Runs in the child that moot forked to run the agent, before exec. Returns `Ok` in a new child
 /// (which goes on to exec the agent); in this process it becomes the agent's reaper and never
 /// returns. `lifeline` is the read end of [`lifeline`]; `grace` is how long the agent's
-/// descendants may live on after the agent has exited.
+/// descendants may live on after the agent has exited; `isolated_only`: the agent runs in
+/// namespaces of its own or not at all (the machine made them at start).
 ///
 /// # Safety
 ///
 /// Only for a `pre_exec` hook: it forks, and the process it runs in never returns from it.
-pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::Result<()> {
+pub(crate) unsafe fn split_off_reaper(
+    lifeline: RawFd,
+    grace: Duration,
+    isolated_only: bool,
+) -> io::Result<()> {
+    // A session of its own, without moot's terminal: the agent cannot open `/dev/tty` and type
+    // into the user's shell (TIOCSTI), and a terminal's Ctrl-C reaches moot alone, which
+    // decides. The reaper leads it, and its process group (the agent's, where moot kills).
+    if libc::setsid() < 0 {
+        return Err(io::Error::last_os_error());
+    }
     let zero: libc::c_ulong = 0;
     if libc::prctl(
         libc::PR_SET_CHILD_SUBREAPER,
@@ -142,7 +153,7 @@ pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::R
     // A raw fork, into namespaces of the agent's own where the machine allows: no atfork
     // handlers run (they are not async-signal-safe). The child only execs, or reports why it
     // could not, as std does after its own fork.
-    let (child, isolation) = moot_proc::clone_isolated();
+    let (child, isolation) = moot_proc::clone_isolated(!isolated_only);
     if child < 0 {
         let e = io::Error::last_os_error();
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
@@ -151,7 +162,14 @@ pub(crate) unsafe fn split_off_reaper(lifeline: RawFd, grace: Duration) -> io::R
     if child == 0 {
         libc::close(told[0]);
         if isolation != moot_proc::Isolation::None {
-            return run_as_init(isolation, (uid, gid), told[1], &before, grace);
+            return run_as_init(
+                isolation,
+                (uid, gid),
+                told[1],
+                &before,
+                grace,
+                isolated_only,
+            );
         }
         // The agent. Not a subreaper: that is not inherited. The lifeline closes at exec.
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
@@ -185,6 +203,7 @@ unsafe fn run_as_init(
     told: RawFd,
     before: &libc::sigset_t,
     grace: Duration,
+    isolated_only: bool,
 ) -> io::Result<()> {
     // Gone with the reaper, however it ends (the reaper has one thread: this fires only at its
     // death).
@@ -195,9 +214,14 @@ unsafe fn run_as_init(
         0 as libc::c_ulong,
         0 as libc::c_ulong,
     );
-    // Should the mount fail where the check at start succeeded, the agent runs as it would
-    // without a namespace (sealed, without capabilities) rather than not at all.
-    let _ = moot_proc::enter_isolation(isolation, uid, gid);
+    // Where the check at start made a namespace and its /proc, an agent runs only in one: a
+    // failure here (std reports it as the spawn's) fails the call. Where it could not, the
+    // warning said so and the agent runs as it can.
+    if let Err(e) = moot_proc::enter_isolation(isolation, uid, gid) {
+        if isolated_only {
+            return Err(e);
+        }
+    }
     let agent = libc::syscall(
         libc::SYS_clone,
         libc::SIGCHLD as libc::c_ulong,

@@ -81,6 +81,29 @@ try:
     report["core_pattern"] = "written"
 except OSError as e:
     report["core_pattern"] = type(e).__name__
+# The terminal moot runs on, if any: a program holding it could type into the user's shell.
+try:
+    open("/dev/tty", "wb").close()
+    report["tty"] = "opened"
+except OSError as e:
+    report["tty"] = type(e).__name__
+# The kernel's settings, and every mount below them, read-only: at each mount point, the
+# mount on top (listed last) is the one seen.
+seen = {}
+with open("/proc/self/mountinfo") as f:
+    for line in f:
+        fields = line.split()
+        seen[fields[4]] = fields[5].split(",")
+report["writable_kernel_mounts"] = sorted(
+    point for point, options in seen.items()
+    if (point == "/sys" or point.startswith("/sys/") or point.startswith("/proc/sys"))
+    and "ro" not in options
+)
+try:
+    with open("/proc/sys/user/max_user_namespaces") as f:
+        report["max_user_namespaces"] = f.read().strip()
+except OSError as e:
+    report["max_user_namespaces"] = type(e).__name__
 report["found"] = found
 with open(sys.argv[1], "w") as f:
     json.dump(report, f)
@@ -210,6 +233,16 @@ fn check(probed: &Probed) {
             );
         }
         assert_ne!(report["core_pattern"], "written", "{report}");
+        assert_ne!(report["tty"], "opened", "{report}");
+        assert_eq!(
+            report["writable_kernel_mounts"],
+            serde_json::json!([]),
+            "{report}"
+        );
+        if isolated {
+            // It may make a few namespaces of its own, not use up the user's allowance.
+            assert_eq!(report["max_user_namespaces"], "32", "{report}");
+        }
         // 0, 1, 2 and the descriptor listdir itself opened.
         let fds = report["fds"].as_array().unwrap();
         assert!(
@@ -247,6 +280,28 @@ fn an_unprivileged_users_agent_cannot_read_them_either() {
         ],
     );
     check(&probed);
+}
+
+/// Issue 56, from the attacker's look at item 2: moot run from a terminal (its controlling
+/// terminal, as a shell's job); its agents cannot open it, so cannot type into the shell.
+#[test]
+fn an_agent_cannot_reach_the_terminal_moot_runs_on() {
+    let env = Env::new();
+    // `script` gives the command a terminal of its own, as its controlling terminal (bash
+    // quotes the command line for it).
+    let probed = probe_reports(
+        &env,
+        &[
+            "bash",
+            "-c",
+            "exec script -qec \"$(printf '%q ' \"$@\")\" /dev/null",
+            "on-a-terminal",
+        ],
+    );
+    check(&probed);
+    for report in &probed.reports {
+        assert_eq!(report["tty"], "OSError", "{report}");
+    }
 }
 
 fn open_to_everyone(dir: &Path) {
