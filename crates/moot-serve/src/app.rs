@@ -120,6 +120,8 @@ pub struct App {
     pub(crate) templates: minijinja::Environment<'static>,
     /// Benchmark reports, made once per state of their benchmark and shared.
     pub(crate) reports: crate::reports::Reports,
+    /// Where each benchmark stands, read once and shared for a moment (see `standings`).
+    pub(crate) standings: crate::standings::Standings,
     /// What every served text that may carry a secret passes.
     pub(crate) redactor: Arc<Redactor>,
     /// The followed runs' feeds of new calls.
@@ -136,6 +138,7 @@ impl App {
             options.redactor.clone(),
         ));
         App {
+            standings: crate::standings::Standings::new(store.clone()),
             store,
             runner: runner.clone(),
             token: options.token.clone(),

@@ -1,20 +1,22 @@
 //! The benchmark pages: every benchmark with its progress, and one benchmark's report (as
 //! `moot report` writes it, plots included) with a link from each item to its debate.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use minijinja::context;
-use moot_store::{BenchItemRecord, BenchRecord, RunStatus, StoreError};
+use moot_store::{BenchRecord, StoreError};
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::app::App;
 use crate::links::percent_encode;
 use crate::pages::{page_error, render, store_page_error};
 use crate::reports::{ReportError, RETRY_AFTER_SECS};
+use crate::standings::{first_line, Standing};
 use moot_app::service::BenchReport;
 
 /// Where a benchmark stands: linked debates by status, out of the planned number when known.
@@ -48,33 +50,13 @@ struct ItemRow {
     correct: Option<bool>,
 }
 
-/// A benchmark's debates: where it stands, each debate's link with its run's status and
-/// answer, and its state as its report sees it ([`crate::reports::state_of`]).
-type Standing = (
-    Progress,
-    Vec<(BenchItemRecord, RunStatus, Option<String>)>,
-    u64,
-);
-
-async fn progress(app: &App, bench: &BenchRecord) -> Result<Standing, StoreError> {
-    let mut p = Progress {
-        done: 0,
-        running: 0,
-        failed: 0,
-        planned: bench.limit.map(|l| l * bench.protocols.len() as u64),
-    };
-    let mut rows = Vec::new();
-    let runs = app.store.bench_runs(&bench.name).await?;
-    let state = crate::reports::state_of(&runs);
-    for (link, run) in runs {
-        match run.status {
-            RunStatus::Done => p.done += 1,
-            RunStatus::Running => p.running += 1,
-            RunStatus::Failed => p.failed += 1,
-        }
-        rows.push((link, run.status, run.answer));
-    }
-    Ok((p, rows, state))
+/// Benchmark `bench`'s standing, shared with every request for a moment (see `standings`).
+async fn standing(app: &App, bench: &BenchRecord) -> Result<Arc<Standing>, Response> {
+    let planned = bench.limit.map(|l| l * bench.protocols.len() as u64);
+    app.standings
+        .get(&bench.name, planned)
+        .await
+        .map_err(|e| page_error(StatusCode::INTERNAL_SERVER_ERROR, &e))
 }
 
 /// A report that could not be had, as a page.
@@ -99,15 +81,15 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
     };
     let mut rows = Vec::new();
     for b in &benches {
-        match progress(&app, b).await {
-            Ok((p, _, _)) => rows.push(BenchRow {
+        match standing(&app, b).await {
+            Ok(standing) => rows.push(BenchRow {
                 name: b.name.clone(),
                 created_at: b.created_at.clone(),
                 dataset: b.dataset.clone(),
                 protocols: b.protocols.join(", "),
-                progress: p,
+                progress: standing.progress.clone(),
             }),
-            Err(e) => return store_page_error(e),
+            Err(r) => return r,
         }
     }
     render(&app, "benches.html", context! { benches => rows })
@@ -118,7 +100,7 @@ pub async fn list(State(app): State<Arc<App>>) -> Response {
 async fn bench_and_report(
     app: &App,
     name: &str,
-) -> Result<(BenchRecord, Standing, Option<Arc<BenchReport>>), Response> {
+) -> Result<(BenchRecord, Arc<Standing>, Option<Arc<BenchReport>>), Response> {
     let bench = match app.store.bench(name).await {
         Ok(b) => b,
         Err(StoreError::BenchNotFound(_)) => {
@@ -129,59 +111,75 @@ async fn bench_and_report(
         }
         Err(e) => return Err(store_page_error(e)),
     };
-    let standing = progress(app, &bench).await.map_err(store_page_error)?;
+    let standing = standing(app, &bench).await?;
     let report = app
         .reports
-        .get(name, standing.2)
+        .get(name, standing.state)
         .await
         .map_err(report_error)?;
     Ok((bench, standing, report))
 }
 
-/// `GET /benches/NAME`.
-pub async fn show(State(app): State<Arc<App>>, Path(name): Path<String>) -> Response {
-    let (bench, (p, links, _), report) = match bench_and_report(&app, &name).await {
+/// The items a benchmark's page shows at once; `?page=N` shows the others.
+pub const ITEMS_PAGE: usize = 200;
+
+/// `?page=N` (from 1) of a benchmark's items.
+#[derive(Debug, Deserialize)]
+pub struct ItemsQuery {
+    pub page: Option<usize>,
+}
+
+/// `GET /benches/NAME[?page=N]`: where it stands, its report, and a page of its items.
+pub async fn show(
+    State(app): State<Arc<App>>,
+    Path(name): Path<String>,
+    Query(query): Query<ItemsQuery>,
+) -> Response {
+    let (bench, standing, report) = match bench_and_report(&app, &name).await {
         Ok(x) => x,
         Err(r) => return r,
     };
-    let graded = report
+    let graded: HashMap<&str, bool> = report
         .as_ref()
-        .map(|r| r.graded.clone())
+        .map(|r| r.graded.iter().map(|(run, c)| (run.as_str(), *c)).collect())
         .unwrap_or_default();
-    let items: Vec<ItemRow> = links
-        .into_iter()
-        .map(|(link, status, answer)| ItemRow {
-            correct: graded
-                .iter()
-                .find(|(run, _)| *run == link.run_id)
-                .map(|(_, c)| *c),
-            protocol: link.protocol,
-            item_id: link.item_id,
-            status: status.as_str().into(),
-            answer: answer.map_or("—".into(), |a| {
-                a.lines().next().unwrap_or("").chars().take(40).collect()
-            }),
-            gold: link
-                .gold
-                .lines()
-                .next()
-                .unwrap_or("")
-                .chars()
-                .take(40)
-                .collect(),
-            run_id: link.run_id,
+    let pages = standing.rows.len().div_ceil(ITEMS_PAGE).max(1);
+    let page = query.page.unwrap_or(1).clamp(1, pages);
+    let items: Vec<ItemRow> = standing
+        .rows
+        .iter()
+        .skip((page - 1) * ITEMS_PAGE)
+        .take(ITEMS_PAGE)
+        .map(|row| ItemRow {
+            correct: graded.get(row.link.run_id.as_str()).copied(),
+            protocol: row.link.protocol.clone(),
+            item_id: row.link.item_id.clone(),
+            status: row.status.as_str().into(),
+            answer: row.answer.clone().unwrap_or_else(|| "—".into()),
+            gold: first_line(&row.link.gold),
+            run_id: row.link.run_id.clone(),
         })
         .collect();
     let report_html = report
         .as_ref()
         .map(|r| markdown_html(&r.markdown, &format!("/benches/{}/", percent_encode(&name))));
+    let here = format!("/benches/{}", percent_encode(&name));
     render(
         &app,
         "bench.html",
         context! {
             bench => context! { name => bench.name, dataset => bench.dataset, protocols => bench.protocols.join(", "), created_at => bench.created_at, seed => bench.seed, limit => bench.limit },
-            progress => p,
+            progress => standing.progress.clone(),
             items => items,
+            pager => context! {
+                page => page,
+                pages => pages,
+                first => (page - 1) * ITEMS_PAGE + 1,
+                last => ((page - 1) * ITEMS_PAGE + ITEMS_PAGE).min(standing.rows.len()),
+                total => standing.rows.len(),
+                previous => (page > 1).then(|| format!("{here}?page={}", page - 1)),
+                next => (page < pages).then(|| format!("{here}?page={}", page + 1)),
+            },
             report => report_html,
         },
     )

@@ -58,6 +58,7 @@ mod people;
 mod redaction;
 mod reports;
 mod safety;
+mod standings;
 mod templates;
 
 use std::sync::Arc;

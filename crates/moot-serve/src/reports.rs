@@ -12,13 +12,11 @@
 //! when the request that started it goes away. A kept report is made again after
 //! [`FRESH_FOR`] whatever the state: a regrade changes verdicts and not the debates' rows.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use moot_app::service::{BenchReport, Runner, RunnerError};
-use moot_store::{BenchItemRecord, RunRecord};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
@@ -59,18 +57,6 @@ pub struct Reports {
     slots: Arc<Semaphore>,
     max: usize,
     kept: Mutex<Vec<Kept>>,
-}
-
-/// The state of a benchmark as far as its report goes: a digest of each debate's link and of
-/// what its run row says of it.
-pub fn state_of(links: &[(BenchItemRecord, RunRecord)]) -> u64 {
-    let mut h = DefaultHasher::new();
-    links.len().hash(&mut h);
-    for (link, run) in links {
-        (&link.protocol, &link.item_id, link.position, &link.gold).hash(&mut h);
-        (&run.id, run.status.as_str(), &run.answer, &run.finished_at).hash(&mut h);
-    }
-    h.finish()
 }
 
 impl Reports {

@@ -133,6 +133,36 @@ pub(crate) async fn check_bench_conformance(store: &dyn Store) {
         "by the benchmark's protocol order, then position"
     );
     assert!(store.bench_items("nope").await.unwrap().is_empty());
+
+    // The version moves with the debates, and only with them.
+    let version = store.bench_version("b1").await.unwrap();
+    assert_eq!(store.bench_version("b1").await.unwrap(), version);
+    store
+        .finish_run("r1", RunStatus::Done, Some("18"), "t2")
+        .await
+        .unwrap();
+    let finished = store.bench_version("b1").await.unwrap();
+    assert_ne!(finished, version, "a debate finished");
+    store
+        .finish_run("r1", RunStatus::Done, Some("19 or so"), "t2")
+        .await
+        .unwrap();
+    let redecided = store.bench_version("b1").await.unwrap();
+    assert_ne!(redecided, finished, "a debate re-decided");
+    store.create_run(&running_run("r2")).await.unwrap();
+    store
+        .record_bench_item(&BenchItemRecord {
+            run_id: "r2".into(),
+            ..item("som", "gsm8k/12", 2)
+        })
+        .await
+        .unwrap();
+    assert_ne!(
+        store.bench_version("b1").await.unwrap(),
+        redecided,
+        "a debate linked"
+    );
+    assert_eq!(store.bench_version("nope").await.unwrap(), "0:0:0::0");
 }
 
 /// Checks a store against the validation part of the [`Store`] contract; both implementations

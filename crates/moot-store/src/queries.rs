@@ -939,6 +939,28 @@ macro_rules! store_queries {
                 all(&rows, job_from_row)
             }
 
+            async fn bench_version(&self, name: &str) -> Result<String, StoreError> {
+                let row = sqlx::query(
+                    "SELECT COUNT(*) AS debates,
+                       COALESCE(SUM(CASE WHEN r.status = 'running' THEN 1 ELSE 0 END), 0) AS running,
+                       COALESCE(SUM(CASE WHEN r.status = 'failed' THEN 1 ELSE 0 END), 0) AS failed,
+                       COALESCE(MAX(r.finished_at), '') AS last_finished,
+                       COALESCE(SUM(LENGTH(COALESCE(r.answer, ''))), 0) AS answer_length
+                     FROM bench_items b JOIN runs r ON r.id = b.run_id WHERE b.bench = $1",
+                )
+                .bind(name)
+                .fetch_one(&self.read)
+                .await?;
+                Ok(crate::store::BenchVersion {
+                    debates: row.opt_int("debates")?.unwrap_or(0),
+                    running: row.opt_int("running")?.unwrap_or(0),
+                    failed: row.opt_int("failed")?.unwrap_or(0),
+                    last_finished: row.opt_text("last_finished")?.unwrap_or_default(),
+                    answer_length: row.opt_int("answer_length")?.unwrap_or(0),
+                }
+                .token())
+            }
+
             async fn job_counts(&self, bench: &str) -> Result<JobCounts, StoreError> {
                 let sql = format!(
                     "SELECT
@@ -1174,6 +1196,10 @@ macro_rules! delegate_store {
 
             async fn bench_items(&self, name: &str) -> Result<Vec<BenchItemRecord>, StoreError> {
                 self.located(self.queries.bench_items(name).await)
+            }
+
+            async fn bench_version(&self, name: &str) -> Result<String, StoreError> {
+                self.located(self.queries.bench_version(name).await)
             }
 
             async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError> {

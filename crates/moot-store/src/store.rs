@@ -123,6 +123,17 @@ pub trait Store: Send + Sync {
         }
         Ok(runs)
     }
+    /// A token that changes whenever benchmark `name`'s debates do (one linked, started,
+    /// finished, failed, resumed or re-decided): what a page compares before it reads them
+    /// again. One query where the store can; here, from each run in turn.
+    async fn bench_version(&self, name: &str) -> Result<String, StoreError> {
+        let mut version = BenchVersion::default();
+        for link in self.bench_items(name).await? {
+            let run = self.run(&link.run_id).await?;
+            version.add(&run);
+        }
+        Ok(version.token())
+    }
     /// A cached response by its request key.
     async fn cache_get(&self, key: &str) -> Result<Option<serde_json::Value>, StoreError>;
     /// The cached responses of `keys`, in their order (`None` where nothing is cached): what a
@@ -195,4 +206,40 @@ pub trait Store: Send + Sync {
     async fn cache_entries(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError>;
     /// Finishes what is pending and closes the store; nothing can be done through it after.
     async fn close(&self) {}
+}
+
+/// What [`Store::bench_version`] sums over a benchmark's runs, as the SQL stores sum it in one
+/// query: how many, how many running and failed, the latest finishing time and the answers'
+/// total length.
+#[derive(Debug, Default)]
+pub struct BenchVersion {
+    pub debates: i64,
+    pub running: i64,
+    pub failed: i64,
+    pub last_finished: String,
+    pub answer_length: i64,
+}
+
+impl BenchVersion {
+    fn add(&mut self, run: &RunRecord) {
+        self.debates += 1;
+        match run.status {
+            crate::RunStatus::Running => self.running += 1,
+            crate::RunStatus::Failed => self.failed += 1,
+            crate::RunStatus::Done => {}
+        }
+        if let Some(at) = &run.finished_at {
+            if *at > self.last_finished {
+                self.last_finished = at.clone();
+            }
+        }
+        self.answer_length += run.answer.as_ref().map_or(0, |a| a.chars().count() as i64);
+    }
+
+    pub fn token(&self) -> String {
+        format!(
+            "{}:{}:{}:{}:{}",
+            self.debates, self.running, self.failed, self.last_finished, self.answer_length
+        )
+    }
 }
