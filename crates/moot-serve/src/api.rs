@@ -139,7 +139,8 @@ pub async fn run_path(
 }
 
 /// `GET /api/runs/ID`: the run (without its configuration), a page of its calls in the order
-/// they were written (`?limit=`, at most [`MAX_PAGE_CALLS`] and about [`crate::app::PAGE_BYTES`]) with
+/// they were written (`?limit=`, at most [`MAX_PAGE_CALLS`], and about [`crate::app::PAGE_BYTES`]
+/// in all) with
 /// `next`, the link to the page after it (`null` on the last), its decisions and checks, the
 /// view the run page draws of this page's calls, and its lineage (the run it was forked from,
 /// its forks).

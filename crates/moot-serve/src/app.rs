@@ -25,11 +25,16 @@ pub(crate) struct LoadedRun {
 pub const PAGE_CALLS: u32 = 100;
 pub const MAX_PAGE_CALLS: u32 = 500;
 
-/// The bytes of calls (as JSON) a page holds before it ends: a page ends at the call that
-/// takes it past this, so it is at most this and one call, whatever the run's size (a run of
-/// 7 MB of replies was one response of 106 MB, its calls' prompts holding their peers' replies
-/// again).
+/// The bytes a page of a run holds before it ends: a page ends at the call that takes it past
+/// this, so it is at most this and one call, whatever the run's size (a run of 7 MB of replies
+/// was one response of 106 MB, its calls' prompts holding their peers' replies again). A call
+/// counts as often as a page shows it ([`SHOWN_TIMES`]): itself, and in the view drawn from
+/// it, so this is the size of the whole response (it was documented as 1 MiB and pages were
+/// 2.7 MB).
 pub const PAGE_BYTES: usize = 1 << 20;
+
+/// How many times a page shows each call's text: as the call, and in the view drawn from it.
+pub const SHOWN_TIMES: usize = 2;
 
 /// Calls read from the store at once while a page is filled: few, since one may be megabytes.
 const READ_CALLS: u32 = 8;
@@ -70,6 +75,11 @@ pub struct ServeOptions {
     /// it the connection is closed. A response with nothing to send (server-sent events between
     /// calls) is never cut.
     pub send_timeout: Duration,
+    /// Bytes of responses not yet taken by their clients, over every connection together
+    /// (what slow readers make the server hold). Past it, the connection whose client has
+    /// taken nothing for longest is closed to make room for a new request, and a new request
+    /// is answered 503 while no such connection is left.
+    pub max_unsent_bytes: u64,
     /// Connections held at once (`None`: the descriptor limit, raised to its hard limit at
     /// start, less headroom for the store and the agents). At the cap, the oldest connection
     /// with no request in flight is closed to make room for the new one.
@@ -99,6 +109,7 @@ impl Default for ServeOptions {
             body_read_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             send_timeout: Duration::from_secs(30),
+            max_unsent_bytes: 256 << 20,
             max_connections: None,
             max_reports: 2,
             redactor: Arc::new(Redactor::default()),
@@ -193,7 +204,8 @@ impl App {
             let ended = read.len() < want as usize;
             let mut read = read.into_iter();
             for (at, call) in read.by_ref() {
-                bytes = bytes.saturating_add(serde_json::to_vec(&call).map_or(0, |v| v.len()));
+                let call_bytes = serde_json::to_vec(&call).map_or(0, |v| v.len());
+                bytes = bytes.saturating_add(call_bytes.saturating_mul(SHOWN_TIMES));
                 calls.push(call);
                 cursor = at;
                 if calls.len() == limit || bytes >= PAGE_BYTES {

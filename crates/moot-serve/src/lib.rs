@@ -30,9 +30,13 @@
 //!   cap like a stalled head.
 //! - **Slow readers** (`listen`): a connection whose client takes no byte of its response for
 //!   `send_timeout` is closed and what was buffered for it freed; a response with nothing to
-//!   send (server-sent events between calls) is never cut.
+//!   send (server-sent events between calls) is never cut. What responses hold until their
+//!   clients take it counts against one budget for the whole server (`max_unsent_bytes`):
+//!   past it, a new request closes the connections stalled longest, or is answered 503.
+//! - **Benchmarks** (`standings`): a benchmark's debates are read once per change of them and
+//!   shared by its page, plots and the list; its page shows 200 items at a time.
 //! - **Large runs** (`api`, `pages`): `/api/runs/ID` and the run page are paged: at most
-//!   `?limit=` calls (100 unless asked, 500 at most) and about 1 MiB of them a page, with a
+//!   `?limit=` calls (100 unless asked, 500 at most) and about 1 MiB a page in all, with a
 //!   link to the next; one call is the most a page holds beyond that, whatever the run's size.
 //! - **Reports** (`reports`): a benchmark's report is made once per state of the benchmark and
 //!   shared by its page and plots and by every request for that state; at most `max_reports`
