@@ -80,12 +80,15 @@ impl LanguageModel for HumanModel {
     }
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError> {
+        // The person is told the time they really have: the debate's deadline when it comes
+        // first.
+        let within =
+            crate::deadline::left().map_or(self.answer_within, |left| left.min(self.answer_within));
         let question = HumanQuestion {
             agent: self.id.clone(),
             messages: request.messages.clone(),
-            answer_within: self.answer_within,
+            answer_within: within,
         };
-        let within = self.answer_within;
         match tokio::time::timeout(within, self.desk.ask(question)).await {
             Err(_) => Err(BackendError::TimeLimit(format!(
                 "the person did not answer within {} s",
@@ -474,6 +477,44 @@ mod tests {
         let asked = desk.2.lock().unwrap();
         assert_eq!(asked[0].agent, "judge");
         assert_eq!(asked[0].messages[0].content, "What is 17 * 24?");
+    }
+
+    /// Issue 57 item 3: the person is told the time they really have, the debate's deadline
+    /// when it comes before the backend's own limit (the page said 300 s where 20 were left).
+    #[tokio::test]
+    async fn a_person_is_told_the_debates_deadline_when_it_comes_first() {
+        let desk = Arc::new(QueueDesk::default());
+        let m = HumanModel::new("judge", desk.clone(), Duration::from_secs(300));
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let asking =
+            tokio::spawn(
+                async move { crate::deadline::scope(deadline, m.complete(request())).await },
+            );
+        let waiting = loop {
+            match desk.waiting().pop() {
+                Some(w) => break w,
+                None => tokio::task::yield_now().await,
+            }
+        };
+        assert!(
+            waiting.seconds_left <= 20 && waiting.seconds_left >= 19,
+            "{}",
+            waiting.seconds_left
+        );
+        desk.reply(waiting.id, HumanReply::Abstain).expect("taken");
+        assert!(asking.await.unwrap().is_err());
+        // Without a deadline, the backend's own limit.
+        let m = HumanModel::new("judge", desk.clone(), Duration::from_secs(300));
+        let asking = tokio::spawn(async move { m.complete(request()).await });
+        let waiting = loop {
+            match desk.waiting().pop() {
+                Some(w) => break w,
+                None => tokio::task::yield_now().await,
+            }
+        };
+        assert!(waiting.seconds_left >= 299, "{}", waiting.seconds_left);
+        desk.reply(waiting.id, HumanReply::Abstain).expect("taken");
+        assert!(asking.await.unwrap().is_err());
     }
 
     #[tokio::test]

@@ -15,6 +15,7 @@
 pub mod anthropic;
 pub mod balance;
 pub mod cli;
+pub mod deadline;
 pub mod http;
 pub mod human;
 pub mod limits;

@@ -65,9 +65,14 @@ pub(crate) async fn run_round(
     let mut run = RoundRun::new(context, round, &calls);
     let turns = Arc::new(Semaphore::new(run.config.max_concurrent_calls.max(1)));
     let mut pending = FuturesUnordered::new();
+    // The time every call of the round must end by: a backend that waits on a person tells
+    // them so.
+    let hard = crate::budget::hard_stop(run.config, run.debate_started.elapsed());
+    let deadline = (run.start + hard.after).into_std();
     for ask in run.start(calls).await {
         let span = run.turn_span(&ask.key);
-        pending.push(ask.run(turns.clone()).instrument(span).boxed());
+        let call = moot_backends::deadline::scope(deadline, ask.run(turns.clone()));
+        pending.push(call.instrument(span).boxed());
     }
     // Calls answered from the cache or refused before asking, written together.
     run.flush().await?;

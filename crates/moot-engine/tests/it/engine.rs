@@ -1731,3 +1731,54 @@ async fn prompt_cache_hints_go_only_to_models_that_read_them() {
         );
     }
 }
+
+/// A backend that notes how long its calls were told they have (`moot_backends::deadline`).
+#[derive(Debug, Default)]
+struct Timed(std::sync::Mutex<Vec<Option<Duration>>>);
+
+#[async_trait]
+impl LanguageModel for Timed {
+    fn name(&self) -> String {
+        "timed".into()
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    async fn complete(&self, _r: CompletionRequest) -> Result<Completion, BackendError> {
+        self.0.lock().unwrap().push(moot_backends::deadline::left());
+        Ok(Completion {
+            text: "Final answer: 4".into(),
+            usage: Default::default(),
+            logprobs: None,
+            finish: moot_backends::FinishReason::Stop,
+            retries: Vec::new(),
+        })
+    }
+}
+
+/// Issue 57 item 3: every call runs with its round's hard deadline as the time it has (a person
+/// at `/people` is shown it), never more.
+#[tokio::test]
+async fn every_call_is_told_its_rounds_hard_deadline() {
+    let timed = Arc::new(Timed::default());
+    let agents = vec![agent(timed.clone()), agent(timed.clone())];
+    run_new(
+        &memory(),
+        "timed",
+        spec(2, 2),
+        "som",
+        "majority-last",
+        agents,
+        config(5_000, 20_000, 2),
+    )
+    .await;
+    let told = timed.0.lock().unwrap();
+    assert!(told.len() >= 4, "{told:?}");
+    for left in told.iter() {
+        let left = left.expect("a deadline");
+        assert!(
+            left <= Duration::from_secs(20) && left > Duration::from_secs(15),
+            "{left:?}"
+        );
+    }
+}
