@@ -29,6 +29,11 @@ static VARIABLE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
 static TRAILING_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(.*?[0-9}).])\s+(?:[a-zA-Z]+\.?\s*){1,3}$").expect("valid regex")
 });
+/// A number, a space, then what would read as its exponent (`12 e 4`, `3 E-2`): written apart,
+/// it is not scientific notation, and must not become it when the spaces go.
+static SPACED_EXPONENT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"([0-9.])\s+([eE]\s*[+-]?\s*[0-9])").expect("valid regex"));
+
 static THOUSANDS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$").expect("valid regex"));
 
@@ -94,6 +99,8 @@ pub fn normalize(raw: &str) -> String {
             s = head.to_string();
         }
     }
+    // An empty group keeps the number and the letter apart once the spaces are gone.
+    let s = SPACED_EXPONENT.replace_all(&s, "$1{}$2");
     let mut s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
     if THOUSANDS.is_match(&s) {
         s = s.replace(',', "");
@@ -602,6 +609,18 @@ mod tests {
         assert_eq!(evaluate("0e-400"), Some(0.0));
         // A point after the exponent: not an exponent (and so not a number here).
         assert_eq!(evaluate("2e3.5"), None);
+        // Written apart, a number and a letter are not scientific notation (`12 e 4` read as
+        // 120000 once the spaces went).
+        for apart in ["12 e 4", "12 e4", "3 E-2", "3\tE+2"] {
+            let normalized = normalize(apart);
+            assert_ne!(evaluate(&normalized), Some(120000.0), "{apart}");
+            assert!(!equivalent(apart, "120000"), "{apart}");
+            assert!(
+                !equivalent(apart, "0.03") && !equivalent(apart, "300"),
+                "{apart}"
+            );
+        }
+        assert!(equivalent("12e4", "120000"));
         assert_eq!(evaluate("x+1"), None);
         assert_eq!(evaluate(r"\frac{1}{0}"), None);
         assert_eq!(evaluate("(1,2)"), None);
