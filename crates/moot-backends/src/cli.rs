@@ -544,6 +544,16 @@ impl LanguageModel for CliModel {
         .await
         .map_err(|e| BackendError::Process(format!("cannot start {command:?}: {e}")))?;
         let mut guard = spawned.map_err(|e| {
+            // Namespaces of the agent's own could not be made where they could at start: the
+            // user's allowance of them is used up (by another program, for a while), not the
+            // configuration wrong.
+            if isolated_only && e.raw_os_error() == Some(libc::ENOSPC) {
+                return BackendError::Process(format!(
+                    "cannot start {command:?}: no namespace of its own can be made now (this \
+                     user's allowance, sysctl user.max_user_namespaces, is used up), and moot \
+                     starts no agent without one on this machine"
+                ));
+            }
             let message = if isolated_only && e.kind() != io::ErrorKind::NotFound {
                 format!(
                     "cannot start {command:?}: {e} (or cannot give it a PID namespace of its \

@@ -30,28 +30,33 @@ pub enum Isolation {
 /// The flags [`clone_isolated`] tries, in order. A user namespace first, for root too: in it
 /// the namespaces the program may make in turn are capped ([`NESTED_NAMESPACES`]), so that it
 /// cannot use up the user's allowance and leave the next program without any.
+/// A cgroup namespace too: the program's cgroup is the root of what it can name, so it cannot
+/// move a process of its own elsewhere (`clone3` with `CLONE_INTO_CGROUP` needs no writable
+/// mount, only a descriptor of the target).
 const TRIES: [(libc::c_int, Isolation); 2] = [
     (
-        libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS,
+        libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWCGROUP,
         Isolation::UserAndPid,
     ),
-    (libc::CLONE_NEWPID | libc::CLONE_NEWNS, Isolation::Pid),
+    (
+        libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWCGROUP,
+        Isolation::Pid,
+    ),
 ];
 
-/// How many namespaces of each kind a program may make inside its user namespace (a program
-/// that sandboxes itself with bubblewrap makes a few).
-const NESTED_NAMESPACES: &[u8] = b"32";
-
-/// The limits a user namespace sets on the namespaces made inside it.
-const NESTED_LIMITS: [&std::ffi::CStr; 8] = [
-    c"/proc/sys/user/max_user_namespaces",
-    c"/proc/sys/user/max_mnt_namespaces",
-    c"/proc/sys/user/max_pid_namespaces",
-    c"/proc/sys/user/max_net_namespaces",
-    c"/proc/sys/user/max_ipc_namespaces",
-    c"/proc/sys/user/max_uts_namespaces",
-    c"/proc/sys/user/max_cgroup_namespaces",
-    c"/proc/sys/user/max_time_namespaces",
+/// The limits a user namespace sets on the namespaces made inside it, and the program's: a
+/// few of each kind (a program that sandboxes itself with bubblewrap makes some), and no cgroup
+/// namespace, whose own cgroup mount would let it kill or freeze moot's cgroup (without
+/// `nsdelegate`, a cgroup delegated to the user is writable from one).
+const NESTED_LIMITS: [(&std::ffi::CStr, &[u8]); 8] = [
+    (c"/proc/sys/user/max_user_namespaces", b"32"),
+    (c"/proc/sys/user/max_mnt_namespaces", b"32"),
+    (c"/proc/sys/user/max_pid_namespaces", b"32"),
+    (c"/proc/sys/user/max_net_namespaces", b"32"),
+    (c"/proc/sys/user/max_ipc_namespaces", b"32"),
+    (c"/proc/sys/user/max_uts_namespaces", b"32"),
+    (c"/proc/sys/user/max_cgroup_namespaces", b"0"),
+    (c"/proc/sys/user/max_time_namespaces", b"32"),
 ];
 
 /// A raw `clone` that behaves as `fork` (no atfork handlers: they are not async-signal-safe)
@@ -80,13 +85,20 @@ unsafe fn raw_clone(flags: libc::c_int) -> libc::c_long {
 /// Only where a `fork` may be made and only async-signal-safe calls may follow (between fork
 /// and exec, or in a single-threaded process).
 pub unsafe fn clone_isolated(fallback: bool) -> (libc::c_long, Isolation) {
+    // The first try's error is the one that says why (ENOSPC: the user's allowance of user
+    // namespaces is used up); the next fails for want of privilege whatever the cause.
+    let mut first_error = 0;
     for (flags, isolation) in TRIES {
         let pid = raw_clone(flags);
         if pid >= 0 {
             return (pid, isolation);
         }
+        if first_error == 0 {
+            first_error = *libc::__errno_location();
+        }
     }
     if !fallback {
+        *libc::__errno_location() = first_error;
         return (-1, Isolation::None);
     }
     (raw_clone(0), Isolation::None)
@@ -128,8 +140,8 @@ pub unsafe fn enter_isolation(
         }
         mapped?;
         // Where a kernel lacks a kind, its file is missing: nothing to cap.
-        for limit in NESTED_LIMITS {
-            let _ = write_file(limit, NESTED_NAMESPACES);
+        for (limit, value) in NESTED_LIMITS {
+            let _ = write_file(limit, value);
         }
     }
     let none = std::ptr::null::<libc::c_char>();
@@ -153,7 +165,15 @@ pub unsafe fn enter_isolation(
     {
         return Err(io::Error::last_os_error());
     }
-    crate::signal_safe::read_only_kernel_settings();
+    // For root: uid 0 owns the kernel's settings whatever its capabilities. An unprivileged
+    // user cannot write them anyway, and an overmounted /proc would keep its programs from
+    // mounting a /proc of their own (bubblewrap's `--proc`).
+    if uid == 0 {
+        crate::signal_safe::read_only_kernel_settings();
+    } else {
+        crate::signal_safe::read_only_sys();
+    }
+    crate::signal_safe::hide_terminals(uid == 0);
     Ok(())
 }
 
@@ -294,7 +314,7 @@ mod tests {
                 if libc::unshare(libc::CLONE_NEWUSER) != 0 || enter_maps_only(uid, gid).is_err() {
                     libc::_exit(10);
                 }
-                for limit in NESTED_LIMITS {
+                for (limit, _) in NESTED_LIMITS {
                     let _ = write_file(limit, b"0");
                 }
                 let (pid, isolation) = clone_isolated(false);

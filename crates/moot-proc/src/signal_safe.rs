@@ -38,6 +38,17 @@ struct MountAttr {
 /// kernel, only the top mount of each. What cannot be is left as it is. Async-signal-safe
 /// (system calls on static strings and the stack).
 pub(crate) fn read_only_kernel_settings() {
+    read_only(&[c"/proc/sys", c"/sys", c"/proc/sysrq-trigger"]);
+}
+
+/// `/sys` and every mount below it read-only, as [`read_only_kernel_settings`] makes it, and
+/// `/proc` left as it is (so that a program can still mount a `/proc` of its own).
+pub(crate) fn read_only_sys() {
+    read_only(&[c"/sys"]);
+}
+
+/// Each of `paths` bound onto itself and made read-only with every mount below it.
+fn read_only(paths: &[&std::ffi::CStr]) {
     let none = std::ptr::null::<libc::c_char>();
     let attr = MountAttr {
         attr_set: MOUNT_ATTR_LOCKED_DOWN,
@@ -48,7 +59,7 @@ pub(crate) fn read_only_kernel_settings() {
     // SAFETY: mount and mount_setattr with static NUL-terminated paths and an attribute struct
     // on the stack of the size given.
     unsafe {
-        for path in [c"/proc/sys", c"/sys", c"/proc/sysrq-trigger"] {
+        for path in paths {
             let path = path.as_ptr();
             if libc::mount(
                 path,
@@ -77,6 +88,109 @@ pub(crate) fn read_only_kernel_settings() {
                     std::ptr::null(),
                 );
             }
+        }
+    }
+}
+
+/// Keeps the terminals of the machine out of reach of this process's mount namespace: a new
+/// instance of `/dev/pts` (with its own `ptmx`) over the machine's, so that the user's
+/// terminal is not there to open by its path (to read what the user types, or to write a fake
+/// prompt to it); and, for root (`all`), the machine's consoles (`/dev/console`, `/dev/tty1`…,
+/// `/dev/vcs…`) covered by `/dev/null`. A program can still make terminals of its own. What
+/// cannot be done is left as it is. Async-signal-safe (system calls on the stack).
+pub(crate) fn hide_terminals(all: bool) {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: mount, open and getdents64 with NUL-terminated paths built on the stack and
+    // buffers of the sizes given.
+    unsafe {
+        if libc::mount(
+            c"devpts".as_ptr(),
+            c"/dev/pts".as_ptr(),
+            c"devpts".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NOEXEC,
+            c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast(),
+        ) == 0
+        {
+            libc::mount(
+                c"/dev/pts/ptmx".as_ptr(),
+                c"/dev/ptmx".as_ptr(),
+                none,
+                libc::MS_BIND,
+                std::ptr::null(),
+            );
+        }
+        if !all {
+            return;
+        }
+        let dir = libc::open(
+            c"/dev".as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if dir < 0 {
+            return;
+        }
+        let mut dents = [0u8; 4096];
+        loop {
+            let got = libc::syscall(
+                libc::SYS_getdents64,
+                libc::c_long::from(dir),
+                dents.as_mut_ptr(),
+                dents.len(),
+            );
+            let Ok(got) = usize::try_from(got) else { break };
+            if got == 0 {
+                break;
+            }
+            let mut at = 0;
+            // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
+            while at + 19 < got {
+                let reclen = usize::from(u16::from_ne_bytes([dents[at + 16], dents[at + 17]]));
+                if reclen == 0 {
+                    break;
+                }
+                let end = (at + reclen).min(got);
+                let name = &dents[at + 19..end];
+                let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+                at += reclen;
+                if is_console(name) {
+                    let mut path = [0u8; 64];
+                    if name.len() + 6 < path.len() {
+                        path[..5].copy_from_slice(b"/dev/");
+                        path[5..5 + name.len()].copy_from_slice(name);
+                        libc::mount(
+                            c"/dev/null".as_ptr(),
+                            path.as_ptr().cast(),
+                            none,
+                            libc::MS_BIND,
+                            std::ptr::null(),
+                        );
+                    }
+                }
+            }
+        }
+        libc::close(dir);
+    }
+}
+
+/// Whether a `/dev` entry is one of the machine's consoles: `console`, `tty` and digits,
+/// `vcs…`.
+fn is_console(name: &[u8]) -> bool {
+    name == b"console"
+        || name.starts_with(b"vcs")
+        || (name.len() > 3 && name.starts_with(b"tty") && name[3..].iter().all(u8::is_ascii_digit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_consoles_are_told_from_other_devices() {
+        for name in ["console", "tty1", "tty63", "vcs", "vcsa2", "vcsu"] {
+            assert!(is_console(name.as_bytes()), "{name}");
+        }
+        for name in ["tty", "ttyS0", "null", "pts", "ptmx", "tty1x"] {
+            assert!(!is_console(name.as_bytes()), "{name}");
         }
     }
 }

@@ -19,16 +19,6 @@ use crate::reports::{ReportError, RETRY_AFTER_SECS};
 use crate::standings::{first_line, Standing};
 use moot_app::service::BenchReport;
 
-/// Where a benchmark stands: linked debates by status, out of the planned number when known.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Progress {
-    pub done: usize,
-    pub running: usize,
-    pub failed: usize,
-    /// Items × protocols when the benchmark has a limit; else unknown.
-    pub planned: Option<u64>,
-}
-
 #[derive(Debug, Clone, Serialize)]
 struct BenchRow {
     name: String,

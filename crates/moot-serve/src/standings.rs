@@ -16,13 +16,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use futures::future::{BoxFuture, FutureExt, Shared};
 use moot_store::{BenchItemRecord, RunStatus, Store};
 
-use crate::benches::Progress;
-
 /// Benchmarks whose standing is kept (the most recently read).
 const KEPT: usize = 16;
 
 /// The characters of an answer a page shows.
 pub const ANSWER_SHOWN: usize = 40;
+
+/// Where a benchmark stands: linked debates by status, out of the planned number when known.
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct Progress {
+    pub done: usize,
+    pub running: usize,
+    pub failed: usize,
+    /// Items × protocols when the benchmark has a limit; else unknown.
+    pub planned: Option<u64>,
+}
 
 /// One debate of a benchmark, as its pages show it.
 #[derive(Debug, Clone)]

@@ -224,9 +224,9 @@ impl BenchVersion {
     fn add(&mut self, run: &RunRecord) {
         self.debates += 1;
         match run.status {
-            crate::RunStatus::Running => self.running += 1,
-            crate::RunStatus::Failed => self.failed += 1,
-            crate::RunStatus::Done => {}
+            RunStatus::Running => self.running += 1,
+            RunStatus::Failed => self.failed += 1,
+            RunStatus::Done => {}
         }
         if let Some(at) = &run.finished_at {
             if *at > self.last_finished {

@@ -99,11 +99,27 @@ report["writable_kernel_mounts"] = sorted(
     if (point == "/sys" or point.startswith("/sys/") or point.startswith("/proc/sys"))
     and "ro" not in options
 )
+for kind in ("user", "cgroup"):
+    try:
+        with open(f"/proc/sys/user/max_{kind}_namespaces") as f:
+            report[f"max_{kind}_namespaces"] = f.read().strip()
+    except OSError as e:
+        report[f"max_{kind}_namespaces"] = type(e).__name__
+# The terminals it can name, and the cgroups.
 try:
-    with open("/proc/sys/user/max_user_namespaces") as f:
-        report["max_user_namespaces"] = f.read().strip()
+    report["pts"] = sorted(os.listdir("/dev/pts"))
 except OSError as e:
-    report["max_user_namespaces"] = type(e).__name__
+    report["pts"] = type(e).__name__
+with open("/proc/self/cgroup") as f:
+    report["cgroups"] = [line.strip().split(":", 2)[2] for line in f]
+# A program that sandboxes itself, /proc included, as bubblewrap does (every namespace but a
+# cgroup one, which an agent may not make).
+import shutil, subprocess
+if os.getuid() != 0 and shutil.which("bwrap"):
+    done = subprocess.run(["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net",
+                           "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/",
+                           "--proc", "/proc", "true"], capture_output=True, text=True)
+    report["bwrap_proc"] = [done.returncode, done.stderr[-300:]]
 report["found"] = found
 with open(sys.argv[1], "w") as f:
     json.dump(report, f)
@@ -240,8 +256,19 @@ fn check(probed: &Probed) {
             "{report}"
         );
         if isolated {
-            // It may make a few namespaces of its own, not use up the user's allowance.
+            // It may make a few namespaces of its own, not use up the user's allowance, and no
+            // cgroup namespace (whose own cgroup mount could kill or freeze moot's cgroup).
             assert_eq!(report["max_user_namespaces"], "32", "{report}");
+            assert_eq!(report["max_cgroup_namespaces"], "0", "{report}");
+            // Its cgroup is the root of its cgroup namespace: it can name no other.
+            for cgroup in report["cgroups"].as_array().unwrap() {
+                assert_eq!(cgroup, "/", "{report}");
+            }
+            // No terminal of the machine's can be named: its /dev/pts is its own.
+            assert_eq!(report["pts"], serde_json::json!(["ptmx"]), "{report}");
+            if report.get("bwrap_proc").is_some() {
+                assert_eq!(report["bwrap_proc"][0], 0, "{report}");
+            }
         }
         // 0, 1, 2 and the descriptor listdir itself opened.
         let fds = report["fds"].as_array().unwrap();
