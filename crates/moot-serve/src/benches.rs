@@ -16,7 +16,7 @@ use crate::app::App;
 use crate::links::percent_encode;
 use crate::pages::{page_error, render, store_page_error};
 use crate::reports::{ReportError, RETRY_AFTER_SECS};
-use crate::standings::{first_line, Standing};
+use crate::standings::{first_line, Progress, Standing};
 use moot_app::service::BenchReport;
 
 #[derive(Debug, Clone, Serialize)]
