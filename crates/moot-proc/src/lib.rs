@@ -48,8 +48,8 @@ pub use namespace::{
     clone_isolated, enter_isolation, namespace_gap, namespace_gap_once, Isolation,
 };
 pub use observe::{is_running, pid_from_record, processes_with_argument};
-pub use signal_safe::decimal;
 use signal_safe::read_only_kernel_settings;
+pub use signal_safe::{decimal, for_each_entry};
 
 /// Marks this process non-dumpable, once; later calls do nothing. Called before anything is
 /// started (every spawn in moot calls it first), so no front end can forget it.

@@ -122,14 +122,42 @@ pub(crate) fn hide_terminals(all: bool) {
         if !all {
             return;
         }
+        let mut dents = [0u8; 4096];
+        for_each_entry(c"/dev", &mut dents, |name| {
+            let mut path = [0u8; 64];
+            if is_console(name) && name.len() + 6 < path.len() {
+                path[..5].copy_from_slice(b"/dev/");
+                path[5..5 + name.len()].copy_from_slice(name);
+                libc::mount(
+                    c"/dev/null".as_ptr(),
+                    path.as_ptr().cast(),
+                    none,
+                    libc::MS_BIND,
+                    std::ptr::null(),
+                );
+            }
+        });
+    }
+}
+
+/// Calls `each` with the name of every entry of the directory at `path`, read with
+/// `getdents64` into `dents` (the names are slices of it). False when the directory cannot be
+/// opened. Async-signal-safe: no allocation, system calls on the caller's memory only.
+pub fn for_each_entry(
+    path: &std::ffi::CStr,
+    dents: &mut [u8],
+    mut each: impl FnMut(&[u8]),
+) -> bool {
+    // SAFETY: a NUL-terminated path; the descriptor is closed below; getdents64 writes at most
+    // `dents.len()` bytes into `dents`.
+    unsafe {
         let dir = libc::open(
-            c"/dev".as_ptr(),
+            path.as_ptr(),
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         );
         if dir < 0 {
-            return;
+            return false;
         }
-        let mut dents = [0u8; 4096];
         loop {
             let got = libc::syscall(
                 libc::SYS_getdents64,
@@ -152,24 +180,12 @@ pub(crate) fn hide_terminals(all: bool) {
                 let name = &dents[at + 19..end];
                 let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
                 at += reclen;
-                if is_console(name) {
-                    let mut path = [0u8; 64];
-                    if name.len() + 6 < path.len() {
-                        path[..5].copy_from_slice(b"/dev/");
-                        path[5..5 + name.len()].copy_from_slice(name);
-                        libc::mount(
-                            c"/dev/null".as_ptr(),
-                            path.as_ptr().cast(),
-                            none,
-                            libc::MS_BIND,
-                            std::ptr::null(),
-                        );
-                    }
-                }
+                each(name);
             }
         }
         libc::close(dir);
     }
+    true
 }
 
 /// Whether a `/dev` entry is one of the machine's consoles: `console`, `tty` and digits,

@@ -581,61 +581,24 @@ fn kill_if_below(pid: libc::pid_t, ppid: libc::pid_t, root: libc::pid_t) -> bool
 /// itself). Allocation-free: `dents` and `table` are the scan's memory ([`DENTS`], [`TABLE`]).
 /// The number of processes signalled; processes born meanwhile need another pass.
 pub(crate) fn kill_descendants(root: libc::pid_t, dents: &mut [u8], table: &mut [Proc]) -> usize {
-    // SAFETY: a NUL-terminated path; the descriptor is closed below.
-    let dir = unsafe {
-        libc::open(
-            c"/proc".as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if dir < 0 {
-        return 0;
-    }
     let mut killed = 0;
     let mut n = 0;
-    loop {
-        // SAFETY: getdents64 writes at most `dents.len()` bytes into `dents`.
-        let got = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                libc::c_long::from(dir),
-                dents.as_mut_ptr(),
-                dents.len(),
-            )
-        };
-        let Ok(got) = usize::try_from(got) else { break };
-        if got == 0 {
-            break;
+    moot_proc::for_each_entry(c"/proc", dents, |name| {
+        let Some(pid) = pid_of(name) else { return };
+        let Some(ppid) = parent_of(pid) else { return };
+        if pid == root {
+            return;
         }
-        let mut at = 0;
-        // struct linux_dirent64 { u64 ino; i64 off; u16 reclen; u8 type; char name[]; }
-        while at + 19 < got {
-            let reclen = usize::from(u16::from_ne_bytes([dents[at + 16], dents[at + 17]]));
-            if reclen == 0 {
-                break;
-            }
-            let end = (at + reclen).min(got);
-            let name = &dents[at + 19..end];
-            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-            at += reclen;
-            let Some(pid) = pid_of(name) else { continue };
-            let Some(ppid) = parent_of(pid) else { continue };
-            if pid == root {
-                continue;
-            }
-            let depth = u32::from(ppid == root);
-            if n < table.len() {
-                table[n] = Proc { pid, ppid, depth };
-                n += 1;
-            } else if depth == 1 {
-                // No room: a child is killed now all the same (its own children become the
-                // root's when it dies, for the next pass).
-                killed += usize::from(kill_if_below(pid, ppid, root));
-            }
+        let depth = u32::from(ppid == root);
+        if n < table.len() {
+            table[n] = Proc { pid, ppid, depth };
+            n += 1;
+        } else if depth == 1 {
+            // No room: a child is killed now all the same (its own children become the root's
+            // when it dies, for the next pass).
+            killed += usize::from(kill_if_below(pid, ppid, root));
         }
-    }
-    // SAFETY: closing the descriptor opened above.
-    unsafe { libc::close(dir) };
+    });
     let table = &mut table[..n];
     // /proc lists pids in increasing order; sorted, parents are found by binary search.
     // (sort_unstable sorts in place, without allocating.)
