@@ -54,8 +54,10 @@ pub(crate) fn check_sizes(
             let name = column.column_path().string();
             let declared = u64::try_from(column.uncompressed_size()).unwrap_or(u64::MAX);
             let (start, length) = column.byte_range();
-            let paged = page_sizes(file, start, length, sizes.page)
-                .map_err(|problem| format!("whose column {name} in row group {g} {problem}"))?;
+            let in_column =
+                |problem: String| format!("whose column {name} in row group {g} {problem}");
+            let codec = Codec::of(column.compression()).map_err(in_column)?;
+            let paged = page_sizes(file, start, length, sizes.page, codec).map_err(in_column)?;
             in_group = in_group.saturating_add(declared.max(paged));
         }
         let declared = u64::try_from(group.total_byte_size()).unwrap_or(u64::MAX);
@@ -78,37 +80,120 @@ pub(crate) fn check_sizes(
     Ok(())
 }
 
+/// How a column's pages are compressed, as far as their check goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Codec {
+    /// Decompressed by the parquet crate into a buffer of the size the page's header gives
+    /// (none, Snappy, LZ4_RAW): the header's size is the bound.
+    ToHeaderSize,
+    /// Decompressed by the parquet crate to the end of its stream, whatever the header says
+    /// (a 2.5 MB file of gzip pages took moot to 3.7 GiB before failing): each page's stream
+    /// is first decompressed here, counted and thrown away, and refused past its header's size.
+    Gzip,
+    Zstd,
+}
+
+impl Codec {
+    fn of(compression: parquet::basic::Compression) -> Result<Codec, String> {
+        use parquet::basic::Compression as C;
+        match compression {
+            C::UNCOMPRESSED | C::SNAPPY | C::LZ4_RAW => Ok(Codec::ToHeaderSize),
+            C::GZIP(_) => Ok(Codec::Gzip),
+            C::ZSTD(_) => Ok(Codec::Zstd),
+            // The older LZ4 framing (Hadoop's, deprecated by Parquet; pyarrow writes LZ4_RAW)
+            // is decompressed without bound, and Brotli is not read at all.
+            other => Err(format!(
+                "is compressed with {other}, which moot does not read (Snappy, Zstandard, gzip \
+                 and LZ4_RAW are)"
+            )),
+        }
+    }
+}
+
 /// The pages of one column chunk (`length` bytes from `start`), each checked against `page` as
-/// its header gives its decompressed size; their decompressed sizes together.
+/// its header gives its decompressed size, and, for a codec that decompresses whole streams,
+/// against what its stream really decompresses to; their decompressed sizes together.
 fn page_sizes(
     file: &mut (impl Read + Seek),
     start: u64,
     length: u64,
     page: u64,
+    codec: Codec,
 ) -> Result<u64, String> {
     let end = start.saturating_add(length);
     let mut at = start;
     let mut total = 0u64;
     while at < end {
-        let (header_length, uncompressed, compressed) = page_header(file, at, end - at)?;
-        if uncompressed > page {
+        let header = page_header(file, at, end - at)?;
+        if header.uncompressed > page {
             return Err(format!(
-                "has a page of {uncompressed} bytes decompressed, over the {page} a page may"
+                "has a page of {} bytes decompressed, over the {page} a page may",
+                header.uncompressed
             ));
         }
-        total = total.saturating_add(uncompressed);
-        at = at.saturating_add(header_length).saturating_add(compressed);
+        let body = at.saturating_add(header.length);
+        if codec != Codec::ToHeaderSize && header.compressed_body {
+            check_stream(file, body, &header, codec)?;
+        }
+        total = total.saturating_add(header.uncompressed);
+        at = body.saturating_add(header.compressed);
     }
     Ok(total)
 }
 
-/// The page header at `at` (at most `left` bytes): its length, and the page's decompressed
-/// and compressed sizes (PageHeader fields 2 and 3).
-fn page_header(
+/// Decompresses the page whose header is `header` (its body at `body`), counting and throwing
+/// away what comes out, and refuses it when the stream gives more than the header's size.
+fn check_stream(
     file: &mut (impl Read + Seek),
-    at: u64,
-    left: u64,
-) -> Result<(u64, u64, u64), String> {
+    body: u64,
+    header: &PageHeader,
+    codec: Codec,
+) -> Result<(), String> {
+    let unreadable = || "has a page that cannot be read".to_string();
+    // A version-2 data page keeps its levels uncompressed before the compressed values.
+    let skip = header.levels_bytes.min(header.compressed);
+    let compressed = header.compressed - skip;
+    let expected = header.uncompressed.saturating_sub(skip);
+    file.seek(SeekFrom::Start(body.saturating_add(skip)))
+        .map_err(|_| unreadable())?;
+    let stream = file.by_ref().take(compressed);
+    let limit = expected.saturating_add(1);
+    let decompressed = match codec {
+        Codec::Gzip => std::io::copy(
+            &mut flate2::read::MultiGzDecoder::new(stream).take(limit),
+            &mut std::io::sink(),
+        ),
+        Codec::Zstd => zstd::stream::read::Decoder::new(stream)
+            .and_then(|decoder| std::io::copy(&mut decoder.take(limit), &mut std::io::sink())),
+        Codec::ToHeaderSize => return Ok(()),
+    };
+    // A stream that does not decompress is the parquet crate's to refuse, as it would.
+    if decompressed.is_ok_and(|n| n > expected) {
+        return Err(format!(
+            "has a page whose stream decompresses past the {} bytes its header gives",
+            header.uncompressed
+        ));
+    }
+    Ok(())
+}
+
+/// What a page header says of its page.
+#[derive(Debug, Clone, Copy)]
+struct PageHeader {
+    /// The header's own length in the file.
+    length: u64,
+    /// The page's size decompressed, and in the file (PageHeader fields 2 and 3).
+    uncompressed: u64,
+    compressed: u64,
+    /// A version-2 data page's levels, stored uncompressed before its values (its fields 5
+    /// and 6); 0 for other pages.
+    levels_bytes: u64,
+    /// Whether its body is compressed at all (a version-2 data page may say it is not).
+    compressed_body: bool,
+}
+
+/// The page header at `at` (at most `left` bytes).
+fn page_header(file: &mut (impl Read + Seek), at: u64, left: u64) -> Result<PageHeader, String> {
     let unreadable = || "has a page header that cannot be read".to_string();
     let mut want = left.min(4096);
     loop {
@@ -123,6 +208,7 @@ fn page_header(
             at: 0,
         };
         let (mut uncompressed, mut compressed) = (None, None);
+        let (mut levels_bytes, mut compressed_body) = (0u64, true);
         let read = thrift.each_field(0, |t, id, kind| {
             if matches!(id, 2 | 3) && matches!(kind, 5 | 6) {
                 let size = u64::try_from(t.zigzag()? as i32).map_err(|_| Problem::Unreadable)?;
@@ -133,10 +219,35 @@ fn page_header(
                 }
                 return Ok(true);
             }
+            if id == 8 && kind == 12 {
+                // DataPageHeaderV2: the levels' lengths (5, 6) and whether it is compressed (7).
+                t.each_field(1, |t, id, kind| match (id, kind) {
+                    (5 | 6, 5 | 6) => {
+                        let n = u64::try_from(t.zigzag()? as i32).unwrap_or(0);
+                        levels_bytes = levels_bytes.saturating_add(n);
+                        Ok(true)
+                    }
+                    (7, 1 | 2) => {
+                        // A boolean field's value is its type: 1 true, 2 false.
+                        compressed_body = kind == 1;
+                        Ok(true)
+                    }
+                    _ => Ok(false),
+                })?;
+                return Ok(true);
+            }
             Ok(false)
         });
         match (read, uncompressed, compressed) {
-            (Ok(()), Some(u), Some(c)) => return Ok((thrift.at as u64, u, c)),
+            (Ok(()), Some(u), Some(c)) => {
+                return Ok(PageHeader {
+                    length: thrift.at as u64,
+                    uncompressed: u,
+                    compressed: c,
+                    levels_bytes,
+                    compressed_body,
+                })
+            }
             (Ok(()), _, _) | (Err(Problem::TooDeep | Problem::SchemaTooDeep), _, _) => {
                 return Err(unreadable())
             }
@@ -537,6 +648,46 @@ pub(crate) mod tests {
         meta.extend_from_slice(&[0x11, 0x00]);
         let e = check(&mut std::io::Cursor::new(with_footer(&meta))).unwrap_err();
         assert!(e.contains("cannot be read"), "{e}");
+    }
+
+    /// The attacker's pages: a gzip or zstd stream of zeros far past the size its header
+    /// gives, which the parquet crate would decompress whole before refusing (3.7 GiB from a
+    /// 2.5 MB file); and honest streams of each codec, which pass.
+    #[test]
+    fn a_stream_that_decompresses_past_its_header_is_refused_unread() {
+        use std::io::Write;
+        let zeros = vec![0u8; 8 << 20];
+        let gzip = {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            e.write_all(&zeros).unwrap();
+            e.finish().unwrap()
+        };
+        let zstd = zstd::stream::encode_all(&zeros[..], 19).unwrap();
+        for (codec, stream) in [(Codec::Gzip, &gzip), (Codec::Zstd, &zstd)] {
+            let header = |uncompressed: u64| PageHeader {
+                length: 0,
+                uncompressed,
+                compressed: stream.len() as u64,
+                levels_bytes: 0,
+                compressed_body: true,
+            };
+            let mut file = std::io::Cursor::new(stream.clone());
+            let e = check_stream(&mut file, 0, &header(1000), codec).unwrap_err();
+            assert!(e.contains("decompresses past the 1000 bytes"), "{codec:?}: {e}");
+            assert_eq!(
+                check_stream(&mut file, 0, &header(8 << 20), codec),
+                Ok(()),
+                "{codec:?}"
+            );
+        }
+        // Codecs that decompress to the header's size are not decompressed here; those moot
+        // does not read are refused by name.
+        assert_eq!(
+            Codec::of(parquet::basic::Compression::SNAPPY),
+            Ok(Codec::ToHeaderSize)
+        );
+        let e = Codec::of(parquet::basic::Compression::LZ4).unwrap_err();
+        assert!(e.contains("LZ4"), "{e}");
     }
 
     #[test]

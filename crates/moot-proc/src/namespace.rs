@@ -33,15 +33,22 @@ pub enum Isolation {
 /// A cgroup namespace too: the program's cgroup is the root of what it can name, so it cannot
 /// move a process of its own elsewhere (`clone3` with `CLONE_INTO_CGROUP` needs no writable
 /// mount, only a descriptor of the target).
-const TRIES: [(libc::c_int, Isolation); 2] = [
+/// Where no cgroup namespace can be made (moot run by an agent of another moot, a container
+/// that allows none), the same without it: the PID namespace matters more.
+const TRIES: [(libc::c_int, Isolation); 4] = [
     (
         libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWCGROUP,
+        Isolation::UserAndPid,
+    ),
+    (
+        libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS,
         Isolation::UserAndPid,
     ),
     (
         libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWCGROUP,
         Isolation::Pid,
     ),
+    (libc::CLONE_NEWPID | libc::CLONE_NEWNS, Isolation::Pid),
 ];
 
 /// The limits a user namespace sets on the namespaces made inside it, and the program's: a
@@ -85,15 +92,17 @@ unsafe fn raw_clone(flags: libc::c_int) -> libc::c_long {
 /// Only where a `fork` may be made and only async-signal-safe calls may follow (between fork
 /// and exec, or in a single-threaded process).
 pub unsafe fn clone_isolated(fallback: bool) -> (libc::c_long, Isolation) {
-    // The first try's error is the one that says why (ENOSPC: the user's allowance of user
-    // namespaces is used up); the next fails for want of privilege whatever the cause.
-    let mut first_error = 0;
+    // The first user-namespace try's error that is not about cgroups says why (ENOSPC: the
+    // user's allowance of user namespaces is used up); the tries without a user namespace
+    // fail for want of privilege whatever the cause. The second try's error is kept: the first
+    // may have failed for its cgroup namespace alone.
+    let mut first_error = libc::EPERM;
     for (flags, isolation) in TRIES {
         let pid = raw_clone(flags);
         if pid >= 0 {
             return (pid, isolation);
         }
-        if first_error == 0 {
+        if flags == TRIES[1].0 {
             first_error = *libc::__errno_location();
         }
     }
