@@ -525,10 +525,15 @@ impl LanguageModel for CliModel {
         if let Some(gap) = moot_proc::namespace_gap_once() {
             eprintln!("moot: warning: {gap}");
         }
+        // Built here, before the fork: the child only installs it.
+        let refusal = moot_proc::Refusal::for_agents();
         // SAFETY: split_off_reaper makes only async-signal-safe system calls, on the stack and
-        // on memory it maps; the descriptor it keeps stays open until spawn returns.
+        // on memory it maps or that was built before the fork; the descriptor it keeps stays
+        // open until spawn returns.
         unsafe {
-            cmd.pre_exec(move || reap::split_off_reaper(lifeline_fd, EXIT_GRACE, isolated_only));
+            cmd.pre_exec(move || {
+                reap::split_off_reaper(lifeline_fd, EXIT_GRACE, isolated_only, refusal)
+            });
         }
         // Spawning (fork and exec) blocks for a millisecond or more on a busy machine. On the
         // blocking pool, a round's agents start side by side instead of one after another on

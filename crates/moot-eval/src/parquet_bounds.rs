@@ -673,7 +673,10 @@ pub(crate) mod tests {
             };
             let mut file = std::io::Cursor::new(stream.clone());
             let e = check_stream(&mut file, 0, &header(1000), codec).unwrap_err();
-            assert!(e.contains("decompresses past the 1000 bytes"), "{codec:?}: {e}");
+            assert!(
+                e.contains("decompresses past the 1000 bytes"),
+                "{codec:?}: {e}"
+            );
             assert_eq!(
                 check_stream(&mut file, 0, &header(8 << 20), codec),
                 Ok(()),

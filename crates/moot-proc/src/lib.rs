@@ -42,12 +42,14 @@ use std::sync::Once;
 
 mod namespace;
 mod observe;
+mod refuse;
 mod signal_safe;
 
 pub use namespace::{
     clone_isolated, enter_isolation, namespace_gap, namespace_gap_once, Isolation,
 };
 pub use observe::{is_running, pid_from_record, processes_with_argument};
+pub use refuse::Refusal;
 use signal_safe::read_only_kernel_settings;
 pub use signal_safe::{decimal, for_each_entry};
 

@@ -125,14 +125,20 @@ impl Sandbox {
             if let Some(uid) = self.run_as {
                 c.uid(uid).gid(uid);
             }
+            // Built here, before the fork: the child only installs it. bubblewrap and the
+            // program both run under it (bubblewrap needs none of the calls it refuses).
+            let refusal = moot_proc::Refusal::for_sandbox();
             // SAFETY: the closure runs in the forked child before exec and only makes
-            // async-signal-safe system calls (close_range, or fcntl as a fallback). The
-            // capabilities stay: bubblewrap needs them as root to make the sandbox, and drops
-            // them all inside it.
+            // async-signal-safe system calls (close_range, or fcntl as a fallback; prctl and
+            // seccomp on a filter built before the fork). The capabilities stay: bubblewrap
+            // needs them as root to make the sandbox, and drops them all inside it.
             unsafe {
-                c.pre_exec(|| {
+                c.pre_exec(move || {
                     moot_proc::mark_descriptors_cloexec();
-                    Ok(())
+                    match refusal {
+                        Some(refusal) => refusal.apply(),
+                        None => Ok(()),
+                    }
                 });
             }
         });

@@ -114,6 +114,7 @@ pub(crate) unsafe fn split_off_reaper(
     lifeline: RawFd,
     grace: Duration,
     isolated_only: bool,
+    refusal: Option<&'static moot_proc::Refusal>,
 ) -> io::Result<()> {
     // A session of its own, without moot's terminal: the agent cannot open `/dev/tty` and type
     // into the user's shell (TIOCSTI), and a terminal's Ctrl-C reaches moot alone, which
@@ -169,11 +170,12 @@ pub(crate) unsafe fn split_off_reaper(
                 &before,
                 grace,
                 isolated_only,
+                refusal,
             );
         }
         // The agent. Not a subreaper: that is not inherited. The lifeline closes at exec.
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        return exec_agent();
+        return exec_agent(refusal);
     }
     // The reaper holds nothing of the agent's: not its pipes (moot reads to their end), not the
     // pipe std reports exec failures on (moot's spawn waits for it to close), not the lifeline's
@@ -183,10 +185,15 @@ pub(crate) unsafe fn split_off_reaper(
 }
 
 /// The last steps before the agent's exec: no capability (root's agent cannot read sealed
-/// moot's memory or environment) and no descriptor of moot's but the three pipes.
-unsafe fn exec_agent() -> io::Result<()> {
+/// moot's memory or environment), no descriptor of moot's but the three pipes, and the system
+/// calls agents are refused (`moot_proc::Refusal`).
+unsafe fn exec_agent(refusal: Option<&'static moot_proc::Refusal>) -> io::Result<()> {
     moot_proc::confine_for_exec();
-    moot_proc::strip_for_exec()
+    moot_proc::strip_for_exec()?;
+    match refusal {
+        Some(refusal) => refusal.apply(),
+        None => Ok(()),
+    }
 }
 
 /// In the child made in namespaces of its own: it is pid 1 there, and becomes the agent's
@@ -204,6 +211,7 @@ unsafe fn run_as_init(
     before: &libc::sigset_t,
     grace: Duration,
     isolated_only: bool,
+    refusal: Option<&'static moot_proc::Refusal>,
 ) -> io::Result<()> {
     // Gone with the reaper, however it ends (the reaper has one thread: this fires only at its
     // death).
@@ -235,7 +243,7 @@ unsafe fn run_as_init(
     }
     if agent == 0 {
         libc::sigprocmask(libc::SIG_SETMASK, before, std::ptr::null_mut());
-        return exec_agent();
+        return exec_agent(refusal);
     }
     let agent = agent as libc::pid_t;
     close_all_but(&[told]);

@@ -527,3 +527,22 @@ async fn unread_socket_buffers_count_against_the_memory_limit() {
         );
     }
 }
+
+/// Issue 57, from the attacker's look: what holds the machine's memory where the watcher
+/// cannot see it is refused in the sandbox (System V segments and queues, an io_uring, a
+/// listening socket whose unaccepted connections hold what was sent: 2.4 GiB under the 512 MiB
+/// limit before), each failing as on a kernel without it.
+#[tokio::test]
+async fn what_holds_memory_out_of_the_watchers_sight_is_refused_in_the_sandbox() {
+    let out = run(
+        "import ctypes, socket\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         def errno(n, *a):\n    return ctypes.get_errno() if libc.syscall(n, *a) < 0 else 0\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         try:\n    s.listen()\n    listened = 0\nexcept OSError as e:\n    listened = e.errno\n\
+         print(errno(29, 0, 1 << 20, 0o1600), errno(68, 0, 0o1600), errno(425, 1, None), listened)\n",
+    )
+    .await;
+    assert_eq!(out.verdict, Verdict::Passed, "{out:?}");
+    assert_eq!(out.stdout.trim(), "38 38 38 38", "{out:?}");
+}

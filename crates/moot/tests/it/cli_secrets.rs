@@ -120,6 +120,10 @@ if os.getuid() != 0 and shutil.which("bwrap"):
                            "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/",
                            "--proc", "/proc", "true"], capture_output=True, text=True)
     report["bwrap_proc"] = [done.returncode, done.stderr[-300:]]
+# clone3 (which with CLONE_INTO_CGROUP starts a process in another cgroup) is refused.
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+report["clone3"] = ctypes.get_errno() if libc.syscall(435, None, 0) < 0 else 0
 report["found"] = found
 with open(sys.argv[1], "w") as f:
     json.dump(report, f)
@@ -250,6 +254,7 @@ fn check(probed: &Probed) {
         }
         assert_ne!(report["core_pattern"], "written", "{report}");
         assert_ne!(report["tty"], "opened", "{report}");
+        assert_eq!(report["clone3"], libc::ENOSYS, "{report}");
         assert_eq!(
             report["writable_kernel_mounts"],
             serde_json::json!([]),
