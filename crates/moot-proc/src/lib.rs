@@ -176,7 +176,7 @@ pub unsafe fn confine_for_exec() {
         return;
     }
     read_only_kernel_settings();
-    signal_safe::hide_terminals(true);
+    signal_safe::hide_terminals();
 }
 
 /// Marks every descriptor above 2 close-on-exec: a program started gets its standard streams

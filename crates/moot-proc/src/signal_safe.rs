@@ -95,10 +95,12 @@ fn read_only(paths: &[&std::ffi::CStr]) {
 /// Keeps the terminals of the machine out of reach of this process's mount namespace: a new
 /// instance of `/dev/pts` (with its own `ptmx`) over the machine's, so that the user's
 /// terminal is not there to open by its path (to read what the user types, or to write a fake
-/// prompt to it); and, for root (`all`), the machine's consoles (`/dev/console`, `/dev/tty1`…,
-/// `/dev/vcs…`) covered by `/dev/null`. A program can still make terminals of its own. What
-/// cannot be done is left as it is. Async-signal-safe (system calls on the stack).
-pub(crate) fn hide_terminals(all: bool) {
+/// prompt to it); and every other terminal and console of the machine (`/dev/console`,
+/// `/dev/tty1`…, serial lines `/dev/ttyS0`…, `/dev/hvc0`…, `/dev/vcs…`: a user logged in on one
+/// owns it) covered by `/dev/null`. `/dev/tty` stays: without a controlling terminal it opens
+/// nothing. A program can still make terminals of its own. What cannot be done is left as it
+/// is. Async-signal-safe (system calls on the stack).
+pub(crate) fn hide_terminals() {
     let none = std::ptr::null::<libc::c_char>();
     // SAFETY: mount, open and getdents64 with NUL-terminated paths built on the stack and
     // buffers of the sizes given.
@@ -118,9 +120,6 @@ pub(crate) fn hide_terminals(all: bool) {
                 libc::MS_BIND,
                 std::ptr::null(),
             );
-        }
-        if !all {
-            return;
         }
         let mut dents = [0u8; 4096];
         for_each_entry(c"/dev", &mut dents, |name| {
@@ -188,12 +187,14 @@ pub fn for_each_entry(
     true
 }
 
-/// Whether a `/dev` entry is one of the machine's consoles: `console`, `tty` and digits,
-/// `vcs…`.
+/// Whether a `/dev` entry is one of the machine's terminals or consoles: `console`, `tty…`
+/// (but `tty` itself), `vcs…`, `hvc…`, `xvc…`.
 fn is_console(name: &[u8]) -> bool {
     name == b"console"
-        || name.starts_with(b"vcs")
-        || (name.len() > 3 && name.starts_with(b"tty") && name[3..].iter().all(u8::is_ascii_digit))
+        || (name.starts_with(b"tty") && name != b"tty")
+        || [&b"vcs"[..], b"hvc", b"xvc"]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
 }
 
 #[cfg(test)]
@@ -202,10 +203,12 @@ mod tests {
 
     #[test]
     fn the_consoles_are_told_from_other_devices() {
-        for name in ["console", "tty1", "tty63", "vcs", "vcsa2", "vcsu"] {
+        for name in [
+            "console", "tty1", "tty63", "ttyS0", "ttyUSB1", "ttyAMA0", "hvc0", "vcs", "vcsa2",
+        ] {
             assert!(is_console(name.as_bytes()), "{name}");
         }
-        for name in ["tty", "ttyS0", "null", "pts", "ptmx", "tty1x"] {
+        for name in ["tty", "null", "pts", "ptmx", "zero", "urandom"] {
             assert!(!is_console(name.as_bytes()), "{name}");
         }
     }

@@ -497,7 +497,8 @@ mod tests {
         crate::conformance::check_bench_conformance(&store).await;
         store.close().await;
         let reader = PostgresStore::open_with(&url, Access::Read).await.unwrap();
-        assert_eq!(reader.list_benches().await.unwrap().len(), 1);
+        // The conformance check's two benchmarks (`b1`, and `bv` for its version).
+        assert_eq!(reader.list_benches().await.unwrap().len(), 2);
         let e = reader
             .cache_put("k", &serde_json::json!(1))
             .await

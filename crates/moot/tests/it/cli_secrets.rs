@@ -120,6 +120,14 @@ if os.getuid() != 0 and shutil.which("bwrap"):
                            "--unshare-ipc", "--unshare-uts", "--ro-bind", "/", "/",
                            "--proc", "/proc", "true"], capture_output=True, text=True)
     report["bwrap_proc"] = [done.returncode, done.stderr[-300:]]
+# The machine's terminals and consoles, by their paths: each is /dev/null here.
+null = os.stat("/dev/null").st_rdev
+report["consoles"] = sorted(
+    name for name in os.listdir("/dev")
+    if (name == "console" or (name.startswith("tty") and name != "tty")
+        or name.startswith(("vcs", "hvc", "xvc")))
+    and os.stat(f"/dev/{name}").st_rdev != null
+)
 # clone3 (which with CLONE_INTO_CGROUP starts a process in another cgroup) is refused.
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
@@ -255,6 +263,9 @@ fn check(probed: &Probed) {
         assert_ne!(report["core_pattern"], "written", "{report}");
         assert_ne!(report["tty"], "opened", "{report}");
         assert_eq!(report["clone3"], libc::ENOSYS, "{report}");
+        if isolated {
+            assert_eq!(report["consoles"], serde_json::json!([]), "{report}");
+        }
         assert_eq!(
             report["writable_kernel_mounts"],
             serde_json::json!([]),
