@@ -167,14 +167,18 @@ fn check_stream(
             .and_then(|decoder| std::io::copy(&mut decoder.take(limit), &mut std::io::sink())),
         Codec::ToHeaderSize => return Ok(()),
     };
-    // A stream that does not decompress is the parquet crate's to refuse, as it would.
-    if decompressed.is_ok_and(|n| n > expected) {
-        return Err(format!(
+    // A stream that does not decompress here is refused here: left to the parquet crate, a
+    // header it reads otherwise (a field given twice) would have it decompress another stream.
+    match decompressed {
+        Ok(n) if n > expected => Err(format!(
             "has a page whose stream decompresses past the {} bytes its header gives",
             header.uncompressed
-        ));
+        )),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!(
+            "has a page whose stream cannot be decompressed: {e}"
+        )),
     }
-    Ok(())
 }
 
 /// What a page header says of its page.
@@ -208,7 +212,8 @@ fn page_header(file: &mut (impl Read + Seek), at: u64, left: u64) -> Result<Page
             at: 0,
         };
         let (mut uncompressed, mut compressed) = (None, None);
-        let (mut levels_bytes, mut compressed_body) = (0u64, true);
+        // As the parquet crate reads a header: a field given twice, the last one counts.
+        let (mut levels, mut compressed_body) = ([0u64; 2], true);
         let read = thrift.each_field(0, |t, id, kind| {
             if matches!(id, 2 | 3) && matches!(kind, 5 | 6) {
                 let size = u64::try_from(t.zigzag()? as i32).map_err(|_| Problem::Unreadable)?;
@@ -221,10 +226,11 @@ fn page_header(file: &mut (impl Read + Seek), at: u64, left: u64) -> Result<Page
             }
             if id == 8 && kind == 12 {
                 // DataPageHeaderV2: the levels' lengths (5, 6) and whether it is compressed (7).
+                (levels, compressed_body) = ([0, 0], true);
                 t.each_field(1, |t, id, kind| match (id, kind) {
                     (5 | 6, 5 | 6) => {
-                        let n = u64::try_from(t.zigzag()? as i32).unwrap_or(0);
-                        levels_bytes = levels_bytes.saturating_add(n);
+                        levels[usize::from(id == 6)] =
+                            u64::try_from(t.zigzag()? as i32).unwrap_or(0);
                         Ok(true)
                     }
                     (7, 1 | 2) => {
@@ -244,7 +250,7 @@ fn page_header(file: &mut (impl Read + Seek), at: u64, left: u64) -> Result<Page
                     length: thrift.at as u64,
                     uncompressed: u,
                     compressed: c,
-                    levels_bytes,
+                    levels_bytes: levels[0].saturating_add(levels[1]),
                     compressed_body,
                 })
             }
@@ -682,6 +688,19 @@ pub(crate) mod tests {
                 Ok(()),
                 "{codec:?}"
             );
+        }
+        // A stream that does not decompress here is refused, not left to the parquet crate.
+        let garbage = PageHeader {
+            length: 0,
+            uncompressed: 1000,
+            compressed: 64,
+            levels_bytes: 0,
+            compressed_body: true,
+        };
+        for codec in [Codec::Gzip, Codec::Zstd] {
+            let mut file = std::io::Cursor::new(vec![7u8; 64]);
+            let e = check_stream(&mut file, 0, &garbage, codec).unwrap_err();
+            assert!(e.contains("cannot be decompressed"), "{codec:?}: {e}");
         }
         // Codecs that decompress to the header's size are not decompressed here; those moot
         // does not read are refused by name.
