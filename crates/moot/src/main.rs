@@ -5,6 +5,7 @@ mod output;
 
 mod cmd;
 mod flags;
+mod going_on;
 mod input;
 mod progress;
 
@@ -243,6 +244,9 @@ fn end_agents_with_moot() {
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
             moot_backends::cli::kill_live_agents();
+            if let Some(command) = going_on::command() {
+                errln!("moot: interrupted; to go on: {command}");
+            }
             let _ = signal_hook::low_level::emulate_default_handler(signal);
             std::process::exit(128 + signal);
         }

@@ -86,5 +86,6 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         progress.message(m);
         errln!("{m}");
     })?;
+    crate::going_on::resume(&session.run_id);
     crate::progress::debate::run_and_print(session, progress, json, rt)
 }

@@ -39,6 +39,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         force: args.force,
         local: args.config.load()?,
     };
+    crate::going_on::resume(&args.run);
     let notice = |m: &str| errln!("{}", moot_core::escape::terminal(m));
     match rt.block_on(resume(store, &args.run, options, &mut { notice }))? {
         Resumption::Run(run) => {

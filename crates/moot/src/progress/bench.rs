@@ -61,6 +61,7 @@ impl BenchEvents for Shown {
     }
 
     fn started(&mut self, prepared: &Prepared) {
+        crate::going_on::resume(&prepared.name);
         if !self.json {
             errln!(
                 "benchmark {}: {} of {} × {}",

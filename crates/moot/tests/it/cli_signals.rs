@@ -55,7 +55,7 @@ fn start(env: &Env, args: &[&str]) -> Child {
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("moot starts")
 }
@@ -79,11 +79,25 @@ fn signal_ends_the_agents(args: &[&str], signal: &str) {
         .status()
         .unwrap();
     assert!(sent.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut moot.stderr.take().unwrap(), &mut stderr).unwrap();
     let status = moot.wait().unwrap();
     assert!(
         !status.success(),
         "moot {args:?} after {signal}: {status:?}"
     );
+    // Issue 58 item 4: an interrupted command says how to go on, with the --config given (a
+    // SIGKILL leaves moot no chance to).
+    if signal != "-KILL" {
+        let said = stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("moot: interrupted; to go on: "))
+            .unwrap_or_else(|| panic!("moot {args:?} after {signal} said: {stderr}"));
+        assert!(
+            said.starts_with("moot resume ") && said.ends_with(&format!(" --config {cfg}")),
+            "{said}"
+        );
+    }
     let deadline = Instant::now() + Duration::from_secs(10);
     while pids.iter().any(|&p| alive(p)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
