@@ -175,7 +175,7 @@ pub(crate) unsafe fn split_off_reaper(
         }
         // The agent. Not a subreaper: that is not inherited. The lifeline closes at exec.
         libc::sigprocmask(libc::SIG_SETMASK, &before, std::ptr::null_mut());
-        return exec_agent(refusal);
+        return exec_agent(true, refusal);
     }
     // The reaper holds nothing of the agent's: not its pipes (moot reads to their end), not the
     // pipe std reports exec failures on (moot's spawn waits for it to close), not the lifeline's
@@ -184,11 +184,18 @@ pub(crate) unsafe fn split_off_reaper(
     reap(child as libc::pid_t, lifeline, told[0], grace)
 }
 
-/// The last steps before the agent's exec: no capability (root's agent cannot read sealed
+/// The last steps before the agent's exec: outside namespaces of its own (`confine`), root's
+/// agent gets a mount namespace with the kernel's settings read-only (in them,
+/// `enter_isolation` did that already); then no capability (root's agent cannot read sealed
 /// moot's memory or environment), no descriptor of moot's but the three pipes, and the system
 /// calls agents are refused (`moot_proc::Refusal`).
-unsafe fn exec_agent(refusal: Option<&'static moot_proc::Refusal>) -> io::Result<()> {
-    moot_proc::confine_for_exec();
+unsafe fn exec_agent(
+    confine: bool,
+    refusal: Option<&'static moot_proc::Refusal>,
+) -> io::Result<()> {
+    if confine {
+        moot_proc::confine_for_exec();
+    }
     moot_proc::strip_for_exec()?;
     match refusal {
         Some(refusal) => refusal.apply(),
@@ -225,11 +232,11 @@ unsafe fn run_as_init(
     // Where the check at start made a namespace and its /proc, an agent runs only in one: a
     // failure here (std reports it as the spawn's) fails the call. Where it could not, the
     // warning said so and the agent runs as it can.
-    if let Err(e) = moot_proc::enter_isolation(isolation, uid, gid) {
-        if isolated_only {
-            return Err(e);
-        }
-    }
+    let entered = match moot_proc::enter_isolation(isolation, uid, gid) {
+        Ok(()) => true,
+        Err(e) if isolated_only => return Err(e),
+        Err(_) => false,
+    };
     let agent = libc::syscall(
         libc::SYS_clone,
         libc::SIGCHLD as libc::c_ulong,
@@ -243,7 +250,7 @@ unsafe fn run_as_init(
     }
     if agent == 0 {
         libc::sigprocmask(libc::SIG_SETMASK, before, std::ptr::null_mut());
-        return exec_agent(refusal);
+        return exec_agent(!entered, refusal);
     }
     let agent = agent as libc::pid_t;
     close_all_but(&[told]);
@@ -263,39 +270,45 @@ unsafe fn run_as_init(
     let mut waiting: libc::sigset_t = std::mem::zeroed();
     libc::sigprocmask(libc::SIG_SETMASK, std::ptr::null(), &mut waiting);
     libc::sigdelset(&mut waiting, libc::SIGCHLD);
-    let grace = i128::try_from(grace.as_nanos()).unwrap_or(i128::MAX);
     let mut exited_at: Option<i128> = None;
     loop {
-        loop {
-            let mut st = 0;
-            let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
-            if pid == agent {
-                let bytes = st.to_ne_bytes();
-                libc::write(told, bytes.as_ptr().cast(), bytes.len());
-                exited_at = Some(nanos(&now()));
-            } else if pid > 0 {
-                continue;
-            } else if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-                libc::_exit(0);
-            } else {
-                break;
-            }
+        let none_left = collect_ended(agent, |st| {
+            let bytes = st.to_ne_bytes();
+            libc::write(told, bytes.as_ptr().cast(), bytes.len());
+            exited_at = Some(nanos(&now()));
+        });
+        if none_left {
+            libc::_exit(0);
         }
-        let timeout = match exited_at {
-            None => None,
-            Some(at) => {
-                let left = at.saturating_add(grace) - nanos(&now());
-                if left <= 0 {
-                    libc::_exit(0); // the kernel ends what the agent left
-                }
-                Some(timespec(left))
-            }
-        };
+        // Past the grace, the kernel ends what the agent left when this process exits.
+        let timeout = exited_at.map(|at| grace_left(at, grace).unwrap_or_else(|| libc::_exit(0)));
         let timeout_ptr = timeout
             .as_ref()
             .map_or(std::ptr::null(), |t| t as *const libc::timespec);
         libc::ppoll(std::ptr::null_mut(), 0, timeout_ptr, &waiting);
     }
+}
+
+/// Collects every child that has ended, calling `agent_ended` with the agent's wait status when
+/// it is among them; whether no child is left at all.
+unsafe fn collect_ended(agent: libc::pid_t, mut agent_ended: impl FnMut(libc::c_int)) -> bool {
+    loop {
+        let mut st = 0;
+        let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
+        if pid == agent {
+            agent_ended(st);
+        } else if pid <= 0 {
+            return pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD);
+        }
+    }
+}
+
+/// What is left of `grace` after the agent exited at `exited_at` (monotonic nanoseconds), as a
+/// timeout; `None` once it has passed.
+fn grace_left(exited_at: i128, grace: Duration) -> Option<libc::timespec> {
+    let grace = i128::try_from(grace.as_nanos()).unwrap_or(i128::MAX);
+    let left = exited_at.saturating_add(grace) - nanos(&now());
+    (left > 0).then(|| timespec(left))
 }
 
 /// The agent's wait status as its namespace's pid 1 told it, if it did.
@@ -382,37 +395,26 @@ unsafe fn reap(agent: libc::pid_t, lifeline: RawFd, told: RawFd, grace: Duration
     // The reaper holds no terminal and writes nowhere; a closed pipe must not end it.
     handle(libc::SIGPIPE, libc::SIG_IGN, 0);
 
-    let grace = i128::try_from(grace.as_nanos()).unwrap_or(i128::MAX);
     let mut status: Option<libc::c_int> = None;
     let mut exited_at: i128 = 0;
     loop {
         // Collect whatever has ended; with the agent gone and no child left, all is done.
-        loop {
-            let mut st = 0;
-            let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
-            if pid == agent {
-                status = Some(told_status(told).unwrap_or(st));
-                exited_at = nanos(&now());
-            } else if pid > 0 {
-                continue;
-            } else if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-                exit_as(status);
-            } else {
-                break;
-            }
+        let none_left = collect_ended(agent, |st| {
+            status = Some(told_status(told).unwrap_or(st));
+            exited_at = nanos(&now());
+        });
+        if none_left {
+            exit_as(status);
         }
         if STOP.load(Ordering::SeqCst) {
             break;
         }
         let timeout = match status {
             None => None,
-            Some(_) => {
-                let left = exited_at.saturating_add(grace) - nanos(&now());
-                if left <= 0 {
-                    break; // the agent is done; whatever it left has had its time
-                }
-                Some(timespec(left))
-            }
+            Some(_) => match grace_left(exited_at, grace) {
+                Some(left) => Some(left),
+                None => break, // the agent is done; whatever it left has had its time
+            },
         };
         let mut fd = libc::pollfd {
             fd: lifeline,
@@ -455,18 +457,8 @@ unsafe fn end_everything_below(
     };
     loop {
         kill_descendants(me, dents, table);
-        loop {
-            let mut st = 0;
-            let pid = libc::waitpid(-1, &mut st, libc::WNOHANG);
-            if pid == agent {
-                *status = Some(told_status(told).unwrap_or(st));
-            } else if pid > 0 {
-                continue;
-            } else if pid < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
-                exit_as(*status);
-            } else {
-                break;
-            }
+        if collect_ended(agent, |st| *status = Some(told_status(told).unwrap_or(st))) {
+            exit_as(*status);
         }
         // Something is still alive (dying, or born after the scan): scan again when a child
         // ends, or in 20 ms at the latest.
