@@ -159,20 +159,7 @@ pub unsafe fn confine_for_exec() {
     if libc::geteuid() != 0 {
         return;
     }
-    if libc::unshare(libc::CLONE_NEWNS) != 0 {
-        return;
-    }
-    let none = std::ptr::null::<libc::c_char>();
-    let root = c"/".as_ptr();
-    // Nothing done here reaches the machine's mounts.
-    if libc::mount(
-        none,
-        root,
-        none,
-        libc::MS_REC | libc::MS_SLAVE,
-        std::ptr::null(),
-    ) != 0
-    {
+    if libc::unshare(libc::CLONE_NEWNS) != 0 || signal_safe::detach_mounts().is_err() {
         return;
     }
     read_only_kernel_settings();

@@ -153,17 +153,7 @@ pub unsafe fn enter_isolation(
             let _ = write_file(limit, value);
         }
     }
-    let none = std::ptr::null::<libc::c_char>();
-    if libc::mount(
-        none,
-        c"/".as_ptr(),
-        none,
-        libc::MS_REC | libc::MS_SLAVE,
-        std::ptr::null(),
-    ) != 0
-    {
-        return Err(io::Error::last_os_error());
-    }
+    crate::signal_safe::detach_mounts()?;
     if libc::mount(
         c"proc".as_ptr(),
         c"/proc".as_ptr(),

@@ -19,6 +19,27 @@ pub fn decimal(mut n: u32, out: &mut [u8]) -> usize {
     len
 }
 
+/// Makes every mount of this process's (new) mount namespace a slave of the machine's: what is
+/// mounted here then never reaches the machine, while what the machine mounts still shows.
+/// Async-signal-safe (one system call on static strings).
+pub(crate) fn detach_mounts() -> std::io::Result<()> {
+    let none = std::ptr::null::<libc::c_char>();
+    // SAFETY: mount with a static NUL-terminated path and no data.
+    let made = unsafe {
+        libc::mount(
+            none,
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_SLAVE,
+            std::ptr::null(),
+        )
+    };
+    if made != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// `mount_setattr`'s attributes (linux/mount.h): read-only, no set-uid, no devices, no exec.
 const MOUNT_ATTR_LOCKED_DOWN: u64 = 0x1 | 0x2 | 0x4 | 0x8;
 
