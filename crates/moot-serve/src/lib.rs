@@ -62,6 +62,7 @@ mod people;
 mod redaction;
 mod reports;
 mod safety;
+mod shelf;
 mod standings;
 mod templates;
 

@@ -12,16 +12,14 @@
 //! when the request that started it goes away. A kept report is made again after
 //! [`FRESH_FOR`] whatever the state: a regrade changes verdicts and not the debates' rows.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::{BoxFuture, FutureExt, Shared};
+use futures::future::{BoxFuture, FutureExt};
 use moot_app::service::{BenchReport, Runner, RunnerError};
 use tokio::sync::Semaphore;
-use tokio::time::Instant;
 
-/// Benchmarks whose reports are kept (the most recently made).
-const KEPT: usize = 16;
+use crate::shelf::Shelf;
 
 /// How long a report is kept for a state that has not changed.
 pub const FRESH_FOR: Duration = Duration::from_secs(300);
@@ -44,19 +42,12 @@ pub enum ReportError {
 /// A report, or why there is none; `None`: no debate of the benchmark has finished.
 pub type Made = Result<Option<Arc<BenchReport>>, ReportError>;
 
-struct Kept {
-    name: String,
-    state: u64,
-    made_at: Instant,
-    report: Shared<BoxFuture<'static, Made>>,
-}
-
 /// The reports kept, and the slots for making them.
 pub struct Reports {
     runner: Arc<dyn Runner>,
     slots: Arc<Semaphore>,
     max: usize,
-    kept: Mutex<Vec<Kept>>,
+    kept: Shelf<u64, Made>,
 }
 
 impl Reports {
@@ -66,47 +57,24 @@ impl Reports {
             runner,
             slots: Arc::new(Semaphore::new(max)),
             max,
-            kept: Mutex::new(Vec::new()),
+            kept: Shelf::new(),
         }
     }
 
     /// The report of benchmark `name` in `state`: the kept one, the one being made, or a new
     /// one if a slot is free.
     pub async fn get(&self, name: &str, state: u64) -> Made {
-        let report = {
-            // Nothing below panics halfway through a change of the list.
-            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            let found = kept
-                .iter()
-                .find(|k| k.name == name && k.state == state && k.made_at.elapsed() < FRESH_FOR);
-            match found {
-                Some(k) => k.report.clone(),
-                None => {
-                    let slot = self
-                        .slots
-                        .clone()
-                        .try_acquire_owned()
-                        .map_err(|_| ReportError::Busy(self.max))?;
-                    let report = self.make(name, slot);
-                    kept.retain(|k| k.name != name);
-                    if kept.len() >= KEPT {
-                        kept.remove(0);
-                    }
-                    kept.push(Kept {
-                        name: name.to_string(),
-                        state,
-                        made_at: Instant::now(),
-                        report: report.clone(),
-                    });
-                    report
-                }
-            }
-        };
-        let made = report.clone().await;
+        let report = self.kept.share(name, state, FRESH_FOR, || {
+            let slot = self
+                .slots
+                .clone()
+                .try_acquire_owned()
+                .map_err(|_| ReportError::Busy(self.max))?;
+            Ok(self.make(name, slot))
+        })?;
+        let made = report.await;
         if matches!(made, Err(ReportError::Internal(_))) {
-            // A failure is not kept: the next request tries again.
-            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.retain(|k| !(k.name == name && k.state == state));
+            self.kept.forget(name, &state);
         }
         made
     }
@@ -116,7 +84,7 @@ impl Reports {
         &self,
         name: &str,
         slot: tokio::sync::OwnedSemaphorePermit,
-    ) -> Shared<BoxFuture<'static, Made>> {
+    ) -> BoxFuture<'static, Made> {
         let runner = self.runner.clone();
         let name = name.to_string();
         let runtime = tokio::runtime::Handle::current();
@@ -138,6 +106,5 @@ impl Reports {
             }
         }
         .boxed()
-        .shared()
     }
 }

@@ -11,13 +11,13 @@
 //! holds one run at a time besides the standing.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::time::Duration;
 
-use futures::future::{BoxFuture, FutureExt, Shared};
+use futures::future::FutureExt;
 use moot_store::{BenchItemRecord, RunStatus, Store};
 
-/// Benchmarks whose standing is kept (the most recently read).
-const KEPT: usize = 16;
+use crate::shelf::Shelf;
 
 /// The characters of an answer a page shows.
 pub const ANSWER_SHOWN: usize = 40;
@@ -54,23 +54,17 @@ pub struct Standing {
 /// A standing, or why it could not be read (as text: it is shared).
 pub type Read = Result<Arc<Standing>, String>;
 
-struct Kept {
-    name: String,
-    version: String,
-    standing: Shared<BoxFuture<'static, Read>>,
-}
-
 /// The standings kept.
 pub struct Standings {
     store: Arc<dyn Store>,
-    kept: Mutex<Vec<Kept>>,
+    kept: Shelf<String, Read>,
 }
 
 impl Standings {
     pub fn new(store: Arc<dyn Store>) -> Standings {
         Standings {
             store,
-            kept: Mutex::new(Vec::new()),
+            kept: Shelf::new(),
         }
     }
 
@@ -82,33 +76,17 @@ impl Standings {
             .bench_version(name)
             .await
             .map_err(|e| e.to_string())?;
-        let standing = {
-            // Nothing below panics halfway through a change of the list.
-            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            match kept.iter().find(|k| k.name == name && k.version == version) {
-                Some(k) => k.standing.clone(),
-                None => {
-                    let standing = read(self.store.clone(), name.to_string(), planned)
-                        .boxed()
-                        .shared();
-                    kept.retain(|k| k.name != name);
-                    if kept.len() >= KEPT {
-                        kept.remove(0);
-                    }
-                    kept.push(Kept {
-                        name: name.to_string(),
-                        version,
-                        standing: standing.clone(),
-                    });
-                    standing
-                }
-            }
-        };
+        let standing = self
+            .kept
+            .share(name, version.clone(), Duration::MAX, || {
+                Ok::<_, std::convert::Infallible>(
+                    read(self.store.clone(), name.to_string(), planned).boxed(),
+                )
+            })
+            .unwrap_or_else(|never| match never {});
         let read = standing.await;
         if read.is_err() {
-            // A failure is not kept: the next request tries again.
-            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.retain(|k| k.name != name);
+            self.kept.forget(name, &version);
         }
         read
     }
