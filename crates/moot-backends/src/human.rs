@@ -479,6 +479,16 @@ mod tests {
         assert_eq!(asked[0].messages[0].content, "What is 17 * 24?");
     }
 
+    /// The first question waiting at `desk`, once one is (its call runs on another task).
+    async fn first_waiting(desk: &QueueDesk) -> Waiting {
+        loop {
+            match desk.waiting().pop() {
+                Some(w) => return w,
+                None => tokio::task::yield_now().await,
+            }
+        }
+    }
+
     /// Issue 57 item 3: the person is told the time they really have, the debate's deadline
     /// when it comes before the backend's own limit (the page said 300 s where 20 were left).
     #[tokio::test]
@@ -490,12 +500,7 @@ mod tests {
             tokio::spawn(
                 async move { crate::deadline::scope(deadline, m.complete(request())).await },
             );
-        let waiting = loop {
-            match desk.waiting().pop() {
-                Some(w) => break w,
-                None => tokio::task::yield_now().await,
-            }
-        };
+        let waiting = first_waiting(&desk).await;
         assert!(
             waiting.seconds_left <= 20 && waiting.seconds_left >= 19,
             "{}",
@@ -506,12 +511,7 @@ mod tests {
         // Without a deadline, the backend's own limit.
         let m = HumanModel::new("judge", desk.clone(), Duration::from_secs(300));
         let asking = tokio::spawn(async move { m.complete(request()).await });
-        let waiting = loop {
-            match desk.waiting().pop() {
-                Some(w) => break w,
-                None => tokio::task::yield_now().await,
-            }
-        };
+        let waiting = first_waiting(&desk).await;
         assert!(waiting.seconds_left >= 299, "{}", waiting.seconds_left);
         desk.reply(waiting.id, HumanReply::Abstain).expect("taken");
         assert!(asking.await.unwrap().is_err());
@@ -522,12 +522,7 @@ mod tests {
         let desk = Arc::new(QueueDesk::default());
         let m = HumanModel::new("judge", desk.clone(), Duration::from_secs(60));
         let asking = tokio::spawn(async move { m.complete(request()).await });
-        let waiting = loop {
-            match desk.waiting().pop() {
-                Some(w) => break w,
-                None => tokio::task::yield_now().await,
-            }
-        };
+        let waiting = first_waiting(&desk).await;
         assert_eq!(waiting.agent, "judge");
         assert!(waiting.seconds_left <= 60 && waiting.seconds_left >= 59);
         assert_eq!(desk.question(waiting.id), Some(waiting.clone()));
