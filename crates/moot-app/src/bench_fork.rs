@@ -296,7 +296,16 @@ async fn ensure_fork_bench(
     via: moot_config::Via,
 ) -> Result<()> {
     match store.bench(name).await {
-        Ok(existing) if existing.fork.as_ref() == Some(&origin) => Ok(()),
+        Ok(existing) if existing.fork.as_ref() == Some(&origin) && existing.protocols == protocols => {
+            Ok(())
+        }
+        Ok(existing) if existing.fork.as_ref() == Some(&origin) => bad_input(format!(
+            "benchmark {name:?} already exists as this fork of {} under protocols {}, not {}: one name holds one benchmark; choose another name ({})",
+            parent.name,
+            existing.protocols.join(","),
+            protocols.join(","),
+            via.name(moot_config::Field::BenchName)
+        )),
         Ok(_) => bad_input(format!(
             "benchmark {name:?} already exists and is not this fork of {}: choose another name ({})",
             parent.name,

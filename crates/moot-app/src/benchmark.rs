@@ -176,10 +176,13 @@ pub struct Prepared {
 
 impl Prepared {
     /// `items`: the dataset's (drawn here) unless given (a worker's jobs carry their items).
-    /// `on_message` hears what building the agents does (fetching and loading a model).
+    /// `store`: where a benchmark of the same name is looked up, which a new request must ask
+    /// the same as ([`crate::same_bench`]). `on_message` hears what building the agents does
+    /// (fetching and loading a model).
     pub async fn new(
         args: &BenchRequest,
         items: Option<(String, Vec<Item>)>,
+        store: &dyn Store,
         on_message: &mut dyn FnMut(&str),
     ) -> Result<Prepared> {
         args.check()?;
@@ -218,6 +221,27 @@ impl Prepared {
                 .check_question(&longest.question, longest.passage.as_deref())
                 .map_err(|e| InputError(format!("item {}: {e}", longest.id)))?;
         }
+        let protocols: Vec<String> = names.iter().map(|p| p.to_string()).collect();
+        let limit = args.limit.map(|l| l as u64);
+        // A resumed benchmark (and a worker's) runs the stored configuration; a new request
+        // under a stored name must ask what it asked, known before any agent is built.
+        if let (Some(name), false) = (&args.name, args.resumed) {
+            match store.bench(name).await {
+                Ok(existing) => crate::same_bench::check(
+                    &existing,
+                    &crate::same_bench::Asked {
+                        dataset: &dataset,
+                        protocols: &protocols,
+                        limit,
+                        seed: args.seed,
+                        config: &config,
+                    },
+                    settings.via,
+                )?,
+                Err(moot_store::StoreError::BenchNotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         let agents = ItemAgents::for_items(&config, args.seed, &items, on_message)?;
         let (rule, decision) = config.decision().map_err(InputError::from)?;
         let any_code = items
@@ -235,8 +259,8 @@ impl Prepared {
                 .clone()
                 .unwrap_or_else(|| format!("bench-{}", moot_engine::new_run_id())),
             dataset,
-            protocols: names.iter().map(|p| p.to_string()).collect(),
-            limit: args.limit.map(|l| l as u64),
+            protocols,
+            limit,
             seed: args.seed,
             rounds: config.debate.rounds,
             layout: config.debate.layout,
@@ -386,7 +410,7 @@ pub async fn run(
         request.settings.config = Some(request.settings.load_config()?);
     }
     let request = &request;
-    let prepared = Prepared::new(request, None, &mut |m| events.message(m)).await?;
+    let prepared = Prepared::new(request, None, store, &mut |m| events.message(m)).await?;
     // `moot resume NAME` claimed it already (or was told to take it over).
     if !request.resumed {
         let force_with = format!(
@@ -411,7 +435,7 @@ pub async fn run(
     }
     let (arm_request, need) = sc_arm(request, &prepared.name, &ran.results, &prepared.items)?;
     events.arm(&need);
-    let arm = Prepared::new(&arm_request, None, &mut |m| events.message(m))
+    let arm = Prepared::new(&arm_request, None, store, &mut |m| events.message(m))
         .await
         .with_context(|| {
             format!(
@@ -619,8 +643,13 @@ impl ForWorker {
             request.data_dir.clone(),
             request.no_cache,
         )?;
-        let prepared =
-            Prepared::new(&args, Some((record.dataset.clone(), items)), on_message).await?;
+        let prepared = Prepared::new(
+            &args,
+            Some((record.dataset.clone(), items)),
+            store,
+            on_message,
+        )
+        .await?;
         // Taken last, once nothing else can refuse this worker: a refused one holds no name.
         claim_worker_name(&record.name, &request.worker, via, store).await?;
         Ok(ForWorker {

@@ -54,6 +54,7 @@ pub mod run_log;
 pub mod run_records;
 pub mod run_summary;
 pub mod runner;
+pub mod same_bench;
 pub mod sandbox;
 pub mod service;
 pub mod session;

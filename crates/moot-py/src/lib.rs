@@ -500,7 +500,9 @@ fn benchmark(
     let shared = store.store.clone();
     let ended = detached(py, &store.rt, cancel, move || async move {
         if detach {
-            let prepared = moot_app::benchmark::Prepared::new(&request, None, &mut |_| {}).await?;
+            let prepared =
+                moot_app::benchmark::Prepared::new(&request, None, shared.as_ref(), &mut |_| {})
+                    .await?;
             let (planned, added) = prepared
                 .plan_for_workers(shared.as_ref(), request.concurrency)
                 .await?;

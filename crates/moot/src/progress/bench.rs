@@ -20,7 +20,7 @@ pub fn run_benchmark(
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
     if detach {
-        let prepared = rt.block_on(Prepared::new(&request, None, &mut |m| errln!("{m}")))?;
+        let prepared = rt.block_on(Prepared::new(&request, None, store, &mut |m| errln!("{m}")))?;
         let (name, dataset) = (&prepared.name, &prepared.dataset);
         let (planned, added) =
             rt.block_on(prepared.plan_for_workers(store, request.concurrency))?;

@@ -1180,3 +1180,77 @@ fn concurrent_debates_send_identical_requests_once() {
     assert_eq!(four_model.repeats(), 0, "no request sent twice");
     assert_eq!(hits(&four), hits(&one), "{four}");
 }
+
+/// Issue 58 item 1: `moot bench --name B` again continues B only when it asks what B asked;
+/// with other agents, rounds, options or configuration it is refused before any debate,
+/// naming what differs and the ways out, and the store keeps B's debates alone.
+#[test]
+fn bench_again_under_its_name_with_other_settings_is_refused_naming_what_differs() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 4);
+    let base = [
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--sim",
+        "--limit",
+        "4",
+        "--name",
+        "same",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+    };
+    let first = with(&["--agents", "5", "--json"]);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let report = env.json(&first);
+    let calls = report["protocols"][0]["calls"].clone();
+    let conf = script(
+        &env,
+        "other.toml",
+        "[debate]\nweights = [1.0, 2.0, 3.0, 4.0]\n",
+    );
+    let conf = conf.to_str().unwrap().to_string();
+    for (extra, names) in [
+        (
+            vec!["--agents", "3", "--rounds", "3"],
+            vec!["agents", "debate.rounds"],
+        ),
+        (
+            vec!["--agents", "5", "-o", "topology=ring"],
+            vec!["protocol"],
+        ),
+        (
+            vec!["--agents", "5", "--config", conf.as_str()],
+            vec!["debate.weights"],
+        ),
+    ] {
+        let args = with(&extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let err = env.refused(&args);
+        assert!(
+            err.contains("benchmark \"same\"") || err.contains("benchmark same"),
+            "{err}"
+        );
+        for name in names {
+            assert!(err.contains(name), "{name} not named: {err}");
+        }
+        assert!(err.contains("--name"), "the way out: {err}");
+        assert!(err.contains("moot resume same"), "the way out: {err}");
+        assert!(!err.contains("debates read back"), "{err}");
+    }
+    // Nothing was mixed in: the stored report is the first run's.
+    let stored = env.json(&["report", "same", "--format", "json"]);
+    assert_eq!(stored["protocols"][0]["calls"], calls);
+    assert_eq!(stored["protocols"].as_array().unwrap().len(), 1);
+    // The same request again, and one that changes only how it runs, continue it.
+    env.json(&first);
+    let mut how = first.clone();
+    how.extend(["--concurrency", "1"]);
+    env.json(&how);
+}
