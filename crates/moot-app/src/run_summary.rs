@@ -109,8 +109,41 @@ impl RunSummary<'_> {
             .count()
     }
 
+    /// The agents whose calls failed, each with its distinct errors.
+    pub fn failures(&self) -> Vec<moot_store::AgentFailures> {
+        moot_store::agent_failures(&self.result.records)
+    }
+
+    /// (agents with an answer in the last round, agents): whose answers the decision read.
+    fn decided_by(&self) -> (usize, usize) {
+        let t = &self.result.transcript;
+        let last = t.rounds().saturating_sub(1);
+        let answered = (0..t.agents())
+            .filter(|&a| t.effective(last, a).and_then(Outcome::answer).is_some())
+            .count();
+        (answered, t.agents())
+    }
+
+    /// One line per agent whose calls failed, for standard error: `agent gammadown failed in
+    /// rounds 0 and 1 (2 calls): connection refused (4 tries, each failing so); decided by 2
+    /// of 3 agents`. None when every call got a response.
+    pub fn failure_lines(&self) -> Vec<String> {
+        let failures = self.failures();
+        let (answered, agents) = self.decided_by();
+        let decided = if self.answer().is_some() {
+            format!("decided by {answered} of {agents} agents")
+        } else {
+            format!("no answer decided; {answered} of {agents} agents answered the last round")
+        };
+        failures
+            .iter()
+            .map(|f| format!("{}; {decided}", f.describe()))
+            .collect()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         let usage = self.result.usage();
+        let (answered, agents) = self.decided_by();
         json!({
             "run_id": self.result.run_id,
             "answer": self.answer(),
@@ -131,6 +164,8 @@ impl RunSummary<'_> {
             },
             "wall_ms": self.wall.as_millis() as u64,
             "validations": self.result.validations,
+            "failures": self.failures(),
+            "decided_by": {"agents": answered, "of": agents},
         })
     }
 
@@ -181,7 +216,8 @@ impl RunSummary<'_> {
                     let id = self.agent_ids.get(a).map_or("?", String::as_str);
                     let value = match (x, self.result.transcript.get(r, a)) {
                         (Some(v), _) => name(v),
-                        (None, Some(Outcome::Missing { .. })) => "(missing)".into(),
+                        // No response: the failure lines (standard error) say why.
+                        (None, Some(Outcome::Missing { .. })) => "(failed)".into(),
                         // A deciding agent before its turn, or a debate the protocol skipped.
                         (None, Some(Outcome::Skipped { .. })) => "—".into(),
                         (None, _) => "(no answer)".into(),

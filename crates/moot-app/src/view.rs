@@ -143,6 +143,8 @@ pub struct RunView {
     pub edges: Vec<(u32, u32, u32)>,
     /// Faults the run injected, as lines.
     pub faults: Vec<String>,
+    /// Each agent with failed calls, as a line naming its rounds and distinct errors.
+    pub failures: Vec<String>,
     pub input_tokens: u64,
     #[serde(flatten)]
     pub prompt_cache: CacheCounts,
@@ -248,7 +250,8 @@ pub fn run_view(
             let status = if c.skipped {
                 "skipped"
             } else if c.response_text.is_none() {
-                "missing"
+                // No response after its retries: the error says why.
+                "failed"
             } else if c.answer.is_none() {
                 "no answer"
             } else {
@@ -322,6 +325,10 @@ pub fn run_view(
         programs,
         edges,
         faults,
+        failures: moot_store::agent_failures(calls)
+            .iter()
+            .map(moot_store::AgentFailures::describe)
+            .collect(),
     }
 }
 

@@ -175,11 +175,40 @@ pub enum BackendError {
     #[error("cancelled")]
     Cancelled,
     /// The last error of a call that was retried; `attempts` are the failures before it.
-    #[error("{last} (attempt {} of {}; earlier: {})", attempts.len() + 1, attempts.len() + 1, attempts.iter().map(|a| a.error.as_str()).collect::<Vec<_>>().join("; "))]
+    #[error("{last} ({})", tries_note(attempts, last))]
     Retried {
         attempts: Vec<FailedAttempt>,
         last: Box<BackendError>,
     },
+}
+
+/// `3 tries, each failing so`, or `3 tries; before it: HTTP 503 ×2`: how many tries a call
+/// made, and each distinct earlier error once (with how often), so that a call refused the
+/// same way four times says it once.
+fn tries_note(attempts: &[FailedAttempt], last: &BackendError) -> String {
+    let tries = attempts.len() + 1;
+    let last = last.to_string();
+    let mut earlier: Vec<(&str, usize)> = Vec::new();
+    for a in attempts.iter().filter(|a| a.error != last) {
+        match earlier.iter_mut().find(|(e, _)| *e == a.error) {
+            Some((_, n)) => *n += 1,
+            None => earlier.push((&a.error, 1)),
+        }
+    }
+    if earlier.is_empty() {
+        return format!("{tries} tries, each failing so");
+    }
+    let listed: Vec<String> = earlier
+        .iter()
+        .map(|(e, n)| {
+            if *n > 1 {
+                format!("{e} ×{n}")
+            } else {
+                e.to_string()
+            }
+        })
+        .collect();
+    format!("{tries} tries; before it: {}", listed.join("; "))
 }
 
 /// What a failed call means for retrying it.
@@ -297,4 +326,49 @@ pub trait LanguageModel: Send + Sync + fmt::Debug {
     fn name(&self) -> String;
     fn capabilities(&self) -> Capabilities;
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, BackendError>;
+}
+
+#[cfg(test)]
+mod tries_note_tests {
+    use super::*;
+
+    fn attempt(error: &str) -> FailedAttempt {
+        FailedAttempt {
+            error: error.into(),
+            class: "transient".into(),
+            wait_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_call_refused_the_same_way_every_time_says_the_error_once() {
+        let last = BackendError::Http {
+            status: 503,
+            body: "busy".into(),
+        };
+        let text = BackendError::Retried {
+            attempts: vec![attempt(&last.to_string()); 3],
+            last: Box::new(last.clone()),
+        }
+        .to_string();
+        assert_eq!(text.matches("busy").count(), 1, "{text}");
+        assert!(text.ends_with("(4 tries, each failing so)"), "{text}");
+    }
+
+    #[test]
+    fn distinct_earlier_errors_are_each_named_once_with_their_count() {
+        let last = BackendError::Http {
+            status: 500,
+            body: "boom".into(),
+        };
+        let text = BackendError::Retried {
+            attempts: vec![attempt("reset"), attempt("HTTP 503"), attempt("reset")],
+            last: Box::new(last),
+        }
+        .to_string();
+        assert!(
+            text.ends_with("(4 tries; before it: reset ×2; HTTP 503)"),
+            "{text}"
+        );
+    }
 }

@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(err.class(), crate::ErrorClass::Transient);
         let text = err.to_string();
         assert!(
-            text.contains("HTTP 500: boom") && text.contains("attempt 3 of 3"),
+            text.contains("HTTP 500: boom") && text.contains("(3 tries, each failing so)"),
             "{text}"
         );
     }

@@ -165,6 +165,10 @@ pub struct ProtocolSummary {
     pub parse_failures: usize,
     /// … and those re-asked for their final line because it could not be read at first.
     pub reasked: usize,
+    /// Calls that got no response after their retries (error, deadline), skipped calls aside.
+    pub failed_calls: usize,
+    /// Each agent with a failed call: in how many debates it failed at least once, by id.
+    pub failed_agents: std::collections::BTreeMap<String, usize>,
     pub input_tokens: u64,
     /// Of the input tokens, those read from providers' prompt caches (billed at a fraction of
     /// the input price) and those written to them (Anthropic bills these at 1.25 times it);
@@ -443,6 +447,17 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                     ),
                 )
             });
+            let mut failed_agents = std::collections::BTreeMap::new();
+            for r in &mine {
+                for f in moot_store::agent_failures(&r.result.records) {
+                    *failed_agents.entry(f.agent_id).or_insert(0) += 1;
+                }
+            }
+            let failed_calls = mine
+                .iter()
+                .flat_map(|r| &r.result.records)
+                .filter(|c| c.failed())
+                .count();
             let usage = mine.iter().fold(Usage::default(), |mut sum, r| {
                 sum += r.result.usage();
                 sum
@@ -461,6 +476,8 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
                 responses,
                 parse_failures,
                 reasked,
+                failed_calls,
+                failed_agents,
                 input_tokens: usage.input_tokens,
                 cached_input_tokens: usage.cached_input_tokens(),
                 cache_write_input_tokens: usage.cache_write_input_tokens,
@@ -590,6 +607,8 @@ fn trajectory_metrics(mine: &[&ItemResult], items: &[Item]) -> ProtocolSummary {
         responses: 0,
         parse_failures: 0,
         reasked: 0,
+        failed_calls: 0,
+        failed_agents: Default::default(),
         input_tokens: 0,
         cached_input_tokens: None,
         cache_write_input_tokens: None,

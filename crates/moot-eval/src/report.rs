@@ -347,6 +347,19 @@ impl Report {
                 s.cache_hits
             ));
         }
+        for s in self.protocols.iter().filter(|s| s.failed_calls > 0) {
+            let agents: Vec<String> = s
+                .failed_agents
+                .iter()
+                .map(|(id, debates)| format!("{} in {}", md(id), plural(*debates, "debate")))
+                .collect();
+            out.push_str(&format!(
+                "\n{}: {} failed after their retries (no response); failing agents: {}. Their debates decided without them (`moot show` names each error).\n",
+                md(&s.protocol),
+                plural(s.failed_calls, "call"),
+                agents.join(", ")
+            ));
+        }
         for s in self.protocols.iter().filter(|s| s.early_breaks.debates > 0) {
             let b = &s.early_breaks;
             out.push_str(&format!(
@@ -679,6 +692,8 @@ mod tests {
             responses: 0,
             parse_failures: 0,
             reasked: 0,
+            failed_calls: 0,
+            failed_agents: Default::default(),
             input_tokens: (total * 10.0) as u64 / 2,
             cached_input_tokens: None,
             cache_write_input_tokens: None,

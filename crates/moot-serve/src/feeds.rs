@@ -42,7 +42,7 @@ pub struct FedCall {
 pub fn call_event(redactor: &Redactor, c: &CallRecord) -> String {
     let event = json!({
         "round": c.round, "agent": c.agent, "agent_id": c.agent_id, "slot": c.slot,
-        "answer": c.answer, "status": if c.skipped { "skipped" } else if c.response_text.is_some() { "responded" } else { "missing" },
+        "answer": c.answer, "status": if c.skipped { "skipped" } else if c.response_text.is_some() { "responded" } else { "failed" },
         "input_tokens": c.input_tokens, "output_tokens": c.output_tokens, "ms": c.latency_ms,
         "cached": c.cached,
     });

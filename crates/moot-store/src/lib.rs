@@ -31,10 +31,10 @@ pub use location::StoreLocation;
 pub use memory::MemoryStore;
 pub use postgres::{redact_url, PostgresStore};
 pub use records::{
-    Allowance, BenchItemRecord, BenchJobRecord, BenchRecord, CallBatch, CallCursor, CallRecord,
-    DecisionJson, DecisionRecord, ForkOrigin, JobCounts, JobState, LeftOut, LeftOutItem, RunFilter,
-    RunOutcome, RunRecord, RunStatus, ValidationRecord, WholeRun, WorkerRecord, RUN_HEARTBEAT,
-    RUN_SILENCE_LIMIT,
+    agent_failures, AgentFailures, Allowance, BenchItemRecord, BenchJobRecord, BenchRecord,
+    CallBatch, CallCursor, CallRecord, DecisionJson, DecisionRecord, ForkOrigin, JobCounts,
+    JobState, LeftOut, LeftOutItem, RunFilter, RunOutcome, RunRecord, RunStatus, ValidationRecord,
+    WholeRun, WorkerRecord, RUN_HEARTBEAT, RUN_SILENCE_LIMIT,
 };
 pub use sqlite::SqliteStore;
 pub use store::Store;

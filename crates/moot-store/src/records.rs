@@ -243,6 +243,17 @@ pub const MAX_STORED_ROUND: u32 = 10_000;
 pub const MAX_STORED_AGENTS: u32 = 1_024;
 
 impl CallRecord {
+    /// The call got no response, and not because the protocol chose not to ask: an error, a
+    /// deadline, a cancellation, after every retry.
+    pub fn failed(&self) -> bool {
+        self.response_text.is_none() && !self.skipped
+    }
+
+    /// How many times the call was sent: once, plus each failed attempt retried.
+    pub fn tries(&self) -> usize {
+        1 + self.retries.as_array().map_or(0, Vec::len)
+    }
+
     /// The call at `round` and `agent` of `run_id` with nothing asked or answered yet: no
     /// prompt, response, answer, error, tokens, log-probabilities, time, notes or retries. The
     /// one place a call's empty fields are spelled: writers other than the engine's (a fork's
@@ -799,5 +810,107 @@ mod tests {
         assert!(r.heartbeat_from_the_future());
         assert!(r.interrupted());
         assert!(!elsewhere(-limit).heartbeat_from_the_future());
+    }
+}
+
+/// One agent's failed calls in a debate: how many, in which rounds, and each distinct error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AgentFailures {
+    /// The agent's position in the debate (0-based).
+    pub agent: u32,
+    pub agent_id: String,
+    pub calls: usize,
+    /// The rounds of the failed calls, ascending, each once.
+    pub rounds: Vec<u32>,
+    /// Each distinct error once, in the order first met (a retried call's error says how many
+    /// tries it made).
+    pub errors: Vec<String>,
+}
+
+impl AgentFailures {
+    /// `agent gammadown failed in rounds 0 and 1 (2 calls): connection refused (3 tries, each
+    /// failing so)`: stored text, to be escaped where it is shown.
+    pub fn describe(&self) -> String {
+        let rounds: Vec<String> = self.rounds.iter().map(u32::to_string).collect();
+        let rounds = match rounds.as_slice() {
+            [one] => format!("round {one}"),
+            [init @ .., last] => format!("rounds {} and {last}", init.join(", ")),
+            [] => "no round".to_string(),
+        };
+        format!(
+            "agent {} failed in {rounds} ({}): {}",
+            self.agent_id,
+            match self.calls {
+                1 => "1 call".to_string(),
+                n => format!("{n} calls"),
+            },
+            self.errors.join("; ")
+        )
+    }
+}
+
+/// The agents of a debate with failed calls ([`CallRecord::failed`]), in agent order.
+pub fn agent_failures(calls: &[CallRecord]) -> Vec<AgentFailures> {
+    let mut out: Vec<AgentFailures> = Vec::new();
+    for c in calls.iter().filter(|c| c.failed()) {
+        let at = match out.iter().position(|f| f.agent == c.agent) {
+            Some(at) => at,
+            None => {
+                out.push(AgentFailures {
+                    agent: c.agent,
+                    agent_id: c.agent_id.clone(),
+                    calls: 0,
+                    rounds: Vec::new(),
+                    errors: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let f = &mut out[at];
+        f.calls += 1;
+        if !f.rounds.contains(&c.round) {
+            f.rounds.push(c.round);
+        }
+        let error = c.error.clone().unwrap_or_else(|| "no response".to_string());
+        if !f.errors.contains(&error) {
+            f.errors.push(error);
+        }
+    }
+    for f in &mut out {
+        f.rounds.sort_unstable();
+    }
+    out.sort_by_key(|f| f.agent);
+    out
+}
+
+#[cfg(test)]
+mod failure_tests {
+    use super::*;
+
+    fn call(agent: u32, round: u32, error: Option<&str>, skipped: bool) -> CallRecord {
+        CallRecord {
+            agent_id: format!("a{agent}"),
+            response_text: error.is_none().then(|| "Final answer: 1".to_string()),
+            error: error.map(str::to_string),
+            skipped,
+            ..CallRecord::empty("r", round, agent)
+        }
+    }
+
+    #[test]
+    fn failures_are_grouped_per_agent_with_each_error_once() {
+        let calls = vec![
+            call(2, 1, Some("refused"), false),
+            call(0, 0, None, false),
+            call(2, 0, Some("refused"), false),
+            call(1, 1, Some("every peer agrees"), true),
+            call(2, 2, Some("timed out"), false),
+        ];
+        let found = agent_failures(&calls);
+        assert_eq!(found.len(), 1, "a skipped call is no failure: {found:?}");
+        assert_eq!(found[0].agent_id, "a2");
+        assert_eq!(found[0].calls, 3);
+        assert_eq!(found[0].rounds, vec![0, 1, 2]);
+        assert_eq!(found[0].errors, vec!["refused", "timed out"]);
     }
 }

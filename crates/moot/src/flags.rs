@@ -11,6 +11,15 @@ pub struct Json {
     pub json: bool,
 }
 
+/// `--strict`.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct Strict {
+    /// Exit 1 when any agent's call failed (after its retries), even though the debate still
+    /// decided; each failure is said on standard error either way.
+    #[arg(long)]
+    pub strict: bool,
+}
+
 /// `--config FILE`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConfigFile {

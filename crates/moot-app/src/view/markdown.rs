@@ -132,6 +132,16 @@ pub fn markdown(records: &RunRecords) -> String {
         usage.prompt_cache_note(),
         usage.output_tokens,
     ));
+    let failures = moot_store::agent_failures(calls);
+    for failed in &failures {
+        out.push_str(&format!(
+            "- **{}**\n",
+            escape::markdown_inline(&failed.describe())
+        ));
+    }
+    if !failures.is_empty() {
+        out.push('\n');
+    }
     // The rounds that have calls, not every number up to the largest: a stored round number
     // is data, and one row claiming round 1,000,000,000 must not make a billion sections.
     let rounds: std::collections::BTreeSet<u32> = calls.iter().map(|c| c.round).collect();
@@ -235,7 +245,7 @@ fn call_markdown(
         Some(a) => programs.name(a),
         None if c.response_text.is_some() => "(unreadable)".into(),
         None if c.skipped => "(kept)".into(),
-        None => "(missing)".into(),
+        None => "**failed**".into(),
     };
     let (kind, peer) = c
         .slot

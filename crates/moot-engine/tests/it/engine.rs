@@ -923,7 +923,7 @@ async fn retried_attempts_are_recorded_with_the_call() {
     assert_eq!(second.as_array().unwrap().len(), 2, "{second}");
     assert!(matches!(
         result.transcript.get(0, 1),
-        Some(Outcome::Missing { reason }) if reason.contains("attempt 3 of 3")
+        Some(Outcome::Missing { reason }) if reason.contains("(3 tries, each failing so)")
     ));
     assert_eq!(
         result

@@ -53,6 +53,8 @@ pub struct Args {
     require_passing: bool,
     #[command(flatten)]
     output: flags::Json,
+    #[command(flatten)]
+    strict: flags::Strict,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -87,5 +89,5 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         errln!("{m}");
     })?;
     crate::going_on::resume(&session.run_id);
-    crate::progress::debate::run_and_print(session, progress, json, rt)
+    crate::progress::debate::run_and_print(session, progress, json, args.strict.strict, rt)
 }

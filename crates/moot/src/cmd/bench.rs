@@ -78,6 +78,8 @@ pub struct Args {
     no_cache: flags::NoCache,
     #[command(flatten)]
     output: flags::Json,
+    #[command(flatten)]
+    strict: flags::Strict,
     /// Only record the benchmark's plan (needs --name), for `moot work NAME` processes on any
     /// machines sharing the store to work; prints the plan and exits.
     #[arg(long, requires = "name")]
@@ -132,7 +134,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             concurrency: args.concurrency.concurrency,
             local,
         };
-        return fork_benchmark(request, args.output.json, store, rt);
+        return fork_benchmark(request, args.output.json, args.strict.strict, store, rt);
     }
     let request = BenchRequest {
         settings: Settings {
@@ -157,7 +159,14 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         resumed: false,
         skip_invalid: args.skip_invalid,
     };
-    crate::progress::bench::run_benchmark(request, args.detach, args.output.json, store, rt)
+    crate::progress::bench::run_benchmark(
+        request,
+        args.detach,
+        args.output.json,
+        args.strict.strict,
+        store,
+        rt,
+    )
 }
 
 /// Forks every debate of a stored benchmark (`moot bench --fork-of`) and prints the fork
@@ -166,6 +175,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
 pub fn fork_benchmark(
     request: moot_app::bench_fork::BenchForkRequest,
     json: bool,
+    strict: bool,
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
@@ -217,13 +227,13 @@ pub fn fork_benchmark(
             );
         }
     }
+    let report = rt.block_on(done.report(store, Via::Cli))?;
     if json {
         let mut value = rt.block_on(done.report_json(store, Via::Cli))?;
         value["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
         outln!("{value}");
     } else {
-        let report = rt.block_on(done.report(store, Via::Cli))?;
         out!("{}", moot_core::escape::terminal(&report.markdown(&[])));
     }
-    Ok(())
+    crate::progress::bench::tell_failed_calls(&report, strict)
 }

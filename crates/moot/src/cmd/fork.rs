@@ -35,6 +35,8 @@ pub struct Args {
     config: flags::LocalConfig,
     #[command(flatten)]
     output: flags::Json,
+    #[command(flatten)]
+    strict: flags::Strict,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
@@ -67,5 +69,5 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         );
     }
     let progress = Progress::new(forked.session.spec.rounds, json);
-    crate::progress::debate::run_and_print(forked.session, progress, json, rt)
+    crate::progress::debate::run_and_print(forked.session, progress, json, args.strict.strict, rt)
 }

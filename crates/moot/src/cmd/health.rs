@@ -19,9 +19,21 @@ pub struct Args {
 pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
     let config = health::team_config(args.config.config.as_deref())?;
     let timeout = health::probe_timeout(&config, args.timeout_ms);
+    // Each distinct error is said once: agents behind one unreachable server fail alike.
+    let mut said: Vec<(String, String)> = Vec::new();
     let team = health::check_team(&config, timeout, rt, &mut |agent| match &agent.verdict {
         Ok(detail) => outln!("{}: ok ({}: {detail})", agent.id, agent.backend),
-        Err(problem) => outln!("{}: FAILED ({}: {problem})", agent.id, agent.backend),
+        Err(problem) => match said.iter().find(|(p, _)| p == problem) {
+            Some((_, first)) => outln!(
+                "{}: FAILED ({}: the same error as {first})",
+                agent.id,
+                agent.backend
+            ),
+            None => {
+                outln!("{}: FAILED ({}: {problem})", agent.id, agent.backend);
+                said.push((problem.clone(), agent.id.clone()));
+            }
+        },
     });
     // After the agents' lines, which scripts read one per agent.
     if let Some(environment) = &team.cli_environment {

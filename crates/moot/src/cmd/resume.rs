@@ -15,6 +15,8 @@ pub struct Args {
     #[command(flatten)]
     output: flags::Json,
     #[command(flatten)]
+    strict: flags::Strict,
+    #[command(flatten)]
     concurrency: flags::Concurrency,
     #[command(flatten)]
     data_dir: flags::DataDir,
@@ -59,7 +61,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                     moot_core::text::plural(done, "completed call")
                 );
             }
-            crate::progress::debate::run_and_print(session, progress, json, rt)
+            crate::progress::debate::run_and_print(session, progress, json, args.strict.strict, rt)
         }
         Resumption::Worker { bench, request } => {
             if !json {
@@ -74,7 +76,14 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             if !json {
                 errln!("resuming benchmark {}", bench.name);
             }
-            crate::progress::bench::run_benchmark(request, false, json, store, rt)
+            crate::progress::bench::run_benchmark(
+                request,
+                false,
+                json,
+                args.strict.strict,
+                store,
+                rt,
+            )
         }
     }
 }

@@ -16,6 +16,7 @@ pub fn run_benchmark(
     request: BenchRequest,
     detach: bool,
     json: bool,
+    strict: bool,
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
@@ -45,7 +46,31 @@ pub fn run_benchmark(
         progress: None,
     };
     let done = rt.block_on(moot_app::benchmark::run(&request, store, &mut shown))?;
-    print_report(&done, json)
+    print_report(&done, json)?;
+    tell_failed_calls(&done.report, strict)
+}
+
+/// Failed calls are in the report; said on standard error too, where a script's log sees
+/// them whatever the format, and with `--strict` they fail the command.
+pub fn tell_failed_calls(report: &moot_eval::report::Report, strict: bool) -> Result<()> {
+    let failed: Vec<String> = report
+        .protocols
+        .iter()
+        .filter(|p| p.failed_calls > 0)
+        .map(|p| format!("{} {}", p.protocol, p.failed_calls))
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let line = format!(
+        "failed calls (no response after their retries), by protocol: {}",
+        failed.join(", ")
+    );
+    if strict {
+        anyhow::bail!("--strict: {line}; the benchmark is stored");
+    }
+    errln!("moot: warning: {}", moot_core::escape::terminal(&line));
+    Ok(())
 }
 
 /// What `moot bench` shows while it runs: a progress bar per protocol on stderr, and what is

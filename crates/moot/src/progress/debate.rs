@@ -86,6 +86,7 @@ pub fn run_and_print(
     session: moot_app::session::Session<'_>,
     progress: Progress,
     json: bool,
+    strict: bool,
     rt: &tokio::runtime::Runtime,
 ) -> anyhow::Result<()> {
     let finished = rt.block_on(moot_app::session::run(session, &progress, &mut |run_id| {
@@ -97,6 +98,16 @@ pub fn run_and_print(
     progress.finish();
     let mut finished = finished?;
     let summary = finished.summary();
+    // Said whatever the output format: a debate decided without an agent is not a clean run.
+    let every_call_failed = finished.result.every_call_failed();
+    let failure_lines = match every_call_failed {
+        // The error says each agent's failure.
+        Some(_) => Vec::new(),
+        None => summary.failure_lines(),
+    };
+    for line in &failure_lines {
+        errln!("moot: {}", moot_core::escape::terminal(line));
+    }
     if json {
         outln!("{}", moot_core::escape::json(&finished.json().to_string()));
     } else {
@@ -108,11 +119,18 @@ pub fn run_and_print(
         Some(Err(e)) => return Err(e),
         _ => {}
     }
-    if let Some(failures) = finished.result.every_call_failed() {
+    if let Some(failures) = every_call_failed {
         anyhow::bail!(
             "every agent failed (run {}): {}",
             finished.result.run_id,
             failures.join("; ")
+        );
+    }
+    if strict && !failure_lines.is_empty() {
+        anyhow::bail!(
+            "--strict: {} failed (above); run {} is stored",
+            moot_core::text::plural(failure_lines.len(), "agent"),
+            finished.result.run_id
         );
     }
     Ok(())

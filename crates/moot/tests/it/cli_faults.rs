@@ -249,3 +249,165 @@ fn every_fault_ends_in_a_recorded_outcome_within_the_deadline() {
         );
     }
 }
+
+/// A team of two working agents (a script answering 7) and one whose server refuses every
+/// connection, retried quickly.
+fn team_with_one_down(env: &Env, port: u16) -> String {
+    let agent = script(
+        env,
+        "seven.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'Final answer: 7'\n",
+    );
+    let a = agent.display();
+    env.write(
+        "down.toml",
+        &format!(
+            "[retry]\nmax_retries = 2\nmin_delay_ms = 1\nmax_delay_ms = 2\n\n[security]\ncli_allowed_commands = [\"{a}\"]\n\n\
+             [[agents]]\nid = \"alpha\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n\
+             [[agents]]\nid = \"beta\"\nbackend = \"cli\"\ncommand = \"{a}\"\n\n\
+             [[agents]]\nid = \"gammadown\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"
+        ),
+    )
+    .display()
+    .to_string()
+}
+
+/// Issue 58 item 2: an agent that fails while the debate still decides is named on standard
+/// error with its reason and the number of tries, `--json` carries it, and `--strict` fails the
+/// command (the run stays stored).
+#[test]
+fn ask_names_a_failed_agent_with_its_reason_and_strict_fails_the_command() {
+    let env = Env::new();
+    let (_held, port) = common::refusing_port();
+    let config = team_with_one_down(&env, port);
+    let ask = |extra: &[&str]| {
+        env.moot()
+            .args([
+                "ask",
+                "What is 3 + 4?",
+                "--config",
+                &config,
+                "--protocol",
+                "som",
+            ])
+            .args(extra)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    let out = ask(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Answer: 7"), "{stdout}");
+    assert!(stdout.contains("gammadown (failed)"), "{stdout}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("agent gammadown failed"))
+        .unwrap_or_else(|| panic!("no failure line: {stderr}"));
+    assert!(line.contains("refused"), "the reason: {line}");
+    assert!(line.contains("3 tries"), "the tries: {line}");
+    assert!(line.contains("decided by 2 of 3 agents"), "{line}");
+    assert!(!stderr.contains("agent alpha failed"), "{stderr}");
+
+    let out = ask(&["--json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failures = json["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{json}");
+    assert_eq!(failures[0]["agent_id"], "gammadown");
+    assert_eq!(failures[0]["rounds"], serde_json::json!([0, 1]));
+    assert!(failures[0]["errors"][0]
+        .as_str()
+        .unwrap()
+        .contains("refused"));
+    assert_eq!(
+        json["decided_by"],
+        serde_json::json!({"agents": 2, "of": 3})
+    );
+
+    let out = ask(&["--strict"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("agent gammadown failed"), "{stderr}");
+    assert!(stderr.contains("--strict: 1 agent failed"), "{stderr}");
+    // The run is stored, and `moot show` marks the failed calls with their error.
+    let run = json["run_id"].as_str().unwrap();
+    let shown = env.stdout(&["show", run]);
+    assert!(
+        shown.contains("- **agent gammadown failed in rounds 0 and 1 (2 calls)"),
+        "{shown}"
+    );
+    assert!(shown.contains("answer: **failed**"), "{shown}");
+    // The run page says it in its facts and marks the cells.
+    let served = common::moot_serve(&env, &[], &[]);
+    let page = tokio::runtime::Runtime::new().unwrap().block_on(async {
+        reqwest::get(format!("{}/runs/{run}", served.url))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    });
+    assert!(page.contains("id=\"failures\""), "{page}");
+    assert!(
+        page.contains("agent gammadown failed in rounds 0 and 1"),
+        "{page}"
+    );
+    assert!(page.contains("cell failed"), "{page}");
+}
+
+/// Issue 58 item 2: a benchmark's report counts failed calls and the failing agents per
+/// protocol; `--strict` fails the command once the report is printed.
+#[test]
+fn bench_counts_failed_calls_per_protocol_and_strict_fails_the_command() {
+    let env = Env::new();
+    let (_held, port) = common::refusing_port();
+    let config = team_with_one_down(&env, port);
+    let data = common::arith_dataset(&env, 3);
+    let bench = |name: &str, extra: &[&str]| {
+        env.moot()
+            .args([
+                "bench",
+                "--dataset",
+                &data,
+                "--protocol",
+                "som,cot",
+                "--config",
+                &config,
+            ])
+            .args(["--name", name])
+            .args(extra)
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+    let out = bench("b", &["--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let protocols = report["protocols"].as_array().unwrap();
+    // som: the down agent's two calls (rounds 0 and 1) on each of 3 items.
+    assert_eq!(protocols[0]["failed_calls"], 6, "{}", protocols[0]);
+    assert_eq!(
+        protocols[0]["failed_agents"],
+        serde_json::json!({"gammadown": 3})
+    );
+    // cot asks the first agent alone, which answers.
+    assert_eq!(protocols[1]["failed_calls"], 0, "{}", protocols[1]);
+    assert_eq!(protocols[1]["failed_agents"], serde_json::json!({}));
+    assert!(stderr.contains("failed calls"), "{stderr}");
+    let text = env.stdout(&["report", "b"]);
+    assert!(
+        text.contains("som: 6 calls failed") && text.contains("gammadown in 3 debates"),
+        "{text}"
+    );
+    let out = bench("b2", &["--strict"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--strict: failed calls"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("| som |"),
+        "the report is printed"
+    );
+}

@@ -124,3 +124,41 @@ fn a_freemad_configurations_agents_are_probed_with_the_arguments_freemad_gives_t
     );
     assert!(out.contains("b: ok (cli: answered in"), "{out}");
 }
+
+/// Issue 58 item 2: agents behind one unreachable server fail alike, and the retried call's
+/// error is the same each time: each distinct error is said once.
+#[test]
+fn health_says_each_distinct_error_once() {
+    let env = Env::new();
+    let (_held, port) = crate::common::refusing_port();
+    let config = env.dir.path().join("down.toml");
+    let agent = |id: &str| {
+        format!(
+            "[[agents]]\nid = \"{id}\"\nbackend = \"openai\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"
+        )
+    };
+    std::fs::write(
+        &config,
+        format!(
+            "[retry]\nmax_retries = 2\nmin_delay_ms = 1\nmax_delay_ms = 2\n{}{}[[agents]]\nid = \"up\"\nbackend = \"sim\"\n",
+            agent("first"),
+            agent("second")
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = health(&env, &config, &[]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("first: FAILED"), "{out}");
+    assert_eq!(
+        out.matches("refused").count(),
+        1,
+        "the refusal is said once, for its three tries and both agents: {out}"
+    );
+    assert!(lines[0].contains("3 tries"), "{out}");
+    assert_eq!(
+        lines[1], "second: FAILED (openai: the same error as first)",
+        "{out}"
+    );
+    assert!(lines[2].starts_with("up: ok"), "{out}");
+}
