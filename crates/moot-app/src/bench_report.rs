@@ -21,6 +21,66 @@ pub async fn report(
     all_items: bool,
     via: moot_config::Via,
 ) -> Result<Report> {
+    let gathered = gather(store, names, all_items, via).await?;
+    let mut report = Report::new(gathered.infos, &gathered.results, &gathered.items);
+    report.left_out = gathered.left_out;
+    report.fork = gathered.fork;
+    Ok(report)
+}
+
+/// Each reported debate as one JSON line, as lm-evaluation-harness's `--log_samples` writes
+/// them (`moot report --format jsonl`): the benchmark, protocol, item, gold answer, each
+/// round's answers by agent (`null`: no answer that round), the decision and its rule,
+/// whether it is right, and what it cost — the same debates the report counts.
+pub async fn samples(
+    store: &dyn Store,
+    names: &[String],
+    all_items: bool,
+    via: moot_config::Via,
+) -> Result<Vec<serde_json::Value>> {
+    let gathered = gather(store, names, all_items, via).await?;
+    Ok(gathered
+        .results
+        .iter()
+        .map(|r| {
+            let correct = gathered
+                .items
+                .iter()
+                .find(|i| i.id == r.item_id)
+                .is_some_and(|item| r.correct(item));
+            let mut row = crate::benchmark::row_json(r, correct);
+            let t = &r.result.transcript;
+            row["bench"] = serde_json::json!(r.run_id.split('/').next().unwrap_or_default());
+            row["agents"] = serde_json::json!(r.agents.iter().map(|a| &a.id).collect::<Vec<_>>());
+            row["rounds"] = serde_json::json!((0..t.rounds())
+                .map(|round| (0..t.agents())
+                    .map(|a| t
+                        .effective(round, a)
+                        .and_then(moot_core::debate::Outcome::answer)
+                        .map(|x| x.canonical().to_string()))
+                    .collect::<Vec<_>>())
+                .collect::<Vec<_>>());
+            row
+        })
+        .collect())
+}
+
+/// What a report of `names` reads: the benchmarks, their finished debates (on the items
+/// every protocol finished, unless `all_items`) and their items.
+struct Gathered {
+    infos: Vec<BenchInfo>,
+    results: Vec<ItemResult>,
+    items: Vec<Item>,
+    left_out: usize,
+    fork: Option<moot_eval::fork_pairs::ForkComparison>,
+}
+
+async fn gather(
+    store: &dyn Store,
+    names: &[String],
+    all_items: bool,
+    via: moot_config::Via,
+) -> Result<Gathered> {
     let mut loaded: Vec<LoadedBench> = Vec::new();
     for name in names {
         let bench = load(store, name)
@@ -58,10 +118,13 @@ pub async fn report(
             via.switch(moot_config::Field::AllItems)
         ));
     }
-    let mut report = Report::new(infos, &results, &items);
-    report.left_out = left_out;
-    report.fork = fork;
-    Ok(report)
+    Ok(Gathered {
+        infos,
+        results,
+        items,
+        left_out,
+        fork,
+    })
 }
 
 /// A fork benchmark's debates paired with its parent's (`moot bench --fork-of`); `None` for a

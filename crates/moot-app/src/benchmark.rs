@@ -410,6 +410,9 @@ pub async fn run(
         request.settings.config = Some(request.settings.load_config()?);
     }
     let request = &request;
+    if request.sc_at_budget && !request.resumed {
+        sc_arm_fits(request)?;
+    }
     let prepared = Prepared::new(request, None, store, &mut |m| events.message(m)).await?;
     // `moot resume NAME` claimed it already (or was told to take it over).
     if !request.resumed {
@@ -434,7 +437,21 @@ pub async fn run(
         });
     }
     let (arm_request, need) = sc_arm(request, &prepared.name, &ran.results, &prepared.items)?;
-    events.arm(&need);
+    if let Some(samples) = arm_request.settings.agents.filter(|&s| s < need.samples) {
+        events.message(&format!(
+            "{}: {}'s debates cost {:.0} tokens per item, {} samples' worth; the cot-sc arm runs {samples}, the most a debate may have under the configuration's budget.max_total_tokens, and the report marks it short of the budget (set budget.max_total_tokens to at least {} for all of them)",
+            via.switch(Field::ScAtBudget),
+            need.protocol,
+            need.budget,
+            need.samples,
+            need.samples as u64 * moot_config::MIN_TOKENS_PER_CALL
+        ));
+    }
+    // What runs: the samples the arm was given.
+    events.arm(&SamplesForBudget {
+        samples: arm_request.settings.agents.unwrap_or(need.samples),
+        ..need.clone()
+    });
     let arm = Prepared::new(&arm_request, None, store, &mut |m| events.message(m))
         .await
         .with_context(|| {
@@ -460,6 +477,44 @@ pub async fn run(
         throughput: ran.throughput.and(&arm_ran.throughput),
         names,
     })
+}
+
+/// `--sc-at-budget`, checked before any debate: the cot-sc arm will need about as many samples
+/// as the costliest debate makes calls (each later-round call reads more than a sample's
+/// prompt, so rarely fewer), and an arm of more samples than a debate may have agents under
+/// the configuration's token budget could not run after the benchmark. Refused naming the
+/// setting that allows it.
+fn sc_arm_fits(request: &BenchRequest) -> Result<()> {
+    let settings = &request.settings;
+    let mut config = settings.load_config()?;
+    settings.apply(&mut config)?;
+    let size = settings.size(&config);
+    let debating = request
+        .protocols
+        .iter()
+        .filter(|p| !matches!(p.as_str(), "cot" | "cot-sc"))
+        .map(ProtocolName::as_str)
+        .collect::<Vec<_>>();
+    let Some(protocol) = debating.first() else {
+        return Ok(());
+    };
+    let calls = size.agents.saturating_mul(size.rounds.saturating_add(1));
+    let budget = config.budget.max_total_tokens;
+    let most = moot_config::DebateSize::most_agents(0, budget);
+    if calls <= most {
+        return Ok(());
+    }
+    let needed = calls as u64 * moot_config::MIN_TOKENS_PER_CALL;
+    bad_input(format!(
+        "{}: a debate of {} makes about {calls} calls, so the cot-sc arm needs about {calls} samples (agents), more than the {most} a debate may have {}; set budget.max_total_tokens to at least {needed} in the configuration ({}), or debate with fewer agents or rounds",
+        settings.via.switch(Field::ScAtBudget),
+        settings.via.assignment(Field::Protocol, protocol),
+        match budget {
+            Some(t) => format!("under budget.max_total_tokens = {t}"),
+            None => "without budget.max_total_tokens".to_string(),
+        },
+        settings.via.name(Field::Config),
+    ))
 }
 
 /// The self-consistency arm of `--sc-at-budget`: the benchmark that pays for the costliest
@@ -488,15 +543,22 @@ pub fn sc_arm(
         .find(|e| e.name == "cot-sc")
         .map_or(&[][..], |e| e.options);
     config.protocol = config.protocol.restricted_to(reads);
+    // Checked before the benchmark ran against an estimate ([`sc_arm_fits`]); should the
+    // debates have cost more, the arm runs the most samples a debate may have, and the report
+    // says it is short of the budget (nothing already run is lost to a refusal).
+    let samples = need.samples.min(moot_config::DebateSize::most_agents(
+        0,
+        config.budget.max_total_tokens,
+    ));
     let arm = BenchRequest {
         settings: Settings {
             config: Some(config),
             protocol_options: Vec::new(),
-            agents: Some(need.samples),
+            agents: Some(samples),
             ..settings.clone()
         },
         protocols: vec![ProtocolName::from_str("cot-sc").map_err(|e| InputError(e.to_string()))?],
-        name: Some(format!("{name}-sc{}", need.samples)),
+        name: Some(format!("{name}-sc{samples}")),
         sc_at_budget: false,
         resumed: false,
         ..request.clone()

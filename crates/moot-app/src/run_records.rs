@@ -2,7 +2,9 @@
 //! checks — read at once, for `moot show` and anything else that shows a whole run.
 
 use anyhow::Result;
-use moot_store::{CallRecord, DecisionRecord, RunRecord, Store, StoreError, ValidationRecord};
+use moot_store::{
+    BenchItemRecord, CallRecord, DecisionRecord, RunRecord, Store, StoreError, ValidationRecord,
+};
 use serde_json::{json, Value};
 
 use crate::error::InputError;
@@ -55,6 +57,19 @@ pub struct RunRecords {
     /// The runs forked from this one (`moot fork`), oldest first, at most
     /// [`MAX_FORKS_SHOWN`].
     pub forks: Vec<RunRecord>,
+    /// The benchmark item the run debated, when it is a benchmark's debate: its gold answer.
+    pub bench_item: Option<BenchItemRecord>,
+}
+
+/// A benchmark debate's gold answer, and whether the run's decision is right: equivalent to
+/// the gold under the run's answer kind; for a program, one that passed every check and its
+/// tests (pass@1, as the benchmark grades it).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Graded {
+    pub bench: String,
+    pub item: String,
+    pub gold: String,
+    pub correct: bool,
 }
 
 impl RunRecords {
@@ -68,11 +83,46 @@ impl RunRecords {
                 decisions: store.decisions(run_id).await?,
                 validations: store.validations(run_id).await?,
                 forks: store.forks_of(run_id, MAX_FORKS_SHOWN).await?,
+                bench_item: bench_item(store, run_id).await?,
             })
         };
         read.await.map_err(|e| match e {
             StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
             other => other.into(),
+        })
+    }
+
+    /// The gold answer of a benchmark debate, and whether its decision is right.
+    pub fn graded(&self) -> Option<Graded> {
+        let item = self.bench_item.as_ref()?;
+        let spec: moot_core::debate::DebateSpec =
+            serde_json::from_value(self.run.spec.clone()).ok()?;
+        let correct = match (spec.kind, self.run.answer.as_deref()) {
+            (_, None) => false,
+            (moot_core::answer::AnswerKind::Code, Some(answer)) => {
+                let mine: Vec<&ValidationRecord> = self
+                    .validations
+                    .iter()
+                    .filter(|v| v.answer == answer)
+                    .collect();
+                mine.iter().any(|v| v.check == "tests")
+                    && mine.iter().all(|v| v.verdict == "passed")
+            }
+            (kind, Some(answer)) => {
+                let ctx = moot_core::answer::ExtractContext {
+                    choices: &spec.choices,
+                };
+                let parse = |s: &str| moot_core::Answer::parse(kind, s, &ctx);
+                parse(&item.gold).is_some_and(|gold| {
+                    moot_core::answer::is_correct(parse(answer).as_ref(), &gold)
+                })
+            }
+        };
+        Some(Graded {
+            bench: item.bench.clone(),
+            item: item.item_id.clone(),
+            gold: item.gold.clone(),
+            correct,
         })
     }
 
@@ -86,6 +136,7 @@ impl RunRecords {
             "decisions": self.decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
             "validations": self.validations,
             "forks": self.forks.iter().map(fork_json).collect::<Vec<_>>(),
+            "benchmark": self.graded(),
         })
     }
 
@@ -96,5 +147,22 @@ impl RunRecords {
             &self.calls,
             &moot_engine::validations_from(&self.validations),
         )
+    }
+}
+
+/// The benchmark item run `run_id` debated: a benchmark's debates are named
+/// `NAME/PROTOCOL/ITEM`, and the benchmark's items list each with its run. None for any other
+/// run.
+async fn bench_item(
+    store: &dyn Store,
+    run_id: &str,
+) -> Result<Option<BenchItemRecord>, StoreError> {
+    let Some((name, _)) = run_id.split_once('/') else {
+        return Ok(None);
+    };
+    match store.bench_items(name).await {
+        Ok(items) => Ok(items.into_iter().find(|i| i.run_id == run_id)),
+        Err(StoreError::BenchNotFound(_)) => Ok(None),
+        Err(e) => Err(e),
     }
 }

@@ -8,23 +8,16 @@ use moot_core::text::plural;
 use moot_engine::DebateResult;
 use serde_json::json;
 
-/// Code answers are programs: every distinct answer of the debate, in order of first
-/// appearance (round by round, agent by agent), so that output and logs can name them `P1`,
-/// `P2` instead of printing them inline.
-pub fn programs(result: &DebateResult) -> Vec<String> {
+/// Code answers are programs: every distinct program of the debate (formattings the rules
+/// count as one are one), in order of first appearance (round by round, agent by agent), so
+/// that output and logs can name them `P1`, `P2` instead of printing them inline.
+pub fn programs(result: &DebateResult) -> Vec<moot_core::answer::AnswerGroup> {
     let t = &result.transcript;
-    let mut programs: Vec<String> = Vec::new();
-    for r in 0..t.rounds() {
-        for a in 0..t.agents() {
-            if let Some(x) = t.effective(r, a).and_then(Outcome::answer) {
-                let p = x.canonical();
-                if !programs.iter().any(|q| q == p) {
-                    programs.push(p.to_string());
-                }
-            }
-        }
-    }
-    programs
+    let given: Vec<&moot_core::Answer> = (0..t.rounds())
+        .flat_map(|r| (0..t.agents()).map(move |a| (r, a)))
+        .filter_map(|(r, a)| t.effective(r, a).and_then(Outcome::answer))
+        .collect();
+    moot_core::answer::group_answers(given)
 }
 
 pub struct RunSummary<'a> {
@@ -37,7 +30,7 @@ pub struct RunSummary<'a> {
 }
 
 impl RunSummary<'_> {
-    fn programs(&self) -> Vec<String> {
+    fn programs(&self) -> Vec<moot_core::answer::AnswerGroup> {
         programs(self.result)
     }
 
@@ -173,7 +166,7 @@ impl RunSummary<'_> {
         let mut out = String::new();
         let code = self.is_code();
         let programs = if code { self.programs() } else { vec![] };
-        let name = |p: &str| match programs.iter().position(|x| x == p) {
+        let name = |p: &str| match programs.iter().position(|g| g.holds(p)) {
             Some(i) => format!("P{}{}", i + 1, self.mark(p)),
             None => p.to_string(),
         };
@@ -227,7 +220,8 @@ impl RunSummary<'_> {
                 .collect();
             out.push_str(&format!("Round {r}: {}\n", cells.join(" · ")));
         }
-        for (i, p) in programs.iter().enumerate() {
+        for (i, group) in programs.iter().enumerate() {
+            let p = &group.shown;
             let first = p.lines().next().unwrap_or("");
             out.push_str(&format!(
                 "  P{}: {first} … — {}\n",

@@ -110,7 +110,8 @@ impl DebateRunner for Runner {
 
 /// The end of a run in its log: each program's checks, then the decision.
 fn log_outcome(log: &RunLog, result: &moot_engine::DebateResult, wall: Duration) {
-    for (i, program) in crate::run_summary::programs(result).iter().enumerate() {
+    for (i, group) in crate::run_summary::programs(result).iter().enumerate() {
+        let program = &group.shown;
         let Some(checks) = result.validations.get(program) else {
             continue;
         };

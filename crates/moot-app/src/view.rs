@@ -116,6 +116,9 @@ impl CacheCounts {
 pub struct Program {
     pub label: String,
     pub code: String,
+    /// Every text the calls gave it as (formattings the rules count as one program).
+    #[serde(skip)]
+    pub texts: Vec<String>,
     /// `check verdict (detail)`, one per check.
     pub checks: Vec<String>,
     pub passed: bool,
@@ -214,7 +217,10 @@ pub fn run_view(
 ) -> RunView {
     let programs = programs(calls, checks);
     let label = |answer: &str| -> String {
-        match programs.iter().find(|p| p.code == answer) {
+        match programs
+            .iter()
+            .find(|p| p.code == answer || p.texts.iter().any(|t| t == answer))
+        {
             Some(p) => p.label.clone(),
             None => shorten(answer, 60),
         }
@@ -408,17 +414,46 @@ fn no_calls(agent_id: String, role: Option<String>) -> AgentTotals {
     }
 }
 
-/// The programs `checks` covers, in the order the calls first gave them (then any the calls do
-/// not hold): program `i` is labelled `P{i+1}` by the run page and by `moot show`.
-pub fn program_order<'a>(calls: &'a [CallRecord], checks: &'a [ValidationRecord]) -> Vec<&'a str> {
-    let mut order: Vec<&str> = Vec::new();
-    let answers = calls.iter().filter_map(|c| c.answer.as_deref());
-    for a in answers.chain(checks.iter().map(|c| c.answer.as_str())) {
-        if checks.iter().any(|c| c.answer == a) && !order.contains(&a) {
-            order.push(a);
-        }
+/// A program checked in the sandbox, with every text the calls gave it as.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedProgram<'a> {
+    /// The text it was checked as.
+    pub code: &'a str,
+    /// Its texts: formattings the rules count as one program are one.
+    pub texts: Vec<String>,
+}
+
+impl CheckedProgram<'_> {
+    pub fn holds(&self, answer: &str) -> bool {
+        self.code == answer || self.texts.iter().any(|t| t == answer)
     }
-    order
+}
+
+/// The programs `checks` covers, in the order the calls first gave them (then any the calls do
+/// not hold), formattings of one program together: program `i` is labelled `P{i+1}` by the
+/// run page and by `moot show`.
+pub fn program_order<'a>(
+    calls: &'a [CallRecord],
+    checks: &'a [ValidationRecord],
+) -> Vec<CheckedProgram<'a>> {
+    if checks.is_empty() {
+        return Vec::new();
+    }
+    let answers = calls.iter().filter_map(|c| c.answer.as_deref());
+    let groups = moot_core::answer::group_texts(
+        moot_core::answer::AnswerKind::Code,
+        answers.chain(checks.iter().map(|c| c.answer.as_str())),
+    );
+    groups
+        .into_iter()
+        .filter_map(|g| {
+            let code = checks.iter().find(|c| g.holds(&c.answer))?.answer.as_str();
+            Some(CheckedProgram {
+                code,
+                texts: g.texts,
+            })
+        })
+        .collect()
 }
 
 /// Checked programs labelled `P1`, `P2` in order of first appearance in the calls.
@@ -426,10 +461,12 @@ fn programs(calls: &[CallRecord], checks: &[ValidationRecord]) -> Vec<Program> {
     program_order(calls, checks)
         .into_iter()
         .enumerate()
-        .map(|(i, code)| {
+        .map(|(i, program)| {
+            let code = program.code;
             let mine: Vec<&ValidationRecord> = checks.iter().filter(|c| c.answer == code).collect();
             Program {
                 label: format!("P{}", i + 1),
+                texts: program.texts,
                 code: code.to_string(),
                 checks: mine
                     .iter()

@@ -87,6 +87,17 @@ impl DebateSize {
 
     /// [`MAX_ROUNDS`] and [`MAX_AGENTS`], raised (up to [`CEILING_ROUNDS`] and
     /// [`CEILING_AGENTS`]) by a token budget that pays for the calls.
+    /// The most agents a debate of `rounds` debate rounds may have under a token budget of
+    /// `max_total_tokens`: [`MAX_AGENTS`], more when the budget pays for them (at
+    /// [`MIN_TOKENS_PER_CALL`] per call), never over [`CEILING_AGENTS`] (what
+    /// [`DebateSize::check_caps`] allows).
+    pub fn most_agents(rounds: usize, max_total_tokens: Option<u64>) -> usize {
+        let calls_per_agent = (rounds as u64).saturating_add(1);
+        let paid = max_total_tokens.map_or(0, |t| t / MIN_TOKENS_PER_CALL / calls_per_agent);
+        let paid = usize::try_from(paid).unwrap_or(usize::MAX);
+        paid.clamp(MAX_AGENTS, CEILING_AGENTS)
+    }
+
     pub(crate) fn check_caps(&self, max_total_tokens: Option<u64>) -> Result<(), ConfigError> {
         for (over, key, ceiling, noun) in [
             (
@@ -150,6 +161,36 @@ impl DebateSize {
                 ),
             ),
             _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod most_agents_tests {
+    use super::*;
+
+    /// `most_agents` is exactly what `check_caps` allows: that many pass, one more does not.
+    #[test]
+    fn most_agents_is_the_size_check_s_own_limit() {
+        for rounds in [0usize, 1, 3] {
+            for budget in [None, Some(500), Some(1_600), Some(10_000), Some(1_000_000)] {
+                let most = DebateSize::most_agents(rounds, budget);
+                let size = |agents| DebateSize {
+                    agents,
+                    rounds,
+                    agents_from: None,
+                    rounds_from: None,
+                    file: None,
+                };
+                assert!(
+                    size(most).check_caps(budget).is_ok(),
+                    "{rounds} {budget:?} {most}"
+                );
+                assert!(
+                    size(most + 1).check_caps(budget).is_err(),
+                    "{rounds} {budget:?} {most}"
+                );
+            }
         }
     }
 }

@@ -28,19 +28,16 @@ pub async fn check_code_answers(
         return Ok(Validations::new());
     }
     let mut validations = stored_validations(store, run_id).await?;
-    let mut programs: Vec<String> = Vec::new();
+    // Programs the rules count as one (formattings of one program) are checked once, as the
+    // text that shows them; every text of the group gets its checks.
+    let mut given = Vec::new();
     if let Some(trajectory) = transcript.trajectory() {
         for round in 0..trajectory.rounds() {
-            for cell in trajectory.round(round) {
-                if let Some(a) = cell.answer() {
-                    let program = a.canonical().to_string();
-                    if !programs.contains(&program) {
-                        programs.push(program);
-                    }
-                }
-            }
+            given.extend(trajectory.round(round).filter_map(|c| c.answer().cloned()));
         }
     }
+    let groups = moot_core::answer::group_answers(&given);
+    let programs: Vec<String> = groups.iter().map(|g| g.shown.clone()).collect();
     let wanted = |have: Option<&Vec<Validation>>| {
         let has = |k| have.is_some_and(|v| v.iter().any(|c| c.check == k));
         let syntax_ok =
@@ -69,6 +66,13 @@ pub async fn check_code_answers(
         .await?;
     for (program, checks) in done {
         validations.insert(program, checks);
+    }
+    for group in &groups {
+        if let Some(checks) = validations.get(&group.shown).cloned() {
+            for text in group.texts.iter().filter(|t| **t != group.shown) {
+                validations.insert(text.clone(), checks.clone());
+            }
+        }
     }
     Ok(validations)
 }

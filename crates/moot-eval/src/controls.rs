@@ -205,9 +205,16 @@ struct Debate<'a> {
     result: &'a ItemResult,
     item: &'a Item,
     gold: Option<Answer>,
+    /// The debaters' answers round by round; for a protocol of pairwise challenges (SVR-MAD),
+    /// one column per challenge iteration after round 0, in which the receiver holds what its
+    /// challenges left it with and every other agent keeps its answer ([`with_challenges`]).
     trajectory: Trajectory,
     /// Trajectory rows of the debaters.
     debaters: Vec<usize>,
+    /// Whether anything but the debaters' round-0 answers was asked: a later round, a
+    /// challenge, a judgement, a judge's or aggregator's call. Without one, the decision is by
+    /// construction the round-0 vote, and the controls that compare with it do not apply.
+    beyond_round0: bool,
 }
 
 impl Debate<'_> {
@@ -220,7 +227,7 @@ impl Debate<'_> {
     }
 
     fn has_debate_round(&self) -> bool {
-        self.trajectory.rounds() > 1
+        self.beyond_round0
     }
 
     fn round0_vote_right(&self) -> bool {
@@ -241,19 +248,73 @@ fn debates_of<'a>(results: &'a [ItemResult], items: &'a [Item], protocol: &str) 
         .filter(|r| r.protocol == protocol)
         .filter_map(|r| {
             let item = items.iter().find(|i| i.id == r.item_id)?;
-            let trajectory = r.result.transcript.trajectory()?;
+            let transcript = &r.result.transcript;
+            let trajectory = with_challenges(&transcript.trajectory()?, transcript);
             let debaters = (0..trajectory.agents())
                 .filter(|&row| is_debater(&r.agents, row))
                 .collect();
+            let beyond_round0 = r.result.records.iter().any(|c| {
+                !c.skipped
+                    && (c.round > 0
+                        || c.slot != "answer"
+                        || !is_debater(&r.agents, c.agent as usize))
+            });
             Some(Debate {
                 result: r,
                 item,
                 gold: item.gold_answer(),
                 trajectory,
                 debaters,
+                beyond_round0,
             })
         })
         .collect()
+}
+
+/// `trajectory` with a column for each round of challenges (SVR-MAD's iterations: a receiver
+/// debating its challengers one by one): the receiver holds the answer of its last challenge
+/// that got a response that round (an unreadable one holds no answer: the protocol counts it
+/// as a change), and every other agent keeps its answer. A challenge without a response is no
+/// evidence and changes nothing. Without challenges, `trajectory` as it is.
+fn with_challenges(
+    trajectory: &Trajectory,
+    transcript: &moot_core::debate::Transcript,
+) -> Trajectory {
+    use moot_core::debate::{Outcome, Slot};
+    use moot_core::trajectory::Cell;
+    let challenges: Vec<(usize, usize, &Outcome)> = transcript
+        .extra_calls()
+        .filter(|(k, _)| matches!(k.slot, Slot::Challenge(_)))
+        .map(|(k, o)| (k.round, k.agent, o))
+        .collect();
+    if challenges.is_empty() || trajectory.agents() == 0 {
+        return trajectory.clone();
+    }
+    let mut rounds: Vec<usize> = challenges.iter().map(|(r, _, _)| *r).collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    let mut rows: Vec<Vec<Cell>> = (0..trajectory.agents())
+        .map(|a| {
+            (0..trajectory.rounds())
+                .map(|r| trajectory.cell(a, r).clone())
+                .collect()
+        })
+        .collect();
+    for round in rounds {
+        for (a, row) in rows.iter_mut().enumerate() {
+            let mut held = row.last().cloned().unwrap_or(Cell::Missing);
+            for (_, _, outcome) in challenges
+                .iter()
+                .filter(|(r, receiver, _)| *r == round && *receiver == a)
+            {
+                if let Outcome::Responded { answer, .. } = outcome {
+                    held = Cell::Answered(answer.clone());
+                }
+            }
+            row.push(held);
+        }
+    }
+    Trajectory::new(rows).unwrap_or_else(|_| trajectory.clone())
 }
 
 /// Protocol labels in the order they first appear.

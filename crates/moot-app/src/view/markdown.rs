@@ -12,7 +12,7 @@ use crate::run_records::RunRecords;
 /// Programs a run's code answers checked in the sandbox, in the order calls first gave them,
 /// so that tables can name them (`P1`) instead of holding code.
 struct Programs<'a> {
-    order: Vec<&'a str>,
+    order: Vec<crate::view::CheckedProgram<'a>>,
     checks: &'a [ValidationRecord],
 }
 
@@ -27,7 +27,7 @@ impl<'a> Programs<'a> {
     /// `P2` for a checked program; another answer of several lines (an unchecked program) by
     /// its first line; anything else as it is.
     fn name(&self, answer: &str) -> String {
-        match self.order.iter().position(|p| *p == answer) {
+        match self.order.iter().position(|p| p.holds(answer)) {
             Some(i) => format!("P{}", i + 1),
             None => match answer.split_once('\n') {
                 Some((first, _)) => format!("{} …", escape::markdown_code(first)),
@@ -42,10 +42,11 @@ impl<'a> Programs<'a> {
         }
         out.push_str("## Programs checked in the sandbox\n\n");
         for (i, program) in self.order.iter().enumerate() {
+            let program = program.code;
             let verdicts: Vec<String> = self
                 .checks
                 .iter()
-                .filter(|c| c.answer == *program)
+                .filter(|c| c.answer == program)
                 .map(|c| {
                     let detail = if c.detail.is_empty() {
                         String::new()
@@ -81,6 +82,7 @@ pub fn markdown(records: &RunRecords) -> String {
         decisions,
         validations: checks,
         forks,
+        bench_item: _,
     } = records;
     let programs = Programs::new(calls, checks);
     let roles = super::roles(&run.spec);
@@ -111,6 +113,15 @@ pub fn markdown(records: &RunRecords) -> String {
             .map(|f| format!(" · finished: {}", escape::markdown_inline(f)))
             .unwrap_or_default()
     ));
+    if let Some(graded) = records.graded() {
+        out.push_str(&format!(
+            "- benchmark {} item {} · gold: **{}** · the decision is **{}**\n\n",
+            escape::markdown_code(&graded.bench),
+            escape::markdown_code(&graded.item),
+            escape::markdown_inline(&graded.gold),
+            if graded.correct { "right" } else { "wrong" }
+        ));
+    }
     lineage_markdown(&mut out, &crate::view::lineage(run, forks));
     if run.interrupted() {
         out.push_str(&format!(

@@ -11,6 +11,9 @@ use moot_store::Store;
 pub enum Format {
     Markdown,
     Json,
+    /// Each debate as one JSON line (item, gold, each round's answers, decision, correct), as
+    /// lm-evaluation-harness's `--log_samples` writes them.
+    Jsonl,
 }
 
 #[derive(Debug, clap::Args)]
@@ -34,6 +37,34 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+    if args.format == Format::Jsonl {
+        let rows = rt.block_on(moot_app::bench_report::samples(
+            store,
+            &args.runs,
+            args.all_items,
+            moot_config::Via::Cli,
+        ))?;
+        let mut text = String::new();
+        for row in rows {
+            text.push_str(&row.to_string());
+            text.push('\n');
+        }
+        return match &args.out {
+            None => {
+                out!("{}", moot_core::escape::json(&text));
+                Ok(())
+            }
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                let path = dir.join("samples.jsonl");
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                errln!("{}", path.display());
+                Ok(())
+            }
+        };
+    }
     let report = rt.block_on(moot_app::bench_report::report(
         store,
         &args.runs,
@@ -52,7 +83,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             let text = render(&report, args.format, &[])?;
             match args.format {
                 // JSON escapes control characters itself.
-                Format::Json => out!("{text}"),
+                Format::Json | Format::Jsonl => out!("{text}"),
                 Format::Markdown => out!("{}", moot_core::escape::terminal(&text)),
             }
         }
@@ -65,7 +96,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
 fn render(report: &Report, format: Format, plots: &[(&str, &str)]) -> Result<String> {
     Ok(match format {
         Format::Markdown => report.markdown(plots),
-        Format::Json => format!(
+        Format::Json | Format::Jsonl => format!(
             "{}\n",
             moot_core::escape::json(
                 &serde_json::to_string_pretty(report).context("serialising the report")?
@@ -85,7 +116,7 @@ fn write_report(report: &Report, format: Format, dir: &Path) -> Result<()> {
     let links: Vec<(&str, &str)> = plots.iter().map(|(c, f, _)| (*c, *f)).collect();
     let file = match format {
         Format::Markdown => "report.md",
-        Format::Json => "report.json",
+        Format::Json | Format::Jsonl => "report.json",
     };
     let path = dir.join(file);
     moot_files::write_output(&path, render(report, format, &links)?)?;

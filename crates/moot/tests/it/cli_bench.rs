@@ -915,6 +915,8 @@ fn sc_at_budget_runs_a_cot_sc_arm_that_pays_for_the_costliest_debate() {
         "--protocol",
         "free-mad-n",
         "--sim",
+        "--agents",
+        "5",
         "--rounds",
         "3",
         "--run",
@@ -922,7 +924,8 @@ fn sc_at_budget_runs_a_cot_sc_arm_that_pays_for_the_costliest_debate() {
         "--sc-at-budget",
     ]);
     assert!(
-        err.contains("--sc-at-budget: the cot-sc arm needs") && err.contains("max_total_tokens"),
+        err.contains("--sc-at-budget: a debate of --protocol free-mad-n makes about 20 calls")
+            && err.contains("max_total_tokens to at least 2000"),
         "{err}"
     );
 }
@@ -1253,4 +1256,233 @@ fn bench_again_under_its_name_with_other_settings_is_refused_naming_what_differs
     let mut how = first.clone();
     how.extend(["--concurrency", "1"]);
     env.json(&how);
+}
+
+/// Issue 58 item 6: `--sc-at-budget` with debates whose self-consistency arm could not have
+/// the samples it needs is refused before any debate, naming the setting to change; after a
+/// benchmark whose debates cost more than estimated, the arm runs the most samples allowed and
+/// the report says it is short, instead of failing with no report.
+#[test]
+fn sc_at_budget_is_checked_before_any_debate_and_never_loses_the_report() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 4);
+    let args = |name: &str, agents: &str, rounds: &str| -> Vec<String> {
+        [
+            "bench",
+            "--dataset",
+            &data,
+            "--protocol",
+            "som",
+            "--sim",
+            "--limit",
+            "3",
+            "--sc-at-budget",
+            "--agents",
+            agents,
+            "--rounds",
+            rounds,
+            "--name",
+            name,
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let refused = args("big", "5", "3");
+    let refused: Vec<&str> = refused.iter().map(String::as_str).collect();
+    let err = env.refused(&refused);
+    assert!(err.contains("--sc-at-budget"), "{err}");
+    assert!(
+        err.contains("budget.max_total_tokens to at least 2000"),
+        "{err}"
+    );
+    // Nothing ran: no benchmark of that name is stored.
+    let out = env.moot().args(["report", "big"]).output().unwrap();
+    assert!(!out.status.success(), "no benchmark was stored");
+    // A budget that pays for the samples lets it run.
+    let conf = env.write("budget.toml", "[budget]\nmax_total_tokens = 100000\n");
+    let mut paid = refused.clone();
+    paid.extend(["--config", conf.to_str().unwrap()]);
+    let report = env.json(&paid);
+    assert_eq!(
+        report["protocols"].as_array().unwrap().len(),
+        2,
+        "som and its arm"
+    );
+    // 8 agents and one debate round: 16 calls, within the 16 samples an arm may have, but
+    // later-round calls read more than a sample: the arm needs more than 16, runs 16, and is
+    // marked short.
+    let tight = args("tight", "8", "1");
+    let tight: Vec<&str> = tight.iter().map(String::as_str).collect();
+    let out = env
+        .moot()
+        .args(&tight)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arm = &report["controls"]["self_consistency"][0];
+    assert!(stderr.contains("the cot-sc arm runs 16"), "{stderr}");
+    assert_eq!(arm["short"], true, "{arm}");
+    assert_eq!(report["protocols"][1]["protocol"], "cot-sc");
+}
+
+/// Issue 58 item 5: over every protocol, a control says "not applicable" only where the
+/// decision is, by construction, the round-0 vote: where nothing but the debaters' round-0
+/// answers was asked. SVR-MAD (challenges after round 0, no second answer round) gets every
+/// control, its martingale check counted per challenge iteration.
+#[test]
+fn controls_are_not_applicable_only_where_the_decision_is_the_round0_vote() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 6);
+    for entry in moot_core::protocol::PROTOCOLS {
+        let name = format!("c-{}", entry.name);
+        let out = env
+            .moot()
+            .args([
+                "bench",
+                "--dataset",
+                &data,
+                "--protocol",
+                entry.name,
+                "--sim",
+            ])
+            .args(["--agents", "4", "--limit", "6", "--name", &name, "--json"])
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        if out.status.code() == Some(2) {
+            // A protocol this dataset cannot run (one that needs passages) is refused whole.
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                matches!(entry.name, "assigned" | "consultancy"),
+                "{} refused: {err}",
+                entry.name
+            );
+            continue;
+        }
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            entry.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let vote = &report["controls"]["vote_vs_decision"][0];
+        let applicable = !vote["paired"].is_null();
+        // What was asked beyond the debaters' round-0 answers, read from the stored calls.
+        let mut beyond = false;
+        for i in 1..=6 {
+            let run: Value = env.json(&[
+                "show",
+                &format!("{name}/{}/q{i}", entry.name),
+                "--format",
+                "json",
+            ]);
+            let agents = run["run"]["spec"]["agents"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for c in run["calls"].as_array().unwrap() {
+                let role = agents
+                    .get(c["agent"].as_u64().unwrap() as usize)
+                    .and_then(|a| a["role"].as_str());
+                if c["skipped"] != true
+                    && (c["round"] != 0
+                        || c["slot"] != "answer"
+                        || role.is_some_and(|r| r != "debater"))
+                {
+                    beyond = true;
+                }
+            }
+        }
+        assert_eq!(
+            applicable, beyond,
+            "{}: controls applicable = {applicable}, asked beyond round 0 = {beyond}: {vote}",
+            entry.name
+        );
+        if entry.name == "svr-mad" {
+            assert!(applicable, "svr-mad's decision is not its vote");
+            let rounds = &report["controls"]["martingale"][0]["rounds"];
+            assert!(!rounds.as_array().unwrap().is_empty(), "{rounds}");
+        }
+    }
+}
+
+/// Issue 58 item 5: `moot show` of a benchmark's debate gives the item's gold answer and
+/// whether the decision is right; `moot report --format jsonl` gives each debate as a line
+/// (item, gold, each round's answers, decision, correct), agreeing with the report.
+#[test]
+fn show_grades_a_benchmark_debate_and_report_exports_each_debate_as_jsonl() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 5);
+    let report = env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som,cot",
+        "--sim",
+        "--limit",
+        "5",
+        "--name",
+        "g",
+        "--json",
+    ]);
+    let out = env.stdout(&["report", "g", "--format", "jsonl"]);
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 10, "{out}");
+    for p in report["protocols"].as_array().unwrap() {
+        let right = rows
+            .iter()
+            .filter(|r| r["protocol"] == p["protocol"] && r["correct"] == true)
+            .count();
+        assert_eq!(p["correct"], right, "{p}");
+    }
+    for row in &rows {
+        let item = row["item_id"].as_str().unwrap();
+        let n: u64 = item[1..].parse().unwrap();
+        assert_eq!(row["gold"], (n * 7).to_string(), "{row}");
+        assert_eq!(row["bench"], "g");
+        let rounds = row["rounds"].as_array().unwrap();
+        let expected_rounds = if row["protocol"] == "som" { 2 } else { 1 };
+        assert_eq!(rounds.len(), expected_rounds, "{row}");
+        assert_eq!(
+            rounds[0].as_array().unwrap().len(),
+            row["agents"].as_array().unwrap().len()
+        );
+        // `moot show` grades the same debate the same way.
+        let run = row["run_id"].as_str().unwrap();
+        let shown: Value = env.json(&["show", run, "--format", "json"]);
+        assert_eq!(shown["benchmark"]["gold"], row["gold"]);
+        assert_eq!(shown["benchmark"]["correct"], row["correct"]);
+        let text = env.stdout(&["show", run]);
+        let verdict = if row["correct"] == true {
+            "right"
+        } else {
+            "wrong"
+        };
+        assert!(
+            text.contains(&format!(
+                "gold: **{}** · the decision is **{verdict}**",
+                row["gold"].as_str().unwrap()
+            )),
+            "{text}"
+        );
+    }
+    // A run that is no benchmark's says nothing of gold.
+    let asked = env.json(&["ask", "What is 2 + 2?", "--sim", "--gold", "4", "--json"]);
+    let shown: Value = env.json(&[
+        "show",
+        asked["run_id"].as_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(shown["benchmark"].is_null(), "{shown}");
 }

@@ -473,3 +473,42 @@ fn regrade_replaces_a_forged_stored_verdict_and_lists_it() {
     let err = env.refused(&["regrade", "no-such-run"]);
     assert!(err.contains("no run or benchmark named"), "{err}");
 }
+
+/// Issue 58 item 9: two formattings of one program, which the rules count as one answer, are
+/// one program everywhere: one label in `ask`'s output and `moot show`, one sandbox run (its
+/// checks stored once), and the other text shares its verdicts.
+#[test]
+fn formattings_the_rules_count_as_one_program_are_shown_and_checked_as_one() {
+    let env = Env::new();
+    let tight = "def add(a, b):\n    return a+b";
+    let cfg = config(&env, &[RIGHT, tight, RIGHT], "");
+    let tests = tests(&env);
+    let v = ask_with_tests(&env, &cfg, &tests);
+    assert_eq!(v["answer"], RIGHT, "{v}");
+    assert_eq!(verdicts(&v, RIGHT), verdicts(&v, tight), "{v}");
+    let run = v["run_id"].as_str().unwrap();
+    let text = env.stdout(&[
+        "ask",
+        "Write add(a, b).",
+        "--config",
+        &cfg,
+        "--tests",
+        &tests,
+    ]);
+    assert!(text.contains("P1"), "{text}");
+    assert!(!text.contains("P2"), "one program, one label: {text}");
+    let shown = env.stdout(&["show", run]);
+    assert!(!shown.contains("P2"), "one program, one label: {shown}");
+    assert_eq!(
+        shown.matches("### P").count(),
+        1,
+        "one program in the sandbox section: {shown}"
+    );
+    let stored = common::sqlite_text(
+        &env.store(),
+        &format!(
+            "SELECT CAST(COUNT(DISTINCT answer) AS TEXT) FROM validations WHERE run_id = '{run}'"
+        ),
+    );
+    assert_eq!(stored.as_deref(), Some("1"), "checked once");
+}
