@@ -10,10 +10,14 @@ use moot_store::{Access, RunFilter, Store, StoreError, StoreLocation, WholeRun};
 /// Copies everything from the store at `src` to the store at `dst` (each a SQLite file or
 /// sqlite:// URL, or a postgres:// URL; `dst` is created if it is a new SQLite file or an empty
 /// PostgreSQL database). Both stores are closed after, whatever happened.
-pub async fn copy_between(src: &str, dst: &str) -> Result<Copied> {
+pub async fn copy_between(
+    src: &str,
+    dst: &str,
+    on_progress: &mut dyn FnMut(&Copied),
+) -> Result<Copied> {
     let from = open(src, Access::Read).await?;
     let to = open(dst, Access::Create).await?;
-    let result = copy(from.as_ref(), to.as_ref()).await;
+    let result = copy(from.as_ref(), to.as_ref(), on_progress).await;
     to.close().await;
     from.close().await;
     result.context(
@@ -47,7 +51,12 @@ async fn open(spec: &str, access: Access) -> Result<Box<dyn Store>> {
 }
 
 /// Copies what `dst` lacks of `src`.
-async fn copy(src: &dyn Store, dst: &dyn Store) -> Result<Copied> {
+/// `on_progress` hears the counts after each run.
+async fn copy(
+    src: &dyn Store,
+    dst: &dyn Store,
+    on_progress: &mut dyn FnMut(&Copied),
+) -> Result<Copied> {
     let mut copied = Copied::default();
     let mut page = RunFilter::newest(PAGE);
     loop {
@@ -81,6 +90,7 @@ async fn copy(src: &dyn Store, dst: &dyn Store) -> Result<Copied> {
                 // Written meanwhile by another copy.
                 copied.runs_present += 1;
             }
+            on_progress(&copied);
         }
         if runs.len() < PAGE as usize {
             break;

@@ -179,11 +179,11 @@ pub fn fork_benchmark(
     store: &dyn Store,
     rt: &tokio::runtime::Runtime,
 ) -> Result<()> {
-    let spinner = if json {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new_spinner()
-    };
+    let mut meter = crate::progress::meter::Meter::new(
+        &format!("fork of {}", request.parent),
+        &[("debates".to_string(), None)],
+        json,
+    );
     let (mut forked, mut read) = (0usize, 0usize);
     let started = std::time::Instant::now();
     let done = rt.block_on(moot_app::bench_fork::run(
@@ -195,14 +195,16 @@ pub fn fork_benchmark(
             } else {
                 read += 1;
             }
-            spinner.set_message(format!(
-                "{forked} forked, {read} read back · last: {protocol}"
-            ));
-            spinner.tick();
+            if let Some(bar) = meter.bar(0) {
+                bar.inc(1);
+                bar.set_message(format!(
+                    "{forked} forked, {read} read back · last: {protocol}"
+                ));
+            }
         },
-        &mut |m| spinner.suspend(|| errln!("{}", moot_core::escape::terminal(m))),
+        &mut |m| meter.suspend(|| errln!("{}", moot_core::escape::terminal(m))),
     ))?;
-    spinner.finish_and_clear();
+    meter.finish();
     if !json {
         errln!(
             "benchmark {}: fork of {} at round {}; {} forked, {} read back",

@@ -18,23 +18,37 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    rt.block_on(import(
+    let mut meter =
+        crate::progress::meter::Meter::new("import", &[("files".to_string(), None)], false);
+    let done = rt.block_on(import(
         &args.path,
         args.max_file_bytes,
         moot_config::Via::Cli,
         store,
-        &mut |file, outcome| match outcome {
-            FileOutcome::Imported(id) => outln!("{}: imported as {id}", shown(file)),
-            FileOutcome::ImportedBefore(id) => {
-                outln!("{}: already imported as {id}", shown(file))
+        &mut |file, outcome| {
+            if let Some(bar) = meter.bar(0) {
+                bar.inc(1);
             }
-            FileOutcome::Failed(why) => {
-                // As moot's own error line is: one line, and no key that a file or a store
-                // error quotes reaches the terminal.
-                let line = format!("{}: not imported: {why}", shown(file)).replace('\n', " ");
-                let line = crate::output::redact(&line);
-                errln!("moot: error: {line}");
-            }
+            meter.suspend(|| said(file, outcome));
         },
-    ))
+    ));
+    meter.finish();
+    done
+}
+
+/// One line per file: imported (or already), or why not.
+fn said(file: &std::path::Path, outcome: &FileOutcome) {
+    match outcome {
+        FileOutcome::Imported(id) => outln!("{}: imported as {id}", shown(file)),
+        FileOutcome::ImportedBefore(id) => {
+            outln!("{}: already imported as {id}", shown(file))
+        }
+        FileOutcome::Failed(why) => {
+            // As moot's own error line is: one line, and no key that a file or a store
+            // error quotes reaches the terminal.
+            let line = format!("{}: not imported: {why}", shown(file)).replace('\n', " ");
+            let line = crate::output::redact(&line);
+            errln!("moot: error: {line}");
+        }
+    }
 }

@@ -20,7 +20,18 @@ pub enum Command {
 
 pub fn run(command: Command, rt: &tokio::runtime::Runtime) -> Result<()> {
     let Command::Copy { src, dst, output } = command;
-    let copied = rt.block_on(moot_app::store_copy::copy_between(&src, &dst))?;
+    let mut meter = crate::progress::meter::Meter::new(
+        "store copy",
+        &[("runs".to_string(), None)],
+        output.json,
+    );
+    let copied = rt.block_on(moot_app::store_copy::copy_between(&src, &dst, &mut |c| {
+        if let Some(bar) = meter.bar(0) {
+            bar.set_position(c.runs + c.runs_present);
+            bar.set_message(format!("{} copied, {} calls", c.runs, c.calls));
+        }
+    }))?;
+    meter.finish();
     if output.json {
         outln!("{}", serde_json::to_string(&copied)?);
     } else {

@@ -36,15 +36,17 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
         total,
         sweep.concurrency
     );
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} debates, {per_sec}, {eta}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    let mut meter = crate::progress::meter::Meter::new(
+        &format!("sweep {}", sweep.plan.title),
+        &[("debates".to_string(), Some(total))],
+        false,
     );
     let swept = rt.block_on(sweep.run(&args.out, command_line(), |done, _| {
-        bar.set_position(done as u64)
+        if let Some(bar) = meter.bar(0) {
+            bar.set_position(done as u64);
+        }
     }))?;
-    bar.finish_and_clear();
+    meter.finish();
     let seconds = swept.wall.as_secs_f64();
     errln!(
         "ran {} debates in {seconds:.1} s ({:.0} debates/s)",

@@ -82,7 +82,10 @@ struct Shown {
 
 impl BenchEvents for Shown {
     fn message(&mut self, message: &str) {
-        errln!("{message}");
+        match &self.progress {
+            Some(progress) => progress.meter.suspend(|| errln!("{message}")),
+            None => errln!("{message}"),
+        }
     }
 
     fn started(&mut self, prepared: &Prepared) {
@@ -97,6 +100,7 @@ impl BenchEvents for Shown {
             );
         }
         self.progress = Some(BenchProgress::new(
+            &prepared.name,
             &prepared.protocols,
             prepared.items.len(),
             self.json,
@@ -114,7 +118,7 @@ impl BenchEvents for Shown {
     }
 
     fn ended(&mut self) {
-        if let Some(progress) = self.progress.take() {
+        if let Some(mut progress) = self.progress.take() {
             progress.clear();
         }
     }
@@ -161,36 +165,21 @@ fn print_report(done: &Benchmarked, json: bool) -> Result<()> {
 /// One progress bar per protocol, with its running accuracy and output tokens.
 struct BenchProgress {
     protocols: Vec<String>,
-    bars: Vec<indicatif::ProgressBar>,
+    meter: super::meter::Meter,
     /// Per protocol: debates finished, correct, output tokens.
     tally: Vec<(usize, usize, u64)>,
-    _multi: indicatif::MultiProgress,
 }
 
 impl BenchProgress {
-    fn new(protocols: &[String], items: usize, hidden: bool) -> BenchProgress {
-        let multi = indicatif::MultiProgress::with_draw_target(if hidden {
-            indicatif::ProgressDrawTarget::hidden()
-        } else {
-            indicatif::ProgressDrawTarget::stderr()
-        });
-        let style =
-            indicatif::ProgressStyle::with_template("{prefix:>14} {bar:30} {pos}/{len} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        let bars = protocols
+    fn new(name: &str, protocols: &[String], items: usize, hidden: bool) -> BenchProgress {
+        let rows: Vec<(String, Option<u64>)> = protocols
             .iter()
-            .map(|p| {
-                let bar = multi.add(indicatif::ProgressBar::new(items as u64));
-                bar.set_style(style.clone());
-                bar.set_prefix(p.clone());
-                bar
-            })
+            .map(|p| (p.clone(), Some(items as u64)))
             .collect();
         BenchProgress {
             protocols: protocols.to_vec(),
-            bars,
+            meter: super::meter::Meter::new(&format!("benchmark {name}"), &rows, hidden),
             tally: vec![(0, 0, 0); protocols.len()],
-            _multi: multi,
         }
     }
 
@@ -202,13 +191,13 @@ impl BenchProgress {
         t.0 += 1;
         t.1 += usize::from(correct);
         t.2 = t.2.saturating_add(output_tokens);
-        self.bars[i].inc(1);
-        self.bars[i].set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
+        if let Some(bar) = self.meter.bar(i) {
+            bar.inc(1);
+            bar.set_message(format!("accuracy {}/{} · {} output tokens", t.1, t.0, t.2));
+        }
     }
 
-    fn clear(&self) {
-        for bar in &self.bars {
-            bar.finish_and_clear();
-        }
+    fn clear(&mut self) {
+        self.meter.finish();
     }
 }

@@ -10,6 +10,12 @@ use moot_core::text::plural;
 pub struct Progress {
     bar: indicatif::ProgressBar,
     rounds: usize,
+    /// The debate's agents by id, as the summary names them (agent numbers until known).
+    ids: std::sync::Mutex<Vec<String>>,
+    /// The round's calls that have not finished.
+    running: std::sync::atomic::AtomicUsize,
+    /// The round shown (`round 1/2`, `step 3`).
+    round: std::sync::Mutex<String>,
 }
 
 impl Progress {
@@ -21,7 +27,20 @@ impl Progress {
             b.enable_steady_tick(Duration::from_millis(120));
             b
         };
-        Progress { bar, rounds }
+        Progress {
+            bar,
+            rounds,
+            ids: std::sync::Mutex::new(Vec::new()),
+            running: std::sync::atomic::AtomicUsize::new(0),
+            round: std::sync::Mutex::new(String::new()),
+        }
+    }
+
+    /// Names the agents by id from now on.
+    pub fn agents(&self, ids: Vec<String>) {
+        if let Ok(mut mine) = self.ids.lock() {
+            *mine = ids;
+        }
     }
 
     pub fn message(&self, m: &str) {
@@ -30,6 +49,24 @@ impl Progress {
 
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+
+    /// `agent alpha` (by id, as the summary names it), `agent 2` before the ids are known.
+    fn agent(&self, index: usize) -> String {
+        let id = self
+            .ids
+            .lock()
+            .ok()
+            .and_then(|ids| ids.get(index).cloned())
+            .map(|id| moot_core::escape::terminal(&id).into_owned());
+        format!("agent {}", id.unwrap_or_else(|| (index + 1).to_string()))
+    }
+
+    fn show_running(&self) {
+        let running = self.running.load(std::sync::atomic::Ordering::Relaxed);
+        let round = self.round.lock().map(|r| r.clone()).unwrap_or_default();
+        self.bar
+            .set_message(format!("{round} · {} running", plural(running, "call")));
     }
 }
 
@@ -41,8 +78,12 @@ impl moot_engine::Observer for Progress {
         } else {
             format!("step {round}")
         };
-        self.bar
-            .set_message(format!("{of} · {} running", plural(calls, "call")));
+        if let Ok(mut shown) = self.round.lock() {
+            *shown = of;
+        }
+        self.running
+            .store(calls, std::sync::atomic::Ordering::Relaxed);
+        self.show_running();
     }
 
     fn call_finished(&self, call: CallKey, outcome: Option<&Outcome>) {
@@ -57,21 +98,28 @@ impl moot_engine::Observer for Progress {
                 }),
             ) => a.canonical().to_string(),
             (_, Some(Outcome::Responded { answer: None, .. })) => "no answer".into(),
-            (_, Some(Outcome::Missing { .. })) => "missing".into(),
+            (_, Some(Outcome::Missing { .. })) => "failed".into(),
             (_, Some(Outcome::Skipped { .. })) => "skipped".into(),
             (_, None) => "?".into(),
         };
         let who = match call.slot {
-            Slot::Answer => format!("agent {}", call.agent + 1),
+            Slot::Answer => self.agent(call.agent),
             Slot::Judge(author) => {
-                format!("agent {} judges agent {}", call.agent + 1, author + 1)
+                format!("{} judges {}", self.agent(call.agent), self.agent(author))
             }
             Slot::Challenge(challenger) => format!(
-                "agent {} challenged by agent {}",
-                call.agent + 1,
-                challenger + 1
+                "{} challenged by {}",
+                self.agent(call.agent),
+                self.agent(challenger)
             ),
         };
+        // Only calls still running are counted: a finished (or skipped) one leaves the count.
+        let _ = self.running.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |n| n.checked_sub(1),
+        );
+        self.show_running();
         self.bar.println(crate::output::redact(&format!(
             "  round {} · {who}: {what}",
             call.round
@@ -89,6 +137,7 @@ pub fn run_and_print(
     strict: bool,
     rt: &tokio::runtime::Runtime,
 ) -> anyhow::Result<()> {
+    progress.agents(session.spec.agents.iter().map(|a| a.id.clone()).collect());
     let finished = rt.block_on(moot_app::session::run(session, &progress, &mut |run_id| {
         if !json {
             errln!("run {run_id}");

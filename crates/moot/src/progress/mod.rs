@@ -3,4 +3,5 @@
 
 pub mod bench;
 pub mod debate;
+pub mod meter;
 pub mod work;

@@ -469,3 +469,25 @@ fn a_benchmark_whose_owner_lives_is_not_run_again_under_its_name() {
     owner.kill().unwrap();
     owner.wait().unwrap();
 }
+
+/// Issue 58 item 7: on a terminal, `moot ask`'s live lines name agents by id, as the summary
+/// does.
+#[test]
+fn the_live_display_names_agents_by_id() {
+    let env = crate::common::Env::new();
+    let moot = assert_cmd::cargo::cargo_bin("moot");
+    let out = std::process::Command::new("script")
+        .args(["-qec"])
+        .arg(format!(
+            "{} ask 'What is 2 + 2?' --sim --gold 4 --store memory:",
+            moot.display()
+        ))
+        .arg("/dev/null")
+        .env("MOOT_STORE", env.store())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("round 0 · agent sim-1: "), "{text}");
+    assert!(!text.contains("round 0 · agent 1: "), "{text}");
+}

@@ -1486,3 +1486,68 @@ fn show_grades_a_benchmark_debate_and_report_exports_each_debate_as_jsonl() {
     ]);
     assert!(shown["benchmark"].is_null(), "{shown}");
 }
+
+/// Issue 58 item 7: where standard error is not a terminal, a benchmark prints a progress line
+/// (count, rate, elapsed time) at least every 10 s, even while no debate finishes.
+#[test]
+fn a_benchmark_prints_a_progress_line_while_nothing_finishes_when_stderr_is_no_terminal() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let data = arith_dataset(&env, 1);
+    let gate = env.dir.path().join("go");
+    let agent = script(
+        &env,
+        "waits.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nwhile [ ! -e {} ]; do sleep 0.2; done\necho 'Final answer: 7'\n",
+            gate.display()
+        ),
+    );
+    let a = agent.display();
+    let config = env.write(
+        "waits.toml",
+        &format!(
+            "[debate]\nsoft_timeout_ms = 120000\nhard_timeout_ms = 180000\n[security]\ncli_allowed_commands = [\"{a}\"]\n[[agents]]\nid = \"w\"\nbackend = \"cli\"\ncommand = \"{a}\"\n"
+        ),
+    );
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("moot"))
+        .env("MOOT_STORE", env.store())
+        .args([
+            "bench",
+            "--dataset",
+            &data,
+            "--protocol",
+            "cot",
+            "--name",
+            "slow",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let beat = loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a progress line within 60 s");
+        if line.starts_with("benchmark slow: cot 0/1") {
+            break line;
+        }
+    };
+    assert!(beat.contains("/s") && beat.contains("elapsed"), "{beat}");
+    std::fs::write(&gate, "").unwrap();
+    assert!(child.wait().unwrap().success());
+}
