@@ -34,6 +34,8 @@ pub struct Sweep {
 /// A sweep that ran: where its report went, and how long its debates took.
 pub struct Swept {
     pub written: Written,
+    /// The report's summary paragraph (Markdown).
+    pub summary: String,
     pub debates: u64,
     pub wall: Duration,
 }
@@ -98,6 +100,7 @@ impl Sweep {
         let report = SweepReport::new(self.plan, &data, command, self.text);
         let written = report.write(out, &self.stem).map_err(error)?;
         Ok(Swept {
+            summary: report.summary(),
             written,
             debates,
             wall,

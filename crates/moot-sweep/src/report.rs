@@ -47,6 +47,12 @@ impl SweepReport {
         &self.plan.arms[self.plan.compare.1].label
     }
 
+    /// The summary paragraph: in how many cells the first arm is significantly better, worse
+    /// or indistinguishable, and where.
+    pub fn summary(&self) -> String {
+        summary(&self.plan, &self.stats)
+    }
+
     /// The Markdown report; `svg_name` is the plot's file name beside it.
     pub fn markdown(&self, svg_name: &str) -> String {
         let plan = &self.plan;

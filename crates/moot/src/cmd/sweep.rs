@@ -53,6 +53,8 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
         swept.debates,
         swept.debates as f64 / seconds.max(1e-9)
     );
+    // What it found first, then where the tables and the plot are.
+    outln!("{}\n", moot_core::escape::terminal(&swept.summary));
     let written = &swept.written;
     for path in [&written.markdown, &written.csv, &written.svg] {
         outln!("{}", path.display());

@@ -81,6 +81,13 @@ values = [0.4, 0.6]
         assert!(path.is_file(), "{}", path.display());
         assert!(stdout.contains(path.to_str().unwrap()), "{stdout}");
     }
+    // Issue 58 item 5: the summary is printed, not only where it was written.
+    assert!(
+        stdout.starts_with(
+            "Over 4 cells (2 beta_conform × 2 accuracy values) of 20 paired debates each"
+        ),
+        "{stdout}"
+    );
 
     let md = std::fs::read_to_string(out.join("tiny.md")).unwrap();
     assert!(md.starts_with("# Tiny sweep\n"), "{md}");
