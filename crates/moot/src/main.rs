@@ -8,6 +8,7 @@ mod flags;
 mod going_on;
 mod input;
 mod progress;
+mod terminal;
 
 use moot_app::prepare::{self, StoreArg};
 

@@ -235,7 +235,7 @@ pub fn fork_benchmark(
         value["seconds"] = serde_json::json!(started.elapsed().as_secs_f64());
         outln!("{value}");
     } else {
-        out!("{}", moot_core::escape::terminal(&report.markdown(&[])));
+        out!("{}", crate::terminal::shown(&report, &report.markdown(&[])));
     }
     crate::progress::bench::tell_failed_calls(&report, strict)
 }

@@ -23,8 +23,10 @@ pub struct Args {
     /// is labelled with its rounds (`som R=2`), or its benchmark when the rounds are the same.
     #[arg(required = true, value_name = "BENCH")]
     runs: Vec<String>,
-    #[arg(long, value_enum, default_value_t = Format::Markdown)]
-    format: Format,
+    /// The report's form (default: on a terminal, a summary and the tables aligned to its
+    /// width; elsewhere Markdown).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     /// Report every finished debate, even of items not every protocol finished (by default
     /// such items are left out, and counted, so that protocols are compared on the same items).
     #[arg(long)]
@@ -37,7 +39,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    if args.format == Format::Jsonl {
+    let shown_on = match args.format {
+        None if args.out.is_none() => crate::terminal::width(),
+        _ => None,
+    };
+    let format = args.format.unwrap_or(Format::Markdown);
+    if format == Format::Jsonl {
         let rows = rt.block_on(moot_app::bench_report::samples(
             store,
             &args.runs,
@@ -79,15 +86,23 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
         );
     }
     match &args.out {
+        None if shown_on.is_some() => {
+            let width = shown_on.unwrap_or(80);
+            let markdown = report.markdown(&[]);
+            out!(
+                "{}",
+                moot_core::escape::terminal(&crate::terminal::report(&report, &markdown, width))
+            );
+        }
         None => {
-            let text = render(&report, args.format, &[])?;
-            match args.format {
+            let text = render(&report, format, &[])?;
+            match format {
                 // JSON escapes control characters itself.
                 Format::Json | Format::Jsonl => out!("{text}"),
                 Format::Markdown => out!("{}", moot_core::escape::terminal(&text)),
             }
         }
-        Some(dir) => write_report(&report, args.format, dir)?,
+        Some(dir) => write_report(&report, format, dir)?,
     }
     Ok(())
 }

@@ -144,7 +144,10 @@ fn print_report(done: &Benchmarked, json: bool) -> Result<()> {
         return Ok(());
     }
     let throughput = &done.throughput;
-    out!("{}", done.report.markdown(&[]));
+    out!(
+        "{}",
+        crate::terminal::shown(&done.report, &done.report.markdown(&[]))
+    );
     outln!(
         "\nwall {:.1} s · {} calls in {} debates · {:.0} calls/s · {:.0} µs/call",
         throughput.seconds,

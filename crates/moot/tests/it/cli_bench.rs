@@ -1551,3 +1551,49 @@ fn a_benchmark_prints_a_progress_line_while_nothing_finishes_when_stderr_is_no_t
     std::fs::write(&gate, "").unwrap();
     assert!(child.wait().unwrap().success());
 }
+
+/// Issue 58 item 5: on a terminal, `moot report` gives a summary first and every table aligned
+/// within the terminal's width; `--format markdown` keeps the full Markdown.
+#[test]
+fn on_a_terminal_a_report_starts_with_a_summary_and_fits_the_width() {
+    let env = Env::new();
+    let data = arith_dataset(&env, 3);
+    env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som,cot",
+        "--sim",
+        "--name",
+        "t",
+        "--json",
+    ]);
+    let moot = assert_cmd::cargo::cargo_bin("moot");
+    let on_terminal = |extra: &str| {
+        let out = StdCommand::new("script")
+            .arg("-qec")
+            .arg(format!(
+                "stty rows 40 cols 80; {} report t {extra}",
+                moot.display()
+            ))
+            .arg("/dev/null")
+            .env("MOOT_STORE", env.store())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+    };
+    let text = on_terminal("");
+    assert!(text.starts_with("Summary\n"), "{text}");
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line:?}",
+            line.chars().count()
+        );
+    }
+    assert!(!text.contains("|---|"), "{text}");
+    let markdown = on_terminal("--format markdown");
+    assert!(markdown.contains("| protocol | accuracy |"), "{markdown}");
+}
