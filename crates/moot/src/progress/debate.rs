@@ -96,7 +96,10 @@ pub fn run_and_print(
     }));
     progress.finish();
     let mut finished = finished?;
-    let summary = finished.summary();
+    let summary = moot_app::run_summary::RunSummary {
+        lasting: !crate::going_on::in_memory(),
+        ..finished.summary()
+    };
     if json {
         outln!("{}", moot_core::escape::json(&finished.json().to_string()));
     } else {
