@@ -86,9 +86,7 @@ async fn gather(
         let bench = load(store, name)
             .await
             .map_err(|e| match e.downcast::<StoreError>() {
-                Ok(StoreError::BenchNotFound(_)) => anyhow::Error::new(InputError(format!(
-                    "no benchmark named {name:?} in the store"
-                ))),
+                Ok(StoreError::BenchNotFound(_)) => crate::not_found::NotFound::bench(name).into(),
                 Ok(other) => other.into(),
                 Err(e) => e,
             })?;

@@ -5,8 +5,6 @@ use anyhow::Result;
 use moot_store::{BenchRecord, JobCounts, JobState, RunStatus, Store, StoreError, WorkerRecord};
 use serde_json::{json, Value};
 
-use crate::error::bad_input;
-
 /// A worker not seen for this long is taken for stopped (killed, or cut off from the store).
 const SILENT_AFTER_MS: i64 = 120_000;
 
@@ -64,7 +62,7 @@ impl BenchStatus {
     pub async fn load(store: &dyn Store, name: &str) -> Result<BenchStatus> {
         let bench = match store.bench(name).await {
             Err(StoreError::BenchNotFound(name)) => {
-                return bad_input(format!("no benchmark named {name:?} in the store"))
+                return Err(crate::not_found::NotFound::bench(&name).into())
             }
             other => other?,
         };
@@ -137,8 +135,9 @@ mod tests {
         let store = moot_store::MemoryStore::default();
         let e = BenchStatus::load(&store, "b").await.expect_err("refused");
         assert_eq!(
-            e.downcast_ref::<crate::InputError>().map(|e| e.0.as_str()),
-            Some("no benchmark named \"b\" in the store")
+            e.downcast_ref::<crate::not_found::NotFound>(),
+            Some(&crate::not_found::NotFound::bench("b"))
         );
+        assert_eq!(crate::error::kind_of(&e), crate::error::ErrorKind::Input);
     }
 }

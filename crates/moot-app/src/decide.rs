@@ -37,7 +37,7 @@ pub struct StoredRun {
 
 impl StoredRun {
     /// The stored run `run_id` with its calls and its protocol; a run the store does not hold
-    /// is an [`InputError`].
+    /// is a [`NotFound`](crate::not_found::NotFound).
     pub async fn load(store: &dyn Store, run_id: &str) -> Result<StoredRun> {
         let read = async {
             let run = store.run(run_id).await?;
@@ -46,7 +46,9 @@ impl StoredRun {
             Ok::<_, StoreError>((run, calls, validations))
         };
         let (run, calls, validations) = read.await.map_err(|e| match e {
-            StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
+            StoreError::RunNotFound(_) => {
+                anyhow::Error::new(crate::not_found::NotFound::run(run_id))
+            }
             other => other.into(),
         })?;
         let validations = validations?;

@@ -48,6 +48,7 @@ pub fn kind_of(e: &anyhow::Error) -> ErrorKind {
     for link in e.chain() {
         if link.downcast_ref::<InputError>().is_some()
             || link.downcast_ref::<moot_config::ConfigError>().is_some()
+            || link.downcast_ref::<crate::not_found::NotFound>().is_some()
         {
             return ErrorKind::Input;
         }

@@ -298,9 +298,7 @@ pub fn refusal(
 async fn finished_parent(store: &dyn Store, id: &str) -> Result<RunRecord> {
     let run = match store.run(id).await {
         Ok(run) => run,
-        Err(StoreError::RunNotFound(_)) => {
-            return bad_input(format!("no run {id:?} in the store to fork"))
-        }
+        Err(StoreError::RunNotFound(_)) => return Err(crate::not_found::NotFound::run(id).into()),
         Err(e) => return Err(e.into()),
     };
     if run.status != RunStatus::Done {

@@ -46,6 +46,8 @@ pub mod error;
 pub mod fork;
 pub mod health;
 pub mod import;
+pub mod listing;
+pub mod not_found;
 pub mod prepare;
 pub mod regrade;
 pub mod request;

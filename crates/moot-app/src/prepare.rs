@@ -17,15 +17,15 @@ pub enum Named {
     Bench(BenchRecord),
 }
 
-/// The run named `name`, else the benchmark of that name; neither is an input error that says
-/// so.
+/// The run named `name`, else the benchmark of that name; neither is a
+/// [`NotFound`](crate::not_found::NotFound).
 pub async fn run_or_bench(store: &dyn Store, name: &str) -> Result<Named> {
     match store.run(name).await {
         Ok(run) => Ok(Named::Run(run)),
         Err(StoreError::RunNotFound(_)) => match store.bench(name).await {
             Ok(bench) => Ok(Named::Bench(bench)),
             Err(StoreError::BenchNotFound(_)) => {
-                Err(InputError(format!("no run or benchmark named {name:?} in the store")).into())
+                Err(crate::not_found::NotFound::run_or_bench(name).into())
             }
             Err(e) => Err(e.into()),
         },
@@ -59,11 +59,21 @@ impl StoreArg {
             .map_err(|e| self.error(e))
     }
 
-    fn location(&self) -> Result<StoreLocation> {
+    /// Where the store is: `--store`, `MOOT_STORE`, or the default location.
+    pub fn location(&self) -> Result<StoreLocation> {
         Ok(match self.spec.as_deref() {
             Some(s) if !s.trim().is_empty() => StoreLocation::parse(s),
             _ => StoreLocation::default_location().map_err(|e| self.error(e))?,
         })
+    }
+
+    /// Where the value came from: `--store`, `MOOT_STORE`, or neither (the default location).
+    pub fn source(&self) -> StoreSource {
+        match self.spec.as_deref() {
+            Some(s) if !s.trim().is_empty() && self.from_env => StoreSource::Env,
+            Some(s) if !s.trim().is_empty() => StoreSource::Flag,
+            _ => StoreSource::Default,
+        }
     }
 
     /// The store opened for `access`, to share across a long-running server's tasks.
@@ -77,19 +87,21 @@ impl StoreArg {
         Ok(store)
     }
 
-    /// The store for a server, which records the debates it starts ([`Access::Create`]); one
-    /// that cannot be written (a read-only filesystem) is opened to read instead, as
-    /// `on_notice` is told: the server shows what it holds and refuses new debates.
+    /// The store for a server, which records the debates it starts in a store that exists
+    /// ([`Access::Write`]: a server never creates one, so a mistyped path is refused as a
+    /// reading command refuses it, not served empty); one that cannot be written (a read-only
+    /// filesystem) is opened to read instead, as `on_notice` is told: the server shows what it
+    /// holds and refuses new debates.
     pub fn open_for_serving(
         &self,
         rt: &tokio::runtime::Runtime,
         on_notice: &mut dyn FnMut(&str),
     ) -> Result<Arc<dyn Store>> {
         let location = self.location()?;
-        match rt.block_on(location.open(Access::Create)) {
+        match rt.block_on(location.open(Access::Write)) {
             Ok(store) => {
                 let store: Arc<dyn Store> = Arc::from(store);
-                self.share_rate_limits(Access::Create, &store);
+                self.share_rate_limits(Access::Write, &store);
                 Ok(store)
             }
             Err(e @ StoreError::NotWritable { .. }) => {
@@ -126,10 +138,38 @@ impl StoreArg {
         let rt = runtime()?;
         let store: Arc<dyn Store> = Arc::from(self.open(access, &rt)?);
         self.share_rate_limits(access, &store);
-        let result = command(store.as_ref(), &rt);
+        let result = command(store.as_ref(), &rt).map_err(|e| self.placed(e, store.as_ref(), &rt));
         moot_backends::limits::share_across_processes(None);
         rt.block_on(store.close());
         result
+    }
+
+    /// The store as a message shows it: a file's path, a URL without its password, `memory:`.
+    pub fn shown(&self) -> String {
+        match self.location() {
+            Ok(StoreLocation::Sqlite { path, .. }) => path.display().to_string(),
+            Ok(StoreLocation::Postgres(url)) => moot_store::redact_url(&url),
+            Ok(StoreLocation::Memory) => "memory:".into(),
+            Ok(StoreLocation::Refused(_)) | Err(_) => "given".into(),
+        }
+    }
+
+    /// A name the store does not hold ([`NotFound`](crate::not_found::NotFound)), said with
+    /// the store looked in and the names close to it there; any other error as it is.
+    fn placed(
+        &self,
+        e: anyhow::Error,
+        store: &dyn Store,
+        rt: &tokio::runtime::Runtime,
+    ) -> anyhow::Error {
+        let Some(not_found) = e
+            .chain()
+            .find_map(|link| link.downcast_ref::<crate::not_found::NotFound>())
+        else {
+            return e;
+        };
+        let said = rt.block_on(crate::not_found::described(store, &self.shown(), not_found));
+        InputError(said).into()
     }
 
     /// A store that cannot be used stays a `StoreError` (the front ends classify it with
@@ -140,6 +180,18 @@ impl StoreArg {
         }
         e.into()
     }
+}
+
+/// Where the store in use was named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreSource {
+    /// `--store`.
+    Flag,
+    /// `MOOT_STORE`.
+    Env,
+    /// Neither: the default location in the user's data directory.
+    Default,
 }
 
 /// The configuration file at `path`, checked, or the defaults without one.

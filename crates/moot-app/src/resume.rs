@@ -250,8 +250,9 @@ mod tests {
             .err()
             .expect("refused");
         assert_eq!(
-            e.downcast_ref::<InputError>().map(|e| e.0.as_str()),
-            Some("no run or benchmark named \"nothing\" in the store")
+            e.downcast_ref::<crate::not_found::NotFound>(),
+            Some(&crate::not_found::NotFound::run_or_bench("nothing"))
         );
+        assert_eq!(crate::error::kind_of(&e), crate::error::ErrorKind::Input);
     }
 }

@@ -7,8 +7,6 @@ use moot_store::{
 };
 use serde_json::{json, Value};
 
-use crate::error::InputError;
-
 /// A run record as JSON, with the status it is shown with (`interrupted` for a running run
 /// whose process is gone) rather than the one stored.
 pub fn run_json(run: &RunRecord) -> Value {
@@ -73,8 +71,8 @@ pub struct Graded {
 }
 
 impl RunRecords {
-    /// The run `run_id` as stored; a run the store does not hold is an [`InputError`] that says
-    /// so.
+    /// The run `run_id` as stored; a run the store does not hold is a
+    /// [`NotFound`](crate::not_found::NotFound).
     pub async fn load(store: &dyn Store, run_id: &str) -> Result<RunRecords> {
         let read = async {
             Ok::<_, StoreError>(RunRecords {
@@ -87,7 +85,9 @@ impl RunRecords {
             })
         };
         read.await.map_err(|e| match e {
-            StoreError::RunNotFound(_) => anyhow::Error::new(InputError(e.to_string())),
+            StoreError::RunNotFound(_) => {
+                anyhow::Error::new(crate::not_found::NotFound::run(run_id))
+            }
             other => other.into(),
         })
     }

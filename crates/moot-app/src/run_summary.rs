@@ -27,6 +27,9 @@ pub struct RunSummary<'a> {
     pub wall: Duration,
     /// Embedded-model throughput line, when local agents ran.
     pub throughput: Option<String>,
+    /// The run is in a store that outlives the process: the summary says how to show it
+    /// again (not for `--store memory:`, where nothing can).
+    pub lasting: bool,
 }
 
 impl RunSummary<'_> {
@@ -262,10 +265,17 @@ impl RunSummary<'_> {
         if let Some(t) = &self.throughput {
             out.push_str(&format!("{t}\n"));
         }
-        out.push_str(&format!(
-            "Run: {}  (moot show {})\n",
-            self.result.run_id, self.result.run_id
-        ));
+        if self.lasting {
+            out.push_str(&format!(
+                "Run: {}  (moot show {})\n",
+                self.result.run_id, self.result.run_id
+            ));
+        } else {
+            out.push_str(&format!(
+                "Run: {}  (in memory: gone when moot exits)\n",
+                self.result.run_id
+            ));
+        }
         out
     }
 }

@@ -72,6 +72,7 @@ impl Finished {
             agent_ids: self.agent_ids.clone(),
             wall: self.wall,
             throughput: self.throughput.clone(),
+            lasting: true,
         }
     }
 }

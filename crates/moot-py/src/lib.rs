@@ -271,6 +271,7 @@ impl Store {
             answer,
             from: since,
             to: until,
+            outside_benches: false,
             offset,
             limit,
         };

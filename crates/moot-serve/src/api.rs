@@ -89,6 +89,7 @@ impl ListQuery {
             answer: keep(&self.answer),
             from: keep(&self.from),
             to: keep(&self.to),
+            outside_benches: false,
             // A page past any count is empty, never page 1 again (no wrapping).
             offset: self
                 .page

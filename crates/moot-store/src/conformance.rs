@@ -279,6 +279,38 @@ pub(crate) async fn check_list_conformance(store: &dyn Store) {
         let listed = store.list_runs(filter).await.unwrap();
         assert!(listed.iter().all(|r| filter.matches(r)), "{filter:?}");
     }
+    // A benchmark's debate is left out when only the runs outside benchmarks are asked for.
+    store
+        .create_bench(&BenchRecord {
+            name: "listed".into(),
+            created_at: "2026-11-22T00:00:00Z".into(),
+            dataset: "gsm8k".into(),
+            protocols: vec!["som".into()],
+            limit: None,
+            seed: 1,
+            config: serde_json::json!({}),
+            fork: None,
+            left_out: None,
+        })
+        .await
+        .unwrap();
+    store
+        .record_bench_item(&BenchItemRecord {
+            bench: "listed".into(),
+            protocol: "som".into(),
+            item_id: "i1".into(),
+            position: 0,
+            gold: "1".into(),
+            run_id: "c".into(),
+        })
+        .await
+        .unwrap();
+    let outside = RunFilter {
+        outside_benches: true,
+        ..som.clone()
+    };
+    assert_eq!(ids(store.list_runs(&outside).await.unwrap()), ["d", "a"]);
+    assert_eq!(ids(store.list_runs(&som).await.unwrap()), ["d", "c", "a"]);
 }
 
 /// A call of run `run` with every field set, answered (`text`) or not.

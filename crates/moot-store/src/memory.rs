@@ -403,7 +403,16 @@ impl Store for MemoryStore {
 
     async fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError> {
         self.with(|i| {
-            let mut runs: Vec<&RunRecord> = i.runs.values().filter(|r| filter.matches(r)).collect();
+            let benched: std::collections::HashSet<&str> = if filter.outside_benches {
+                i.bench_items.values().map(|x| x.run_id.as_str()).collect()
+            } else {
+                Default::default()
+            };
+            let mut runs: Vec<&RunRecord> = i
+                .runs
+                .values()
+                .filter(|r| filter.matches(r) && !benched.contains(r.id.as_str()))
+                .collect();
             runs.sort_by(|a, b| (&b.created_at, &b.id).cmp(&(&a.created_at, &a.id)));
             Ok(runs
                 .into_iter()

@@ -663,6 +663,7 @@ macro_rules! store_queries {
                        AND ({})
                        AND ($3 IS NULL OR created_at >= $3)
                        AND ($4 IS NULL OR created_at < $4 OR substr(created_at, 1, length($4)) = $4)
+                       AND (NOT $7 OR id NOT IN (SELECT run_id FROM bench_items))
                      ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6",
                     run_columns($dialect.now_ms),
                     $dialect.answer_contains_2
@@ -674,6 +675,7 @@ macro_rules! store_queries {
                     .bind(&f.to)
                     .bind(i64::from(f.limit))
                     .bind(i64::from(f.offset))
+                    .bind(f.outside_benches)
                     .fetch_all(&self.read)
                     .await?;
                 all(&rows, run_from_row)

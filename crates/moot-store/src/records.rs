@@ -447,6 +447,9 @@ pub struct RunFilter {
     pub from: Option<String>,
     /// Runs created before the end of this time (`2026-11-23` includes that whole day).
     pub to: Option<String>,
+    /// Only the runs no benchmark links (asks, forks, imports): a benchmark's debates are
+    /// listed as the benchmark (`moot list`).
+    pub outside_benches: bool,
     pub offset: u32,
     pub limit: u32,
 }
@@ -459,13 +462,15 @@ impl RunFilter {
             answer: None,
             from: None,
             to: None,
+            outside_benches: false,
             offset: 0,
             limit,
         }
     }
 
-    /// Whether `run` passes the filters (not the paging); the in-memory store's reading, and
-    /// the meaning the SQL follows.
+    /// Whether `run` passes the filters (not the paging), but for
+    /// [`RunFilter::outside_benches`], which the run alone does not tell; the in-memory
+    /// store's reading, and the meaning the SQL follows.
     pub fn matches(&self, run: &RunRecord) -> bool {
         let protocol = self.protocol.as_ref().is_none_or(|p| &run.protocol == p);
         let answer = self.answer.as_ref().is_none_or(|needle| {

@@ -12,8 +12,7 @@ static HINT: Mutex<Option<String>> = Mutex::new(None);
 /// (`--store memory:`), which nothing can go on with.
 pub fn resume(target: &str) {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let store = value_of(&args, "--store").or_else(|| std::env::var("MOOT_STORE").ok());
-    if store.is_some_and(|s| s.trim() == "memory:") {
+    if in_memory() {
         return;
     }
     let mut command = format!("moot resume {}", moot_app::shell::shell_word(target));
@@ -27,6 +26,14 @@ pub fn resume(target: &str) {
         command.push_str(&format!(" {flag} {}", moot_app::shell::shell_word(&value)));
     }
     *HINT.lock().unwrap_or_else(|e| e.into_inner()) = Some(command);
+}
+
+/// Whether this command keeps its runs in memory (`--store memory:`, or `MOOT_STORE=memory:`):
+/// nothing it records can be shown, resumed or forked by a later command.
+pub fn in_memory() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let store = value_of(&args, "--store").or_else(|| std::env::var("MOOT_STORE").ok());
+    store.is_some_and(|s| s.trim() == "memory:")
 }
 
 /// What an interruption says, if a command set it.

@@ -56,11 +56,16 @@ enum Command {
     /// Work a benchmark planned with `moot bench … --detach`, alongside any number of other
     /// workers sharing the store; exits when every debate is done.
     Work(cmd::work::Args),
-    /// Move runs and benchmarks between stores (SQLite and PostgreSQL).
+    /// Which store is in use (path), create it (init), move runs and benchmarks between
+    /// stores (copy).
     #[command(subcommand)]
     Store(cmd::store::Command),
     /// Show a stored debate as Markdown or JSON.
     Show(cmd::show::Args),
+    /// List the store's runs and benchmarks, most recent first (a benchmark as one line with
+    /// its accuracy; --bench NAME lists its debates).
+    #[command(visible_alias = "ls")]
+    List(cmd::list::Args),
     /// Report stored benchmarks: tables as Markdown or JSON, plots as SVG.
     Report(cmd::report::Args),
     /// Decide a trajectory (or a stored run) under one decision rule or all of them.
@@ -286,7 +291,7 @@ fn dispatch(
         Command::Work(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::work::run(args, s, rt, metrics))
         }
-        Command::Store(c) => cmd::store::run(c, &prepare::runtime()?),
+        Command::Store(c) => cmd::store::run(c, store_arg, &prepare::runtime()?),
         Command::Resume(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::resume::run(args, s, rt))
         }
@@ -296,19 +301,16 @@ fn dispatch(
             store_arg.with(Access::Create, |s, rt| cmd::import::run(args, s, rt))
         }
         Command::Show(args) => store_arg.with(Access::Read, |s, rt| cmd::show::run(args, s, rt)),
+        Command::List(args) => store_arg.with(Access::Read, |s, rt| cmd::list::run(args, s, rt)),
         Command::Regrade(args) => {
             store_arg.with(Access::Write, |s, rt| cmd::regrade::run(args, s, rt))
         }
         Command::Report(args) => {
             store_arg.with(Access::Read, |s, rt| cmd::report::run(args, s, rt))
         }
-        // The server records the debates it starts: it may create the store (one it cannot
-        // write, it serves as it is).
-        Command::Serve(args) => {
-            let rt = prepare::runtime()?;
-            let store = store_arg.open_for_serving(&rt, &mut |m| errln!("moot serve: {m}"))?;
-            cmd::serve::run(args, store, &rt, metrics)
-        }
+        // The server records the debates it starts in a store that exists, and never creates
+        // one (one it cannot write, it serves as it is).
+        Command::Serve(args) => cmd::serve::run(args, store_arg, &prepare::runtime()?, metrics),
     }
 }
 

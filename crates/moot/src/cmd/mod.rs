@@ -8,6 +8,7 @@ pub mod extract;
 pub mod fork;
 pub mod health;
 pub mod import;
+pub mod list;
 pub mod model;
 pub mod regrade;
 pub mod report;

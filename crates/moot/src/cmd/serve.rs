@@ -5,9 +5,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use moot_app::prepare::StoreArg;
 use moot_app::service::DebateService;
 use moot_serve::ServeOptions;
-use moot_store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,9 +33,12 @@ pub struct Args {
     allow_hosts: Vec<String>,
 }
 
+/// Serves the store `store` names, which must exist (`moot serve` never creates one), opened
+/// once what is given has been checked (the configuration, the address and its token), so
+/// that a mistake there is said first.
 pub fn run(
     args: Args,
-    store: Arc<dyn Store>,
+    store: &StoreArg,
     rt: &tokio::runtime::Runtime,
     metrics: Option<Arc<moot_telemetry::Metrics>>,
 ) -> Result<()> {
@@ -53,16 +56,19 @@ pub fn run(
         metrics,
         ..ServeOptions::default()
     };
+    let (listener, addr) = rt
+        .block_on(moot_serve::bind(&options))
+        .map_err(|e| match e {
+            moot_serve::ServeError::Refused(m) => anyhow::Error::new(moot_app::InputError(m)),
+            other => other.into(),
+        })?;
+    let store = store.open_for_serving(rt, &mut |m| errln!("moot serve: {m}"))?;
     let runner = Arc::new(DebateService::new(
         config,
         store.clone(),
         Arc::new(|warning: &str| errln!("moot serve: {warning}")),
     ));
     rt.block_on(async {
-        let (listener, addr) = moot_serve::bind(&options).await.map_err(|e| match e {
-            moot_serve::ServeError::Refused(m) => anyhow::Error::new(moot_app::InputError(m)),
-            other => other.into(),
-        })?;
         // The first line, for scripts and tests that start the server on port 0.
         outln!("moot serve: http://{addr}");
         let app = Arc::new(moot_serve::App::new(store, runner, &options));

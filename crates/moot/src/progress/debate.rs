@@ -146,7 +146,10 @@ pub fn run_and_print(
     }));
     progress.finish();
     let mut finished = finished?;
-    let summary = finished.summary();
+    let summary = moot_app::run_summary::RunSummary {
+        lasting: !crate::going_on::in_memory(),
+        ..finished.summary()
+    };
     // Said whatever the output format: a debate decided without an agent is not a clean run.
     let every_call_failed = finished.result.every_call_failed();
     let failure_lines = match every_call_failed {

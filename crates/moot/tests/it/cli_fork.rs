@@ -242,7 +242,10 @@ fn refusals(env: &Env, store: &str, som: &str) {
     );
     assert!(e.contains("agents are 1 to 3"), "{e}");
     let e = refused_on(env, store, &["fork", "no-such-run", "--round", "0"]);
-    assert!(e.contains("no run \"no-such-run\""), "{e}");
+    assert!(
+        e.contains("no run named \"no-such-run\" in the store"),
+        "{e}"
+    );
     assert_eq!(listed(som), som_forks, "a refused fork records nothing");
     let svr = parent(env, store, "svr-mad", &[]);
     let e = refused_on(env, store, &["fork", &svr, "--round", "1"]);

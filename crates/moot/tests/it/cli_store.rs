@@ -360,7 +360,13 @@ fn reading_a_store_leaves_its_file_as_it_was() {
     }
     // Names nothing stored: input errors, and still nothing written.
     let err = refused(&env, &["show", "nope"], &store);
-    assert_eq!(err, "moot: error: run \"nope\" not found\n");
+    assert_eq!(
+        err,
+        format!(
+            "moot: error: no run named \"nope\" in the store {}\n",
+            store.display()
+        )
+    );
     let err = refused(&env, &["report", "nope"], &store);
     assert!(err.contains("no benchmark named \"nope\""), "{err}");
     assert!(

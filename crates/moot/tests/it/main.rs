@@ -29,6 +29,7 @@ mod cli_signals;
 mod cli_store;
 mod cli_stored;
 mod cli_sweep;
+mod cli_where;
 mod cli_work;
 mod committed_configs;
 mod common;

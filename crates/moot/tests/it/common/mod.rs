@@ -267,8 +267,10 @@ impl Drop for Served {
     }
 }
 
-/// Starts `moot serve --port 0 ARGS` with `vars` set, and waits for its first line.
+/// Starts `moot serve --port 0 ARGS` with `vars` set on `env`'s store, created first if it is
+/// not there (`moot store init`: the server never creates one), and waits for its first line.
 pub fn moot_serve(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> Served {
+    env.stdout(&["store", "init"]);
     moot_serve_on(&env.store().display().to_string(), args, vars)
 }
 
