@@ -176,6 +176,7 @@ pub fn decide(
     kind: Option<AnswerKind>,
     overrides: &SettingOverrides,
 ) -> Result<Value> {
+    let mut ids: Vec<String> = Vec::new();
     let (trajectory, evidence, stored, validations) = match what {
         Decided::Trajectory { text, source } => {
             let trajectory =
@@ -190,6 +191,7 @@ pub fn decide(
         Decided::Stored(stored) => {
             let stored = *stored;
             let mut spec = stored.spec;
+            ids = spec.agents.iter().map(|a| a.id.clone()).collect();
             if let Some(kind) = kind {
                 spec.kind = kind;
             }
@@ -216,8 +218,10 @@ pub fn decide(
     let mut decisions = Vec::new();
     for name in rules.names() {
         let rule = build_rule(name, &config)?;
-        decisions
-            .push(moot_engine::decision_json(&rule.decide_with(&trajectory, &evidence)).value());
+        let mut decision =
+            moot_engine::decision_json(&rule.decide_with(&trajectory, &evidence)).value();
+        number_agents(&mut decision, &ids);
+        decisions.push(decision);
     }
     Ok(match rules {
         Rules::All => Value::Array(decisions),
@@ -225,9 +229,43 @@ pub fn decide(
     })
 }
 
+/// Each explanation term's agent as `moot show` and `moot fork` number agents: from 1
+/// (`"agent": 1` is the first), with its id (`"agent_id"`) when the run names them.
+fn number_agents(decision: &mut Value, ids: &[String]) {
+    let Some(terms) = decision
+        .get_mut("explanation")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for term in terms {
+        let Some(index) = term.get("agent").and_then(Value::as_u64) else {
+            continue;
+        };
+        term["agent"] = Value::from(index + 1);
+        if let Some(id) = usize::try_from(index).ok().and_then(|i| ids.get(i)) {
+            term["agent_id"] = Value::from(id.clone());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explanation_terms_number_agents_from_1_with_their_ids() {
+        let mut d = serde_json::json!({"explanation": [
+            {"round": 0, "agent": 0, "action": "initial"},
+            {"round": 0, "agent": 1, "action": "initial"},
+            {"round": 1, "action": "judge"}
+        ]});
+        number_agents(&mut d, &["alpha".to_string(), "beta".to_string()]);
+        assert_eq!(d["explanation"][0]["agent"], 1);
+        assert_eq!(d["explanation"][0]["agent_id"], "alpha");
+        assert_eq!(d["explanation"][1]["agent"], 2);
+        assert!(d["explanation"][2].get("agent").is_none());
+    }
 
     #[test]
     fn rules_parse_names_and_all_and_refuse_others() {

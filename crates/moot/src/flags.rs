@@ -11,6 +11,18 @@ pub struct Json {
     pub json: bool,
 }
 
+/// `--store`, on the commands that read or write a store (and only on those).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Store {
+    /// Where runs are stored: a SQLite file path or sqlite:// URL, or a postgres:// URL
+    /// (default: MOOT_STORE, else moot.db in the user's data directory).
+    // Given twice, the last one is used (and both are hidden from /proc/PID/cmdline).
+    #[arg(long, env = "MOOT_STORE", overrides_with = "store")]
+    // Read from clap's matches in `main`, at whatever depth of subcommands it was given.
+    #[allow(dead_code)]
+    pub store: Option<String>,
+}
+
 /// `--strict`.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Strict {

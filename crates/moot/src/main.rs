@@ -32,10 +32,6 @@ use moot_store::Access;
     propagate_version = true
 )]
 struct Cli {
-    /// Where runs are stored: a SQLite file path or sqlite:// URL, or a postgres:// URL
-    /// (default: MOOT_STORE, else moot.db in the user's data directory).
-    #[arg(long, global = true, env = "MOOT_STORE")]
-    store: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -174,8 +170,9 @@ fn main() -> ExitCode {
     // names.
     output::init_redactor(config_flag(&matches).as_deref());
     let store = StoreArg {
-        spec: cli.store.clone(),
-        from_env: matches.value_source("store") == Some(ValueSource::EnvVariable),
+        spec: store_flag(&matches).map(|(spec, _)| spec),
+        from_env: store_flag(&matches)
+            .is_some_and(|(_, source)| source == ValueSource::EnvVariable),
         warn: std::sync::Arc::new(|warning: &str| errln!("moot: warning: {warning}")),
     };
     // Traces when OpenTelemetry's variables name an endpoint; metrics for `moot serve`'s
@@ -224,6 +221,19 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => input::report(&e),
     }
+}
+
+/// The `--store` the command was given (or MOOT_STORE), with where it came from, at whatever
+/// depth of subcommands: only commands that use a store take it.
+fn store_flag(matches: &clap::ArgMatches) -> Option<(String, ValueSource)> {
+    let (_, sub) = matches.subcommand()?;
+    let here = sub
+        .try_get_one::<String>("store")
+        .ok()
+        .flatten()
+        .cloned()
+        .zip(sub.value_source("store"));
+    here.or_else(|| store_flag(sub))
 }
 
 /// The `--config FILE` the command was given, at whatever depth of subcommands.

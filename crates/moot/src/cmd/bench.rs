@@ -100,6 +100,8 @@ pub struct Args {
     /// whose every item would be left out is still an error.
     #[arg(long, conflicts_with = "fork_of")]
     skip_invalid: bool,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 #[derive(Debug, clap::Subcommand)]

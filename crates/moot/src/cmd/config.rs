@@ -13,12 +13,18 @@ use crate::input::InputError;
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Validate a configuration file.
-    Check { file: PathBuf },
+    Check {
+        /// The configuration (moot's TOML, or freemad's YAML or JSON).
+        file: PathBuf,
+    },
     /// Print a commented example configuration.
     Example,
     /// Print a configuration (moot's, or freemad's YAML/JSON) as moot's TOML, with a comment on
     /// everything whose meaning changed.
-    Convert { file: PathBuf },
+    Convert {
+        /// The configuration to convert (moot's TOML, or freemad's YAML or JSON).
+        file: PathBuf,
+    },
 }
 
 pub fn run(cmd: Command) -> Result<()> {

@@ -11,17 +11,14 @@ use moot_core::decision::rule_names;
 use crate::input::{bad_input, read_stdin, InputError};
 
 #[derive(Debug, clap::Args)]
+// What to decide: a trajectory or a stored run, exactly one (named both when neither is given).
+#[command(group(clap::ArgGroup::new("input").args(["trajectory", "run"]).required(true).multiple(false)))]
 pub struct Args {
     /// Decision rule, or all of them.
     #[arg(long, default_value = "all", value_parser = rule_or_all())]
     rule: String,
     /// Trajectory JSON file, or - for stdin.
-    #[arg(
-        long,
-        value_name = "FILE|-",
-        required_unless_present = "run",
-        conflicts_with = "run"
-    )]
+    #[arg(long, value_name = "FILE|-")]
     trajectory: Option<PathBuf>,
     /// A stored run to re-decide (its answer kind applies unless --kind is given).
     #[arg(long)]
@@ -46,6 +43,8 @@ pub struct Args {
     /// How to compare answers; without it, answers are compared as exact strings.
     #[arg(long, value_parser = crate::input::parse_kind)]
     kind: Option<AnswerKind>,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 /// `--rule` takes the registry's rule names and `all`; `--help` lists them.

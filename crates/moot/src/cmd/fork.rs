@@ -37,6 +37,8 @@ pub struct Args {
     output: flags::Json,
     #[command(flatten)]
     strict: flags::Strict,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {

@@ -15,6 +15,8 @@ pub struct Args {
     /// and left out.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FILE_BYTES)]
     max_file_bytes: u64,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {

@@ -49,6 +49,8 @@ pub struct Args {
     // there are goes to stderr.
     #[command(flatten)]
     output: crate::flags::Json,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 fn protocol(given: &str) -> Result<String, String> {

@@ -17,6 +17,8 @@ pub struct Args {
     output: flags::Json,
     #[command(flatten)]
     config: flags::LocalConfig,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {

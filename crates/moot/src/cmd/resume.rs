@@ -28,6 +28,8 @@ pub struct Args {
     force: bool,
     #[command(flatten)]
     config: flags::LocalConfig,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {

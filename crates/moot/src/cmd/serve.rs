@@ -31,6 +31,8 @@ pub struct Args {
     /// (DNS rebinding).
     #[arg(long = "allow-host", value_name = "HOST", value_parser = moot_serve::allowed_host)]
     allow_hosts: Vec<String>,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 /// Serves the store `store` names, which must exist (`moot serve` never creates one), opened

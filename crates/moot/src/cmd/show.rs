@@ -18,6 +18,8 @@ pub struct Args {
     run: String,
     #[arg(long, value_enum, default_value = "markdown")]
     format: Format,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {

@@ -15,7 +15,9 @@ pub enum Command {
     /// sqlite:// URL, or a postgres:// URL); DST is created if it is a new SQLite file or an
     /// empty PostgreSQL database.
     Copy {
+        /// The store to copy from (read only: left as it was).
         src: String,
+        /// The store to copy into.
         dst: String,
         #[command(flatten)]
         output: crate::flags::Json,
@@ -26,17 +28,22 @@ pub enum Command {
     Path {
         #[command(flatten)]
         output: crate::flags::Json,
+        #[command(flatten)]
+        store: crate::flags::Store,
     },
     /// Create the store the other commands use, empty, as `moot ask` would (one that exists
     /// keeps what it holds): what `moot serve` needs before the first debate is asked.
-    Init,
+    Init {
+        #[command(flatten)]
+        store: crate::flags::Store,
+    },
 }
 
 pub fn run(command: Command, store: &StoreArg, rt: &tokio::runtime::Runtime) -> Result<()> {
     let (src, dst, output) = match command {
         Command::Copy { src, dst, output } => (src, dst, output),
-        Command::Path { output } => return path(store, output.json, rt),
-        Command::Init => return init(store, rt),
+        Command::Path { output, .. } => return path(store, output.json, rt),
+        Command::Init { .. } => return init(store, rt),
     };
     let mut meter = crate::progress::meter::Meter::new(
         "store copy",

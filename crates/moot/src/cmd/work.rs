@@ -45,6 +45,8 @@ pub struct Args {
     /// `/metrics` then needs `Authorization: Bearer TOKEN`.
     #[arg(long, env = "MOOT_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 fn duration(s: &str) -> Result<Duration, String> {

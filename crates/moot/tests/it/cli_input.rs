@@ -1034,3 +1034,139 @@ fn deeply_nested_configurations_are_refused_in_a_bounded_message() {
         assert!(err.len() < 4_000, "{name}: {} bytes", err.len());
     }
 }
+
+/// Every subcommand of `moot --help`, with its own subcommands (`store copy`, `config check`,
+/// `bench status`): the command lines one help page names.
+fn every_command() -> Vec<Vec<String>> {
+    let moot = assert_cmd::cargo::cargo_bin("moot");
+    let help = |args: &[String]| {
+        let out = std::process::Command::new(&moot)
+            .args(args)
+            .arg("--help")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The names listed under "Commands:" of a help page.
+    let listed = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("Commands:"))
+            .skip(1)
+            .take_while(|l| l.starts_with("  "))
+            .filter_map(|l| l.split_whitespace().next())
+            .map(|n| n.trim_end_matches(',').to_string())
+            .filter(|n| n != "help")
+            .collect()
+    };
+    let mut commands = Vec::new();
+    for name in listed(&help(&[])) {
+        let path = vec![name];
+        let subs = listed(&help(&path));
+        commands.push(path.clone());
+        for sub in subs {
+            commands.push(vec![path[0].clone(), sub]);
+        }
+    }
+    commands
+}
+
+/// Issue 58 item 8: one CLI. `--store` is taken only by commands that use a store; every
+/// positional argument is described in its help.
+#[test]
+fn store_is_a_flag_only_of_commands_that_use_a_store_and_every_positional_is_described() {
+    let moot = assert_cmd::cargo::cargo_bin("moot");
+    let commands = every_command();
+    assert!(commands.len() > 20, "{commands:?}");
+    let uses_store = [
+        "ask",
+        "resume",
+        "fork",
+        "bench",
+        "bench status",
+        "work",
+        "store path",
+        "store init",
+        "show",
+        "list",
+        "report",
+        "decide",
+        "regrade",
+        "import",
+        "serve",
+    ];
+    for command in &commands {
+        let out = std::process::Command::new(&moot)
+            .args(command)
+            .arg("--help")
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        let joined = command.join(" ");
+        assert_eq!(
+            help.contains("--store <STORE>"),
+            uses_store.contains(&joined.as_str()),
+            "moot {joined}: --store offered only where a store is used:\n{help}"
+        );
+        // Each positional argument line carries a description after its name.
+        let arguments = help
+            .lines()
+            .skip_while(|l| !l.starts_with("Arguments:"))
+            .skip(1)
+            .take_while(|l| !l.is_empty() && !l.starts_with("Options:"));
+        for line in arguments.filter(|l| l.trim_start().starts_with(['<', '['])) {
+            let described = line
+                .trim()
+                .split_once("  ")
+                .is_some_and(|(_, rest)| !rest.trim().is_empty())
+                || help.contains(&format!("{}\n          ", line.trim()));
+            assert!(
+                described,
+                "moot {joined}: {line:?} has no description:\n{help}"
+            );
+        }
+    }
+    for refused in [
+        &["extract", "--store", "x.db"][..],
+        &["config", "example", "--store", "x.db"],
+    ] {
+        let out = std::process::Command::new(&moot)
+            .args(refused)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{refused:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--store"),
+            "{refused:?}"
+        );
+    }
+}
+
+/// Issue 58 item 8: `moot decide` with neither input names both; agents are numbered from 1
+/// with their ids in its explanations, as `moot show` and `moot fork --agent` number them.
+#[test]
+fn decide_names_both_inputs_and_numbers_agents_as_show_and_fork_do() {
+    let env = Env::new();
+    let err = env.refused(&["decide"]);
+    assert!(
+        err.contains("--trajectory") && err.contains("--run"),
+        "{err}"
+    );
+    let asked = env.json(&[
+        "ask",
+        "What is 2 + 2?",
+        "--sim",
+        "--gold",
+        "4",
+        "--agents",
+        "3",
+        "--json",
+    ]);
+    let run = asked["run_id"].as_str().unwrap();
+    let decided = env.json(&["decide", "--run", run, "--rule", "free-mad"]);
+    let first = &decided["explanation"][0];
+    assert_eq!(first["round"], 0);
+    assert_eq!(first["agent"], 1, "{decided}");
+    assert_eq!(first["agent_id"], "sim-1", "{decided}");
+    let shown = env.stdout(&["show", run]);
+    assert!(shown.contains("### Agent 1 (`sim-1`"), "{shown}");
+}

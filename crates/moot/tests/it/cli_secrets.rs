@@ -391,7 +391,7 @@ fn every_store_password_on_the_command_line_is_hidden_however_it_is_written() {
     let first = format!("postgres://moot:PW-first%40x;y@127.0.0.1:{port}/db");
     let second = format!("postgres://moot:PW-second%40x^y@127.0.0.1:{port}/db");
     let mut moot = std::process::Command::new(assert_cmd::cargo::cargo_bin("moot"))
-        .args(["--store", &first, "ask", "What is 6 times 7?", "--sim"])
+        .args(["ask", "--store", &first, "What is 6 times 7?", "--sim"])
         .arg(format!("--store={second}"))
         .env_remove("MOOT_STORE")
         .stdout(std::process::Stdio::null())

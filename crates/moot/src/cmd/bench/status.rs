@@ -15,6 +15,8 @@ pub struct Args {
     name: String,
     #[command(flatten)]
     output: flags::Json,
+    #[command(flatten)]
+    store: crate::flags::Store,
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
