@@ -538,6 +538,18 @@ impl Report {
             .max()
             .unwrap_or(1)
             .max(2);
+        // Rounds are whole numbers: each line is moved a little sideways from the others, so
+        // that equal accuracies in a round are side by side rather than on top of each other.
+        let n = lines.len();
+        let lines: Vec<Line> = lines
+            .into_iter()
+            .enumerate()
+            .map(|(k, (name, colour, points))| {
+                let dodge = (k as f64 - (n as f64 - 1.0) / 2.0) * 0.03;
+                let points = points.into_iter().map(|(x, y)| (x + dodge, y)).collect();
+                (name, colour, points)
+            })
+            .collect();
         plot(
             "Plurality accuracy by round",
             "round",
@@ -625,7 +637,12 @@ fn plot(
             .y_desc("accuracy")
             .draw()
             .map_err(|e| err(&e))?;
-        for (name, colour_index, points) in lines {
+        // Protocols whose points coincide (the same accuracy at the same cost, or in the same
+        // round) must all stay visible: each line's markers are rings, the earlier lines'
+        // wider, so that coinciding points show as concentric rings of their colours.
+        let lines_drawn = lines.len();
+        for (drawn, (name, colour_index, points)) in lines.iter().enumerate() {
+            let radius = (4 + 2 * (lines_drawn - 1 - drawn) as i32).min(20);
             let (r, g, b) = COLOURS[colour_index % COLOURS.len()];
             let colour = RGBColor(r, g, b).to_rgba();
             chart
@@ -639,7 +656,11 @@ fn plot(
                     PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
                 });
             chart
-                .draw_series(points.iter().map(|&p| Circle::new(p, 4, colour.filled())))
+                .draw_series(
+                    points
+                        .iter()
+                        .map(|&p| Circle::new(p, radius, colour.stroke_width(2))),
+                )
                 .map_err(|e| err(&e))?;
         }
         chart
@@ -855,6 +876,48 @@ mod tests {
             COLOURS[0].0, COLOURS[0].1, COLOURS[0].2
         );
         assert!(!rounds.contains(&first));
+    }
+
+    #[test]
+    fn coinciding_points_of_two_protocols_both_stay_visible() {
+        let same = &[(100.0, 0.5), (200.0, 0.6)];
+        let report = Report {
+            benches: Vec::new(),
+            items: 10,
+            left_out: 0,
+            protocols: vec![
+                protocol("a", 200.0, 0.6, same),
+                protocol("b", 200.0, 0.6, same),
+            ],
+            paired: Vec::new(),
+            budget: BudgetTable {
+                budgets: Vec::new(),
+                rows: Vec::new(),
+            },
+            timing: Vec::new(),
+            graded_by_tests: 0,
+            controls: Controls::default(),
+            fork: None,
+        };
+        for svg in [
+            report.accuracy_vs_tokens_svg().unwrap(),
+            report.accuracy_vs_rounds_svg().unwrap(),
+        ] {
+            // Every marker is a ring (no fill hides what is under it), and the two lines'
+            // rings differ in size.
+            let circles: Vec<&str> = svg.split("<circle").skip(1).collect();
+            assert!(!circles.is_empty());
+            assert!(circles.iter().all(|c| c.contains("fill=\"none\"")), "{svg}");
+            let radius = |c: &str| {
+                c.split("r=\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
+                    .map(str::to_string)
+            };
+            let radii: std::collections::BTreeSet<_> =
+                circles.iter().filter_map(|c| radius(c)).collect();
+            assert_eq!(radii.len(), 2, "{radii:?}");
+        }
     }
 
     #[test]
