@@ -130,8 +130,9 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
     guarded(routes, app, options)
 }
 
-/// Under `/v1/`, the part of the URL a client's base URL gave: its errors are OpenAI's shape,
-/// which OpenAI clients read; under `/api/`, the JSON API's.
+/// Which part of the server a path is under, for the shape of its errors: OpenAI clients read
+/// `{"error": {"message", "type"}}` under `/v1`, the JSON API answers `{"error"}` under `/api`,
+/// and a person reads text everywhere else.
 enum Surface {
     OpenAi,
     Api,

@@ -1948,3 +1948,55 @@ async fn unknown_routes_and_methods_are_answered_with_a_body() {
         "{e}"
     );
 }
+
+/// Issue 58 item 10: `sid-et` reads token logprobs; a team with an agent whose backend has
+/// none is refused with 400 before any run is recorded, through the OpenAI endpoint and the
+/// JSON API alike.
+#[tokio::test]
+async fn sid_et_on_agents_without_logprobs_is_refused_before_any_run() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let (status, e) = chat_error(
+        &s,
+        &json!({"model": "moot/sid-et", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["error"]["type"], "invalid_request_error", "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("logprobs"),
+        "{e}"
+    );
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "What is 17 * 24?", "protocol": "sid-et"}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let listed = get_json(format!("{}/api/runs", s.url)).await;
+    assert_eq!(listed["runs"].as_array().map(Vec::len), Some(0), "{listed}");
+}
+
+/// Issue 58 item 10: an `openai` agent whose server returns no logprobs gives `sid-et` nothing
+/// to read: its calls fail naming the missing logprobs, the debate goes no further than round
+/// 0, and the endpoint answers 502 saying so (before, the debate ran every round as `som`,
+/// never able to stop early, and answered 200).
+#[tokio::test]
+async fn sid_et_on_a_server_that_returns_no_logprobs_is_an_error_naming_them() {
+    let env = Env::new();
+    let (url, seen) = upstream("Final answer: 408");
+    let cfg = openai_team(&env, &url, "sid-et");
+    let s = serve(&env, &["--config", &cfg]);
+    let (status, e) = chat_error(
+        &s,
+        &json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}),
+    )
+    .await;
+    assert_eq!(status, 502, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("logprobs"),
+        "{e}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "round 0 only");
+}
