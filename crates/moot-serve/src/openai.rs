@@ -445,7 +445,7 @@ fn winning_call<'c>(run: &RunRecord, calls: &'c [CallRecord]) -> Option<&'c Call
             .filter(|c| c.slot == "answer" && c.response_text.is_some())
     };
     let last = answers().map(|c| c.round).max();
-    let holder = answers()
+    answers()
         .filter(|c| Some(c.round) == last)
         .find(|c| run.answer.is_some() && c.answer == run.answer)
         .or_else(|| {
@@ -453,8 +453,7 @@ fn winning_call<'c>(run: &RunRecord, calls: &'c [CallRecord]) -> Option<&'c Call
                 .filter(|c| run.answer.is_some() && c.answer == run.answer)
                 .max_by_key(|c| c.round)
         })
-        .or_else(|| answers().max_by_key(|c| (c.round, c.agent)));
-    holder
+        .or_else(|| answers().max_by_key(|c| (c.round, c.agent)))
 }
 
 fn usage(o: &Outcome) -> Value {
