@@ -18,7 +18,7 @@ use crate::error::InputError;
 use crate::request::Settings;
 
 /// A debate to start: the question and what the request changes of the configured debate.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DebateRequest {
     pub question: String,
@@ -37,6 +37,86 @@ pub struct DebateRequest {
     /// of the configured team (`moot/PROTOCOL/MODEL`).
     #[serde(default)]
     pub model: Option<String>,
+    /// What the request sets of every agent's sampling (the OpenAI endpoint's `temperature`,
+    /// `top_p`, `max_tokens` and `seed`). Not a field of `/api/runs`' body.
+    #[serde(skip)]
+    pub sampling: SamplingOverride,
+}
+
+/// Sampling a request sets for every agent of its debate, each value already in the range the
+/// request's front end allows; whether each agent can take it is [`DebateService`]'s to check.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SamplingOverride {
+    /// Every agent samples at this temperature.
+    pub temperature: Option<f32>,
+    pub top_p: Option<f32>,
+    /// No agent's call writes more tokens than this (a configured lower cap stays).
+    pub max_tokens: Option<u32>,
+    /// The debate's seed: its orderings and faults, and each agent's seed unless configured.
+    pub seed: Option<u64>,
+}
+
+impl SamplingOverride {
+    /// The name of the first value that needs an agent that samples, if any is set.
+    fn needs_sampling(&self) -> Option<&'static str> {
+        [
+            ("temperature", self.temperature.is_some()),
+            ("top_p", self.top_p.is_some()),
+            ("max_tokens", self.max_tokens.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, set)| set.then_some(name))
+    }
+
+    /// Sets these values on every agent of `agents`; refused, naming the value, for an agent
+    /// that would drop it (its backend hands none to a model) or cannot take it (Anthropic's
+    /// temperature is at most 1).
+    fn apply(&self, agents: &mut [moot_config::AgentConfig]) -> Result<(), BadParam> {
+        for agent in agents.iter_mut() {
+            let entry = agent.backend.entry();
+            if let Some(param) = self.needs_sampling().filter(|_| !entry.samples) {
+                return Err(BadParam {
+                    param,
+                    message: format!(
+                        "{param}: agent {} runs on backend {:?}, which samples with no {param}, so it cannot be honoured (leave it out, or debate with agents on openai, anthropic or local)",
+                        moot_core::escape::terminal(&agent.id),
+                        entry.name
+                    ),
+                });
+            }
+            if let Some(t) = self.temperature {
+                if t > entry.max_temperature {
+                    return Err(BadParam {
+                        param: "temperature",
+                        message: format!(
+                            "temperature: {t} is over {}, the most agent {}'s backend {:?} takes",
+                            entry.max_temperature,
+                            moot_core::escape::terminal(&agent.id),
+                            entry.name
+                        ),
+                    });
+                }
+                agent.sampling.temperature = Some(t);
+            }
+            if let Some(p) = self.top_p {
+                agent.sampling.top_p = Some(p);
+            }
+            if let Some(cap) = self.max_tokens {
+                // The request's cap bounds every call; a configured smaller one still holds.
+                agent.sampling.max_tokens =
+                    Some(agent.sampling.max_tokens.map_or(cap, |c| c.min(cap)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A request's value that cannot be honoured, named as the request named it.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct BadParam {
+    pub param: &'static str,
+    pub message: String,
 }
 
 /// Who debates: a number of agents (the configured team, cycled to that size, as `--agents`
@@ -87,6 +167,12 @@ pub enum RunnerError {
     /// The request cannot run as given (unknown protocol, bad option, too many agents).
     #[error("{0}")]
     BadRequest(String),
+    /// One of the request's values cannot be honoured (`param` names it as the request did).
+    #[error("{message}")]
+    BadParam {
+        param: &'static str,
+        message: String,
+    },
     /// Something failed on the server's side (the store, building agents).
     #[error("{0}")]
     Internal(String),
@@ -207,11 +293,17 @@ impl DebateService {
         if let Some(model) = &req.model {
             config.agents = upstream_team(&config, model, count).map_err(bad)?;
         }
+        if let Some(seed) = req.sampling.seed {
+            config.debate.seed = seed;
+        }
         settings.agents = count;
         if req.question.trim().is_empty() {
             return Err(bad("the question is empty".into()));
         }
-        let prepared = settings.prepare_config(config, &req.question)?;
+        let mut prepared = settings.prepare_config(config, &req.question)?;
+        // On the agents that debate, once the team is sized and fitted to the protocol (the
+        // embedded default team is made there).
+        req.sampling.apply(&mut prepared.config.agents)?;
         let mut prepared = AskRequest {
             settings,
             ..AskRequest::new(req.question.clone())
@@ -226,6 +318,12 @@ impl DebateService {
 /// A request's error as the server answers it: what the request got wrong is a bad request
 /// (400), the rest the server's (500).
 fn runner_error(e: anyhow::Error) -> RunnerError {
+    if let Some(bad) = e.downcast_ref::<BadParam>() {
+        return RunnerError::BadParam {
+            param: bad.param,
+            message: bad.message.clone(),
+        };
+    }
     match crate::error::kind_of(&e) {
         crate::error::ErrorKind::Input => RunnerError::BadRequest(format!("{e:#}")),
         _ => RunnerError::Internal(format!("{e:#}")),

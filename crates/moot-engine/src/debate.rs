@@ -453,6 +453,10 @@ impl<'a> Debate<'a> {
             debate_started: self.started,
             observer,
             fork: self.fork.as_ref(),
+            needs_logprobs: self
+                .protocol
+                .needs_logprobs()
+                .map(|why| (self.protocol.name(), why)),
             log: CallLog {
                 run_id: &self.run_id,
                 spec: &self.spec,

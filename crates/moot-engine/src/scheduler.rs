@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::FutureExt;
-use moot_backends::{Completion, ErrorClass, PromptCache};
+use moot_backends::{BackendError, Completion, ErrorClass, PromptCache};
 use moot_core::chat::ChatMessage;
 use moot_core::debate::{CallKey, Outcome, Slot, Transcript};
 use moot_core::protocol::PlannedCall;
@@ -54,6 +54,9 @@ pub(crate) struct RoundContext<'d> {
     pub observer: &'d dyn Observer,
     /// The fork this debate is, if it is one: what it reuses and resamples.
     pub fork: Option<&'d Fork>,
+    /// The protocol's name and why it reads token logprobs, when it does
+    /// (`Protocol::needs_logprobs`): an answer that comes back without them is a failed call.
+    pub needs_logprobs: Option<(&'d str, &'static str)>,
 }
 
 /// Runs `calls` (none of them skipped) as round `round`, recording every one.
@@ -97,6 +100,7 @@ struct RoundRun<'d> {
     debate_started: Instant,
     observer: &'d dyn Observer,
     fork: Option<&'d Fork>,
+    needs_logprobs: Option<(&'d str, &'static str)>,
     start: Instant,
     tally: RoundTally,
     /// Responses that count toward the quorum so far.
@@ -134,6 +138,7 @@ impl<'d> RoundRun<'d> {
             debate_started: context.debate_started,
             observer: context.observer,
             fork: context.fork,
+            needs_logprobs: context.needs_logprobs,
             start: Instant::now(),
             tally: RoundTally {
                 asked: calls.len(),
@@ -287,6 +292,30 @@ impl<'d> RoundRun<'d> {
                 .is_some_and(|a| a.model.capabilities().person)
     }
 
+    /// `result`, or the failure it is for a protocol that reads token logprobs when an answer
+    /// came back without them: a backend that can give them (`openai`) may be served by a
+    /// model server that does not, and the protocol would go on reading nothing (`sid-et`
+    /// never stopping early) while the run says it ran. Failed, the call is neither cached nor
+    /// read, and says why.
+    fn with_logprobs(
+        &self,
+        key: &CallKey,
+        result: Result<Completion, BackendError>,
+    ) -> Result<Completion, BackendError> {
+        match (self.needs_logprobs, result) {
+            (Some((protocol, why)), Ok(c))
+                if key.slot == Slot::Answer && c.logprob_summary().is_none() =>
+            {
+                // Permanent: the server will not start giving them, so later rounds, which
+                // would fail the same way, are skipped.
+                Err(BackendError::Config(format!(
+                    "the model returned no token logprobs, which {protocol} needs ({why}); use a model server that returns them"
+                )))
+            }
+            (_, result) => result,
+        }
+    }
+
     /// Records calls as they come back until the round may proceed or must stop.
     async fn collect(&mut self, pending: &mut Pending) -> Result<Stop, EngineError> {
         let stop = hard_stop(self.config, self.debate_started.elapsed());
@@ -326,6 +355,7 @@ impl<'d> RoundRun<'d> {
             shared,
             lead,
         } = asked;
+        let result = self.with_logprobs(&key, result);
         // The answer of the flight this call followed: recorded as the cache hit it stands
         // for (a leader hands over only what it stored in the cache).
         let result = match (shared, result) {

@@ -39,7 +39,9 @@ pub(crate) fn start_error(e: StartError) -> Response {
             Json(json!({"error": e.to_string()})),
         )
             .into_response(),
-        StartError::Runner(RunnerError::BadRequest(m)) => error(StatusCode::BAD_REQUEST, m),
+        StartError::Runner(
+            RunnerError::BadRequest(m) | RunnerError::BadParam { message: m, .. },
+        ) => error(StatusCode::BAD_REQUEST, m),
         StartError::Runner(RunnerError::Internal(m)) => error(StatusCode::INTERNAL_SERVER_ERROR, m),
         StartError::Runner(RunnerError::Unavailable(m)) => {
             error(StatusCode::SERVICE_UNAVAILABLE, m)

@@ -124,8 +124,73 @@ pub fn router(app: Arc<App>, options: &ServeOptions) -> Router {
         .route("/api/runs/{*path}", get(api::run_path))
         .route("/v1/models", get(openai::models))
         .route("/v1/chat/completions", post(openai::chat))
-        .route("/metrics", get(metrics_text));
+        .route("/metrics", get(metrics_text))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed);
     guarded(routes, app, options)
+}
+
+/// Which part of the server a path is under, for the shape of its errors: OpenAI clients read
+/// `{"error": {"message", "type"}}` under `/v1`, the JSON API answers `{"error"}` under `/api`,
+/// and a person reads text everywhere else.
+enum Surface {
+    OpenAi,
+    Api,
+    Page,
+}
+
+fn surface(path: &str) -> Surface {
+    let under = |root: &str| path == root || path.starts_with(&format!("{root}/"));
+    if under("/v1") {
+        Surface::OpenAi
+    } else if under("/api") {
+        Surface::Api
+    } else {
+        Surface::Page
+    }
+}
+
+/// Every route that does not exist: 404 with a body that says so, in the shape of the part
+/// of the server asked (an empty 404 tells a person or a client nothing).
+async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
+    let path = uri.path();
+    let message = format!(
+        "no page at {}: the runs are at /, the JSON API under /api/runs and the OpenAI-compatible endpoint under /v1",
+        shown_path(path)
+    );
+    match surface(path) {
+        Surface::OpenAi => openai::not_found(path),
+        Surface::Api => api::error(axum::http::StatusCode::NOT_FOUND, message),
+        Surface::Page => pages::page_error(axum::http::StatusCode::NOT_FOUND, &message),
+    }
+}
+
+/// A route asked with a method it does not take: 405 with a body naming the route.
+async fn method_not_allowed(
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    let status = axum::http::StatusCode::METHOD_NOT_ALLOWED;
+    let message = format!(
+        "{} {}: this route does not take {}",
+        method,
+        shown_path(uri.path()),
+        method
+    );
+    match surface(uri.path()) {
+        Surface::OpenAi => openai::error_body(status, message),
+        Surface::Api => api::error(status, message),
+        Surface::Page => pages::page_error(status, &message),
+    }
+}
+
+/// A request's path as a message quotes it: at most 200 characters (a request line may be
+/// long), as the client sent it (percent-encoded, so no control character comes back).
+fn shown_path(path: &str) -> String {
+    match path.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &path[..at]),
+        None => path.to_string(),
+    }
 }
 
 /// `routes` behind the token, with `/health` open, and every route behind the Host and

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 
 use crate::app::{App, StartError};
 use crate::redaction::json_text;
-use moot_app::service::{DebateRequest, RunnerError};
+use moot_app::service::{DebateRequest, RunnerError, SamplingOverride};
 
 /// How often a streamed debate is read again for progress.
 const POLL: Duration = Duration::from_millis(200);
@@ -33,13 +33,51 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// An error in OpenAI's shape: `{"error": {"message", "type", "code"}}`.
+/// An error in OpenAI's shape: `{"error": {"message", "type", "param", "code"}}`.
 fn oai_error(status: StatusCode, kind: &str, message: impl Into<String>) -> Response {
+    oai_error_on(status, kind, None, message)
+}
+
+/// [`oai_error`] about the request's field `param`.
+fn oai_error_on(
+    status: StatusCode,
+    kind: &str,
+    param: Option<&str>,
+    message: impl Into<String>,
+) -> Response {
     (
         status,
-        Json(json!({"error": {"message": message.into(), "type": kind, "code": Value::Null}})),
+        Json(
+            json!({"error": {"message": message.into(), "type": kind, "param": param, "code": Value::Null}}),
+        ),
     )
         .into_response()
+}
+
+/// An OpenAI error about the request as a whole (a method a route does not take).
+pub fn error_body(status: StatusCode, message: impl Into<String>) -> Response {
+    oai_error(status, "invalid_request_error", message)
+}
+
+/// An OpenAI error body for a route that does not exist (the server's fallback under `/v1/`).
+pub fn not_found(path: &str) -> Response {
+    oai_error(
+        StatusCode::NOT_FOUND,
+        "invalid_request_error",
+        format!(
+            "no route {}: this server's OpenAI-compatible routes are GET /v1/models and POST /v1/chat/completions",
+            cut(path, 200)
+        ),
+    )
+}
+
+/// At most `max` characters of `text` (a name a request chose, quoted back to it), marked
+/// when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 /// `GET /v1/models`.
@@ -64,15 +102,22 @@ pub struct ChatRequest {
     pub model: String,
     pub messages: Vec<ChatMessage>,
     #[serde(default)]
-    pub stream: bool,
+    pub stream: Option<bool>,
     #[serde(default)]
     pub stream_options: Option<StreamOptions>,
+    /// Every other field, by name: each is honoured or refused ([`sampling`]), none dropped
+    /// unread, so a client never gets an answer to a question it did not ask.
+    #[serde(flatten)]
+    pub params: serde_json::Map<String, Value>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct StreamOptions {
     #[serde(default)]
-    pub include_usage: bool,
+    pub include_usage: Option<bool>,
+    /// `include_obfuscation` and any later field, checked as the request's are.
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,33 +125,206 @@ pub struct ChatMessage {
     pub role: String,
     #[serde(default)]
     pub content: Value,
+    /// The speaker's name, shown with the role in the context.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `tool_calls`, `audio` and the like: refused unless null ([`ChatMessage::text`]).
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+/// A request's field that moot cannot honour: 400 `invalid_request_error` with `param`.
+#[derive(Debug, PartialEq)]
+pub struct Refused {
+    pub param: String,
+    pub message: String,
+}
+
+fn refused(param: &str, message: impl Into<String>) -> Refused {
+    Refused {
+        param: cut(param, 100),
+        message: message.into(),
+    }
 }
 
 impl ChatMessage {
-    /// The message's text: a string, or the text parts of a content list.
-    fn text(&self) -> String {
+    /// The text of message `i`: a string, or a content list of text parts. A part of another
+    /// kind (an image, audio, a file) is refused: the debate reads text only, and an answer to
+    /// the question without its picture is not an answer to the question asked.
+    fn text(&self, i: usize) -> Result<String, Refused> {
+        if let Some((key, _)) = self.rest.iter().find(|(_, v)| !v.is_null()) {
+            let param = format!("messages[{i}].{key}");
+            return Err(refused(
+                &param,
+                format!("{}: moot debates the messages' text only", cut(&param, 100)),
+            ));
+        }
         match &self.content {
-            Value::String(s) => s.clone(),
-            Value::Array(parts) => parts
-                .iter()
-                .filter(|p| p["type"] == "text")
-                .filter_map(|p| p["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
+            Value::String(s) => Ok(s.clone()),
+            Value::Null => Ok(String::new()),
+            Value::Array(parts) => {
+                let mut texts = Vec::with_capacity(parts.len());
+                for (j, part) in parts.iter().enumerate() {
+                    match (part["type"].as_str(), part["text"].as_str()) {
+                        (Some("text"), Some(text)) => texts.push(text),
+                        (kind, _) => {
+                            return Err(refused(
+                                &format!("messages[{i}].content[{j}]"),
+                                format!(
+                                    "messages[{i}].content[{j}]: a part of type {}; moot debates text parts only",
+                                    kind.map_or("(none)".to_string(), |k| format!("{:?}", cut(k, 40)))
+                                ),
+                            ))
+                        }
+                    }
+                }
+                Ok(texts.join("\n"))
+            }
+            _ => Err(refused(
+                &format!("messages[{i}].content"),
+                format!("messages[{i}].content: a string or a list of text parts"),
+            )),
+        }
+    }
+
+    /// How the context names the message's author: its role, and its name when it has one.
+    fn speaker(&self) -> String {
+        match &self.name {
+            Some(name) => format!("{} ({})", self.role, cut(name, 64)),
+            None => self.role.clone(),
         }
     }
 }
 
+/// What moot makes of the request's other fields (OpenAI's sampling and output parameters):
+/// a value it can honour is applied to every agent of the debate (`temperature`, `top_p`,
+/// `max_tokens`/`max_completion_tokens`, `seed`), a value that asks for what moot does anyway
+/// is accepted (`n: 1`, `stop: []`, `logprobs: false`, `tools: []`, a `text` response format,
+/// zero penalties, `user`…), and anything else is refused by name. `null` is a field left out.
+pub fn sampling(chat: &ChatRequest) -> Result<SamplingOverride, Refused> {
+    let mut o = SamplingOverride::default();
+    for (name, value) in &chat.params {
+        if value.is_null() {
+            continue;
+        }
+        let name = name.as_str();
+        let shown = cut(&value.to_string(), 60);
+        match name {
+            "n" => {
+                if value.as_u64() != Some(1) {
+                    return Err(refused(
+                        name,
+                        format!("n = {shown}: moot answers with one choice, the debate's decision, so only n = 1 is supported (ask again for another debate)"),
+                    ));
+                }
+            }
+            "max_tokens" | "max_completion_tokens" => {
+                let cap = value
+                    .as_u64()
+                    .filter(|n| *n >= 1)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .ok_or_else(|| {
+                        refused(
+                            name,
+                            format!(
+                                "{name} = {shown}: a whole number of tokens from 1 to {}",
+                                u32::MAX
+                            ),
+                        )
+                    })?;
+                // Both given: each is a cap, so the smaller holds.
+                o.max_tokens = Some(o.max_tokens.map_or(cap, |c| c.min(cap)));
+            }
+            "temperature" => {
+                let t = value
+                    .as_f64()
+                    .filter(|t| (0.0..=2.0).contains(t))
+                    .ok_or_else(|| {
+                        refused(name, format!("temperature = {shown}: a number from 0 to 2"))
+                    })?;
+                o.temperature = Some(t as f32);
+            }
+            "top_p" => {
+                let p = value
+                    .as_f64()
+                    .filter(|p| *p > 0.0 && *p <= 1.0)
+                    .ok_or_else(|| {
+                        refused(
+                            name,
+                            format!("top_p = {shown}: a number over 0 and at most 1"),
+                        )
+                    })?;
+                o.top_p = Some(p as f32);
+            }
+            "seed" => {
+                o.seed = Some(value.as_u64().ok_or_else(|| {
+                    refused(
+                        name,
+                        format!("seed = {shown}: a whole number from 0 to {}", u64::MAX),
+                    )
+                })?);
+            }
+            // What moot does anyway: accepted.
+            "stop" if value.as_array().is_some_and(Vec::is_empty) => {}
+            "logprobs" if value == &Value::Bool(false) => {}
+            "tools" | "functions" if value.as_array().is_some_and(Vec::is_empty) => {}
+            "tool_choice" | "function_call" if value == "none" || value == "auto" => {}
+            "parallel_tool_calls" if value.is_boolean() => {}
+            "response_format" if value == &json!({"type": "text"}) => {}
+            "presence_penalty" | "frequency_penalty" if value.as_f64() == Some(0.0) => {}
+            "logit_bias" | "metadata" if value.as_object().is_some_and(|m| m.is_empty()) => {}
+            "modalities" if value == &json!(["text"]) => {}
+            // Every debate is recorded in the store (the completion's id opens it).
+            "store" if value == &Value::Bool(true) => {}
+            // They name the caller or a cache to the provider and ask nothing of the answer.
+            "user" | "safety_identifier" | "prompt_cache_key" if value.is_string() => {}
+            _ => {
+                let why = match name {
+                    "stop" => "moot's agents write whole replies, which the debate reads to its end; it cannot stop them at a sequence",
+                    "logprobs" | "top_logprobs" => "the answer is a debate's, whose tokens have no one log-probability to return",
+                    "tools" | "functions" | "tool_choice" | "function_call" | "parallel_tool_calls" => "the debate's agents call no tools for the client",
+                    "response_format" => "the debate answers in text; it cannot promise JSON",
+                    "presence_penalty" | "frequency_penalty" | "logit_bias" => "the agents' backends are not all given penalties or biases",
+                    "store" => "every debate is recorded in the server's store",
+                    "metadata" => "a run keeps no metadata",
+                    "modalities" => "the debate answers in text only",
+                    _ => "moot does not support it, and refuses it rather than ignore it",
+                };
+                return Err(refused(
+                    name,
+                    format!("{} = {shown}: {why}", cut(name, 100)),
+                ));
+            }
+        }
+    }
+    if let Some(options) = &chat.stream_options {
+        for (name, value) in &options.rest {
+            // Obfuscation pads chunks against a side channel moot's chunks do not have.
+            if value.is_null() || (name == "include_obfuscation" && value == &Value::Bool(false)) {
+                continue;
+            }
+            let param = format!("stream_options.{}", cut(name, 100));
+            return Err(refused(
+                &param,
+                format!("{param}: moot does not support it, and refuses it rather than ignore it"),
+            ));
+        }
+    }
+    Ok(o)
+}
+
 /// The debate a chat request asks for: the model names the team and protocol, the last user
-/// message is the question and the earlier messages its context.
-pub fn debate_request(chat: &ChatRequest) -> Result<DebateRequest, String> {
+/// message is the question and the earlier messages its context, the other fields the
+/// agents' sampling ([`sampling`]).
+pub fn debate_request(chat: &ChatRequest) -> Result<DebateRequest, Refused> {
+    let sampling = sampling(chat)?;
+    let bad = |param: &str, message: String| refused(param, message);
     let mut parts = chat.model.splitn(3, '/');
     if parts.next() != Some("moot") {
-        return Err(format!(
+        return Err(bad("model", format!(
             "model {:?}: this server's models are moot, moot/PROTOCOL and moot/PROTOCOL/MODEL (GET /v1/models lists them)",
-            chat.model
-        ));
+            cut(&chat.model, 200)
+        )));
     }
     let protocol = parts.next().map(str::to_string);
     let model = parts.next().map(str::to_string);
@@ -116,10 +334,14 @@ pub fn debate_request(chat: &ChatRequest) -> Result<DebateRequest, String> {
                 .iter()
                 .map(|e| e.name)
                 .collect();
-            return Err(format!(
-                "model {:?}: unknown protocol {p:?} (one of {})",
-                chat.model,
-                names.join(", ")
+            return Err(bad(
+                "model",
+                format!(
+                    "model {:?}: unknown protocol {:?} (one of {})",
+                    cut(&chat.model, 200),
+                    cut(p, 100),
+                    names.join(", ")
+                ),
             ));
         }
     }
@@ -127,15 +349,26 @@ pub fn debate_request(chat: &ChatRequest) -> Result<DebateRequest, String> {
         .messages
         .iter()
         .rposition(|m| m.role == "user")
-        .ok_or("messages: no user message to debate")?;
-    let question = chat.messages[last_user].text();
+        .ok_or_else(|| bad("messages", "messages: no user message to debate".into()))?;
+    let question = chat.messages[last_user].text(last_user)?;
     if question.trim().is_empty() {
-        return Err("messages: the last user message is empty".into());
+        return Err(bad(
+            "messages",
+            "messages: the last user message is empty".into(),
+        ));
     }
-    let context: Vec<String> = chat.messages[..last_user]
-        .iter()
-        .map(|m| format!("{}: {}", m.role, m.text()))
-        .collect();
+    let mut context = Vec::with_capacity(last_user);
+    for (i, m) in chat.messages[..last_user].iter().enumerate() {
+        context.push(format!("{}: {}", m.speaker(), m.text(i)?));
+    }
+    // A message after the last user message (an assistant's prefill) has no place in a
+    // debate of that message: refused rather than dropped.
+    if let Some(i) = (last_user + 1 < chat.messages.len()).then_some(last_user + 1) {
+        return Err(bad(
+            &format!("messages[{i}]"),
+            format!("messages[{i}]: a message after the last user message, which is the question the debate answers; moot cannot continue a reply"),
+        ));
+    }
     let question = if context.is_empty() {
         question
     } else {
@@ -148,6 +381,7 @@ pub fn debate_request(chat: &ChatRequest) -> Result<DebateRequest, String> {
         question,
         protocol,
         model,
+        sampling,
         ..DebateRequest::default()
     })
 }
@@ -160,7 +394,14 @@ struct Outcome {
     /// Why there is no content: no agent's call got a response (the first error, naming the
     /// cause). A debate without one answer is a failure, not an empty completion.
     failure: Option<String>,
+    /// `length` when the winning response was cut at its token cap, else `stop`.
+    finish_reason: &'static str,
+    /// Input tokens of every call a model was asked for (a call answered from moot's request
+    /// cache asked none, and counts nowhere in `usage`).
     prompt_tokens: u64,
+    /// Of `prompt_tokens`, those the backends read from their prompt caches instead of
+    /// processing (0 for a call whose backend did not say).
+    cached_tokens: u64,
     completion_tokens: u64,
 }
 
@@ -177,27 +418,34 @@ async fn outcome(app: &App, run_id: &str) -> Result<Outcome, StoreError> {
             .unwrap_or("no agent answered");
         format!("no agent of the debate (run {run_id}) got an answer from its model: {cause}")
     });
+    let winner = winning_call(&run, &calls);
+    let asked = || calls.iter().filter(|c| !c.cached);
     Ok(Outcome {
         failure,
-        content: winning_response(&run, &calls),
-        prompt_tokens: total_tokens(calls.iter().filter(|c| !c.cached).map(|c| c.input_tokens)),
-        completion_tokens: total_tokens(
-            calls.iter().filter(|c| !c.cached).map(|c| c.output_tokens),
-        ),
+        content: winner
+            .and_then(|c| c.response_text.clone())
+            .unwrap_or_default(),
+        finish_reason: match winner.and_then(|c| c.finish.as_deref()) {
+            Some("length") => "length",
+            _ => "stop",
+        },
+        prompt_tokens: total_tokens(asked().map(|c| c.input_tokens)),
+        cached_tokens: total_tokens(asked().map(|c| c.cached_input_tokens().unwrap_or(0))),
+        completion_tokens: total_tokens(asked().map(|c| c.output_tokens)),
         run,
     })
 }
 
-/// The response of the first agent holding the decided answer in its last answered round; the
+/// The call of the first agent holding the decided answer in its last answered round; the
 /// latest response at all when no one holds it (or nothing was decided).
-fn winning_response(run: &RunRecord, calls: &[CallRecord]) -> String {
+fn winning_call<'c>(run: &RunRecord, calls: &'c [CallRecord]) -> Option<&'c CallRecord> {
     let answers = || {
         calls
             .iter()
             .filter(|c| c.slot == "answer" && c.response_text.is_some())
     };
     let last = answers().map(|c| c.round).max();
-    let holder = answers()
+    answers()
         .filter(|c| Some(c.round) == last)
         .find(|c| run.answer.is_some() && c.answer == run.answer)
         .or_else(|| {
@@ -205,10 +453,7 @@ fn winning_response(run: &RunRecord, calls: &[CallRecord]) -> String {
                 .filter(|c| run.answer.is_some() && c.answer == run.answer)
                 .max_by_key(|c| c.round)
         })
-        .or_else(|| answers().max_by_key(|c| (c.round, c.agent)));
-    holder
-        .and_then(|c| c.response_text.clone())
-        .unwrap_or_default()
+        .or_else(|| answers().max_by_key(|c| (c.round, c.agent)))
 }
 
 fn usage(o: &Outcome) -> Value {
@@ -216,6 +461,7 @@ fn usage(o: &Outcome) -> Value {
         "prompt_tokens": o.prompt_tokens,
         "completion_tokens": o.completion_tokens,
         "total_tokens": o.prompt_tokens.saturating_add(o.completion_tokens),
+        "prompt_tokens_details": {"cached_tokens": o.cached_tokens},
     })
 }
 
@@ -251,7 +497,14 @@ pub async fn chat(
     };
     let request = match debate_request(&chat) {
         Ok(r) => r,
-        Err(m) => return oai_error(StatusCode::BAD_REQUEST, "invalid_request_error", m),
+        Err(Refused { param, message }) => {
+            return oai_error_on(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                Some(&param),
+                message,
+            )
+        }
     };
     let started = match app.start(request).await {
         Ok(s) => s,
@@ -268,6 +521,14 @@ pub async fn chat(
         Err(StartError::Runner(RunnerError::BadRequest(m))) => {
             return oai_error(StatusCode::BAD_REQUEST, "invalid_request_error", m)
         }
+        Err(StartError::Runner(RunnerError::BadParam { param, message })) => {
+            return oai_error_on(
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                Some(param),
+                message,
+            )
+        }
         Err(StartError::Runner(RunnerError::Internal(m))) => {
             return oai_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", m)
         }
@@ -275,8 +536,10 @@ pub async fn chat(
             return oai_error(StatusCode::SERVICE_UNAVAILABLE, "server_error", m)
         }
     };
-    if chat.stream {
-        let include_usage = chat.stream_options.is_some_and(|o| o.include_usage);
+    if chat.stream == Some(true) {
+        let include_usage = chat
+            .stream_options
+            .is_some_and(|o| o.include_usage == Some(true));
         return stream(app, started, chat.model, include_usage).into_response();
     }
     // A client that goes away before the answer drops this future, and with it the guard,
@@ -306,7 +569,7 @@ pub async fn chat(
             "choices": [{
                 "index": 0,
                 "message": {"role": "assistant", "content": o.content},
-                "finish_reason": "stop",
+                "finish_reason": o.finish_reason,
             }],
             "usage": usage(&o),
             "moot": moot_field(&o),
@@ -437,7 +700,7 @@ fn stream(
                         }
                         s.queue.push_back(chunk(
                             json!({}),
-                            json!("stop"),
+                            json!(o.finish_reason),
                             Some(("moot", moot_field(&o))),
                         ));
                         if s.include_usage {
@@ -480,7 +743,8 @@ mod tests {
         assert_eq!(r.model.as_deref(), Some("qwen2.5:0.5b"));
         assert!(debate_request(&chat("gpt-4o", m.clone())).is_err());
         let e = debate_request(&chat("moot/nope", m)).unwrap_err();
-        assert!(e.contains("unknown protocol"), "{e}");
+        assert!(e.message.contains("unknown protocol"), "{e:?}");
+        assert_eq!(e.param, "model");
     }
 
     #[test]

@@ -317,6 +317,7 @@ fn request_of(form: &NewForm) -> Result<DebateRequest, String> {
         },
         options,
         model: None,
+        sampling: Default::default(),
     })
 }
 
@@ -339,7 +340,9 @@ pub async fn new_submit(
                 .insert(header::RETRY_AFTER, header::HeaderValue::from_static("5"));
             r
         }
-        Err(StartError::Runner(RunnerError::BadRequest(m))) => new_page(&app, &form, Some(m)),
+        Err(StartError::Runner(
+            RunnerError::BadRequest(m) | RunnerError::BadParam { message: m, .. },
+        )) => new_page(&app, &form, Some(m)),
         Err(StartError::Runner(RunnerError::Internal(m))) => {
             let mut r = new_page(&app, &form, Some(m));
             *r.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;

@@ -96,7 +96,9 @@ impl Reports {
         async move {
             match task.await {
                 Ok(Ok(report)) => Ok(report.map(Arc::new)),
-                Ok(Err(RunnerError::BadRequest(m))) => Err(ReportError::NotFound(m)),
+                Ok(Err(RunnerError::BadRequest(m) | RunnerError::BadParam { message: m, .. })) => {
+                    Err(ReportError::NotFound(m))
+                }
                 Ok(Err(RunnerError::Internal(m) | RunnerError::Unavailable(m))) => {
                     Err(ReportError::Internal(m))
                 }

@@ -24,6 +24,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         http::PROMPT_CACHE,
     ],
     refuses: &[("logprobs", "has no token logprobs")],
+    samples: true,
     max_temperature: 1.0,
     example: "model = \"m\"\n",
     retries: true,

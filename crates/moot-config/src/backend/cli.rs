@@ -24,6 +24,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         Key::new("working_dir", Kind::Path),
     ],
     refuses: &[],
+    samples: false,
     max_temperature: 2.0,
     example: "command = \"/bin/true\"\n",
     retries: true,

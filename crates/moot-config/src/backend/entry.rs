@@ -30,6 +30,11 @@ pub struct BackendEntry {
     /// Keys other backends read that it refuses with a reason (`logprobs`: "has no token
     /// logprobs"), rather than as not its own.
     pub refuses: &'static [(&'static str, &'static str)],
+    /// Whether it hands `temperature`, `top_p` and `max_tokens` to a model that samples with
+    /// them (a program, a person, fixed replies or a simulation take none): a request that
+    /// overrides them (`moot serve`'s OpenAI endpoint) is refused for an agent that would
+    /// drop them.
+    pub samples: bool,
     /// The highest `temperature` it takes (every agent's is at most 2).
     pub max_temperature: f32,
     /// A smallest agent of it: the `key = value` lines (TOML) after `id` and `backend`. Tests

@@ -26,6 +26,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         },
     )],
     refuses: &[],
+    samples: false,
     max_temperature: 2.0,
     example: "answer_within = \"10m\"\n",
     retries: false,

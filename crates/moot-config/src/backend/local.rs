@@ -20,6 +20,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         Key::new("logprobs", Kind::Flag),
     ],
     refuses: &[],
+    samples: true,
     max_temperature: 2.0,
     example: "",
     retries: false,

@@ -38,6 +38,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
         ),
     ],
     refuses: &[],
+    samples: true,
     max_temperature: 2.0,
     example: "model = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
     retries: true,

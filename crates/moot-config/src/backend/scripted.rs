@@ -14,6 +14,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
     summary: "fixed replies, for tests and demonstrations",
     keys: &[Key::new("responses", Kind::Texts)],
     refuses: &[],
+    samples: false,
     max_temperature: 2.0,
     example: "responses = [\"42\"]\n",
     retries: false,

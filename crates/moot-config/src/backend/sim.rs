@@ -17,6 +17,7 @@ pub const ENTRY: BackendEntry = BackendEntry {
     summary: "a simulated agent with set accuracy and conformity (needs the gold answer)",
     keys: &[Key::new("sim", Kind::Sim), Key::new("logprobs", Kind::Flag)],
     refuses: &[],
+    samples: false,
     max_temperature: 2.0,
     example: "",
     retries: false,

@@ -582,6 +582,16 @@ print(json.dumps(out))
 /// An OpenAI-compatible upstream that answers every chat completion with `reply`, recording
 /// each request body.
 fn upstream(reply: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    upstream_answering(json!({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+    }))
+}
+
+/// An OpenAI-compatible upstream that answers every chat completion with `body`, recording
+/// each request (head and body).
+fn upstream_answering(body: Value) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     use std::io::Write as _;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
@@ -594,17 +604,13 @@ fn upstream(reply: &'static str) -> (String, std::sync::Arc<std::sync::Mutex<Vec
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { return };
             let seen = seen2.clone();
+            let body = body.clone();
             std::thread::spawn(move || {
                 let request = common::read_http_request(&mut stream);
                 seen.lock()
                     .unwrap()
                     .push(String::from_utf8_lossy(&request).into_owned());
-                let body = json!({
-                    "id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
-                })
-                .to_string();
+                let body = body.to_string();
                 let _ = stream.write_all(
                     format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -1661,4 +1667,336 @@ async fn a_request_for_a_model_not_pulled_is_503_and_downloads_nothing() {
     assert!(r.text().await.unwrap().contains("moot model pull"));
     let fetched: Vec<_> = std::fs::read_dir(models.path()).unwrap().collect();
     assert!(fetched.is_empty(), "{fetched:?}");
+}
+
+/// A team of two `openai` agents on `url` (each capped at 500 tokens and sampling at 0.3, as
+/// configured), debating `protocol` for one round.
+fn openai_team(env: &Env, url: &str, protocol: &str) -> String {
+    let agent = |id: &str| {
+        format!("[[agents]]\nid = \"{id}\"\nbackend = \"openai\"\nbase_url = {url:?}\nmodel = \"m\"\nstream = false\nmax_tokens = 500\ntemperature = 0.3\n\n")
+    };
+    let text = format!(
+        "[debate]\nprotocol = \"{protocol}\"\nrounds = 1\nanswer = \"numeric\"\n\n[retry]\nmax_retries = 0\n\n{}{}",
+        agent("x"),
+        agent("y")
+    );
+    env.write("openai-team.toml", &text).display().to_string()
+}
+
+/// The JSON bodies of the requests an upstream saw.
+fn bodies(seen: &std::sync::Mutex<Vec<String>>) -> Vec<Value> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let body = r.split("\r\n\r\n").nth(1).unwrap_or("");
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {r}"))
+        })
+        .collect()
+}
+
+/// The error of a refused chat completion: its status and OpenAI-shaped body.
+async fn chat_error(s: &Server, request: &Value) -> (u16, Value) {
+    let r = post_json(format!("{}/v1/chat/completions", s.url), request).await;
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")),
+    )
+}
+
+/// Issue 58 item 10: every field of a chat completion is honoured or refused. A value moot
+/// cannot honour (n = 2, stop sequences, logprobs, tools, JSON output, penalties, an image,
+/// an unknown field, a temperature for agents that do not sample) is 400
+/// `invalid_request_error` with `param` naming it; values that ask for what moot does anyway
+/// (n = 1, no stop, no logprobs, no tools, zero penalties, nulls) are answered.
+#[tokio::test]
+async fn the_openai_endpoint_refuses_by_name_what_it_cannot_honour() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let ask = |extra: Value| {
+        let mut r = json!({"model": "moot/som", "messages": [{"role": "user", "content": "What is 17 * 24?"}]});
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        r
+    };
+    let image = json!([{"role": "user", "content": [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    ]}]);
+    let prefill = json!([
+        {"role": "user", "content": "What is 17 * 24?"},
+        {"role": "assistant", "content": "The answer is"}
+    ]);
+    for (extra, param) in [
+        (json!({"n": 2}), "n"),
+        (json!({"n": 0}), "n"),
+        (json!({"stop": ["\n"]}), "stop"),
+        (json!({"logprobs": true}), "logprobs"),
+        (json!({"top_logprobs": 3}), "top_logprobs"),
+        (
+            json!({"tools": [{"type": "function", "function": {"name": "f"}}]}),
+            "tools",
+        ),
+        (json!({"tool_choice": "required"}), "tool_choice"),
+        (
+            json!({"response_format": {"type": "json_object"}}),
+            "response_format",
+        ),
+        (json!({"frequency_penalty": 0.5}), "frequency_penalty"),
+        (json!({"logit_bias": {"50256": -100}}), "logit_bias"),
+        (json!({"store": false}), "store"),
+        (json!({"reasoning_effort": "high"}), "reasoning_effort"),
+        (json!({"temperature": 3}), "temperature"),
+        (json!({"max_tokens": 0}), "max_tokens"),
+        (json!({"top_p": 0}), "top_p"),
+        (json!({"seed": -1}), "seed"),
+        (
+            json!({"stream": true, "stream_options": {"include_usage": true, "include_obfuscation": true}}),
+            "stream_options.include_obfuscation",
+        ),
+        (json!({"messages": image}), "messages[0].content[1]"),
+        (json!({"messages": prefill}), "messages[1]"),
+        // Scripted agents sample with nothing: a temperature or a cap would be dropped.
+        (json!({"temperature": 0.7}), "temperature"),
+        (json!({"max_tokens": 16}), "max_tokens"),
+    ] {
+        let (status, e) = chat_error(&s, &ask(extra.clone())).await;
+        assert_eq!(status, 400, "{extra} → {e}");
+        assert_eq!(e["error"]["type"], "invalid_request_error", "{extra} → {e}");
+        assert_eq!(e["error"]["param"], param, "{extra} → {e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains(param), "{extra} → {e}");
+    }
+    // Nothing refused ran.
+    let listed = get_json(format!("{}/api/runs", s.url)).await;
+    assert_eq!(listed["runs"].as_array().map(Vec::len), Some(0), "{listed}");
+    // What moot does anyway is answered.
+    let r = post_json(
+        format!("{}/v1/chat/completions", s.url),
+        &ask(json!({
+            "n": 1, "stream": false, "stop": [], "logprobs": false, "tools": [],
+            "tool_choice": "none", "response_format": {"type": "text"}, "presence_penalty": 0,
+            "frequency_penalty": 0.0, "logit_bias": {}, "user": "someone", "temperature": null,
+            "max_tokens": null, "stream_options": null
+        })),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let r: Value = r.json().await.unwrap();
+    assert_eq!(r["moot"]["answer"], "408", "{r}");
+}
+
+/// Issue 58 item 10: `temperature`, `top_p`, `max_tokens` (and `max_completion_tokens`) and
+/// `seed` reach every call of the debate (a configured smaller cap stays), and an answer cut at
+/// its cap finishes with `length`.
+#[tokio::test]
+async fn sampling_a_request_sets_reaches_every_call_and_a_cut_answer_finishes_with_length() {
+    let env = Env::new();
+    let (url, seen) = upstream_answering(json!({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "17 * 24 = 408.\nFinal answer: 408"}, "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+    }));
+    let cfg = openai_team(&env, &url, "som");
+    let s = serve(&env, &["--config", &cfg]);
+    let r = post_json(
+        format!("{}/v1/chat/completions", s.url),
+        &json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 24?"}],
+                "temperature": 1.25, "top_p": 0.5, "max_tokens": 64, "seed": 7}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let r: Value = r.json().await.unwrap();
+    assert_eq!(r["choices"][0]["finish_reason"], "length", "{r}");
+    let asked = bodies(&seen);
+    assert_eq!(asked.len(), 4, "two agents, two rounds");
+    let cap = |b: &Value| {
+        b["max_tokens"]
+            .as_u64()
+            .or(b["max_completion_tokens"].as_u64())
+    };
+    for b in &asked {
+        assert_eq!(b["temperature"].as_f64(), Some(1.25), "{b}");
+        assert_eq!(b["top_p"].as_f64(), Some(0.5), "{b}");
+        assert_eq!(cap(b), Some(64), "{b}");
+    }
+    let mut seeds: Vec<u64> = asked.iter().filter_map(|b| b["seed"].as_u64()).collect();
+    seeds.sort();
+    seeds.dedup();
+    assert_eq!(
+        seeds,
+        vec![7, 8],
+        "the debate's seed, plus each agent's place"
+    );
+    // A cap over the configured one leaves the configured one.
+    seen.lock().unwrap().clear();
+    let r = post_json(
+        format!("{}/v1/chat/completions", s.url),
+        &json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 25?"}],
+                "max_completion_tokens": 1000}),
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let asked = bodies(&seen);
+    assert!(!asked.is_empty());
+    for b in &asked {
+        assert_eq!(cap(b), Some(500), "{b}");
+        assert_eq!(b["temperature"].as_f64(), Some(0.3), "as configured: {b}");
+    }
+}
+
+/// Issue 58 item 10: `usage.prompt_tokens_details.cached_tokens` sums the prompt tokens the
+/// upstream read from its prompt cache, in the answer and in the streamed usage chunk.
+#[tokio::test]
+async fn usage_reports_the_prompt_tokens_read_from_a_prompt_cache() {
+    let env = Env::new();
+    let (url, _seen) = upstream_answering(json!({
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Final answer: 408"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25,
+                  "prompt_tokens_details": {"cached_tokens": 12}}
+    }));
+    let cfg = openai_team(&env, &url, "som");
+    let s = serve(&env, &["--config", &cfg]);
+    let r: Value = post_json(
+        format!("{}/v1/chat/completions", s.url),
+        &json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    // Four calls of 20 prompt tokens, 12 of each from the cache.
+    assert_eq!(r["usage"]["prompt_tokens"], 80, "{r}");
+    assert_eq!(
+        r["usage"]["prompt_tokens_details"]["cached_tokens"], 48,
+        "{r}"
+    );
+    let text = post_json(
+        format!("{}/v1/chat/completions", s.url),
+        &json!({"model": "moot", "stream": true, "stream_options": {"include_usage": true},
+                "messages": [{"role": "user", "content": "What is 17 * 25?"}]}),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    let usage = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|c| c["usage"].is_object())
+        .unwrap_or_else(|| panic!("no usage chunk: {text}"));
+    assert_eq!(
+        usage["usage"]["prompt_tokens_details"]["cached_tokens"], 48,
+        "{usage}"
+    );
+}
+
+/// Issue 58 item 10: a route that does not exist is 404 with a body (OpenAI's error shape under
+/// `/v1/`, the API's JSON under `/api/`, text elsewhere), and a method a route does not take
+/// is 405 with one.
+#[tokio::test]
+async fn unknown_routes_and_methods_are_answered_with_a_body() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let r = client()
+        .get(format!("{}/nowhere", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let text = r.text().await.unwrap();
+    assert!(text.contains("/nowhere"), "{text:?}");
+    let r = client()
+        .get(format!("{}/v1/nowhere", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["type"], "invalid_request_error", "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("/v1/nowhere"),
+        "{e}"
+    );
+    let r = client()
+        .get(format!("{}/api/nowhere", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"].as_str().unwrap().contains("/api/nowhere"), "{e}");
+    let r = client()
+        .get(format!("{}/v1/chat/completions", s.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 405);
+    let e: Value = r.json().await.unwrap();
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("GET"),
+        "{e}"
+    );
+}
+
+/// Issue 58 item 10: `sid-et` reads token logprobs; a team with an agent whose backend has
+/// none is refused with 400 before any run is recorded, through the OpenAI endpoint and the
+/// JSON API alike.
+#[tokio::test]
+async fn sid_et_on_agents_without_logprobs_is_refused_before_any_run() {
+    let env = Env::new();
+    let cfg = team(&env, "Final answer: 408", "");
+    let s = serve(&env, &["--config", &cfg]);
+    let (status, e) = chat_error(
+        &s,
+        &json!({"model": "moot/sid-et", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["error"]["type"], "invalid_request_error", "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("logprobs"),
+        "{e}"
+    );
+    let r = post_json(
+        format!("{}/api/runs", s.url),
+        &json!({"question": "What is 17 * 24?", "protocol": "sid-et"}),
+    )
+    .await;
+    assert_eq!(r.status(), 400);
+    let listed = get_json(format!("{}/api/runs", s.url)).await;
+    assert_eq!(listed["runs"].as_array().map(Vec::len), Some(0), "{listed}");
+}
+
+/// Issue 58 item 10: an `openai` agent whose server returns no logprobs gives `sid-et` nothing
+/// to read: its calls fail naming the missing logprobs, the debate goes no further than round
+/// 0, and the endpoint answers 502 saying so (before, the debate ran every round as `som`,
+/// never able to stop early, and answered 200).
+#[tokio::test]
+async fn sid_et_on_a_server_that_returns_no_logprobs_is_an_error_naming_them() {
+    let env = Env::new();
+    let (url, seen) = upstream("Final answer: 408");
+    let cfg = openai_team(&env, &url, "sid-et");
+    let s = serve(&env, &["--config", &cfg]);
+    let (status, e) = chat_error(
+        &s,
+        &json!({"model": "moot", "messages": [{"role": "user", "content": "What is 17 * 24?"}]}),
+    )
+    .await;
+    assert_eq!(status, 502, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("logprobs"),
+        "{e}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "round 0 only");
 }
