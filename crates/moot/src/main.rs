@@ -238,12 +238,13 @@ fn main() -> ExitCode {
 /// depth of subcommands: only commands that use a store take it.
 fn store_flag(matches: &clap::ArgMatches) -> Option<(String, ValueSource)> {
     let (_, sub) = matches.subcommand()?;
-    let here = sub
-        .try_get_one::<String>("store")
-        .ok()
-        .flatten()
-        .cloned()
-        .zip(sub.value_source("store"));
+    // Asked only of a command that has the flag: clap panics on an id it does not know.
+    let here = match sub.try_get_one::<String>("store") {
+        Ok(Some(value)) => sub
+            .value_source("store")
+            .map(|source| (value.clone(), source)),
+        _ => None,
+    };
     here.or_else(|| store_flag(sub))
 }
 
