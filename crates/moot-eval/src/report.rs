@@ -841,24 +841,10 @@ mod tests {
 
     #[test]
     fn plots_have_a_line_per_protocol_in_stable_colours() {
-        let report = Report {
-            benches: Vec::new(),
-            items: 10,
-            left_out: 0,
-            protocols: vec![
-                protocol("cot", 100.0, 0.4, &[(100.0, 0.4)]),
-                protocol("som <&>", 900.0, 0.7, &[(300.0, 0.5), (900.0, 0.6)]),
-            ],
-            paired: Vec::new(),
-            budget: BudgetTable {
-                budgets: Vec::new(),
-                rows: Vec::new(),
-            },
-            timing: Vec::new(),
-            graded_by_tests: 0,
-            controls: Controls::default(),
-            fork: None,
-        };
+        let report = report(vec![
+            protocol("cot", 100.0, 0.4, &[(100.0, 0.4)]),
+            protocol("som <&>", 900.0, 0.7, &[(300.0, 0.5), (900.0, 0.6)]),
+        ]);
         let tokens = report.accuracy_vs_tokens_svg().unwrap();
         assert!(tokens.contains("som &lt;&amp;&gt;"), "labels are escaped");
         assert_eq!(tokens.matches("<circle").count(), 3);
@@ -881,24 +867,10 @@ mod tests {
     #[test]
     fn coinciding_points_of_two_protocols_both_stay_visible() {
         let same = &[(100.0, 0.5), (200.0, 0.6)];
-        let report = Report {
-            benches: Vec::new(),
-            items: 10,
-            left_out: 0,
-            protocols: vec![
-                protocol("a", 200.0, 0.6, same),
-                protocol("b", 200.0, 0.6, same),
-            ],
-            paired: Vec::new(),
-            budget: BudgetTable {
-                budgets: Vec::new(),
-                rows: Vec::new(),
-            },
-            timing: Vec::new(),
-            graded_by_tests: 0,
-            controls: Controls::default(),
-            fork: None,
-        };
+        let report = report(vec![
+            protocol("a", 200.0, 0.6, same),
+            protocol("b", 200.0, 0.6, same),
+        ]);
         for svg in [
             report.accuracy_vs_tokens_svg().unwrap(),
             report.accuracy_vs_rounds_svg().unwrap(),
