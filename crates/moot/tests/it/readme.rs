@@ -6,7 +6,7 @@
 //!   subcommands and flags that `moot … --help` lists. So does each `moot …` the prose quotes.
 //! - A `moot` line that can run does run, against the binary, in order, in one temporary folder
 //!   with its own store: its optional `[…]` groups dropped, its placeholders filled from
-//!   [`FILLS`], and adapted by the rules of [`adapt`] so that it needs no model and no network
+//!   [`FILLS`], and adapted by the rules of [`Bench::adapt`] so that it needs no model and no network
 //!   (simulated agents, or agents on a fake OpenAI-compatible server). It must succeed, and
 //!   print what the README shows after a `$` line. A line that still holds a placeholder or an
 //!   alternative (`--rule majority-last|free-mad|…`) is a synopsis and is only flag-checked;
@@ -245,10 +245,10 @@ fn shell_lines(readme: &str) -> Vec<Line> {
     let mut block_start = 0; // the first line of this block, in `lines`
     for (i, raw) in readme.lines().enumerate() {
         let t = raw.trim_start();
-        if t.starts_with("```") {
+        if let Some(lang) = t.strip_prefix("```") {
             fence = match fence {
                 Some(_) => None,
-                None => Some((t[3..].trim().to_string(), false)),
+                None => Some((lang.trim().to_string(), false)),
             };
             open = false;
             block_start = lines.len();
@@ -1143,7 +1143,7 @@ fn program_of(text: &str) -> &str {
 
 /// A shell line's word-splitting, continuation and classification, on a made-up README.
 #[test]
-fn shell_lines_are_joined_and_split_as_a_shell_reads_them() {
+fn readme_lines_are_joined_split_and_told_apart_from_synopses() {
     let readme = "```sh\n\
         moot ask \"Q # not a comment\" --rounds 2   # a comment\n\
         moot serve [--port 8001]\n\
