@@ -1,5 +1,6 @@
-//! Every configuration committed beside results (`experiments/sim/*.toml`, `results/*.toml`)
-//! passes `moot config check`, so the settings behind committed results cannot rot unnoticed.
+//! Every configuration committed beside results (`experiments/sim/*.toml`, `results/*.toml`) or
+//! as an example the README names (`examples/*.toml`) passes `moot config check`, so the settings
+//! behind committed results and documented commands cannot rot unnoticed.
 
 use crate::common;
 
@@ -12,7 +13,7 @@ fn every_committed_configuration_checks() {
     let env = Env::new();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut checked = Vec::new();
-    for dir in ["experiments/sim", "results"] {
+    for dir in ["experiments/sim", "results", "examples"] {
         for entry in std::fs::read_dir(root.join(dir)).expect(dir) {
             let path = entry.expect("a directory entry").path();
             if path.extension().and_then(|e| e.to_str()) != Some("toml") {

@@ -36,6 +36,7 @@ mod common;
 mod deploy;
 mod freemad_differential;
 mod humaneval_grader;
+mod readme;
 mod registries;
 mod setup_script;
 mod telemetry;
