@@ -49,6 +49,11 @@ pub async fn samples(
                 .find(|i| i.id == r.item_id)
                 .is_some_and(|item| r.correct(item));
             let mut row = crate::benchmark::row_json(r, correct);
+            // Every debate here is read back from the store: whether this process ran it says
+            // nothing of it.
+            if let Some(fields) = row.as_object_mut() {
+                fields.remove("reused");
+            }
             let t = &r.result.transcript;
             row["bench"] = serde_json::json!(r.run_id.split('/').next().unwrap_or_default());
             row["agents"] = serde_json::json!(r.agents.iter().map(|a| &a.id).collect::<Vec<_>>());

@@ -291,7 +291,8 @@ async fn standing(store: &dyn Store, bench: &BenchRecord) -> Result<Standing, St
     };
     let planned = bench
         .limit
-        .map(|l| l * bench.protocols.len() as u64)
+        // Stored numbers are data: a limit near u64::MAX must not overflow.
+        .map(|l| l.saturating_mul(bench.protocols.len() as u64))
         .unwrap_or(0)
         .max(started);
     let status = if failed > 0 {
@@ -356,7 +357,17 @@ pub fn since(given: &str, now: std::time::SystemTime) -> Option<String> {
                         && digits(8..10)
                         && (date.len() == 10 || date.get(10) == Some(&b'T'))))))
     {
-        return Some(given.to_string());
+        // A real date and time (no 13th month, no 25th hour, no 30 February): the prefix
+        // completed to a whole time must read as one.
+        const START: &str = "0000-01-01T00:00:00";
+        let whole = if given.len() < START.len() {
+            format!("{given}{}", &START[given.len()..])
+        } else {
+            given.to_string()
+        };
+        return humantime::parse_rfc3339_weak(&whole)
+            .ok()
+            .map(|_| given.to_string());
     }
     let span = humantime::parse_duration(given).ok()?;
     let at = now.checked_sub(span)?;
@@ -371,6 +382,19 @@ mod tests {
     fn since_takes_a_date_prefix_or_a_span_before_now_and_nothing_else() {
         let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(86_400 * 10);
         assert_eq!(since("2026-11-23", now).as_deref(), Some("2026-11-23"));
+        for impossible in [
+            "2026-13-01",
+            "2026-12-08T25:00",
+            "2026-02-30",
+            "2026-11-23T10:61",
+        ] {
+            assert_eq!(since(impossible, now), None, "{impossible}");
+        }
+        assert_eq!(
+            since("2026-11-23T10:00", now).as_deref(),
+            Some("2026-11-23T10:00")
+        );
+        assert_eq!(since("2024-02-29", now).as_deref(), Some("2024-02-29"));
         assert_eq!(since("2026-11", now).as_deref(), Some("2026-11"));
         assert_eq!(
             since("2026-11-23T10:00", now).as_deref(),

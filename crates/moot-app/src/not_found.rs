@@ -119,8 +119,11 @@ pub async fn described(store: &dyn Store, store_shown: &str, not_found: &NotFoun
 }
 
 /// `a`, `a or b`, `a, b or c`.
+/// `a`, `a or b`, `a, b or c`: each name as it would be typed in a shell (quoted when it holds
+/// a space, a comma or anything a shell reads), so that a stored name cannot blur the list.
 fn or_list(names: &[String]) -> String {
-    match names {
+    let typed: Vec<String> = names.iter().map(|n| crate::shell::shell_word(n)).collect();
+    match typed.as_slice() {
         [] => String::new(),
         [one] => one.clone(),
         [init @ .., last] => format!("{} or {last}", init.join(", ")),

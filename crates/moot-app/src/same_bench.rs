@@ -85,7 +85,7 @@ pub fn check(existing: &BenchRecord, asked: &Asked<'_>, via: Via) -> Result<(), 
     }
     let resume = match via {
         Via::Cli => format!(
-            "moot resume {} --config FILE",
+            "moot resume {} (with --config FILE when its agents are this machine's)",
             crate::shell::shell_word(&existing.name)
         ),
         _ => format!("moot resume {}", crate::shell::shell_word(&existing.name)),
@@ -132,13 +132,15 @@ fn what_it_asks(config: &Config) -> Result<Value, serde_json::Error> {
 }
 
 /// Each key path where `stored` and `now` differ, with both values: a list of another length
-/// is one difference (its lengths), objects are compared key by key.
+/// is one difference (its lengths), objects are compared key by key. A stored key is data:
+/// each is cut short as values are, so no key makes an error line long.
 fn json_differences(path: &str, stored: &Value, now: &Value, out: &mut Vec<String>) {
     let at = |key: &str| {
+        let key = cut(key, 40);
         if path.is_empty() {
-            key.to_string()
+            key
         } else {
-            format!("{path}.{key}")
+            cut(&format!("{path}.{key}"), 120)
         }
     };
     match (stored, now) {
@@ -173,17 +175,21 @@ fn json_differences(path: &str, stored: &Value, now: &Value, out: &mut Vec<Strin
 
 /// A value as a difference shows it: short, on one line.
 fn shown(value: &Value) -> String {
-    const MAX: usize = 60;
     let text = match value {
         Value::Null => "unset".to_string(),
         Value::String(s) => format!("{s:?}"),
         other => other.to_string(),
     };
-    if text.chars().count() > MAX {
-        let cut: String = text.chars().take(MAX).collect();
-        format!("{cut}…")
+    cut(&text, 60)
+}
+
+/// `text` cut to `max` characters, `…` where it was cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let kept: String = text.chars().take(max).collect();
+        format!("{kept}…")
     } else {
-        text
+        text.to_string()
     }
 }
 

@@ -31,10 +31,12 @@ impl Cell {
 pub enum TrajectoryError {
     #[error("the trajectory has no agents")]
     NoAgents,
-    #[error("agent {agent} has no rounds")]
+    // Agents are named from 1 (the first row is agent 1), as every command numbers them.
+    #[error("agent {} has no rounds", agent + 1)]
     NoRounds { agent: usize },
     #[error(
-        "agent {agent} has {} but agent 0 has {expected} (rows must be equally long)",
+        "agent {} has {} but agent 1 has {expected} (rows must be equally long)",
+        agent + 1,
         crate::text::plural(*.len, "round")
     )]
     Ragged {

@@ -42,7 +42,10 @@ struct ItemRow {
 
 /// Benchmark `bench`'s standing, shared with every request for a moment (see `standings`).
 async fn standing(app: &App, bench: &BenchRecord) -> Result<Arc<Standing>, Response> {
-    let planned = bench.limit.map(|l| l * bench.protocols.len() as u64);
+    // Stored numbers are data: a limit near u64::MAX must not overflow.
+    let planned = bench
+        .limit
+        .map(|l| l.saturating_mul(bench.protocols.len() as u64));
     app.standings
         .get(&bench.name, planned)
         .await

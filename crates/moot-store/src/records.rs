@@ -821,7 +821,8 @@ mod tests {
 /// One agent's failed calls in a debate: how many, in which rounds, and each distinct error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentFailures {
-    /// The agent's position in the debate (0-based).
+    /// The agent's position in the debate, from 1 (as `moot show` and `moot fork --agent`
+    /// number agents).
     pub agent: u32,
     pub agent_id: String,
     pub calls: usize,
@@ -858,11 +859,12 @@ impl AgentFailures {
 pub fn agent_failures(calls: &[CallRecord]) -> Vec<AgentFailures> {
     let mut out: Vec<AgentFailures> = Vec::new();
     for c in calls.iter().filter(|c| c.failed()) {
-        let at = match out.iter().position(|f| f.agent == c.agent) {
+        let position = c.agent.saturating_add(1);
+        let at = match out.iter().position(|f| f.agent == position) {
             Some(at) => at,
             None => {
                 out.push(AgentFailures {
-                    agent: c.agent,
+                    agent: position,
                     agent_id: c.agent_id.clone(),
                     calls: 0,
                     rounds: Vec::new(),

@@ -27,6 +27,7 @@ impl AnswerGroup {
 pub fn group_answers<'a>(answers: impl IntoIterator<Item = &'a Answer>) -> Vec<AnswerGroup> {
     group_by(
         answers.into_iter().map(|a| (a.canonical().to_string(), a)),
+        |a| a.equality_key(),
         |a, b| a.equivalent(b),
     )
 }
@@ -42,32 +43,58 @@ pub fn group_texts<'a>(
         texts
             .into_iter()
             .map(|t| (t.to_string(), Answer::parse(kind, t, &ctx))),
+        |a| a.as_ref().and_then(Answer::equality_key),
         |a, b| matches!((a, b), (Some(a), Some(b)) if a.equivalent(b)),
     )
 }
 
-/// Groups `(text, value)` givings: a text joins the group already holding it, else the first
-/// group whose first value is `same` as its value, else a new group.
+/// Groups `(text, value)` givings: a text joins the group already holding it, else the group
+/// of its value's key (`key`: values equal exactly when their keys are), else the first
+/// unkeyed group whose first value is `same` as its value, else a new group. Keyed values are
+/// grouped in one pass, however many there are (a stored run may hold tens of thousands of
+/// programs); only unkeyed ones (numbers, LaTeX) are compared pairwise.
 fn group_by<T>(
     givings: impl IntoIterator<Item = (String, T)>,
+    key: impl Fn(&T) -> Option<String>,
     same: impl Fn(&T, &T) -> bool,
 ) -> Vec<AnswerGroup> {
+    use std::collections::HashMap;
     // Per group: its first value, and each text with how often it was given.
     let mut groups: Vec<(T, Vec<(String, usize)>)> = Vec::new();
+    let mut by_text: HashMap<String, usize> = HashMap::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut unkeyed: Vec<usize> = Vec::new();
     for (text, value) in givings {
-        let at = groups
-            .iter()
-            .position(|(_, texts)| texts.iter().any(|(t, _)| *t == text))
-            .or_else(|| groups.iter().position(|(v, _)| same(v, &value)));
+        let value_key = key(&value);
+        let at = by_text.get(&text).copied().or_else(|| match &value_key {
+            Some(k) => by_key.get(k).copied(),
+            None => unkeyed
+                .iter()
+                .copied()
+                .find(|&g| same(&groups[g].0, &value)),
+        });
         match at {
             Some(g) => {
                 let texts = &mut groups[g].1;
                 match texts.iter_mut().find(|(t, _)| *t == text) {
                     Some((_, n)) => *n += 1,
-                    None => texts.push((text, 1)),
+                    None => {
+                        by_text.insert(text.clone(), g);
+                        texts.push((text, 1));
+                    }
                 }
             }
-            None => groups.push((value, vec![(text, 1)])),
+            None => {
+                let g = groups.len();
+                by_text.insert(text.clone(), g);
+                match value_key {
+                    Some(k) => {
+                        by_key.insert(k, g);
+                    }
+                    None => unkeyed.push(g),
+                }
+                groups.push((value, vec![(text, 1)]));
+            }
         }
     }
     groups

@@ -197,6 +197,19 @@ impl Answer {
         }
     }
 
+    /// A key that equal answers share and unequal ones do not, for the kinds whose
+    /// equivalence is equality of a form (programs, text, options, yes/no): what lets many
+    /// answers be grouped in one pass. `None` for numbers and LaTeX, compared approximately.
+    pub fn equality_key(&self) -> Option<String> {
+        match &self.value {
+            Value::Code(k) => Some(format!("code:{k}")),
+            Value::Text(t) => Some(format!("text:{t}")),
+            Value::Choice(c) => Some(format!("choice:{c}")),
+            Value::YesNo(b) => Some(format!("yes-no:{b}")),
+            Value::Number(_) | Value::Math(_) => None,
+        }
+    }
+
     pub(super) fn number(n: Number) -> Answer {
         Answer {
             kind: AnswerKind::Numeric,

@@ -21,19 +21,24 @@ pub fn run(args: Args, rt: &tokio::runtime::Runtime) -> Result<()> {
     let timeout = health::probe_timeout(&config, args.timeout_ms);
     // Each distinct error is said once: agents behind one unreachable server fail alike.
     let mut said: Vec<(String, String)> = Vec::new();
-    let team = health::check_team(&config, timeout, rt, &mut |agent| match &agent.verdict {
-        Ok(detail) => outln!("{}: ok ({}: {detail})", agent.id, agent.backend),
-        Err(problem) => match said.iter().find(|(p, _)| p == problem) {
-            Some((_, first)) => outln!(
-                "{}: FAILED ({}: the same error as {first})",
-                agent.id,
-                agent.backend
-            ),
-            None => {
-                outln!("{}: FAILED ({}: {problem})", agent.id, agent.backend);
-                said.push((problem.clone(), agent.id.clone()));
-            }
-        },
+    // Ids come from the configuration, answers and errors from agents and servers: each line
+    // is one line of text, never a terminal control.
+    let shown = |text: &str| moot_core::escape::one_line(text).into_owned();
+    let team = health::check_team(&config, timeout, rt, &mut |agent| {
+        let id = shown(&agent.id);
+        match &agent.verdict {
+            Ok(detail) => outln!("{id}: ok ({}: {})", agent.backend, shown(detail)),
+            Err(problem) => match said.iter().find(|(p, _)| p == problem) {
+                Some((_, first)) => outln!(
+                    "{id}: FAILED ({}: the same error as {first})",
+                    agent.backend
+                ),
+                None => {
+                    outln!("{id}: FAILED ({}: {})", agent.backend, shown(problem));
+                    said.push((problem.clone(), id));
+                }
+            },
+        }
     });
     // After the agents' lines, which scripts read one per agent.
     if let Some(environment) = &team.cli_environment {

@@ -69,7 +69,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
                 let path = dir.join("samples.jsonl");
                 std::fs::write(&path, text)
                     .with_context(|| format!("writing {}", path.display()))?;
-                errln!("{}", path.display());
+                errln!("wrote {}", path.display());
                 Ok(())
             }
         };

@@ -57,13 +57,25 @@ pub fn tell_failed_calls(report: &moot_eval::report::Report, strict: bool) -> Re
         .protocols
         .iter()
         .filter(|p| p.failed_calls > 0)
-        .map(|p| format!("{} {}", p.protocol, p.failed_calls))
+        .map(|p| {
+            let agents: Vec<String> = p
+                .failed_agents
+                .iter()
+                .map(|(id, debates)| format!("{id} in {}", plural(*debates, "debate")))
+                .collect();
+            format!(
+                "{} {} ({})",
+                p.protocol,
+                plural(p.failed_calls, "call"),
+                agents.join(", ")
+            )
+        })
         .collect();
     if failed.is_empty() {
         return Ok(());
     }
     let line = format!(
-        "failed calls (no response after their retries), by protocol: {}",
+        "calls failed (no response after their retries), by protocol: {}; the report names each error",
         failed.join(", ")
     );
     if strict {

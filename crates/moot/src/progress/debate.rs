@@ -44,7 +44,8 @@ impl Progress {
     }
 
     pub fn message(&self, m: &str) {
-        self.bar.set_message(crate::output::redact(m).into_owned());
+        self.bar
+            .set_message(moot_core::escape::one_line(&crate::output::redact(m)).into_owned());
     }
 
     pub fn finish(&self) {
@@ -120,10 +121,10 @@ impl moot_engine::Observer for Progress {
             |n| n.checked_sub(1),
         );
         self.show_running();
-        self.bar.println(crate::output::redact(&format!(
-            "  round {} · {who}: {what}",
-            call.round
-        )));
+        // The answer is model text: shown, never obeyed by the terminal.
+        let line = format!("  round {} · {who}: {what}", call.round);
+        self.bar
+            .println(moot_core::escape::terminal(&crate::output::redact(&line)));
     }
 }
 

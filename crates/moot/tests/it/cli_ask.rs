@@ -491,3 +491,35 @@ fn the_live_display_names_agents_by_id() {
     assert!(text.contains("round 0 · agent sim-1: "), "{text}");
     assert!(!text.contains("round 0 · agent 1: "), "{text}");
 }
+
+/// On a terminal, `moot ask`'s live lines show an answer's text, never its terminal controls.
+#[test]
+fn the_live_display_never_passes_an_answers_terminal_controls_through() {
+    let env = crate::common::Env::new();
+    // TOML's escapes: ESC and BEL in the scripted reply.
+    let reply = r#""Final answer: \u001b]0;PWNED\u0007\u001b[31mred""#;
+    let config = env.write(
+        "hostile.toml",
+        &format!(
+            "[debate]\nanswer = \"text\"\n[[agents]]\nid = \"s\"\nbackend = \"scripted\"\nresponses = [{reply}]\n"
+        ),
+    );
+    let moot = assert_cmd::cargo::cargo_bin("moot");
+    let out = std::process::Command::new("script")
+        .arg("-qec")
+        .arg(format!(
+            "{} ask 'Name a colour' --config {} --store memory:",
+            moot.display(),
+            config.display()
+        ))
+        .arg("/dev/null")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("round 0 · agent s: "), "{text}");
+    // The answer is folded to lower case as text answers are; its ESC must not reach the
+    // terminal raw.
+    assert!(!text.contains("agent s: \u{1b}"), "{text:?}");
+    assert!(text.contains("agent s: \\u{1b}]0;pwned"), "{text:?}");
+}

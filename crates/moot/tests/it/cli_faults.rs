@@ -316,6 +316,10 @@ fn ask_names_a_failed_agent_with_its_reason_and_strict_fails_the_command() {
     let failures = json["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 1, "{json}");
     assert_eq!(failures[0]["agent_id"], "gammadown");
+    assert_eq!(
+        failures[0]["agent"], 3,
+        "numbered from 1, as moot show does"
+    );
     assert_eq!(failures[0]["rounds"], serde_json::json!([0, 1]));
     assert!(failures[0]["errors"][0]
         .as_str()
@@ -396,7 +400,10 @@ fn bench_counts_failed_calls_per_protocol_and_strict_fails_the_command() {
     // cot asks the first agent alone, which answers.
     assert_eq!(protocols[1]["failed_calls"], 0, "{}", protocols[1]);
     assert_eq!(protocols[1]["failed_agents"], serde_json::json!({}));
-    assert!(stderr.contains("failed calls"), "{stderr}");
+    assert!(
+        stderr.contains("som 6 calls (gammadown in 3 debates)"),
+        "{stderr}"
+    );
     let text = env.stdout(&["report", "b"]);
     assert!(
         text.contains("som: 6 calls failed") && text.contains("gammadown in 3 debates"),
@@ -405,7 +412,7 @@ fn bench_counts_failed_calls_per_protocol_and_strict_fails_the_command() {
     let out = bench("b2", &["--strict"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("--strict: failed calls"), "{stderr}");
+    assert!(stderr.contains("--strict: calls failed"), "{stderr}");
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("| som |"),
         "the report is printed"

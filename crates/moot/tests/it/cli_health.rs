@@ -162,3 +162,27 @@ fn health_says_each_distinct_error_once() {
     );
     assert!(lines[2].starts_with("up: ok"), "{out}");
 }
+
+/// What an agent program writes and what a configuration names its agents are data: `moot
+/// health` prints them as text, never as terminal controls.
+#[test]
+fn health_never_passes_an_agents_terminal_controls_through() {
+    let env = Env::new();
+    let hostile = agent(
+        &env,
+        "hostile.sh",
+        "printf '\\033]0;PWNED\\007\\033[31mRED\\033[0m' >&2; exit 3",
+    );
+    let config = env.dir.path().join("h.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[security]\ncli_allowed_commands = [\"{hostile}\"]\n[[agents]]\nid = \"c1\\u001b[31mred\"\nbackend = \"cli\"\ncommand = \"{hostile}\"\n"
+        ),
+    )
+    .unwrap();
+    let (code, out, _) = health(&env, &config, &[]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("PWNED"), "the text is shown, escaped: {out:?}");
+}

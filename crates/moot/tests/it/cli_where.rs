@@ -292,7 +292,7 @@ fn serve_refuses_a_missing_store_as_show_does_and_creates_nothing() {
         .clone();
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        format!("moot: error: no store at {}\n", missing.display())
+        format!("moot: error: no store at {} (moot ask and moot bench make one as they store their first run; moot store init makes an empty one)\n", missing.display())
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("http://"));
     assert!(!missing.exists());
@@ -316,4 +316,29 @@ fn a_run_kept_in_memory_is_not_offered_to_moot_show() {
     // A lasting store's run is.
     let text = env.stdout(&["ask", "What is 17 * 24?", "--sim", "--gold", "408"]);
     assert!(text.contains("moot show"), "{text}");
+}
+
+/// A stored benchmark's limit is data: one near u64::MAX, times its protocols, is no panic for
+/// `moot list`.
+#[test]
+fn list_reads_a_benchmark_whose_stored_limit_would_overflow() {
+    let env = Env::new();
+    let data = crate::common::arith_dataset(&env, 2);
+    env.json(&[
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som,cot",
+        "--sim",
+        "--name",
+        "huge",
+        "--json",
+    ]);
+    crate::common::sqlite_exec(
+        &env.store(),
+        "UPDATE benches SET item_limit = 9223372036854775807 WHERE name = 'huge'",
+    );
+    let listed = env.stdout(&["list"]);
+    assert!(listed.contains("huge"), "{listed}");
 }
