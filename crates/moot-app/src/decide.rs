@@ -231,7 +231,7 @@ pub fn decide(
 
 /// Each explanation term's agent as `moot show` and `moot fork` number agents: from 1
 /// (`"agent": 1` is the first), with its id (`"agent_id"`) when the run names them.
-fn number_agents(decision: &mut Value, ids: &[String]) {
+pub fn number_agents(decision: &mut Value, ids: &[String]) {
     let Some(terms) = decision
         .get_mut("explanation")
         .and_then(Value::as_array_mut)

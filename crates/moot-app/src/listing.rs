@@ -18,6 +18,9 @@ pub enum Status {
     /// Not finished and nothing runs it (`moot resume` goes on with it).
     Interrupted,
     Failed,
+    /// A benchmark planned for workers (`moot bench --detach`) none has started: `moot work
+    /// NAME` runs it.
+    Planned,
 }
 
 impl Status {
@@ -27,6 +30,7 @@ impl Status {
             Status::Running => "running",
             Status::Interrupted => "interrupted",
             Status::Failed => "failed",
+            Status::Planned => "planned",
         }
     }
 
@@ -284,7 +288,7 @@ async fn standing(store: &dyn Store, bench: &BenchRecord) -> Result<Standing, St
                 Status::Done => done += 1,
                 Status::Running => running += 1,
                 Status::Failed => failed += 1,
-                Status::Interrupted => {}
+                Status::Interrupted | Status::Planned => {}
             }
         }
         (done, running, failed, started)
@@ -301,6 +305,8 @@ async fn standing(store: &dyn Store, bench: &BenchRecord) -> Result<Standing, St
         Status::Running
     } else if done >= planned {
         Status::Done
+    } else if jobs.total() > 0 && done == 0 {
+        Status::Planned
     } else {
         Status::Interrupted
     };

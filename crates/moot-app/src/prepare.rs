@@ -110,6 +110,12 @@ impl StoreArg {
                 ));
                 self.open_shared(Access::Read, rt)
             }
+            // The way on, where a user meets the refusal first.
+            Err(e @ StoreError::NotFound { .. }) => Err(InputError(format!(
+                "{:#}; a server serves an existing store: moot store init (with the same --store) makes an empty one",
+                self.error(e)
+            ))
+            .into()),
             Err(e) => Err(self.error(e)),
         }
     }

@@ -130,10 +130,20 @@ impl RunRecords {
     /// shown with (and, for a fork, where it comes from: `run.fork`), its calls, each rule's
     /// decision, the checks, and the runs forked from it.
     pub fn json(&self) -> Value {
+        let ids: Vec<String> = serde_json::from_value::<moot_core::debate::DebateSpec>(
+            self.run.spec.clone(),
+        )
+        .map(|spec| spec.agents.into_iter().map(|a| a.id).collect())
+        .unwrap_or_default();
         json!({
             "run": run_json(&self.run),
             "calls": self.calls.iter().map(call_json).collect::<Vec<_>>(),
-            "decisions": self.decisions.iter().map(|d| &d.decision).collect::<Vec<_>>(),
+            // Agents numbered as `moot decide` and `moot show` number them: from 1, with ids.
+            "decisions": self.decisions.iter().map(|d| {
+                let mut decision = d.decision.value();
+                crate::decide::number_agents(&mut decision, &ids);
+                decision
+            }).collect::<Vec<_>>(),
             "validations": self.validations,
             "forks": self.forks.iter().map(fork_json).collect::<Vec<_>>(),
             "benchmark": self.graded(),

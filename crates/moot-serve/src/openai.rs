@@ -493,7 +493,21 @@ pub async fn chat(
 ) -> Response {
     let chat = match body {
         Ok(Json(c)) => c,
-        Err(e) => return oai_error(e.status(), "invalid_request_error", e.body_text()),
+        // OpenAI answers a body it cannot read (a field missing or of the wrong type) with 400,
+        // naming the field; axum's rejection says 422 (or 415 without a JSON content type,
+        // kept: that is about the request, not a field).
+        Err(e) => {
+            let text = e.body_text();
+            let status = match e.status() {
+                StatusCode::UNPROCESSABLE_ENTITY => StatusCode::BAD_REQUEST,
+                other => other,
+            };
+            let param = text
+                .split_once("field `")
+                .and_then(|(_, rest)| rest.split_once('`'))
+                .map(|(field, _)| field.to_string());
+            return oai_error_on(status, "invalid_request_error", param.as_deref(), text);
+        }
     };
     let request = match debate_request(&chat) {
         Ok(r) => r,

@@ -11,7 +11,7 @@ pub enum StoreError {
     #[error("database error: {}", database_message(.0))]
     Database(sqlx::Error),
     /// A reading command (or [`Access::Write`]) was pointed at a file that does not exist.
-    #[error("no store at {}{}", .path.display(), if *.default { " (the default location; pass --store FILE or set MOOT_STORE to use another)" } else { " (moot ask and moot bench make one as they store their first run; moot store init makes an empty one)" })]
+    #[error("no store at {}{}", .path.display(), if *.default { " (the default location; pass --store FILE or set MOOT_STORE to use another)" } else { "" })]
     NotFound { path: PathBuf, default: bool },
     /// A new store's folder does not exist (only the default location's folder is created).
     #[error("cannot create the store {}: the folder {} does not exist", .path.display(), .folder.display())]

@@ -1232,13 +1232,7 @@ mod tests {
         let path = dir.path().join("typo.db");
         for access in [Access::Read, Access::Write] {
             let e = SqliteStore::open_with(&path, access).await.unwrap_err();
-            one_clear_line(
-                &e,
-                &format!(
-                    "no store at {} (moot ask and moot bench make one as they store their first run; moot store init makes an empty one)",
-                    path.display()
-                ),
-            );
+            one_clear_line(&e, &format!("no store at {}", path.display()));
             assert!(e.is_unusable_store());
         }
         assert!(listing(dir.path()).is_empty(), "nothing created");

@@ -15,6 +15,7 @@ pub enum StatusArg {
     Running,
     Interrupted,
     Failed,
+    Planned,
 }
 
 #[derive(Debug, clap::Args)]
@@ -32,7 +33,8 @@ pub struct Args {
     #[arg(long, value_parser = protocol)]
     protocol: Option<String>,
     /// Only entries with this status (a benchmark is failed when a debate of it failed,
-    /// running while one runs, interrupted when some are not done and none runs).
+    /// running while one runs, planned when it waits for `moot work` and none has started,
+    /// interrupted when some are not done and none runs).
     #[arg(long, value_enum)]
     status: Option<StatusArg>,
     /// Only entries created since a date (2026-11-23, 2026-11-23T10:00, UTC) or for a time
@@ -87,6 +89,7 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             StatusArg::Running => Status::Running,
             StatusArg::Interrupted => Status::Interrupted,
             StatusArg::Failed => Status::Failed,
+            StatusArg::Planned => Status::Planned,
         }),
         since: args.since,
         limit: (!args.all).then_some(args.limit.unwrap_or(DEFAULT_LIMIT)),

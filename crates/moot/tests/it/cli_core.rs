@@ -225,7 +225,8 @@ fn decide_malformed_input_is_exit_2_naming_the_problem() {
         (
             r#"{"answers": [["A", "B"], ["A"]]}"#,
             &[],
-            "agent 1 has 1 round but",
+            // Agents are named from 1: the second row is agent 2.
+            "agent 2 has 1 round but agent 1 has 2 (rows",
         ),
         (r#"{"answers": []}"#, &[], "empty"),
         (r#"{"answers": [[]]}"#, &[], "no rounds"),

@@ -1771,6 +1771,16 @@ async fn the_openai_endpoint_refuses_by_name_what_it_cannot_honour() {
         let message = e["error"]["message"].as_str().unwrap();
         assert!(message.contains(param), "{extra} → {e}");
     }
+    // A body missing a field OpenAI requires is a 400 naming it, as OpenAI answers it.
+    for (body, param) in [
+        (json!({"messages": [{"role": "user", "content": "Hi"}]}), "model"),
+        (json!({"model": "moot"}), "messages"),
+    ] {
+        let (status, e) = chat_error(&s, &body).await;
+        assert_eq!(status, 400, "{body} → {e}");
+        assert_eq!(e["error"]["type"], "invalid_request_error", "{e}");
+        assert_eq!(e["error"]["param"], param, "{e}");
+    }
     // Nothing refused ran.
     let listed = get_json(format!("{}/api/runs", s.url)).await;
     assert_eq!(listed["runs"].as_array().map(Vec::len), Some(0), "{listed}");

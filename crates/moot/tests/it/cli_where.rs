@@ -292,7 +292,10 @@ fn serve_refuses_a_missing_store_as_show_does_and_creates_nothing() {
         .clone();
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        format!("moot: error: no store at {} (moot ask and moot bench make one as they store their first run; moot store init makes an empty one)\n", missing.display())
+        format!(
+            "moot: error: no store at {}; a server serves an existing store: moot store init (with the same --store) makes an empty one\n",
+            missing.display()
+        )
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains("http://"));
     assert!(!missing.exists());
@@ -341,4 +344,24 @@ fn list_reads_a_benchmark_whose_stored_limit_would_overflow() {
     );
     let listed = env.stdout(&["list"]);
     assert!(listed.contains("huge"), "{listed}");
+}
+
+/// A benchmark planned for workers that none has started is `planned` (its way on is `moot
+/// work NAME`), not `interrupted`.
+#[test]
+fn a_benchmark_planned_for_workers_is_listed_as_planned() {
+    let env = Env::new();
+    let data = crate::common::arith_dataset(&env, 2);
+    env.stdout(&[
+        "bench", "--dataset", &data, "--protocol", "som", "--sim", "--name", "det", "--detach",
+    ]);
+    let listed = env.stdout(&["list"]);
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("det "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.contains("planned"), "{line}");
+    assert!(!line.contains("interrupted"), "{line}");
+    let planned = env.stdout(&["list", "--status", "planned"]);
+    assert!(planned.contains("det "), "{planned}");
 }
