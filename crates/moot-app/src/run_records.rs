@@ -130,11 +130,10 @@ impl RunRecords {
     /// shown with (and, for a fork, where it comes from: `run.fork`), its calls, each rule's
     /// decision, the checks, and the runs forked from it.
     pub fn json(&self) -> Value {
-        let ids: Vec<String> = serde_json::from_value::<moot_core::debate::DebateSpec>(
-            self.run.spec.clone(),
-        )
-        .map(|spec| spec.agents.into_iter().map(|a| a.id).collect())
-        .unwrap_or_default();
+        let ids: Vec<String> =
+            serde_json::from_value::<moot_core::debate::DebateSpec>(self.run.spec.clone())
+                .map(|spec| spec.agents.into_iter().map(|a| a.id).collect())
+                .unwrap_or_default();
         json!({
             "run": run_json(&self.run),
             "calls": self.calls.iter().map(call_json).collect::<Vec<_>>(),

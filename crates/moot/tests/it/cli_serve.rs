@@ -1773,7 +1773,10 @@ async fn the_openai_endpoint_refuses_by_name_what_it_cannot_honour() {
     }
     // A body missing a field OpenAI requires is a 400 naming it, as OpenAI answers it.
     for (body, param) in [
-        (json!({"messages": [{"role": "user", "content": "Hi"}]}), "model"),
+        (
+            json!({"messages": [{"role": "user", "content": "Hi"}]}),
+            "model",
+        ),
         (json!({"model": "moot"}), "messages"),
     ] {
         let (status, e) = chat_error(&s, &body).await;

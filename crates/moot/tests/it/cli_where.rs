@@ -353,7 +353,15 @@ fn a_benchmark_planned_for_workers_is_listed_as_planned() {
     let env = Env::new();
     let data = crate::common::arith_dataset(&env, 2);
     env.stdout(&[
-        "bench", "--dataset", &data, "--protocol", "som", "--sim", "--name", "det", "--detach",
+        "bench",
+        "--dataset",
+        &data,
+        "--protocol",
+        "som",
+        "--sim",
+        "--name",
+        "det",
+        "--detach",
     ]);
     let listed = env.stdout(&["list"]);
     let line = listed
