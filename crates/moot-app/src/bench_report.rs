@@ -48,7 +48,7 @@ pub async fn samples(
                 .iter()
                 .find(|i| i.id == r.item_id)
                 .is_some_and(|item| r.correct(item));
-            let mut row = crate::benchmark::row_json(r, correct);
+            let mut row = row_json(r, correct);
             // Every debate here is read back from the store: whether this process ran it says
             // nothing of it.
             if let Some(fields) = row.as_object_mut() {
@@ -279,4 +279,26 @@ pub fn combine(loaded: Vec<LoadedBench>) -> Result<(Vec<BenchInfo>, Vec<ItemResu
         });
     }
     Ok((infos, results, items))
+}
+
+/// One debate of a benchmark as a row (Python's `BenchReport.rows`): its protocol, item, run,
+/// gold and chosen answers, whether it was right, and what it cost.
+pub fn row_json(r: &ItemResult, correct: bool) -> serde_json::Value {
+    let decision = r.result.decision();
+    let usage = r.result.usage();
+    serde_json::json!({
+        "protocol": r.protocol,
+        "item_id": r.item_id,
+        "run_id": r.run_id,
+        "gold": r.gold,
+        "answer": decision
+            .and_then(|d| d.answer.as_ref())
+            .map(|a| a.canonical().to_string()),
+        "rule": r.result.chosen,
+        "correct": correct,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "ncomm": r.result.ncomm(),
+        "reused": r.reused,
+    })
 }

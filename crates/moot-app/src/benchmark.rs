@@ -357,28 +357,6 @@ impl Benchmarked {
     }
 }
 
-/// One debate of a benchmark as a row (Python's `BenchReport.rows`): its protocol, item, run,
-/// gold and chosen answers, whether it was right, and what it cost.
-pub fn row_json(r: &ItemResult, correct: bool) -> serde_json::Value {
-    let decision = r.result.decision();
-    let usage = r.result.usage();
-    serde_json::json!({
-        "protocol": r.protocol,
-        "item_id": r.item_id,
-        "run_id": r.run_id,
-        "gold": r.gold,
-        "answer": decision
-            .and_then(|d| d.answer.as_ref())
-            .map(|a| a.canonical().to_string()),
-        "rule": r.result.chosen,
-        "correct": correct,
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "ncomm": r.result.ncomm(),
-        "reused": r.reused,
-    })
-}
-
 /// Runs (or resumes) the benchmark `request` describes, then, with `sc_at_budget`, the
 /// self-consistency arm that pays for its costliest debate ([`sc_arm`]); the report covers
 /// both. What `moot bench` and Python's `moot.bench` run.

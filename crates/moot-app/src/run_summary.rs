@@ -11,13 +11,13 @@ use serde_json::json;
 /// Code answers are programs: every distinct program of the debate (formattings the rules
 /// count as one are one), in order of first appearance (round by round, agent by agent), so
 /// that output and logs can name them `P1`, `P2` instead of printing them inline.
-pub fn programs(result: &DebateResult) -> Vec<moot_core::answer::AnswerGroup> {
+pub fn programs(result: &DebateResult) -> Vec<moot_core::answer_groups::AnswerGroup> {
     let t = &result.transcript;
     let given: Vec<&moot_core::Answer> = (0..t.rounds())
         .flat_map(|r| (0..t.agents()).map(move |a| (r, a)))
         .filter_map(|(r, a)| t.effective(r, a).and_then(Outcome::answer))
         .collect();
-    moot_core::answer::group_answers(given)
+    moot_core::answer_groups::group_answers(given)
 }
 
 pub struct RunSummary<'a> {
@@ -33,7 +33,7 @@ pub struct RunSummary<'a> {
 }
 
 impl RunSummary<'_> {
-    fn programs(&self) -> Vec<moot_core::answer::AnswerGroup> {
+    fn programs(&self) -> Vec<moot_core::answer_groups::AnswerGroup> {
         programs(self.result)
     }
 

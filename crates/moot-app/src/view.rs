@@ -440,7 +440,7 @@ pub fn program_order<'a>(
         return Vec::new();
     }
     let answers = calls.iter().filter_map(|c| c.answer.as_deref());
-    let groups = moot_core::answer::group_texts(
+    let groups = moot_core::answer_groups::group_texts(
         moot_core::answer::AnswerKind::Code,
         answers.chain(checks.iter().map(|c| c.answer.as_str())),
     );

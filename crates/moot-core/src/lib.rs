@@ -22,6 +22,7 @@
 //! - [`validation`]: checks of code answers (verdicts, test suites) and dropping failing ones.
 
 pub mod answer;
+pub mod answer_groups;
 pub mod chat;
 pub mod contract;
 pub mod cpython_random;

@@ -36,7 +36,7 @@ pub async fn check_code_answers(
             given.extend(trajectory.round(round).filter_map(|c| c.answer().cloned()));
         }
     }
-    let groups = moot_core::answer::group_answers(&given);
+    let groups = moot_core::answer_groups::group_answers(&given);
     let programs: Vec<String> = groups.iter().map(|g| g.shown.clone()).collect();
     let wanted = |have: Option<&Vec<Validation>>| {
         let has = |k| have.is_some_and(|v| v.iter().any(|c| c.check == k));

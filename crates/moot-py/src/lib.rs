@@ -648,7 +648,7 @@ impl BenchEvents for Rows {
     }
 
     fn result(&mut self, result: &ItemResult, correct: bool) {
-        let mut row = moot_app::benchmark::row_json(result, correct);
+        let mut row = moot_app::bench_report::row_json(result, correct);
         row["bench"] = json!(self.bench);
         self.rows.push(row);
     }

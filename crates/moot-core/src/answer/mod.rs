@@ -7,7 +7,6 @@
 mod choice;
 mod code;
 mod fallback;
-mod groups;
 pub mod latex;
 pub mod number;
 pub(crate) mod python_tokens;
@@ -17,7 +16,6 @@ mod value;
 mod yes_no;
 
 pub use choice::{option_letter, MAX_OPTIONS};
-pub use groups::{group_answers, group_texts, AnswerGroup};
 use number::Number;
 use span::{candidate_spans, solution_section, Span, SpanSource};
 pub use value::{is_correct, Answer, AnswerKind, UnknownAnswerKind};

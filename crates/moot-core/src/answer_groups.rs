@@ -3,7 +3,7 @@
 //! debate's answers (program labels `P1`, `P2`) and what checks its programs in the sandbox
 //! group them here, so that one answer is one label and one sandbox run.
 
-use super::{Answer, AnswerKind, ExtractContext};
+use crate::answer::{Answer, AnswerKind, ExtractContext};
 
 /// One answer of a debate and every text it was given as.
 #[derive(Debug, Clone, PartialEq)]
