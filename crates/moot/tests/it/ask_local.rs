@@ -282,7 +282,7 @@ fn the_quick_start_question_gets_a_number_from_three_local_agents() {
         &store,
         &[
             "ask",
-            "What is 17 * 24? Answer with a number.",
+            "What is 17 + 24? Answer with a number.",
             "--config",
             cfg.to_str().unwrap(),
             "--json",
