@@ -43,28 +43,15 @@ pub async fn samples(
         .results
         .iter()
         .map(|r| {
-            let correct = gathered
-                .items
-                .iter()
-                .find(|i| i.id == r.item_id)
-                .is_some_and(|item| r.correct(item));
-            let mut row = row_json(r, correct);
+            let mut row = row_json(r, r.correct_among(&gathered.items));
             // Every debate here is read back from the store: whether this process ran it says
             // nothing of it.
             if let Some(fields) = row.as_object_mut() {
                 fields.remove("reused");
             }
-            let t = &r.result.transcript;
             row["bench"] = serde_json::json!(r.run_id.split('/').next().unwrap_or_default());
             row["agents"] = serde_json::json!(r.agents.iter().map(|a| &a.id).collect::<Vec<_>>());
-            row["rounds"] = serde_json::json!((0..t.rounds())
-                .map(|round| (0..t.agents())
-                    .map(|a| t
-                        .effective(round, a)
-                        .and_then(moot_core::debate::Outcome::answer)
-                        .map(|x| x.canonical().to_string()))
-                    .collect::<Vec<_>>())
-                .collect::<Vec<_>>());
+            row["rounds"] = serde_json::json!(crate::run_summary::round_answers(&r.result));
             row
         })
         .collect())

@@ -578,11 +578,7 @@ impl Prepared {
         let started = Instant::now();
         let items = &self.items;
         let results = run_bench(&plan, store, &self.agents, |r| {
-            let correct = items
-                .iter()
-                .find(|item| item.id == r.item_id)
-                .is_some_and(|item| r.correct(item));
-            on_result(r, correct);
+            on_result(r, r.correct_among(items));
         })
         .await
         .map_err(bench_error)?;

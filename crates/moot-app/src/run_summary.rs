@@ -20,6 +20,24 @@ pub fn programs(result: &DebateResult) -> Vec<moot_core::answer_groups::AnswerGr
     moot_core::answer_groups::group_answers(given)
 }
 
+/// Each round's answers by agent, as the decision rules read them (a skipped call keeps the
+/// agent's earlier answer; `None`: no answer that round): what `ask --json` and `report
+/// --format jsonl` give as `rounds`.
+pub fn round_answers(result: &DebateResult) -> Vec<Vec<Option<String>>> {
+    let t = &result.transcript;
+    (0..t.rounds())
+        .map(|r| {
+            (0..t.agents())
+                .map(|a| {
+                    t.effective(r, a)
+                        .and_then(Outcome::answer)
+                        .map(|x| x.canonical().to_string())
+                })
+                .collect()
+        })
+        .collect()
+}
+
 pub struct RunSummary<'a> {
     pub result: &'a DebateResult,
     pub protocol: &'a str,
@@ -82,18 +100,7 @@ impl RunSummary<'_> {
     }
 
     fn rounds(&self) -> Vec<Vec<Option<String>>> {
-        let t = &self.result.transcript;
-        (0..t.rounds())
-            .map(|r| {
-                (0..t.agents())
-                    .map(|a| {
-                        t.effective(r, a)
-                            .and_then(Outcome::answer)
-                            .map(|x| x.canonical().to_string())
-                    })
-                    .collect()
-            })
-            .collect()
+        round_answers(self.result)
     }
 
     /// Calls a fork reused from its parent instead of asking (0 when the run is no fork).

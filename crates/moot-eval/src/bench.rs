@@ -111,6 +111,15 @@ impl ItemResult {
         self.grade(item, gold.as_ref(), chosen)
     }
 
+    /// Whether the chosen answer is right for its item, found among `items` by id; not when
+    /// `items` lacks it.
+    pub fn correct_among(&self, items: &[Item]) -> bool {
+        items
+            .iter()
+            .find(|item| item.id == self.item_id)
+            .is_some_and(|item| self.correct(item))
+    }
+
     /// Whether `answer` is right for `item` (`gold`: the item's parsed gold answer). A code
     /// item with tests is right when the program's tests ran in the sandbox and every check
     /// passed (pass@1; equality with the reference solution means nothing for code). Anything

@@ -415,15 +415,7 @@ pub fn summarize(results: &[ItemResult], items: &[Item]) -> Vec<ProtocolSummary>
         .map(|protocol| {
             let mine: Vec<&ItemResult> =
                 results.iter().filter(|r| r.protocol == protocol).collect();
-            let correct = mine
-                .iter()
-                .filter(|r| {
-                    items
-                        .iter()
-                        .find(|i| i.id == r.item_id)
-                        .is_some_and(|item| r.correct(item))
-                })
-                .count();
+            let correct = mine.iter().filter(|r| r.correct_among(items)).count();
             let no_answer = mine
                 .iter()
                 .filter(|r| {

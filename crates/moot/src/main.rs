@@ -180,10 +180,13 @@ fn main() -> ExitCode {
     // One redactor for everything moot prints, knowing the keys the command's configuration
     // names.
     output::init_redactor(config_flag(&matches).as_deref());
+    // Only commands that use a store take `--store` (or MOOT_STORE).
+    let store_flag = deepest_flag::<String>(&matches, "store");
     let store = StoreArg {
-        spec: store_flag(&matches).map(|(spec, _)| spec),
-        from_env: store_flag(&matches)
-            .is_some_and(|(_, source)| source == ValueSource::EnvVariable),
+        from_env: store_flag
+            .as_ref()
+            .is_some_and(|(_, source)| *source == ValueSource::EnvVariable),
+        spec: store_flag.map(|(spec, _)| spec),
         warn: std::sync::Arc::new(|warning: &str| errln!("moot: warning: {warning}")),
     };
     // Traces when OpenTelemetry's variables name an endpoint; metrics for `moot serve`'s
@@ -234,29 +237,25 @@ fn main() -> ExitCode {
     }
 }
 
-/// The `--store` the command was given (or MOOT_STORE), with where it came from, at whatever
-/// depth of subcommands: only commands that use a store take it.
-fn store_flag(matches: &clap::ArgMatches) -> Option<(String, ValueSource)> {
+/// The value of the argument `id` at whatever depth of subcommands it was given (`moot bench
+/// status NAME --store S`), with where it came from; `None` where no command of the line has
+/// it set.
+fn deepest_flag<T: Clone + Send + Sync + 'static>(
+    matches: &clap::ArgMatches,
+    id: &str,
+) -> Option<(T, ValueSource)> {
     let (_, sub) = matches.subcommand()?;
-    // Asked only of a command that has the flag: clap panics on an id it does not know.
-    let here = match sub.try_get_one::<String>("store") {
-        Ok(Some(value)) => sub
-            .value_source("store")
-            .map(|source| (value.clone(), source)),
+    // Asked only of a command that has the argument: clap panics on an id it does not know.
+    let here = match sub.try_get_one::<T>(id) {
+        Ok(Some(value)) => sub.value_source(id).map(|source| (value.clone(), source)),
         _ => None,
     };
-    here.or_else(|| store_flag(sub))
+    here.or_else(|| deepest_flag(sub, id))
 }
 
 /// The `--config FILE` the command was given, at whatever depth of subcommands.
 fn config_flag(matches: &clap::ArgMatches) -> Option<std::path::PathBuf> {
-    let (_, sub) = matches.subcommand()?;
-    let here = sub
-        .try_get_one::<std::path::PathBuf>("config")
-        .ok()
-        .flatten()
-        .cloned();
-    here.or_else(|| config_flag(sub))
+    deepest_flag(matches, "config").map(|(path, _)| path)
 }
 
 /// At SIGINT (Ctrl-C) or SIGTERM, kills every agent running and everything each started (setsid

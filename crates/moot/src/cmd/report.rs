@@ -41,38 +41,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
-    let shown_on = match args.format {
-        None if args.out.is_none() => crate::terminal::width(),
-        _ => None,
-    };
-    let format = args.format.unwrap_or(Format::Markdown);
-    if format == Format::Jsonl {
-        let rows = rt.block_on(moot_app::bench_report::samples(
-            store,
-            &args.runs,
-            args.all_items,
-            moot_config::Via::Cli,
-        ))?;
-        let mut text = String::new();
-        for row in rows {
-            text.push_str(&row.to_string());
-            text.push('\n');
-        }
-        return match &args.out {
-            None => {
-                out!("{}", moot_core::escape::json(&text));
-                Ok(())
-            }
-            Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                let path = dir.join("samples.jsonl");
-                std::fs::write(&path, text)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                errln!("wrote {}", path.display());
-                Ok(())
-            }
-        };
+    if args.format == Some(Format::Jsonl) {
+        return samples(&args, store, rt);
     }
     let report = rt.block_on(moot_app::bench_report::report(
         store,
@@ -87,24 +57,42 @@ pub fn run(args: Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Resul
             moot_core::text::plural(report.left_out, "item")
         );
     }
+    match (&args.out, args.format) {
+        (Some(dir), format) => write_report(&report, format.unwrap_or(Format::Markdown), dir)?,
+        // No form asked: for the terminal when there is one, else Markdown.
+        (None, None) => out!("{}", crate::terminal::shown(&report, &report.markdown(&[]))),
+        // JSON escapes control characters itself.
+        (None, Some(Format::Json)) => out!("{}", render(&report, Format::Json, &[])?),
+        (None, Some(format)) => out!(
+            "{}",
+            moot_core::escape::terminal(&render(&report, format, &[])?)
+        ),
+    }
+    Ok(())
+}
+
+/// `--format jsonl`: each reported debate as a JSON line, printed or written to
+/// DIR/samples.jsonl.
+fn samples(args: &Args, store: &dyn Store, rt: &tokio::runtime::Runtime) -> Result<()> {
+    let rows = rt.block_on(moot_app::bench_report::samples(
+        store,
+        &args.runs,
+        args.all_items,
+        moot_config::Via::Cli,
+    ))?;
+    let mut text = String::new();
+    for row in rows {
+        text.push_str(&row.to_string());
+        text.push('\n');
+    }
     match &args.out {
-        None if shown_on.is_some() => {
-            let width = shown_on.unwrap_or(80);
-            let markdown = report.markdown(&[]);
-            out!(
-                "{}",
-                moot_core::escape::terminal(&crate::terminal::report(&report, &markdown, width))
-            );
+        None => out!("{}", moot_core::escape::json(&text)),
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let path = dir.join("samples.jsonl");
+            moot_files::write_output(&path, text)?;
+            errln!("wrote {}", path.display());
         }
-        None => {
-            let text = render(&report, format, &[])?;
-            match format {
-                // JSON escapes control characters itself.
-                Format::Json | Format::Jsonl => out!("{text}"),
-                Format::Markdown => out!("{}", moot_core::escape::terminal(&text)),
-            }
-        }
-        Some(dir) => write_report(&report, format, dir)?,
     }
     Ok(())
 }

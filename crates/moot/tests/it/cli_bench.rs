@@ -1418,21 +1418,9 @@ fn controls_are_not_applicable_only_where_the_decision_is_the_round0_vote() {
 #[test]
 fn show_grades_a_benchmark_debate_and_report_exports_each_debate_as_jsonl() {
     let env = Env::new();
-    let data = arith_dataset(&env, 5);
-    let report = env.json(&[
-        "bench",
-        "--dataset",
-        &data,
-        "--protocol",
-        "som,cot",
-        "--sim",
-        "--limit",
-        "5",
-        "--name",
-        "g",
-        "--json",
-    ]);
-    let out = env.stdout(&["report", "g", "--format", "jsonl"]);
+    common::arith_bench(&env, 5);
+    let report = env.json(&["report", "arith", "--format", "json"]);
+    let out = env.stdout(&["report", "arith", "--format", "jsonl"]);
     let rows: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -1449,7 +1437,7 @@ fn show_grades_a_benchmark_debate_and_report_exports_each_debate_as_jsonl() {
         let item = row["item_id"].as_str().unwrap();
         let n: u64 = item[1..].parse().unwrap();
         assert_eq!(row["gold"], (n * 7).to_string(), "{row}");
-        assert_eq!(row["bench"], "g");
+        assert_eq!(row["bench"], "arith");
         let rounds = row["rounds"].as_array().unwrap();
         let expected_rounds = if row["protocol"] == "som" { 2 } else { 1 };
         assert_eq!(rounds.len(), expected_rounds, "{row}");
@@ -1557,24 +1545,13 @@ fn a_benchmark_prints_a_progress_line_while_nothing_finishes_when_stderr_is_no_t
 #[test]
 fn on_a_terminal_a_report_starts_with_a_summary_and_fits_the_width() {
     let env = Env::new();
-    let data = arith_dataset(&env, 3);
-    env.json(&[
-        "bench",
-        "--dataset",
-        &data,
-        "--protocol",
-        "som,cot",
-        "--sim",
-        "--name",
-        "t",
-        "--json",
-    ]);
+    common::arith_bench(&env, 3);
     let moot = assert_cmd::cargo::cargo_bin("moot");
     let on_terminal = |extra: &str| {
         let out = StdCommand::new("script")
             .arg("-qec")
             .arg(format!(
-                "stty rows 40 cols 80; {} report t {extra}",
+                "stty rows 40 cols 80; {} report arith {extra}",
                 moot.display()
             ))
             .arg("/dev/null")

@@ -326,24 +326,13 @@ fn a_run_kept_in_memory_is_not_offered_to_moot_show() {
 #[test]
 fn list_reads_a_benchmark_whose_stored_limit_would_overflow() {
     let env = Env::new();
-    let data = crate::common::arith_dataset(&env, 2);
-    env.json(&[
-        "bench",
-        "--dataset",
-        &data,
-        "--protocol",
-        "som,cot",
-        "--sim",
-        "--name",
-        "huge",
-        "--json",
-    ]);
-    crate::common::sqlite_exec(
+    common::arith_bench(&env, 2);
+    common::sqlite_exec(
         &env.store(),
-        "UPDATE benches SET item_limit = 9223372036854775807 WHERE name = 'huge'",
+        "UPDATE benches SET item_limit = 9223372036854775807 WHERE name = 'arith'",
     );
     let listed = env.stdout(&["list"]);
-    assert!(listed.contains("huge"), "{listed}");
+    assert!(listed.contains("arith"), "{listed}");
 }
 
 /// A benchmark planned for workers that none has started is `planned` (its way on is `moot
